@@ -1,0 +1,49 @@
+//! The `simhashdb` command: a thin client of the simhashdb library.
+//!
+//! Results go to stdout, errors and progress to stderr. Exit codes: 0 success, 1 error,
+//! 2 bad usage (from clap). A closed stdout (e.g. `| head`) ends the command quietly with 0.
+
+mod init;
+mod insert;
+mod output;
+mod query;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A persistent database of 64-bit simhash fingerprints: finds every stored fingerprint within
+/// k bits of a query.
+#[derive(Parser)]
+#[command(name = "simhashdb", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Init(init::Args),
+    Insert(insert::Args),
+    Query(query::Args),
+    Stats(stats::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init(args) => init::run(args),
+        Command::Insert(args) => insert::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Stats(args) => stats::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("simhashdb: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

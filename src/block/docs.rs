@@ -1,0 +1,48 @@
+//! Document blocks: which fingerprint each id has, ordered by `(id_hash(id), id)`.
+//!
+//! An entry block (see [`super::entries`]) whose key is [`id_hash`] of the id and whose payload
+//! is `LEB128(batch << 1 | deleted)` followed, when not deleted, by the fingerprint as a u64
+//! little-endian.
+
+use super::entries::{Payload, PayloadReader};
+use crate::error::Result;
+
+/// What a run says of an id: the newest run that mentions an id decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocState {
+    /// The id has this fingerprint, inserted by this batch.
+    Live { fingerprint: u64, batch: u64 },
+    /// The id was deleted by this batch.
+    Deleted { batch: u64 },
+}
+
+impl Payload for DocState {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match *self {
+            DocState::Live { fingerprint, batch } => {
+                super::varint::encode(batch << 1, out);
+                out.extend_from_slice(&fingerprint.to_le_bytes());
+            }
+            DocState::Deleted { batch } => super::varint::encode(batch << 1 | 1, out),
+        }
+    }
+
+    fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
+        let tag = reader.varint()?;
+        let batch = tag >> 1;
+        Ok(if tag & 1 == 1 {
+            DocState::Deleted { batch }
+        } else {
+            DocState::Live {
+                fingerprint: reader.u64()?,
+                batch,
+            }
+        })
+    }
+}
+
+/// The stable 64-bit hash that orders documents: XXH3-64 with seed 0 of the id's UTF-8 bytes.
+/// It spreads ids evenly so a batch sorts by radix, and it never changes between versions.
+pub fn id_hash(id: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id)
+}

@@ -1,0 +1,270 @@
+//! Key blocks: a strictly increasing run of permuted u64 keys, delta-encoded.
+//!
+//! ```text
+//! offset      size  field
+//! 0           4     crc32 (IEEE) of bytes 4..end, little-endian
+//! 4           2     n: number of keys (u16 LE), >= 1
+//! 6           2     r: number of restart points = ceil(n / RESTART_INTERVAL) (u16 LE)
+//! 8           8*r   restart keys: keys 0, 64, 128, ... in full (u64 LE each)
+//! 8+8r        2*r   restart offsets: where each group's deltas start in the delta area (u16 LE)
+//! 8+10r       ...   delta area: for every key that is not a restart key, LEB128(key - previous key)
+//! ```
+//! A probe binary-searches the restart keys and decodes at most one group of 64 keys before
+//! reaching its range.
+
+use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
+use crate::error::{Error, Result};
+
+/// Keys per restart group.
+pub const RESTART_INTERVAL: usize = 64;
+
+const HEADER_BYTES: usize = CRC_BYTES + 4;
+const RESTART_BYTES: usize = 10;
+
+/// Cuts strictly increasing `keys` into blocks and hands each to `emit(last_key, block)`.
+pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+    let mut block = Vec::with_capacity(TARGET_BYTES + 16);
+    let mut start = 0;
+    while start < keys.len() {
+        let end = cut(keys, start);
+        encode_block(&keys[start..end], &mut block);
+        emit(keys[end - 1], &block)?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// The end of the block starting at `start`: as many keys as fit in [`TARGET_BYTES`].
+fn cut(keys: &[u64], start: usize) -> usize {
+    let mut size = HEADER_BYTES;
+    let max_end = keys.len().min(start + usize::from(u16::MAX));
+    for i in start..max_end {
+        let n = i - start;
+        let cost = if n % RESTART_INTERVAL == 0 {
+            RESTART_BYTES
+        } else {
+            varint::encoded_len(keys[i] - keys[i - 1])
+        };
+        if size + cost > TARGET_BYTES && n > 0 {
+            return i;
+        }
+        size += cost;
+    }
+    max_end
+}
+
+fn encode_block(keys: &[u64], block: &mut Vec<u8>) {
+    let n = keys.len();
+    let r = n.div_ceil(RESTART_INTERVAL);
+    block.clear();
+    block.extend_from_slice(&[0; CRC_BYTES]);
+    block.extend_from_slice(&(n as u16).to_le_bytes());
+    block.extend_from_slice(&(r as u16).to_le_bytes());
+    for group in keys.chunks(RESTART_INTERVAL) {
+        block.extend_from_slice(&group[0].to_le_bytes());
+    }
+    let offsets_at = block.len();
+    block.resize(offsets_at + 2 * r, 0);
+    let deltas_at = block.len();
+    for (g, group) in keys.chunks(RESTART_INTERVAL).enumerate() {
+        let offset = (block.len() - deltas_at) as u16;
+        block[offsets_at + 2 * g..offsets_at + 2 * g + 2].copy_from_slice(&offset.to_le_bytes());
+        for pair in group.windows(2) {
+            varint::encode(pair[1] - pair[0], block);
+        }
+    }
+    seal(block);
+}
+
+/// A checked view of one key block.
+pub struct KeyBlock<'a> {
+    n: usize,
+    restart_keys: &'a [u8],
+    restart_offsets: &'a [u8],
+    deltas: &'a [u8],
+}
+
+impl<'a> KeyBlock<'a> {
+    /// Verifies the checksum and the header of a block.
+    pub fn parse(block: &'a [u8]) -> Result<Self> {
+        let body = unseal(block)?;
+        let mut reader = Reader::new(body);
+        let n = usize::from(reader.u16()?);
+        let r = usize::from(reader.u16()?);
+        if n == 0 || r != n.div_ceil(RESTART_INTERVAL) {
+            return Err(Error::corrupt(format!(
+                "key block header says {n} keys in {r} restart groups"
+            )));
+        }
+        let restart_keys = reader.take(8 * r)?;
+        let restart_offsets = reader.take(2 * r)?;
+        let deltas = &body[reader.pos..];
+        Ok(KeyBlock {
+            n,
+            restart_keys,
+            restart_offsets,
+            deltas,
+        })
+    }
+
+    /// Number of keys in the block.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always false: a block holds at least one key.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn restart_key(&self, g: usize) -> u64 {
+        u64::from_le_bytes(self.restart_keys[8 * g..8 * g + 8].try_into().expect("8"))
+    }
+
+    /// Calls `f` on every key in `lo..=hi`, in order.
+    pub fn for_each_in(&self, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
+        let groups = self.restart_offsets.len() / 2;
+        // Binary search for the last group whose first key is <= lo (or group 0).
+        let (mut below, mut above) = (0, groups);
+        while below < above {
+            let mid = (below + above) / 2;
+            if self.restart_key(mid) <= lo {
+                below = mid + 1;
+            } else {
+                above = mid;
+            }
+        }
+        for g in below.saturating_sub(1)..groups {
+            let whole = self.decode_group(g, |key| {
+                if key > hi {
+                    return false;
+                }
+                if key >= lo {
+                    f(key);
+                }
+                true
+            })?;
+            if !whole {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on every key of the block, in order, checking that keys strictly increase;
+    /// returns the last key.
+    pub fn for_each(&self, mut f: impl FnMut(u64)) -> Result<u64> {
+        let mut last = 0;
+        self.for_each_in(0, u64::MAX, |key| {
+            last = key;
+            f(key)
+        })?;
+        Ok(last)
+    }
+
+    /// Decodes group `g`, calling `f` until it returns false; returns whether the whole group
+    /// was visited.
+    fn decode_group(&self, g: usize, mut f: impl FnMut(u64) -> bool) -> Result<bool> {
+        let groups = self.restart_offsets.len() / 2;
+        let offset = |g: usize| {
+            usize::from(u16::from_le_bytes(
+                self.restart_offsets[2 * g..2 * g + 2]
+                    .try_into()
+                    .expect("2"),
+            ))
+        };
+        let start = offset(g);
+        let end = if g + 1 < groups {
+            offset(g + 1)
+        } else {
+            self.deltas.len()
+        };
+        if start > end || end > self.deltas.len() {
+            return Err(Error::corrupt("key block restart offsets out of order"));
+        }
+        let count = (self.n - g * RESTART_INTERVAL).min(RESTART_INTERVAL);
+        let mut key = self.restart_key(g);
+        if g > 0 && key <= self.restart_key(g - 1) {
+            return Err(Error::corrupt("key block restart keys do not increase"));
+        }
+        if !f(key) {
+            return Ok(false);
+        }
+        let mut reader = Reader::new(&self.deltas[start..end]);
+        for _ in 1..count {
+            let delta = reader.varint()?;
+            key = key
+                .checked_add(delta)
+                .filter(|_| delta > 0)
+                .ok_or_else(|| Error::corrupt("key block deltas do not increase"))?;
+            if !f(key) {
+                return Ok(false);
+            }
+        }
+        if !reader.is_empty() {
+            return Err(Error::corrupt("key block group has trailing bytes"));
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn blocks_of(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        encode(keys, |last, b| {
+            out.push((last, b.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn decodes_what_it_encodes(mut keys in proptest::collection::vec(any::<u64>(), 1..3000), lo: u64, hi: u64) {
+            keys.sort_unstable();
+            keys.dedup();
+            let (lo, hi) = (lo.min(hi), lo.max(hi));
+            let blocks = blocks_of(&keys);
+            let mut all = Vec::new();
+            let mut ranged = Vec::new();
+            for (last, bytes) in &blocks {
+                prop_assert!(bytes.len() <= TARGET_BYTES);
+                let block = KeyBlock::parse(bytes).unwrap();
+                prop_assert_eq!(block.for_each(|k| all.push(k)).unwrap(), *last);
+                block.for_each_in(lo, hi, |k| ranged.push(k)).unwrap();
+            }
+            prop_assert_eq!(&all, &keys);
+            let expected: Vec<u64> = keys.iter().copied().filter(|k| (lo..=hi).contains(k)).collect();
+            prop_assert_eq!(ranged, expected);
+        }
+
+        #[test]
+        fn any_flipped_byte_is_detected(mut keys in proptest::collection::vec(any::<u64>(), 1..500), at: usize, bit in 0u8..8) {
+            keys.sort_unstable();
+            keys.dedup();
+            let (_, mut bytes) = blocks_of(&keys).remove(0);
+            let at = at % bytes.len();
+            bytes[at] ^= 1 << bit;
+            prop_assert!(KeyBlock::parse(&bytes).is_err());
+        }
+    }
+
+    #[test]
+    fn extreme_keys_round_trip() {
+        let keys = [0, 1, u64::MAX - 1, u64::MAX];
+        let blocks = blocks_of(&keys);
+        let mut all = Vec::new();
+        for (_, b) in &blocks {
+            KeyBlock::parse(b)
+                .unwrap()
+                .for_each(|k| all.push(k))
+                .unwrap();
+        }
+        assert_eq!(all, keys);
+    }
+}

@@ -1,0 +1,62 @@
+//! LEB128 unsigned varints: 7 bits per byte, least significant group first, high bit set on
+//! every byte but the last.
+
+/// Appends `value` as LEB128.
+#[inline]
+pub fn encode(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Bytes `value` takes as LEB128.
+#[inline]
+pub fn encoded_len(value: u64) -> usize {
+    // 1 + floor((bits - 1) / 7), with 0 taking one byte.
+    let bits = 64 - (value | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+/// Decodes one varint from the front of `bytes`: `(value, bytes used)`, or `None` when it is
+/// truncated or longer than a u64 allows.
+#[inline]
+pub fn decode(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(10) {
+        let group = u64::from(byte & 0x7f);
+        if i == 9 && group > 1 {
+            return None;
+        }
+        value |= group << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn round_trips(v: u64) {
+            let mut out = Vec::new();
+            encode(v, &mut out);
+            prop_assert_eq!(out.len(), encoded_len(v));
+            prop_assert_eq!(decode(&out), Some((v, out.len())));
+        }
+    }
+
+    #[test]
+    fn rejects_truncated_and_overlong() {
+        assert_eq!(decode(&[0x80]), None);
+        assert_eq!(decode(&[0xff; 10]), None);
+        assert_eq!(decode(&[]), None);
+        assert_eq!(decode(&[0x7f]), Some((127, 1)));
+    }
+}

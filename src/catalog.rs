@@ -1,0 +1,250 @@
+//! The catalog: the store's one mutable record and its commit point.
+//!
+//! It names the settings and every live run; a run that the catalog does not name is garbage,
+//! whatever its files hold. A write replaces the whole file atomically (write `CATALOG.tmp`,
+//! fsync it, rename it over `CATALOG`, fsync the directory), so a reader or a restart sees the
+//! catalog before a commit or after it, never a mix.
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic: the ASCII bytes "SIMHASHD"
+//! 8       4     format version (u32 LE)
+//! 12      4     payload length n (u32 LE)
+//! 16      n     payload: `Catalog` in bincode 2, standard config (varint integers)
+//! 16+n    4     crc32 (IEEE) of bytes 0..16+n (u32 LE)
+//! ```
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::settings::Settings;
+
+/// The format version this build writes. See migrations/ for the history.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Older versions this build can upgrade from (none yet).
+pub const UPGRADABLE_VERSIONS: &[u32] = &[];
+
+const MAGIC: &[u8; 8] = b"SIMHASHD";
+const HEADER_BYTES: usize = 16;
+/// Decoding refuses a payload larger than this: a corrupted length must not allocate at will.
+const MAX_PAYLOAD_BYTES: usize = 1 << 30;
+
+/// The file name of the catalog inside a store directory.
+pub const CATALOG_FILE: &str = "CATALOG";
+
+/// Everything a reader needs to see one consistent state of the store.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct Catalog {
+    pub settings: Settings,
+    /// The id the next run will get; every run directory with a smaller id that is not listed
+    /// in `runs` was abandoned by a writer that did not commit.
+    pub next_run: u64,
+    /// The number the next batch will get.
+    pub next_batch: u64,
+    /// Documents (ids) with a live fingerprint.
+    pub documents: u64,
+    /// Live runs, oldest first: a newer run's word on an id overrides an older one's.
+    pub runs: Vec<RunMeta>,
+    /// Every committed batch, oldest first.
+    pub batches: Vec<BatchMeta>,
+}
+
+/// One immutable run: the documents, postings and new fingerprints of one batch.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct RunMeta {
+    pub id: u64,
+    /// Shards that have a shard file, ascending.
+    pub shards: Vec<u16>,
+    /// Fingerprints this run adds to every permuted table.
+    pub fingerprints: u64,
+    /// Document entries (ids) in the run's docs table.
+    pub documents: u64,
+    /// Block bytes written per permuted table.
+    pub table_bytes: Vec<u64>,
+    /// Block bytes of the docs and postings tables.
+    pub docs_bytes: u64,
+    pub postings_bytes: u64,
+}
+
+/// One committed `insert`.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct BatchMeta {
+    pub id: u64,
+    /// Seconds since the Unix epoch when the batch was committed.
+    pub committed_unix_s: u64,
+    pub label: Option<String>,
+    pub inserted: u64,
+    pub replaced: u64,
+    pub unchanged: u64,
+}
+
+impl Catalog {
+    /// A new, empty catalog.
+    pub fn new(settings: Settings) -> Self {
+        Catalog {
+            settings,
+            next_run: 1,
+            next_batch: 1,
+            documents: 0,
+            runs: Vec::new(),
+            batches: Vec::new(),
+        }
+    }
+
+    /// Reads and checks the catalog of the store at `dir`.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let path = dir.join(CATALOG_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::NotAStore {
+                    path: dir.to_path_buf(),
+                    why: format!("{} is missing", path.display()),
+                }
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        Self::decode(&bytes, dir)
+    }
+
+    fn decode(bytes: &[u8], dir: &Path) -> Result<Self> {
+        let not_a_store = |why: &str| Error::NotAStore {
+            path: dir.to_path_buf(),
+            why: why.to_string(),
+        };
+        if bytes.len() < HEADER_BYTES + 4 || &bytes[..8] != MAGIC {
+            return Err(not_a_store("the catalog does not start with SIMHASHD"));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
+        check_version(version, dir)?;
+        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
+        if len > MAX_PAYLOAD_BYTES || bytes.len() != HEADER_BYTES + len + 4 {
+            return Err(Error::corrupt(format!(
+                "{}: catalog is {} bytes but its header says {}",
+                dir.join(CATALOG_FILE).display(),
+                bytes.len(),
+                HEADER_BYTES + len + 4
+            )));
+        }
+        let stored = u32::from_le_bytes(bytes[HEADER_BYTES + len..].try_into().expect("4"));
+        let actual = crc32fast::hash(&bytes[..HEADER_BYTES + len]);
+        if stored != actual {
+            return Err(Error::corrupt(format!(
+                "{}: catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}",
+                dir.join(CATALOG_FILE).display()
+            )));
+        }
+        let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+        let (catalog, used): (Catalog, usize) =
+            bincode::decode_from_slice(&bytes[HEADER_BYTES..HEADER_BYTES + len], config)
+                .map_err(|e| Error::corrupt(format!("catalog payload does not decode: {e}")))?;
+        if used != len {
+            return Err(Error::corrupt("catalog payload has trailing bytes"));
+        }
+        catalog.settings.validate()?;
+        Ok(catalog)
+    }
+
+    /// The catalog file's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let payload = bincode::encode_to_vec(self, bincode::config::standard())
+            .expect("encoding to a Vec cannot fail");
+        let mut out = Vec::with_capacity(HEADER_BYTES + payload.len() + 4);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&payload);
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Commits this catalog to the store at `dir`: after this returns, a crash or a reader sees
+    /// it; if it fails, they see the previous one.
+    pub fn commit(&self, dir: &Path) -> Result<()> {
+        let tmp = dir.join(format!("{CATALOG_FILE}.tmp"));
+        let path = dir.join(CATALOG_FILE);
+        let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        file.write_all(&self.encode())
+            .and_then(|_| file.sync_all())
+            .map_err(|e| Error::io(&tmp, e))?;
+        drop(file);
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        sync_dir(dir)
+    }
+
+    /// The directory of run `id`.
+    pub fn run_dir(dir: &Path, id: u64) -> PathBuf {
+        dir.join("runs").join(format!("{id:010}"))
+    }
+}
+
+/// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
+pub fn check_version(version: u32, dir: &Path) -> Result<()> {
+    if version == FORMAT_VERSION {
+        Ok(())
+    } else if UPGRADABLE_VERSIONS.contains(&version) {
+        Err(Error::UpgradeRequired {
+            path: dir.to_path_buf(),
+            found: version,
+            current: FORMAT_VERSION,
+        })
+    } else {
+        Err(Error::UnknownVersion {
+            path: dir.to_path_buf(),
+            found: version,
+            current: FORMAT_VERSION,
+        })
+    }
+}
+
+/// Makes a directory's entries (created, renamed or removed files) durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_decode_round_trips_and_detects_flips() {
+        let mut c = Catalog::new(Settings::default());
+        c.batches.push(BatchMeta {
+            id: 1,
+            committed_unix_s: 7,
+            label: Some("x".into()),
+            inserted: 3,
+            replaced: 0,
+            unchanged: 0,
+        });
+        let bytes = c.encode();
+        assert_eq!(Catalog::decode(&bytes, Path::new("s")).unwrap(), c);
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(
+                Catalog::decode(&bad, Path::new("s")).is_err(),
+                "flip at {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn newer_versions_are_refused_by_name() {
+        let mut bytes = Catalog::new(Settings::default()).encode();
+        bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+        let err = Catalog::decode(&bytes, Path::new("s"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("99") && err.contains(&FORMAT_VERSION.to_string()),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! The permuted tables of Manku, Jain and Das Sarma (WWW 2007).
+//!
+//! A fingerprint is split into m blocks, block 0 being the most significant. Two fingerprints
+//! within K bits differ in at most K blocks, so they agree on at least m-K. Table t moves one
+//! choice of m-K blocks (its *leading set*) to the front, keeping the order of blocks within the
+//! leading set and within the rest. Tables are numbered in lexicographic order of their leading
+//! sets, so table 0 leads with blocks 0..m-K and is the identity permutation: its keys are the
+//! fingerprints themselves.
+//!
+//! Every pair within K bits shares the leading blocks of at least one table; the *first* such
+//! table, the one whose leading set is the m-K lowest-numbered blocks the pair agrees on, is the
+//! one that reports it ([`Permutations::reports`]), so results need no de-duplication.
+
+use crate::settings::Settings;
+
+/// One permuted table: where each block moves, and the prefix its keys are grouped by.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// (source shift, width mask, destination shift) per block, in source block order.
+    moves: Vec<(u32, u64, u32)>,
+    /// Bit i set iff block i is in the leading set.
+    leading_set: u64,
+    /// The highest block number in the leading set.
+    last_leading_block: u32,
+    /// Number of leading bits the table groups keys by.
+    prefix_bits: u32,
+}
+
+impl Table {
+    /// The permuted key of a fingerprint.
+    #[inline]
+    pub fn permute(&self, fingerprint: u64) -> u64 {
+        self.moves.iter().fold(0, |key, &(src, mask, dst)| {
+            key | (((fingerprint >> src) & mask) << dst)
+        })
+    }
+
+    /// The fingerprint of a permuted key.
+    #[inline]
+    pub fn unpermute(&self, key: u64) -> u64 {
+        self.moves.iter().fold(0, |fp, &(src, mask, dst)| {
+            fp | (((key >> dst) & mask) << src)
+        })
+    }
+
+    /// The inclusive range of keys that share `key`'s leading blocks.
+    #[inline]
+    pub fn prefix_range(&self, key: u64) -> (u64, u64) {
+        let low_mask = u64::MAX >> self.prefix_bits;
+        (key & !low_mask, key | low_mask)
+    }
+
+    /// Number of leading bits the table's keys are grouped by.
+    pub fn prefix_bits(&self) -> u32 {
+        self.prefix_bits
+    }
+}
+
+/// The C(m, K) tables of a store, and the block layout they share.
+#[derive(Clone, Debug)]
+pub struct Permutations {
+    tables: Vec<Table>,
+    /// (shift, width mask) of each block of a fingerprint, block 0 first.
+    blocks: Vec<(u32, u64)>,
+    leading_blocks: u32,
+    shard_bits: u32,
+}
+
+impl Permutations {
+    /// The tables for valid settings (see [`Settings::validate`]).
+    pub fn new(settings: &Settings) -> Self {
+        let widths = settings.block_widths();
+        let m = widths.len() as u32;
+        let lead = m - u32::from(settings.distance);
+        let mut shift = 64;
+        let blocks: Vec<(u32, u64)> = widths
+            .iter()
+            .map(|&w| {
+                shift -= w;
+                (shift, width_mask(w))
+            })
+            .collect();
+        let tables = combinations(m, lead)
+            .into_iter()
+            .map(|leading| {
+                let order: Vec<u32> = leading
+                    .iter()
+                    .copied()
+                    .chain((0..m).filter(|b| !leading.contains(b)))
+                    .collect();
+                let mut dst = 64;
+                let mut moves = vec![(0, 0, 0); m as usize];
+                for &b in &order {
+                    dst -= widths[b as usize];
+                    let (src, mask) = blocks[b as usize];
+                    moves[b as usize] = (src, mask, dst);
+                }
+                Table {
+                    moves,
+                    leading_set: leading.iter().fold(0, |s, &b| s | (1 << b)),
+                    last_leading_block: *leading.last().expect("m - K >= 1"),
+                    prefix_bits: leading.iter().map(|&b| widths[b as usize]).sum(),
+                }
+            })
+            .collect();
+        Permutations {
+            tables,
+            blocks,
+            leading_blocks: lead,
+            shard_bits: settings.shard_bits(),
+        }
+    }
+
+    /// All tables, in order.
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
+    }
+
+    /// The shard a permuted key belongs to: its leading `log2(shards)` bits.
+    #[inline]
+    pub fn shard_of(&self, key: u64) -> usize {
+        if self.shard_bits == 0 {
+            0
+        } else {
+            (key >> (64 - self.shard_bits)) as usize
+        }
+    }
+
+    /// Whether table `t` can be the reporting table of a pair within `distance` bits: the pair
+    /// must disagree on every block below the table's last leading block that is not leading.
+    #[inline]
+    pub fn is_needed(&self, t: usize, distance: u32) -> bool {
+        self.tables[t].last_leading_block + 1 - self.leading_blocks <= distance
+    }
+
+    /// Whether table `t` is the one that reports the pair `a`, `b` (which must share table
+    /// `t`'s leading blocks): true iff its leading set is the `m - K` lowest-numbered blocks on
+    /// which they agree.
+    #[inline]
+    pub fn reports(&self, t: usize, a: u64, b: u64) -> bool {
+        let diff = a ^ b;
+        let mut wanted = self.leading_blocks;
+        let mut first_agreeing = 0u64;
+        for (i, &(shift, mask)) in self.blocks.iter().enumerate() {
+            if wanted == 0 {
+                break;
+            }
+            if (diff >> shift) & mask == 0 {
+                first_agreeing |= 1 << i;
+                wanted -= 1;
+            }
+        }
+        first_agreeing == self.tables[t].leading_set
+    }
+}
+
+fn width_mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+/// All `k`-subsets of `0..n` in lexicographic order.
+fn combinations(n: u32, k: u32) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut current: Vec<u32> = (0..k).collect();
+    loop {
+        out.push(current.clone());
+        // Find the rightmost position that can still move right.
+        let Some(i) = (0..k as usize)
+            .rev()
+            .find(|&i| current[i] < n - k + i as u32)
+        else {
+            return out;
+        };
+        current[i] += 1;
+        for j in i + 1..k as usize {
+            current[j] = current[j - 1] + 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn perms(m: u8, k: u8) -> Permutations {
+        Permutations::new(&Settings {
+            blocks: m,
+            distance: k,
+            shards: 1,
+        })
+    }
+
+    #[test]
+    fn table_zero_is_the_identity() {
+        let p = perms(6, 3);
+        for fp in [0, 1, u64::MAX, 0x0123_4567_89ab_cdef] {
+            assert_eq!(p.tables()[0].permute(fp), fp);
+        }
+    }
+
+    #[test]
+    fn combinations_are_lexicographic_and_complete() {
+        let c = combinations(5, 2);
+        assert_eq!(c.len(), 10);
+        assert_eq!(c[0], vec![0, 1]);
+        assert_eq!(c[9], vec![3, 4]);
+        let mut sorted = c.clone();
+        sorted.sort();
+        assert_eq!(sorted, c);
+    }
+
+    proptest! {
+        #[test]
+        fn permute_round_trips(fp: u64, m in 2u8..=12, kk in 1u8..=11) {
+            prop_assume!(kk < m);
+            let p = perms(m, kk);
+            for t in p.tables() {
+                prop_assert_eq!(t.unpermute(t.permute(fp)), fp);
+            }
+        }
+
+        #[test]
+        fn every_close_pair_has_exactly_one_reporting_table(a: u64, flips in proptest::collection::vec(0u32..64, 0..=3)) {
+            let p = perms(6, 3);
+            let b = flips.iter().fold(a, |x, &bit| x ^ (1 << bit));
+            let reporting: Vec<usize> = (0..p.tables().len())
+                .filter(|&t| {
+                    let table = &p.tables()[t];
+                    table.prefix_range(table.permute(a)) == table.prefix_range(table.permute(b))
+                        && p.reports(t, a, b)
+                })
+                .collect();
+            prop_assert_eq!(reporting.len(), 1);
+            let d = (a ^ b).count_ones();
+            prop_assert!(p.is_needed(reporting[0], d));
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! Runs: the immutable files one batch (or one compaction) writes.
+//!
+//! ```text
+//! runs/<id: 10 digits>/docs.redb          tables "docs" and "postings": entry blocks
+//! runs/<id: 10 digits>/shard-<sss>.redb   tables "t000".."tNNN": key blocks of the permuted
+//!                                         keys whose leading log2(S) bits are sss
+//! ```
+//! Every table maps a block's last key to the block (see [`crate::block`]). A run is written
+//! whole, each file committed with redb's immediate durability and the directory fsynced,
+//! before the catalog names it; it is never modified after, so readers need no locks, and a
+//! file a reader has opened stays readable even after a compaction deletes it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+use redb::{
+    Database, ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError,
+};
+
+use crate::block::docs::{id_hash, DocState};
+use crate::block::entries::{self, block_key};
+use crate::block::keys::{self, KeyBlock};
+use crate::block::postings::Posting;
+use crate::catalog::{sync_dir, RunMeta};
+use crate::error::{Error, Result};
+use crate::permutation::Permutations;
+
+const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
+const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
+const DOCS_FILE: &str = "docs.redb";
+
+/// The redb table name of permuted table `t`.
+fn table_name(t: usize) -> String {
+    format!("t{t:03}")
+}
+
+fn shard_file(run_dir: &Path, shard: usize) -> PathBuf {
+    run_dir.join(format!("shard-{shard:03}.redb"))
+}
+
+/// Cache given to each redb file a writer creates: the write buffer spills at half of it.
+const WRITER_CACHE_BYTES: usize = 16 << 20;
+
+/// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings by
+/// `(fingerprint, id)`, and `fingerprints` ascending; none repeats.
+pub struct RunContents<'a> {
+    pub documents: &'a [(u64, &'a str, DocState)],
+    pub postings: &'a [(u64, &'a str)],
+    pub fingerprints: &'a [u64],
+}
+
+/// Writes run `id` into `run_dir` and returns its description for the catalog.
+pub fn write_run(
+    run_dir: &Path,
+    id: u64,
+    perms: &Permutations,
+    shards: usize,
+    contents: &RunContents<'_>,
+) -> Result<RunMeta> {
+    std::fs::create_dir_all(run_dir).map_err(|e| Error::io(run_dir, e))?;
+    let (docs, tables) = rayon::join(
+        || write_docs(run_dir, contents),
+        || write_tables(run_dir, perms, shards, contents.fingerprints),
+    );
+    let (docs_bytes, postings_bytes) = docs?;
+    let (present, table_bytes) = tables?;
+    sync_dir(run_dir)?;
+    if let Some(parent) = run_dir.parent() {
+        sync_dir(parent)?;
+    }
+    Ok(RunMeta {
+        id,
+        shards: present,
+        fingerprints: contents.fingerprints.len() as u64,
+        documents: contents.documents.len() as u64,
+        table_bytes,
+        docs_bytes,
+        postings_bytes,
+    })
+}
+
+fn create_db(path: &Path) -> Result<Database> {
+    Database::builder()
+        .set_cache_size(WRITER_CACHE_BYTES)
+        .create(path)
+        .map_err(|e| Error::redb(path, e))
+}
+
+/// Writes docs.redb; returns (docs bytes, postings bytes).
+fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> {
+    let path = run_dir.join(DOCS_FILE);
+    let db = create_db(&path)?;
+    let redb_err = |e: redb::Error| Error::redb(&path, e);
+    let txn = db.begin_write().map_err(|e| redb_err(e.into()))?;
+    let mut bytes = (0u64, 0u64);
+    {
+        let mut table = txn.open_table(DOCS).map_err(|e| redb_err(e.into()))?;
+        let mut cursor = table
+            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+            .map_err(|e| redb_err(e.into()))?;
+        entries::encode(
+            contents
+                .documents
+                .iter()
+                .map(|&(hash, id, state)| (hash, id.as_bytes(), state)),
+            |key, block| {
+                bytes.0 += block.len() as u64;
+                cursor
+                    .insert_before(key, block)
+                    .map_err(|e| redb_err(e.into()))
+            },
+        )?;
+        cursor.close().map_err(|e| redb_err(e.into()))?;
+    }
+    {
+        let mut table = txn.open_table(POSTINGS).map_err(|e| redb_err(e.into()))?;
+        let mut cursor = table
+            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+            .map_err(|e| redb_err(e.into()))?;
+        entries::encode(
+            contents
+                .postings
+                .iter()
+                .map(|&(fp, id)| (fp, id.as_bytes(), Posting)),
+            |key, block| {
+                bytes.1 += block.len() as u64;
+                cursor
+                    .insert_before(key, block)
+                    .map_err(|e| redb_err(e.into()))
+            },
+        )?;
+        cursor.close().map_err(|e| redb_err(e.into()))?;
+    }
+    txn.commit().map_err(|e| redb_err(e.into()))?;
+    Ok(bytes)
+}
+
+/// One shard file being written: created on its first block.
+struct ShardWriter {
+    path: PathBuf,
+    open: Option<(Database, redb::WriteTransaction)>,
+}
+
+/// Writes every permuted table into the shard files; returns (shards present, bytes per table).
+fn write_tables(
+    run_dir: &Path,
+    perms: &Permutations,
+    shards: usize,
+    fingerprints: &[u64],
+) -> Result<(Vec<u16>, Vec<u64>)> {
+    let writers: Vec<Mutex<ShardWriter>> = (0..shards)
+        .map(|s| {
+            Mutex::new(ShardWriter {
+                path: shard_file(run_dir, s),
+                open: None,
+            })
+        })
+        .collect();
+    let table_bytes: Vec<u64> = (0..perms.tables().len())
+        .into_par_iter()
+        .map(|t| write_table(t, perms, fingerprints, &writers))
+        .collect::<Result<_>>()?;
+    let present: Vec<u16> = writers
+        .into_par_iter()
+        .enumerate()
+        .filter_map(|(s, w)| {
+            let w = w.into_inner().expect("no writer panicked");
+            w.open.map(|(db, txn)| {
+                let path = w.path;
+                txn.commit()
+                    .map_err(|e| Error::redb(&path, e))
+                    .map(|_| drop(db))
+                    .map(|_| s as u16)
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((present, table_bytes))
+}
+
+/// Sorts the permuted keys of table `t` and appends each shard's slice to its file; returns the
+/// bytes written.
+fn write_table(
+    t: usize,
+    perms: &Permutations,
+    fingerprints: &[u64],
+    writers: &[Mutex<ShardWriter>],
+) -> Result<u64> {
+    let table = &perms.tables()[t];
+    let mut keys: Vec<u64> = if t == 0 {
+        fingerprints.to_vec() // table 0 is the identity: already sorted
+    } else {
+        let mut keys: Vec<u64> = fingerprints.iter().map(|&fp| table.permute(fp)).collect();
+        radsort::sort(&mut keys);
+        keys
+    };
+    keys.dedup(); // no-op for distinct fingerprints; keeps the encoder's invariant obvious
+    let mut bytes = 0u64;
+    let mut start = 0;
+    while start < keys.len() {
+        let shard = perms.shard_of(keys[start]);
+        let end = start + keys[start..].partition_point(|&k| perms.shard_of(k) == shard);
+        let mut writer = writers[shard].lock().expect("no writer panicked");
+        let ShardWriter { path, open } = &mut *writer;
+        if open.is_none() {
+            let db = create_db(path)?;
+            let txn = db.begin_write().map_err(|e| Error::redb(&*path, e))?;
+            *open = Some((db, txn));
+        }
+        let (_, txn) = open.as_ref().expect("opened above");
+        let redb_err = |e: redb::Error| Error::redb(&*path, e);
+        let mut redb_table = txn
+            .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
+            .map_err(|e| redb_err(e.into()))?;
+        let mut cursor = redb_table
+            .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
+            .map_err(|e| redb_err(e.into()))?;
+        keys::encode(&keys[start..end], |last, block| {
+            bytes += block.len() as u64;
+            cursor
+                .insert_before(last, block)
+                .map_err(|e| redb_err(e.into()))
+        })?;
+        cursor.close().map_err(|e| redb_err(e.into()))?;
+        start = end;
+    }
+    Ok(bytes)
+}
+
+/// Read access to one committed run; files open on first use.
+pub struct RunReader {
+    meta: RunMeta,
+    dir: PathBuf,
+    cache_bytes: usize,
+    tables: usize,
+    docs: OnceLock<DocsFile>,
+    shards: Vec<OnceLock<ShardFile>>,
+    present: Vec<bool>,
+}
+
+impl RunReader {
+    /// A reader of run `meta` stored in `dir`, giving each file it opens `cache_bytes` of cache.
+    pub fn new(
+        meta: RunMeta,
+        dir: PathBuf,
+        shards: usize,
+        tables: usize,
+        cache_bytes: usize,
+    ) -> Self {
+        let mut present = vec![false; shards];
+        for &s in &meta.shards {
+            if let Some(p) = present.get_mut(usize::from(s)) {
+                *p = true;
+            }
+        }
+        RunReader {
+            meta,
+            dir,
+            cache_bytes,
+            tables,
+            docs: OnceLock::new(),
+            shards: (0..shards).map(|_| OnceLock::new()).collect(),
+            present,
+        }
+    }
+
+    /// The catalog's description of this run.
+    pub fn meta(&self) -> &RunMeta {
+        &self.meta
+    }
+
+    fn open_ro(&self, path: &Path) -> Result<ReadOnlyDatabase> {
+        redb::Builder::new()
+            .set_cache_size(self.cache_bytes)
+            .open_read_only(path)
+            .map_err(|e| Error::redb(path, e))
+    }
+
+    /// The shard file `shard`, or None when the run has no keys there.
+    pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
+        if !self.present[shard] {
+            return Ok(None);
+        }
+        if let Some(file) = self.shards[shard].get() {
+            return Ok(Some(file));
+        }
+        let path = shard_file(&self.dir, shard);
+        let db = self.open_ro(&path)?;
+        let txn = db.begin_read().map_err(|e| Error::redb(&path, e))?;
+        let tables = (0..self.tables)
+            .map(
+                |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
+                    Ok(table) => Ok(Some(table)),
+                    Err(TableError::TableDoesNotExist(_)) => Ok(None),
+                    Err(e) => Err(Error::redb(&path, e)),
+                },
+            )
+            .collect::<Result<_>>()?;
+        let _ = self.shards[shard].set(ShardFile {
+            path,
+            tables,
+            _db: db,
+        });
+        Ok(self.shards[shard].get())
+    }
+
+    /// The run's docs file.
+    pub fn docs(&self) -> Result<&DocsFile> {
+        if let Some(file) = self.docs.get() {
+            return Ok(file);
+        }
+        let path = self.dir.join(DOCS_FILE);
+        let db = self.open_ro(&path)?;
+        let txn = db.begin_read().map_err(|e| Error::redb(&path, e))?;
+        let open = |def| txn.open_table(def).map_err(|e| Error::redb(&path, e));
+        let file = DocsFile {
+            docs: open(DOCS)?,
+            postings: open(POSTINGS)?,
+            path: path.clone(),
+            _db: db,
+        };
+        let _ = self.docs.set(file);
+        Ok(self.docs.get().expect("set above"))
+    }
+}
+
+/// One open shard file of a run.
+pub struct ShardFile {
+    path: PathBuf,
+    tables: Vec<Option<ReadOnlyTable<u64, &'static [u8]>>>,
+    _db: ReadOnlyDatabase,
+}
+
+impl ShardFile {
+    /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
+    pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let range = table.range(lo..).map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each_in(lo, hi, &mut f))
+                .map_err(|e| {
+                    e.at(format!(
+                        "{} table {} block {last:016x}",
+                        self.path.display(),
+                        table_name(t)
+                    ))
+                })?;
+            if last >= hi {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are
+    /// the fingerprints themselves).
+    pub fn contains_sorted(&self, fingerprints: &[u64], found: &mut [bool]) -> Result<()> {
+        let Some(table) = &self.tables[0] else {
+            return Ok(());
+        };
+        let mut i = 0;
+        let mut keys = Vec::new();
+        while i < fingerprints.len() {
+            // The block that may hold fingerprints[i]; then every later fingerprint it covers.
+            let mut range = table
+                .range(fingerprints[i]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            keys.clear();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .map_err(|e| {
+                    e.at(format!(
+                        "{} table t000 block {last:016x}",
+                        self.path.display()
+                    ))
+                })?;
+            while i < fingerprints.len() && fingerprints[i] <= last {
+                if keys.binary_search(&fingerprints[i]).is_ok() {
+                    found[i] = true;
+                }
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One open docs file of a run.
+pub struct DocsFile {
+    path: PathBuf,
+    docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    postings: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    _db: ReadOnlyDatabase,
+}
+
+impl DocsFile {
+    /// Calls `f` on every id this run lists under `fingerprint`.
+    pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+        let from = fingerprint.to_be_bytes();
+        let range = self
+            .postings
+            .range(&from[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let mut past = false;
+            entries::decode::<Posting>(block.value(), |fp, id, _| {
+                if fp == fingerprint {
+                    f(id);
+                }
+                past = fp > fingerprint;
+                !past
+            })
+            .map_err(|e| e.at(format!("{} table postings", self.path.display())))?;
+            if past || key.value()[..8] != from[..] {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// What this run says of `id`, if anything.
+    pub fn state_of(&self, id: &str) -> Result<Option<DocState>> {
+        let hash = id_hash(id.as_bytes());
+        let key = block_key(hash, id.as_bytes());
+        let mut range = self
+            .docs
+            .range(&key[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let Some(item) = range.next() else {
+            return Ok(None);
+        };
+        let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        let mut found = None;
+        entries::decode::<DocState>(block.value(), |h, other, state| {
+            if h == hash && other == id {
+                found = Some(state);
+            }
+            (h, other.as_bytes()) < (hash, id.as_bytes())
+        })
+        .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
+        Ok(found)
+    }
+
+    /// For documents ordered by `(id_hash, id)`, fills `states[i]` with what this run says of
+    /// document i, where `states[i]` is still None.
+    pub fn states_sorted(
+        &self,
+        documents: &[(u64, &str)],
+        states: &mut [Option<DocState>],
+    ) -> Result<()> {
+        let mut i = 0;
+        let mut block_entries: Vec<(u64, String, DocState)> = Vec::new();
+        while i < documents.len() {
+            let (hash, id) = documents[i];
+            let key = block_key(hash, id.as_bytes());
+            let mut range = self
+                .docs
+                .range(&key[..]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value().to_vec();
+            block_entries.clear();
+            entries::decode::<DocState>(block.value(), |h, id, state| {
+                block_entries.push((h, id.to_string(), state));
+                true
+            })
+            .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
+            while i < documents.len() {
+                let (hash, id) = documents[i];
+                if block_key(hash, id.as_bytes()) > last {
+                    break;
+                }
+                if states[i].is_none() {
+                    if let Ok(at) = block_entries
+                        .binary_search_by(|(h, other, _)| (*h, other.as_str()).cmp(&(hash, id)))
+                    {
+                        states[i] = Some(block_entries[at].2);
+                    }
+                }
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}

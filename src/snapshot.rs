@@ -1,0 +1,206 @@
+//! A consistent read-only view of a store: the catalog read once, and the runs it names.
+//!
+//! Readers take no lock. A snapshot sees the runs of the catalog it read, which are immutable;
+//! if a compaction removes a run's files before this snapshot opened them, opening fails and
+//! the caller re-opens a fresh snapshot.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::block::docs::DocState;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::permutation::Permutations;
+use crate::run::RunReader;
+use crate::settings::Settings;
+
+/// Bytes of redb cache a snapshot spreads over the files it opens.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+
+/// One stored document within the query's distance.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Match {
+    /// Hamming distance between the query and the fingerprint.
+    pub distance: u32,
+    /// The stored fingerprint.
+    pub fingerprint: u64,
+    /// The document id.
+    pub id: String,
+}
+
+/// A read-only view of a store at one commit.
+pub struct Snapshot {
+    dir: PathBuf,
+    catalog: Catalog,
+    perms: Permutations,
+    runs: Vec<RunReader>,
+}
+
+impl Snapshot {
+    /// Opens the store at `dir` for reading.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Snapshot, Store};
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("doc-1", 0xdead_beef_0000_0000)?;
+    /// store.insert(&batch, None)?;
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let matches = snapshot.query(0xdead_beef_0000_0007, 3)?; // 3 bits away
+    /// assert_eq!(matches[0].id, "doc-1");
+    /// assert_eq!(matches[0].distance, 3);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
+    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
+        Ok(Self::from_catalog(dir, Catalog::read(dir)?, cache_bytes))
+    }
+
+    pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Self {
+        let perms = Permutations::new(&catalog.settings);
+        let shards = usize::from(catalog.settings.shards);
+        let files = catalog.runs.len() * (shards + 1);
+        let per_file = (cache_bytes / files.max(1)).max(1 << 20);
+        let runs = catalog
+            .runs
+            .iter()
+            .map(|meta| {
+                RunReader::new(
+                    meta.clone(),
+                    Catalog::run_dir(dir, meta.id),
+                    shards,
+                    perms.tables().len(),
+                    per_file,
+                )
+            })
+            .collect();
+        Snapshot {
+            dir: dir.to_path_buf(),
+            catalog,
+            perms,
+            runs,
+        }
+    }
+
+    /// The store's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.catalog.settings
+    }
+
+    /// The catalog this snapshot reads.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn runs(&self) -> &[RunReader] {
+        &self.runs
+    }
+
+    pub(crate) fn permutations(&self) -> &Permutations {
+        &self.perms
+    }
+
+    /// Every stored document whose fingerprint is within `distance` bits of `query`, ordered by
+    /// (distance, fingerprint, id). `distance` may not exceed the store's K.
+    pub fn query(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        self.check_distance(distance)?;
+        let mut found: Vec<(u64, u32)> = Vec::new();
+        for (t, table) in self.perms.tables().iter().enumerate() {
+            if !self.perms.is_needed(t, distance) {
+                continue;
+            }
+            let key = table.permute(query);
+            let (lo, hi) = table.prefix_range(key);
+            let shard = self.perms.shard_of(key);
+            for run in &self.runs {
+                let Some(file) = run.shard(shard)? else {
+                    continue;
+                };
+                file.probe(t, lo, hi, |candidate| {
+                    let fp = table.unpermute(candidate);
+                    let d = (fp ^ query).count_ones();
+                    if d <= distance && self.perms.reports(t, query, fp) {
+                        found.push((fp, d));
+                    }
+                })?;
+            }
+        }
+        let mut matches = Vec::new();
+        for (fp, d) in found {
+            self.live_ids(fp, |id| {
+                matches.push(Match {
+                    distance: d,
+                    fingerprint: fp,
+                    id: id.to_string(),
+                })
+            })?;
+        }
+        matches.sort_unstable();
+        Ok(matches)
+    }
+
+    /// Runs many queries in parallel; the answers come back in the order of `queries`.
+    pub fn query_many(&self, queries: &[u64], distance: u32) -> Result<Vec<Vec<Match>>> {
+        self.check_distance(distance)?;
+        queries
+            .par_iter()
+            .with_min_len(64)
+            .map(|&q| self.query(q, distance))
+            .collect()
+    }
+
+    fn check_distance(&self, distance: u32) -> Result<()> {
+        let max = u32::from(self.catalog.settings.distance);
+        if distance > max {
+            return Err(Error::DistanceTooLarge {
+                asked: distance,
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on every live id of `fingerprint`: an id listed under it in run r is live
+    /// unless a newer run mentions the id (with another fingerprint, the same one again, or a
+    /// deletion).
+    pub fn live_ids(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+        for (r, run) in self.runs.iter().enumerate() {
+            let mut ids = Vec::new();
+            run.docs()?
+                .ids_of(fingerprint, |id| ids.push(id.to_string()))?;
+            'ids: for id in ids {
+                for newer in &self.runs[r + 1..] {
+                    if newer.docs()?.state_of(&id)?.is_some() {
+                        continue 'ids;
+                    }
+                }
+                f(&id);
+            }
+        }
+        Ok(())
+    }
+
+    /// The fingerprint `id` currently has, if it is stored.
+    pub fn get(&self, id: &str) -> Result<Option<u64>> {
+        for run in self.runs.iter().rev() {
+            match run.docs()?.state_of(id)? {
+                Some(DocState::Live { fingerprint, .. }) => return Ok(Some(fingerprint)),
+                Some(DocState::Deleted { .. }) => return Ok(None),
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,137 @@
+//! What a store holds and what it costs on disk.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+
+/// A summary of a store, from its catalog and the sizes of its files.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Stats {
+    pub blocks: u8,
+    pub distance: u8,
+    pub shards: u16,
+    pub tables: usize,
+    pub format_version: u32,
+    /// Ids with a live fingerprint.
+    pub documents: u64,
+    pub batches: usize,
+    pub runs: usize,
+    /// Fingerprints held in each permuted table (live, or dead until the next compaction).
+    pub fingerprints: u64,
+    /// Per permuted table: its entries and block bytes.
+    pub per_table: Vec<TableStats>,
+    /// Block bytes of the documents and postings.
+    pub docs_bytes: u64,
+    pub postings_bytes: u64,
+    /// Bytes of every shard file (the permuted tables, redb overhead included).
+    pub table_file_bytes: u64,
+    /// Bytes of every docs file.
+    pub docs_file_bytes: u64,
+    /// All files of the store.
+    pub total_bytes: u64,
+    /// table_file_bytes / (fingerprints * tables).
+    pub disk_bytes_per_fingerprint_per_table: f64,
+    /// total_bytes / documents.
+    pub disk_bytes_per_document: f64,
+}
+
+/// One permuted table's share.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TableStats {
+    pub table: usize,
+    /// Leading bits the table groups keys by.
+    pub prefix_bits: u32,
+    pub entries: u64,
+    pub block_bytes: u64,
+    pub block_bytes_per_fingerprint: f64,
+}
+
+impl Stats {
+    /// Reads the stats of a snapshot, walking the store's files for their sizes.
+    pub fn of(snapshot: &Snapshot) -> Result<Self> {
+        let catalog = snapshot.catalog();
+        let settings = &catalog.settings;
+        let tables = snapshot.permutations().tables();
+        let fingerprints: u64 = catalog.runs.iter().map(|r| r.fingerprints).sum();
+        let per_table = tables
+            .iter()
+            .enumerate()
+            .map(|(t, table)| {
+                let block_bytes: u64 = catalog
+                    .runs
+                    .iter()
+                    .map(|r| r.table_bytes.get(t).copied().unwrap_or(0))
+                    .sum();
+                TableStats {
+                    table: t,
+                    prefix_bits: table.prefix_bits(),
+                    entries: fingerprints,
+                    block_bytes,
+                    block_bytes_per_fingerprint: ratio(block_bytes, fingerprints),
+                }
+            })
+            .collect();
+        let (mut table_file_bytes, mut docs_file_bytes) = (0, 0);
+        for run in &catalog.runs {
+            let dir = crate::catalog::Catalog::run_dir(snapshot.dir(), run.id);
+            for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+                let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                let len = entry
+                    .metadata()
+                    .map_err(|e| Error::io(entry.path(), e))?
+                    .len();
+                if entry.file_name().to_string_lossy().starts_with("shard-") {
+                    table_file_bytes += len;
+                } else {
+                    docs_file_bytes += len;
+                }
+            }
+        }
+        let total_bytes = dir_bytes(snapshot.dir())?;
+        Ok(Stats {
+            blocks: settings.blocks,
+            distance: settings.distance,
+            shards: settings.shards,
+            tables: tables.len(),
+            format_version: crate::catalog::FORMAT_VERSION,
+            documents: catalog.documents,
+            batches: catalog.batches.len(),
+            runs: catalog.runs.len(),
+            fingerprints,
+            per_table,
+            docs_bytes: catalog.runs.iter().map(|r| r.docs_bytes).sum(),
+            postings_bytes: catalog.runs.iter().map(|r| r.postings_bytes).sum(),
+            table_file_bytes,
+            docs_file_bytes,
+            total_bytes,
+            disk_bytes_per_fingerprint_per_table: ratio(
+                table_file_bytes,
+                fingerprints * tables.len() as u64,
+            ),
+            disk_bytes_per_document: ratio(total_bytes, catalog.documents),
+        })
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn dir_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
