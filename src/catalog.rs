@@ -56,8 +56,12 @@ pub struct Catalog {
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct RunMeta {
     pub id: u64,
-    /// Shards that have a shard file, ascending.
-    pub shards: Vec<u16>,
+    /// How many shard files the run's S shards are grouped into (a power of two <= S): file
+    /// f holds shards f*S/F .. (f+1)*S/F. Small runs use one file, since every redb file
+    /// costs about 1 MiB however little it holds.
+    pub shard_files: u16,
+    /// The shard files that exist (got at least one key), ascending.
+    pub present_files: Vec<u16>,
     /// Fingerprints this run adds to every permuted table.
     pub fingerprints: u64,
     /// Document entries (ids) in the run's docs table.

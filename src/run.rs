@@ -35,8 +35,26 @@ fn table_name(t: usize) -> String {
     format!("t{t:03}")
 }
 
-fn shard_file(run_dir: &Path, shard: usize) -> PathBuf {
-    run_dir.join(format!("shard-{shard:03}.redb"))
+fn shard_file(run_dir: &Path, file: usize) -> PathBuf {
+    run_dir.join(format!("shard-{file:03}.redb"))
+}
+
+/// Table bytes a shard file aims for: bigger runs are split into more files, written in
+/// parallel, up to one file per shard.
+const SHARD_FILE_TARGET_BYTES: u64 = 128 << 20;
+/// Bytes per key per table assumed when sizing shard files (measured: about 6 at 1e8).
+const ESTIMATED_KEY_BYTES: u64 = 7;
+
+/// The number of shard files for a run of `fingerprints` new fingerprints.
+fn shard_file_count(fingerprints: usize, tables: usize, shards: usize) -> usize {
+    let bytes = fingerprints as u64 * tables as u64 * ESTIMATED_KEY_BYTES;
+    let wanted = bytes.div_ceil(SHARD_FILE_TARGET_BYTES).max(1) as usize;
+    let files = if wanted.is_power_of_two() {
+        wanted
+    } else {
+        wanted.next_power_of_two() / 2
+    };
+    files.clamp(1, shards)
 }
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
@@ -64,14 +82,15 @@ pub fn write_run(
         || write_tables(run_dir, perms, shards, contents.fingerprints),
     );
     let (docs_bytes, postings_bytes) = docs?;
-    let (present, table_bytes) = tables?;
+    let (shard_files, present_files, table_bytes) = tables?;
     sync_dir(run_dir)?;
     if let Some(parent) = run_dir.parent() {
         sync_dir(parent)?;
     }
     Ok(RunMeta {
         id,
-        shards: present,
+        shard_files,
+        present_files,
         fingerprints: contents.fingerprints.len() as u64,
         documents: contents.documents.len() as u64,
         table_bytes,
@@ -142,14 +161,17 @@ struct ShardWriter {
     open: Option<(Database, redb::WriteTransaction)>,
 }
 
-/// Writes every permuted table into the shard files; returns (shards present, bytes per table).
+/// Writes every permuted table into the shard files; returns (shard files, files present,
+/// bytes per table).
 fn write_tables(
     run_dir: &Path,
     perms: &Permutations,
     shards: usize,
     fingerprints: &[u64],
-) -> Result<(Vec<u16>, Vec<u64>)> {
-    let writers: Vec<Mutex<ShardWriter>> = (0..shards)
+) -> Result<(u16, Vec<u16>, Vec<u64>)> {
+    let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
+    let shards_per_file = shards / files;
+    let writers: Vec<Mutex<ShardWriter>> = (0..files)
         .map(|s| {
             Mutex::new(ShardWriter {
                 path: shard_file(run_dir, s),
@@ -159,7 +181,7 @@ fn write_tables(
         .collect();
     let table_bytes: Vec<u64> = (0..perms.tables().len())
         .into_par_iter()
-        .map(|t| write_table(t, perms, fingerprints, &writers))
+        .map(|t| write_table(t, perms, fingerprints, shards_per_file, &writers))
         .collect::<Result<_>>()?;
     let present: Vec<u16> = writers
         .into_par_iter()
@@ -175,7 +197,7 @@ fn write_tables(
             })
         })
         .collect::<Result<_>>()?;
-    Ok((present, table_bytes))
+    Ok((files as u16, present, table_bytes))
 }
 
 /// Sorts the permuted keys of table `t` and appends each shard's slice to its file; returns the
@@ -184,6 +206,7 @@ fn write_table(
     t: usize,
     perms: &Permutations,
     fingerprints: &[u64],
+    shards_per_file: usize,
     writers: &[Mutex<ShardWriter>],
 ) -> Result<u64> {
     let table = &perms.tables()[t];
@@ -198,9 +221,10 @@ fn write_table(
     let mut bytes = 0u64;
     let mut start = 0;
     while start < keys.len() {
-        let shard = perms.shard_of(keys[start]);
-        let end = start + keys[start..].partition_point(|&k| perms.shard_of(k) == shard);
-        let mut writer = writers[shard].lock().expect("no writer panicked");
+        let file = perms.shard_of(keys[start]) / shards_per_file;
+        let end =
+            start + keys[start..].partition_point(|&k| perms.shard_of(k) / shards_per_file == file);
+        let mut writer = writers[file].lock().expect("no writer panicked");
         let ShardWriter { path, open } = &mut *writer;
         if open.is_none() {
             let db = create_db(path)?;
@@ -234,8 +258,9 @@ pub struct RunReader {
     cache_bytes: usize,
     tables: usize,
     docs: OnceLock<DocsFile>,
-    shards: Vec<OnceLock<ShardFile>>,
+    files: Vec<OnceLock<ShardFile>>,
     present: Vec<bool>,
+    shards_per_file: usize,
 }
 
 impl RunReader {
@@ -247,9 +272,10 @@ impl RunReader {
         tables: usize,
         cache_bytes: usize,
     ) -> Self {
-        let mut present = vec![false; shards];
-        for &s in &meta.shards {
-            if let Some(p) = present.get_mut(usize::from(s)) {
+        let files = usize::from(meta.shard_files).clamp(1, shards);
+        let mut present = vec![false; files];
+        for &f in &meta.present_files {
+            if let Some(p) = present.get_mut(usize::from(f)) {
                 *p = true;
             }
         }
@@ -259,8 +285,9 @@ impl RunReader {
             cache_bytes,
             tables,
             docs: OnceLock::new(),
-            shards: (0..shards).map(|_| OnceLock::new()).collect(),
+            files: (0..files).map(|_| OnceLock::new()).collect(),
             present,
+            shards_per_file: shards / files,
         }
     }
 
@@ -276,15 +303,16 @@ impl RunReader {
             .map_err(|e| Error::redb(path, e))
     }
 
-    /// The shard file `shard`, or None when the run has no keys there.
+    /// The shard file that holds `shard`, or None when the run has no keys there.
     pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
-        if !self.present[shard] {
+        let f = shard / self.shards_per_file;
+        if !self.present[f] {
             return Ok(None);
         }
-        if let Some(file) = self.shards[shard].get() {
+        if let Some(file) = self.files[f].get() {
             return Ok(Some(file));
         }
-        let path = shard_file(&self.dir, shard);
+        let path = shard_file(&self.dir, f);
         let db = self.open_ro(&path)?;
         let txn = db.begin_read().map_err(|e| Error::redb(&path, e))?;
         let tables = (0..self.tables)
@@ -296,12 +324,12 @@ impl RunReader {
                 },
             )
             .collect::<Result<_>>()?;
-        let _ = self.shards[shard].set(ShardFile {
+        let _ = self.files[f].set(ShardFile {
             path,
             tables,
             _db: db,
         });
-        Ok(self.shards[shard].get())
+        Ok(self.files[f].get())
     }
 
     /// The run's docs file.

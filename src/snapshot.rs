@@ -66,7 +66,7 @@ impl Snapshot {
     pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Self {
         let perms = Permutations::new(&catalog.settings);
         let shards = usize::from(catalog.settings.shards);
-        let files = catalog.runs.len() * (shards + 1);
+        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
         let per_file = (cache_bytes / files.max(1)).max(1 << 20);
         let runs = catalog
             .runs

@@ -1,0 +1,6 @@
+//! Integration tests: one binary (autotests = false), a module per subject.
+
+mod cli;
+mod crash;
+mod engine;
+mod util;

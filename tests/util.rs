@@ -1,0 +1,46 @@
+//! Helpers shared by the integration tests.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The brute-force answer: every (distance, fingerprint, id) of `model` within `d` of `q`.
+pub fn brute_force(model: &BTreeMap<String, u64>, q: u64, d: u32) -> Vec<(u32, u64, String)> {
+    let mut out: Vec<(u32, u64, String)> = model
+        .iter()
+        .filter_map(|(id, &fp)| {
+            let dist = (fp ^ q).count_ones();
+            (dist <= d).then(|| (dist, fp, id.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Runs the simhashdb binary with `args` and `stdin`.
+pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.as_bytes().to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
