@@ -32,6 +32,14 @@ impl Batch {
         Ok(())
     }
 
+    /// Moves every document of `other` to the end of this batch.
+    pub fn append(&mut self, other: Batch) {
+        let base = self.ids.len() as u64;
+        self.ids.push_str(&other.ids);
+        self.ends.extend(other.ends.iter().map(|end| end + base));
+        self.fingerprints.extend(other.fingerprints);
+    }
+
     /// Number of documents pushed.
     pub fn len(&self) -> usize {
         self.fingerprints.len()
@@ -60,7 +68,7 @@ impl Batch {
             .map(|i| (id_hash(self.id(i).as_bytes()), i as u32))
             .collect();
         // Stable radix sort by hash keeps equal ids in push order.
-        radsort::sort_by_key(&mut order, |&(hash, _)| hash);
+        crate::sort::sort_by_u64_key(&mut order, |&(hash, _)| hash);
         let mut start = 0;
         while start < order.len() {
             let end = start + order[start..].partition_point(|&(h, _)| h == order[start].0);

@@ -191,9 +191,7 @@ pub fn read_documents(
                 }
             }
             summary.documents += result.batch.len() as u64;
-            for i in 0..result.batch.len() {
-                batch.push(result.batch.id(i), result.batch.fingerprint(i))?;
-            }
+            batch.append(result.batch);
         }
         if eof || chunks.is_empty() {
             return Ok(summary);

@@ -58,7 +58,7 @@ fn shard_file_count(fingerprints: usize, tables: usize, shards: usize) -> usize 
 }
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
-const WRITER_CACHE_BYTES: usize = 16 << 20;
+const WRITER_CACHE_BYTES: usize = 256 << 20;
 
 /// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings by
 /// `(fingerprint, id)`, and `fingerprints` ascending; none repeats.
@@ -214,7 +214,7 @@ fn write_table(
         fingerprints.to_vec() // table 0 is the identity: already sorted
     } else {
         let mut keys: Vec<u64> = fingerprints.iter().map(|&fp| table.permute(fp)).collect();
-        radsort::sort(&mut keys);
+        crate::sort::sort_u64(&mut keys);
         keys
     };
     keys.dedup(); // no-op for distinct fingerprints; keeps the encoder's invariant obvious

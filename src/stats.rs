@@ -24,7 +24,8 @@ pub struct Stats {
     /// Block bytes of the documents and postings.
     pub docs_bytes: u64,
     pub postings_bytes: u64,
-    /// Bytes of every shard file (the permuted tables, redb overhead included).
+    /// Bytes allocated on disk to every shard file (the permuted tables, redb overhead
+    /// included; redb extends files sparsely, so this is less than their length).
     pub table_file_bytes: u64,
     /// Bytes of every docs file.
     pub docs_file_bytes: u64,
@@ -77,10 +78,7 @@ impl Stats {
             let dir = crate::catalog::Catalog::run_dir(snapshot.dir(), run.id);
             for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
                 let entry = entry.map_err(|e| Error::io(&dir, e))?;
-                let len = entry
-                    .metadata()
-                    .map_err(|e| Error::io(entry.path(), e))?
-                    .len();
+                let len = allocated(&entry.metadata().map_err(|e| Error::io(entry.path(), e))?);
                 if entry.file_name().to_string_lossy().starts_with("shard-") {
                     table_file_bytes += len;
                 } else {
@@ -122,6 +120,13 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
+/// Bytes a file occupies on disk. redb extends its files sparsely ahead of use, so the
+/// apparent length overstates the cost.
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.blocks() * 512
+}
+
 fn dir_bytes(dir: &Path) -> Result<u64> {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
@@ -130,7 +135,7 @@ fn dir_bytes(dir: &Path) -> Result<u64> {
         total += if meta.is_dir() {
             dir_bytes(&entry.path())?
         } else {
-            meta.len()
+            allocated(&meta)
         };
     }
     Ok(total)

@@ -239,7 +239,7 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)
             DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
         })
         .collect();
-    radsort::sort_by_key(&mut postings, |&(fp, _)| fp);
+    crate::sort::sort_by_u64_key(&mut postings, |&(fp, _)| fp);
     let mut start = 0;
     while start < postings.len() {
         let fp = postings[start].0;

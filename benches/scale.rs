@@ -1,0 +1,148 @@
+//! Large-scale figures (harness = false): bulk insert, a daily batch into a big store, single
+//! query latency and parallel query throughput, bytes on disk.
+//!
+//! usage: cargo bench --bench scale -- N [--dir DIR] [--data FILE.u64] [--daily 1000000]
+//!   N       fingerprints to bulk-load (e.g. 10000000)
+//!   --data  raw little-endian u64 fingerprints (as ../shared/bench/peers.py writes); else
+//!           N random ones (splitmix64, seed 42)
+//! Prints one JSON object per figure.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use simhashdb::{Batch, Settings, Snapshot, Stats, Store};
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .map(|i| args[i + 1].clone())
+    };
+    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| format!("bench-data/scale-{n}")));
+    let daily: usize = flag("--daily")
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut rng = 42u64;
+    let fps: Vec<u64> = match flag("--data") {
+        Some(path) => std::fs::read(&path)
+            .expect("data file")
+            .chunks_exact(8)
+            .take(n)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        None => (0..n).map(|_| splitmix(&mut rng)).collect(),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Bulk insert, library end to end from an in-memory batch.
+    let mut batch = Batch::new();
+    for (i, &fp) in fps.iter().enumerate() {
+        batch.push(&format!("doc-{i:010}"), fp).unwrap();
+    }
+    let t = Instant::now();
+    let mut store = Store::create(&dir, Settings::default()).unwrap();
+    let s = store.insert(&batch, Some("bulk")).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{}}}",
+        n as f64 / secs,
+        s.inserted
+    );
+    drop(batch);
+
+    // A daily batch of fresh documents into the store.
+    let mut day = Batch::new();
+    for i in 0..daily {
+        day.push(&format!("day-{i:010}"), splitmix(&mut rng))
+            .unwrap();
+    }
+    let t = Instant::now();
+    let s = store.insert(&day, Some("daily")).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!("{{\"figure\":\"daily_batch\",\"store\":{n},\"batch\":{daily},\"seconds\":{secs:.3},\"inserted\":{}}}", s.inserted);
+    drop(day);
+    drop(store);
+
+    // Queries: half near stored fingerprints (1..3 bits flipped), half random.
+    let snapshot = Snapshot::open(&dir).unwrap();
+    let queries: Vec<u64> = (0..10_000)
+        .map(|i| {
+            if i % 2 == 0 {
+                let base = fps[(splitmix(&mut rng) % n as u64) as usize];
+                (0..1 + splitmix(&mut rng) % 3)
+                    .fold(base, |q, _| q ^ (1 << (splitmix(&mut rng) % 64)))
+            } else {
+                splitmix(&mut rng)
+            }
+        })
+        .collect();
+    // Warm the file handles and caches once, then time single queries.
+    let warm_matches: usize = queries
+        .iter()
+        .map(|&q| snapshot.query(q, 3).unwrap().len())
+        .sum();
+    let mut lat: Vec<f64> = queries
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            std::hint::black_box(snapshot.query(q, 3).unwrap());
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "{{\"figure\":\"single_query_warm\",\"store\":{},\"queries\":{},\"p50_us\":{:.1},\"p99_us\":{:.1},\"matches\":{warm_matches}}}",
+        n + daily,
+        queries.len(),
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99)
+    );
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let m: usize = snapshot
+            .query_many(&queries, 3)
+            .unwrap()
+            .iter()
+            .map(Vec::len)
+            .sum();
+        assert_eq!(m, warm_matches);
+        rounds.push(queries.len() as f64 / t.elapsed().as_secs_f64());
+    }
+    rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "{{\"figure\":\"batch_queries\",\"store\":{},\"threads\":{},\"queries_per_s_median\":{:.0}}}",
+        n + daily,
+        rayon::current_num_threads(),
+        rounds[2]
+    );
+    let stats = Stats::of(&snapshot).unwrap();
+    println!(
+        "{{\"figure\":\"bytes\",\"fingerprints\":{},\"disk_bytes_per_fingerprint_per_table\":{:.3},\"block_bytes_per_fingerprint_t000\":{:.3},\"total_bytes\":{},\"disk_bytes_per_document\":{:.1}}}",
+        stats.fingerprints,
+        stats.disk_bytes_per_fingerprint_per_table,
+        stats.per_table[0].block_bytes_per_fingerprint,
+        stats.total_bytes,
+        stats.disk_bytes_per_document
+    );
+}
