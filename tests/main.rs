@@ -1,6 +1,7 @@
 //! Integration tests: one binary (autotests = false), a module per subject.
 
 mod cli;
+mod compat;
 mod crash;
 mod engine;
 mod util;
