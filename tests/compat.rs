@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use simhashdb::catalog::FORMAT_VERSION;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
-use crate::util::brute_force;
+use crate::util::{brute_force, query_tuples};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -93,12 +93,7 @@ fn every_format_version_opens_with_its_contents() {
         );
         for (id, &fp) in &model {
             assert_eq!(snapshot.get(id).unwrap(), Some(fp), "v{version} {id}");
-            let got: Vec<(u32, u64, String)> = snapshot
-                .query(fp, 3)
-                .unwrap()
-                .into_iter()
-                .map(|m| (m.distance, m.fingerprint, m.id))
-                .collect();
+            let got = query_tuples(&snapshot, fp, 3);
             assert_eq!(
                 got,
                 brute_force(&model, fp, 3),

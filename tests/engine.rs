@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
-use crate::util::brute_force;
+use crate::util::{brute_force, query_tuples};
 
 /// Fingerprints that exercise the edges: 0, u64::MAX, and near-duplicates of a few bases.
 fn fingerprint() -> impl Strategy<Value = u64> {
@@ -61,12 +61,7 @@ fn batches() -> impl Strategy<Value = Vec<Vec<(u8, u64)>>> {
 fn check_all(snapshot: &Snapshot, model: &BTreeMap<String, u64>, queries: &[u64], k: u32) {
     for &q in queries {
         for d in 0..=k {
-            let got: Vec<(u32, u64, String)> = snapshot
-                .query(q, d)
-                .unwrap()
-                .into_iter()
-                .map(|m| (m.distance, m.fingerprint, m.id))
-                .collect();
+            let got = query_tuples(snapshot, q, d);
             assert_eq!(
                 got,
                 brute_force(model, q, d),

@@ -17,6 +17,16 @@ pub fn brute_force(model: &BTreeMap<String, u64>, q: u64, d: u32) -> Vec<(u32, u
     out
 }
 
+/// A snapshot's answer in the shape of [`brute_force`]'s.
+pub fn query_tuples(snapshot: &simhashdb::Snapshot, q: u64, d: u32) -> Vec<(u32, u64, String)> {
+    snapshot
+        .query(q, d)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.distance, m.fingerprint, m.id))
+        .collect()
+}
+
 /// Runs the simhashdb binary with `args` and `stdin`.
 pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
