@@ -421,6 +421,12 @@ impl ShardFile {
     }
 }
 
+/// `(key, id)` of an entry block's redb key (see [`block_key`]).
+fn split_block_key(key: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, id) = key.split_at_checked(8)?;
+    Some((u64::from_be_bytes(head.try_into().ok()?), id))
+}
+
 /// One open docs file of a run.
 pub struct DocsFile {
     path: PathBuf,
@@ -496,7 +502,14 @@ impl DocsFile {
                 .map_err(|e| Error::redb(&self.path, e))?;
             let Some(item) = range.next() else { break };
             let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = last.value().to_vec();
+            let last = split_block_key(last.value())
+                .map(|(h, id)| (h, id.to_vec()))
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "{}: docs block key is shorter than 8 bytes",
+                        self.path.display()
+                    ))
+                })?;
             block_entries.clear();
             entries::decode::<DocState>(block.value(), |h, id, state| {
                 block_entries.push((h, id.to_string(), state));
@@ -505,7 +518,7 @@ impl DocsFile {
             .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
             while i < documents.len() {
                 let (hash, id) = documents[i];
-                if block_key(hash, id.as_bytes()) > last {
+                if (hash, id.as_bytes()) > (last.0, last.1.as_slice()) {
                     break;
                 }
                 if states[i].is_none() {
