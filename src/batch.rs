@@ -1,6 +1,8 @@
 //! A batch of documents to insert: ids and fingerprints, stored by column so 1e8 of them fit
 //! in a few GiB.
 
+use rayon::prelude::*;
+
 use crate::block::docs::id_hash;
 use crate::error::{Error, Result};
 
@@ -65,10 +67,11 @@ impl Batch {
     /// `(id_hash(id), id)`: the order documents are stored in.
     pub(crate) fn sorted_unique(&self) -> Vec<(u64, u32)> {
         let mut order: Vec<(u64, u32)> = (0..self.len())
+            .into_par_iter()
             .map(|i| (id_hash(self.id(i).as_bytes()), i as u32))
             .collect();
-        // Stable radix sort by hash keeps equal ids in push order.
-        crate::sort::sort_by_u64_key(&mut order, |&(hash, _)| hash);
+        // Sorting (hash, index) pairs keeps equal ids in push order.
+        order.par_sort_unstable();
         let mut start = 0;
         while start < order.len() {
             let end = start + order[start..].partition_point(|&(h, _)| h == order[start].0);

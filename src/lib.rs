@@ -53,7 +53,6 @@ pub mod permutation;
 pub mod run;
 pub mod settings;
 pub mod snapshot;
-pub mod sort;
 pub mod stats;
 pub mod store;
 

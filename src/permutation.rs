@@ -18,6 +18,8 @@ use crate::settings::Settings;
 pub struct Table {
     /// (source shift, width mask, destination shift) per block, in source block order.
     moves: Vec<(u32, u64, u32)>,
+    /// The leading set, ascending: the blocks the key starts with, in key order.
+    leading: Vec<u32>,
     /// Bit i set iff block i is in the leading set.
     leading_set: u64,
     /// The highest block number in the leading set.
@@ -97,6 +99,7 @@ impl Permutations {
                 }
                 Table {
                     moves,
+                    leading: leading.clone(),
                     leading_set: leading.iter().fold(0, |s, &b| s | (1 << b)),
                     last_leading_block: *leading.last().expect("m - K >= 1"),
                     prefix_bits: leading.iter().map(|&b| widths[b as usize]).sum(),
@@ -114,6 +117,27 @@ impl Permutations {
     /// All tables, in order.
     pub fn tables(&self) -> &[Table] {
         &self.tables
+    }
+
+    /// For table `t > 0`, the earlier table whose keys share the most leading bits with
+    /// `t`'s, and that number of bits: `t`'s keys in `parent`'s order are already sorted by
+    /// those bits, so sorting them needs only a sort within each group of equal leading bits.
+    /// Table 0 (the identity) is every table's fallback parent, with 0 shared bits.
+    pub fn sort_parent(&self, t: usize) -> (usize, u32) {
+        let child = &self.tables[t];
+        (0..t)
+            .map(|p| {
+                let shared = child
+                    .leading
+                    .iter()
+                    .zip(&self.tables[p].leading)
+                    .take_while(|(a, b)| a == b)
+                    .map(|(&b, _)| self.blocks[b as usize].1.count_ones())
+                    .sum::<u32>();
+                (p, shared)
+            })
+            .max_by_key(|&(p, shared)| (shared, std::cmp::Reverse(p)))
+            .unwrap_or((0, 0))
     }
 
     /// The shard a permuted key belongs to: its leading `log2(shards)` bits.
@@ -212,6 +236,20 @@ mod tests {
         let mut sorted = c.clone();
         sorted.sort();
         assert_eq!(sorted, c);
+    }
+
+    #[test]
+    fn sort_parents_share_leading_blocks() {
+        let p = perms(6, 3);
+        // (0,1,3) derives from (0,1,2) = table 0, sharing blocks 0 and 1 (11 bits each).
+        assert_eq!(p.sort_parent(1), (0, 22));
+        // (1,2,3) shares no leading block with an earlier table.
+        let t = p
+            .tables()
+            .iter()
+            .position(|t| t.leading == [1, 2, 3])
+            .unwrap();
+        assert_eq!(p.sort_parent(t).1, 0);
     }
 
     proptest! {

@@ -11,7 +11,8 @@
 //! file a reader has opened stays readable even after a compaction deletes it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use redb::{
@@ -163,6 +164,10 @@ struct ShardWriter {
 
 /// Writes every permuted table into the shard files; returns (shard files, files present,
 /// bytes per table).
+///
+/// Each table's keys are sorted from its sort parent's sorted keys ([`Permutations::sort_parent`]):
+/// a tree rooted at table 0, whose keys are the (sorted) fingerprints. Children run as parallel
+/// tasks holding their parent's keys until they have derived their own.
 fn write_tables(
     run_dir: &Path,
     perms: &Permutations,
@@ -170,20 +175,32 @@ fn write_tables(
     fingerprints: &[u64],
 ) -> Result<(u16, Vec<u16>, Vec<u64>)> {
     let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
-    let shards_per_file = shards / files;
-    let writers: Vec<Mutex<ShardWriter>> = (0..files)
-        .map(|s| {
-            Mutex::new(ShardWriter {
-                path: shard_file(run_dir, s),
-                open: None,
+    let tables = perms.tables().len();
+    let mut children = vec![Vec::new(); tables];
+    for t in 1..tables {
+        children[perms.sort_parent(t).0].push(t);
+    }
+    let job = TablesJob {
+        perms,
+        children,
+        shards_per_file: shards / files,
+        writers: (0..files)
+            .map(|s| {
+                Mutex::new(ShardWriter {
+                    path: shard_file(run_dir, s),
+                    open: None,
+                })
             })
-        })
-        .collect();
-    let table_bytes: Vec<u64> = (0..perms.tables().len())
-        .into_par_iter()
-        .map(|t| write_table(t, perms, fingerprints, shards_per_file, &writers))
-        .collect::<Result<_>>()?;
-    let present: Vec<u16> = writers
+            .collect(),
+        bytes: (0..tables).map(|_| AtomicU64::new(0)).collect(),
+        failure: Mutex::new(None),
+    };
+    rayon::scope(|scope| job.table(scope, 0, Arc::new(fingerprints.to_vec())));
+    if let Some(e) = job.failure.into_inner().expect("no writer panicked") {
+        return Err(e);
+    }
+    let present: Vec<u16> = job
+        .writers
         .into_par_iter()
         .enumerate()
         .filter_map(|(s, w)| {
@@ -197,58 +214,114 @@ fn write_tables(
             })
         })
         .collect::<Result<_>>()?;
-    Ok((files as u16, present, table_bytes))
+    let bytes = job
+        .bytes
+        .iter()
+        .map(|b| b.load(Ordering::Relaxed))
+        .collect();
+    Ok((files as u16, present, bytes))
 }
 
-/// Sorts the permuted keys of table `t` and appends each shard's slice to its file; returns the
-/// bytes written.
-fn write_table(
-    t: usize,
-    perms: &Permutations,
-    fingerprints: &[u64],
+/// The shared state of the tasks that write a run's tables.
+struct TablesJob<'a> {
+    perms: &'a Permutations,
+    /// The tables sorted from each table's keys.
+    children: Vec<Vec<usize>>,
     shards_per_file: usize,
-    writers: &[Mutex<ShardWriter>],
-) -> Result<u64> {
-    let table = &perms.tables()[t];
-    let mut keys: Vec<u64> = if t == 0 {
-        fingerprints.to_vec() // table 0 is the identity: already sorted
-    } else {
-        let mut keys: Vec<u64> = fingerprints.iter().map(|&fp| table.permute(fp)).collect();
-        crate::sort::sort_u64(&mut keys);
-        keys
-    };
-    keys.dedup(); // no-op for distinct fingerprints; keeps the encoder's invariant obvious
-    let mut bytes = 0u64;
-    let mut start = 0;
-    while start < keys.len() {
-        let file = perms.shard_of(keys[start]) / shards_per_file;
-        let end =
-            start + keys[start..].partition_point(|&k| perms.shard_of(k) / shards_per_file == file);
-        let mut writer = writers[file].lock().expect("no writer panicked");
-        let ShardWriter { path, open } = &mut *writer;
-        if open.is_none() {
-            let db = create_db(path)?;
-            let txn = db.begin_write().map_err(|e| Error::redb(&*path, e))?;
-            *open = Some((db, txn));
+    writers: Vec<Mutex<ShardWriter>>,
+    bytes: Vec<AtomicU64>,
+    /// The first error any task met; the others stop at their next step.
+    failure: Mutex<Option<Error>>,
+}
+
+impl<'a> TablesJob<'a> {
+    /// Writes table `t` from its sorted `keys`, after spawning the tasks of its children.
+    fn table<'s>(&'s self, scope: &rayon::Scope<'s>, t: usize, keys: Arc<Vec<u64>>) {
+        if self.failed() {
+            return;
         }
-        let (_, txn) = open.as_ref().expect("opened above");
-        let redb_err = |e: redb::Error| Error::redb(&*path, e);
-        let mut redb_table = txn
-            .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
-            .map_err(|e| redb_err(e.into()))?;
-        let mut cursor = redb_table
-            .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-            .map_err(|e| redb_err(e.into()))?;
-        keys::encode(&keys[start..end], |last, block| {
-            bytes += block.len() as u64;
-            cursor
-                .insert_before(last, block)
-                .map_err(|e| redb_err(e.into()))
-        })?;
-        cursor.close().map_err(|e| redb_err(e.into()))?;
-        start = end;
+        for &child in &self.children[t] {
+            let parent_keys = Arc::clone(&keys);
+            scope.spawn(move |scope| {
+                let own = self.derive_keys(child, t, &parent_keys);
+                drop(parent_keys);
+                self.table(scope, child, Arc::new(own));
+            });
+        }
+        if let Err(e) = self.write_keys(t, &keys) {
+            self.failure
+                .lock()
+                .expect("no writer panicked")
+                .get_or_insert(e);
+        }
     }
-    Ok(bytes)
+
+    fn failed(&self) -> bool {
+        self.failure.lock().expect("no writer panicked").is_some()
+    }
+
+    /// Table `t`'s keys, ascending, from its parent's ascending keys: in the parent's order
+    /// they are already grouped by the leading bits both share; sort within each group.
+    fn derive_keys(&self, t: usize, parent: usize, parent_keys: &[u64]) -> Vec<u64> {
+        let (table, from) = (&self.perms.tables()[t], &self.perms.tables()[parent]);
+        let mut keys: Vec<u64> = parent_keys
+            .iter()
+            .map(|&k| table.permute(from.unpermute(k)))
+            .collect();
+        let shared_bits = self.perms.sort_parent(t).1;
+        if shared_bits == 0 {
+            keys.sort_unstable();
+        } else {
+            let shift = 64 - shared_bits;
+            let mut start = 0;
+            while start < keys.len() {
+                let group = keys[start] >> shift;
+                let mut end = start + 1;
+                while end < keys.len() && keys[end] >> shift == group {
+                    end += 1;
+                }
+                keys[start..end].sort_unstable();
+                start = end;
+            }
+        }
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        keys
+    }
+
+    /// Appends each shard's slice of table `t`'s ascending keys to its shard file.
+    fn write_keys(&self, t: usize, keys: &[u64]) -> Result<()> {
+        let mut start = 0;
+        while start < keys.len() {
+            let file = self.perms.shard_of(keys[start]) / self.shards_per_file;
+            let end = start
+                + keys[start..]
+                    .partition_point(|&k| self.perms.shard_of(k) / self.shards_per_file == file);
+            let mut writer = self.writers[file].lock().expect("no writer panicked");
+            let ShardWriter { path, open } = &mut *writer;
+            if open.is_none() {
+                let db = create_db(path)?;
+                let txn = db.begin_write().map_err(|e| Error::redb(&*path, e))?;
+                *open = Some((db, txn));
+            }
+            let (_, txn) = open.as_ref().expect("opened above");
+            let redb_err = |e: redb::Error| Error::redb(&*path, e);
+            let mut redb_table = txn
+                .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
+                .map_err(|e| redb_err(e.into()))?;
+            let mut cursor = redb_table
+                .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
+                .map_err(|e| redb_err(e.into()))?;
+            keys::encode(&keys[start..end], |last, block| {
+                self.bytes[t].fetch_add(block.len() as u64, Ordering::Relaxed);
+                cursor
+                    .insert_before(last, block)
+                    .map_err(|e| redb_err(e.into()))
+            })?;
+            cursor.close().map_err(|e| redb_err(e.into()))?;
+            start = end;
+        }
+        Ok(())
+    }
 }
 
 /// Read access to one committed run; files open on first use.

@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rayon::prelude::*;
+
 use crate::batch::Batch;
 use crate::block::docs::DocState;
 use crate::catalog::{sync_dir, BatchMeta, Catalog};
@@ -155,7 +157,7 @@ impl Store {
 
         // What the live runs say of each id, newest run first.
         let keys: Vec<(u64, &str)> = order
-            .iter()
+            .par_iter()
             .map(|&(hash, i)| (hash, batch.id(i as usize)))
             .collect();
         let mut states: Vec<Option<DocState>> = vec![None; keys.len()];
@@ -165,7 +167,7 @@ impl Store {
 
         let batch_id = self.catalog.next_batch;
         let mut documents: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
-        for (&(hash, i), state) in order.iter().zip(&states) {
+        for ((&(hash, id), &(_, i)), state) in keys.iter().zip(&order).zip(&states) {
             let fingerprint = batch.fingerprint(i as usize);
             match state {
                 Some(DocState::Live {
@@ -179,7 +181,7 @@ impl Store {
             }
             documents.push((
                 hash,
-                batch.id(i as usize),
+                id,
                 DocState::Live {
                     fingerprint,
                     batch: batch_id,
@@ -239,14 +241,7 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)
             DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
         })
         .collect();
-    crate::sort::sort_by_u64_key(&mut postings, |&(fp, _)| fp);
-    let mut start = 0;
-    while start < postings.len() {
-        let fp = postings[start].0;
-        let end = start + postings[start..].partition_point(|&(f, _)| f == fp);
-        postings[start..end].sort_unstable();
-        start = end;
-    }
+    postings.par_sort_unstable();
     postings
 }
 
