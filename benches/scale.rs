@@ -24,6 +24,37 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Bulk-loads `fps` into a new store at `dir`, then inserts `daily` fresh fingerprints.
+fn build(dir: &std::path::Path, fps: &[u64], daily: usize, rng: &mut u64) {
+    let n = fps.len();
+    // Bulk insert, library end to end from an in-memory batch.
+    let mut batch = Batch::new();
+    for (i, &fp) in fps.iter().enumerate() {
+        batch.push(&format!("doc-{i:010}"), fp).unwrap();
+    }
+    let t = Instant::now();
+    let mut store = Store::create(&dir, Settings::default()).unwrap();
+    let s = store.insert(&batch, Some("bulk")).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{}}}",
+        n as f64 / secs,
+        s.inserted
+    );
+    drop(batch);
+
+    // A daily batch of fresh documents into the store.
+    let mut day = Batch::new();
+    for i in 0..daily {
+        day.push(&format!("day-{i:010}"), splitmix(rng)).unwrap();
+    }
+    let t = Instant::now();
+    let s = store.insert(&day, Some("daily")).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!("{{\"figure\":\"daily_batch\",\"store\":{n},\"batch\":{daily},\"seconds\":{secs:.3},\"inserted\":{}}}", s.inserted);
+    drop(day);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -52,39 +83,19 @@ fn main() {
             .collect(),
         None => (0..n).map(|_| splitmix(&mut rng)).collect(),
     };
-    let _ = std::fs::remove_dir_all(&dir);
-
-    // Bulk insert, library end to end from an in-memory batch.
-    let mut batch = Batch::new();
-    for (i, &fp) in fps.iter().enumerate() {
-        batch.push(&format!("doc-{i:010}"), fp).unwrap();
+    let reuse = args.iter().any(|a| a == "--reuse") && dir.join("CATALOG").exists();
+    let cache: usize = flag("--cache")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(simhashdb::DEFAULT_CACHE_BYTES);
+    if !reuse {
+        let _ = std::fs::remove_dir_all(&dir);
+        build(&dir, &fps, daily, &mut rng);
     }
-    let t = Instant::now();
-    let mut store = Store::create(&dir, Settings::default()).unwrap();
-    let s = store.insert(&batch, Some("bulk")).unwrap();
-    let secs = t.elapsed().as_secs_f64();
-    println!(
-        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{}}}",
-        n as f64 / secs,
-        s.inserted
-    );
-    drop(batch);
-
-    // A daily batch of fresh documents into the store.
-    let mut day = Batch::new();
-    for i in 0..daily {
-        day.push(&format!("day-{i:010}"), splitmix(&mut rng))
-            .unwrap();
-    }
-    let t = Instant::now();
-    let s = store.insert(&day, Some("daily")).unwrap();
-    let secs = t.elapsed().as_secs_f64();
-    println!("{{\"figure\":\"daily_batch\",\"store\":{n},\"batch\":{daily},\"seconds\":{secs:.3},\"inserted\":{}}}", s.inserted);
-    drop(day);
-    drop(store);
 
     // Queries: half near stored fingerprints (1..3 bits flipped), half random.
-    let snapshot = Snapshot::open(&dir).unwrap();
+    let mut rng = 7u64; // queries do not depend on whether the store was built or reused
+    let snapshot = Snapshot::open_with_cache(&dir, cache).unwrap();
+
     let queries: Vec<u64> = (0..10_000)
         .map(|i| {
             if i % 2 == 0 {

@@ -60,6 +60,6 @@ pub use batch::Batch;
 pub use error::{Error, Result};
 pub use input::{format_fingerprint, parse_fingerprint, InputFormat};
 pub use settings::Settings;
-pub use snapshot::{Match, Snapshot};
+pub use snapshot::{Match, Snapshot, DEFAULT_CACHE_BYTES};
 pub use stats::Stats;
 pub use store::{InsertSummary, Store};
