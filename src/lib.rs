@@ -43,6 +43,7 @@
 //! - Each batch adds a run; queries probe every run, so many runs slow queries down until
 //!   they are compacted.
 
+pub mod audit;
 pub mod batch;
 pub mod block;
 pub mod catalog;

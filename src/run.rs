@@ -534,6 +534,40 @@ impl DocsFile {
         Ok(())
     }
 
+    /// Calls `f` on every document entry of this run, ordered by `(id_hash, id)`.
+    pub fn for_each_document(&self, mut f: impl FnMut(u64, &str, DocState)) -> Result<()> {
+        let range = self
+            .docs
+            .range::<&[u8]>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            entries::decode::<DocState>(block.value(), |hash, id, state| {
+                f(hash, id, state);
+                true
+            })
+            .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on the fingerprint of every posting of this run, in order.
+    pub fn for_each_posting(&self, mut f: impl FnMut(u64)) -> Result<()> {
+        let range = self
+            .postings
+            .range::<&[u8]>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            entries::decode::<Posting>(block.value(), |fp, _, _| {
+                f(fp);
+                true
+            })
+            .map_err(|e| e.at(format!("{} table postings", self.path.display())))?;
+        }
+        Ok(())
+    }
+
     /// What this run says of `id`, if anything.
     pub fn state_of(&self, id: &str) -> Result<Option<DocState>> {
         let hash = id_hash(id.as_bytes());

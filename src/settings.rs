@@ -16,7 +16,7 @@ pub const MIN_PREFIX_BITS: u32 = 8;
 /// 1. `1 <= distance < blocks <= 64`;
 /// 2. every table's leading `blocks - distance` blocks span at least [`MIN_PREFIX_BITS`] bits;
 /// 3. `shards` is a power of two, `1 <= shards <= 256`, and `log2(shards)` is at most that span.
-#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct Settings {
     /// m: the number of blocks a fingerprint is split into.
     pub blocks: u8,

@@ -161,7 +161,7 @@ impl Snapshot {
             .collect()
     }
 
-    fn check_distance(&self, distance: u32) -> Result<()> {
+    pub(crate) fn check_distance(&self, distance: u32) -> Result<()> {
         let max = u32::from(self.catalog.settings.distance);
         if distance > max {
             return Err(Error::DistanceTooLarge {
@@ -188,6 +188,47 @@ impl Snapshot {
                 }
                 f(&id);
             }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(id, fingerprint)` on every live document, run by run.
+    pub fn for_each_live_document(&self, mut f: impl FnMut(&str, u64)) -> Result<()> {
+        const CHUNK: usize = 1 << 16;
+        for (r, run) in self.runs.iter().enumerate() {
+            let newer = &self.runs[r + 1..];
+            let mut chunk: Vec<(u64, String, u64)> = Vec::with_capacity(CHUNK);
+            let mut flush = |chunk: &mut Vec<(u64, String, u64)>| -> Result<()> {
+                let keys: Vec<(u64, &str)> =
+                    chunk.iter().map(|(h, id, _)| (*h, id.as_str())).collect();
+                let mut states = vec![None; keys.len()];
+                for run in newer {
+                    run.docs()?.states_sorted(&keys, &mut states)?;
+                }
+                for ((_, id, fp), state) in chunk.iter().zip(states) {
+                    if state.is_none() {
+                        f(id, *fp);
+                    }
+                }
+                chunk.clear();
+                Ok(())
+            };
+            let mut failure = None;
+            run.docs()?.for_each_document(|hash, id, state| {
+                if failure.is_some() {
+                    return;
+                }
+                if let DocState::Live { fingerprint, .. } = state {
+                    chunk.push((hash, id.to_string(), fingerprint));
+                    if chunk.len() == CHUNK {
+                        failure = flush(&mut chunk).err();
+                    }
+                }
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            flush(&mut chunk)?;
         }
         Ok(())
     }

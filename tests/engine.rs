@@ -8,7 +8,7 @@ use simhashdb::{Batch, Settings, Snapshot, Store};
 use crate::util::{brute_force, query_tuples};
 
 /// Fingerprints that exercise the edges: 0, u64::MAX, and near-duplicates of a few bases.
-fn fingerprint() -> impl Strategy<Value = u64> {
+pub fn fingerprint() -> impl Strategy<Value = u64> {
     prop_oneof![
         1 => Just(0u64),
         1 => Just(u64::MAX),
@@ -20,7 +20,7 @@ fn fingerprint() -> impl Strategy<Value = u64> {
     ]
 }
 
-fn settings() -> impl Strategy<Value = Settings> {
+pub fn settings() -> impl Strategy<Value = Settings> {
     prop_oneof![
         Just(Settings {
             blocks: 6,
@@ -51,7 +51,7 @@ fn settings() -> impl Strategy<Value = Settings> {
 }
 
 /// A batch: (id number from a small pool so ids repeat across batches, fingerprint).
-fn batches() -> impl Strategy<Value = Vec<Vec<(u8, u64)>>> {
+pub fn batches() -> impl Strategy<Value = Vec<Vec<(u8, u64)>>> {
     proptest::collection::vec(
         proptest::collection::vec((0u8..40, fingerprint()), 0..30),
         1..5,

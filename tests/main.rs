@@ -1,5 +1,6 @@
 //! Integration tests: one binary (autotests = false), a module per subject.
 
+mod audit;
 mod cli;
 mod compat;
 mod crash;

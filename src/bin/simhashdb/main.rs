@@ -3,9 +3,12 @@
 //! Results go to stdout, errors and progress to stderr. Exit codes: 0 success, 1 error,
 //! 2 bad usage (from clap). A closed stdout (e.g. `| head`) ends the command quietly with 0.
 
+mod audit;
+mod find_all;
 mod init;
 mod insert;
 mod output;
+mod progress;
 mod query;
 mod stats;
 
@@ -28,6 +31,8 @@ enum Command {
     Insert(insert::Args),
     Query(query::Args),
     Stats(stats::Args),
+    Audit(audit::Args),
+    FindAll(find_all::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,8 @@ fn main() -> ExitCode {
         Command::Insert(args) => insert::run(args),
         Command::Query(args) => query::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Audit(args) => audit::run(args),
+        Command::FindAll(args) => find_all::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

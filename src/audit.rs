@@ -1,0 +1,330 @@
+//! Audit: every pair of stored documents within D bits, and the clusters they form.
+//!
+//! The permuted tables are already sorted, so the audit streams them: for each needed table
+//! and each of 256 key ranges (the keys' leading byte; every table's prefix is at least 8 bits,
+//! so a range never splits a prefix group), it merges the runs' keys, and compares the keys
+//! within each group sharing the table's leading blocks. A pair is kept only by the first table
+//! whose leading blocks both share ([`Permutations::reports`]), so every pair comes out once
+//! with no global set. Permuting bits keeps Hamming distances, so keys compare as they are.
+//!
+//! Memory: one range's keys per thread, the fingerprint pairs found, and for documents the
+//! fingerprints of every posting (to find fingerprints stored under several ids).
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::permutation::Permutations;
+use crate::settings::Settings;
+use crate::snapshot::Snapshot;
+
+/// Two distinct fingerprints within the audit's distance; `a < b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FingerprintPair {
+    pub a: u64,
+    pub b: u64,
+    pub distance: u32,
+}
+
+/// Two stored documents within the audit's distance; `a < b`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocumentPair {
+    pub a: String,
+    pub b: String,
+    pub distance: u32,
+}
+
+/// Key ranges per table that audit tasks split the work into: one per leading byte.
+const RANGES: usize = 256;
+
+/// Appends to `out` the pairs of `keys` (table `t`'s keys, ascending, distinct) within
+/// `distance` bits that table `t` reports.
+fn close_pairs_in_sorted(
+    perms: &Permutations,
+    t: usize,
+    keys: &[u64],
+    distance: u32,
+    out: &mut Vec<FingerprintPair>,
+) {
+    let table = &perms.tables()[t];
+    let shift = 64 - table.prefix_bits();
+    let mut start = 0;
+    while start < keys.len() {
+        let group = keys[start] >> shift;
+        let mut end = start + 1;
+        while end < keys.len() && keys[end] >> shift == group {
+            end += 1;
+        }
+        for i in start..end {
+            for j in i + 1..end {
+                let d = (keys[i] ^ keys[j]).count_ones();
+                if d <= distance {
+                    let (x, y) = (table.unpermute(keys[i]), table.unpermute(keys[j]));
+                    if perms.reports(t, x, y) {
+                        out.push(FingerprintPair {
+                            a: x.min(y),
+                            b: x.max(y),
+                            distance: d,
+                        });
+                    }
+                }
+            }
+        }
+        start = end;
+    }
+}
+
+/// Every pair of distinct fingerprints in `fingerprints` within `settings.distance` bits,
+/// computed in memory with the permuted tables of `settings` (seomoz's `find_all`, without
+/// its collapse of equal values: equal fingerprints are one value here too, as in seomoz).
+/// Sorted by (a, b).
+///
+/// ```
+/// use simhashdb::{audit::find_all, Settings};
+/// let settings = Settings { blocks: 6, distance: 3, shards: 1 };
+/// let pairs = find_all(&[0b1111, 0b0111, 1 << 63], &settings, |_| {});
+/// assert_eq!(pairs.len(), 1);
+/// assert_eq!((pairs[0].a, pairs[0].b, pairs[0].distance), (0b0111, 0b1111, 1));
+/// ```
+pub fn find_all(
+    fingerprints: &[u64],
+    settings: &Settings,
+    progress: impl Fn(u64) + Sync,
+) -> Vec<FingerprintPair> {
+    let perms = Permutations::new(settings);
+    let distance = u32::from(settings.distance);
+    let mut pairs: Vec<FingerprintPair> = (0..perms.tables().len())
+        .into_par_iter()
+        .flat_map_iter(|t| {
+            let table = &perms.tables()[t];
+            let mut keys: Vec<u64> = fingerprints.iter().map(|&f| table.permute(f)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let mut out = Vec::new();
+            close_pairs_in_sorted(&perms, t, &keys, distance, &mut out);
+            progress(1);
+            out
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    pairs
+}
+
+impl Snapshot {
+    /// The number of steps [`Snapshot::fingerprint_pairs`] reports to its progress callback.
+    pub fn audit_steps(&self, distance: u32) -> u64 {
+        let needed = (0..self.permutations().tables().len())
+            .filter(|&t| self.permutations().is_needed(t, distance))
+            .count();
+        (needed * RANGES) as u64
+    }
+
+    /// Every pair of distinct fingerprints in the tables within `distance` bits, sorted by
+    /// (a, b). Fingerprints whose documents were all replaced are included (see
+    /// [`Snapshot::audit`], which drops them). `progress(n)` is called as steps complete.
+    pub fn fingerprint_pairs(
+        &self,
+        distance: u32,
+        progress: impl Fn(u64) + Sync,
+    ) -> Result<Vec<FingerprintPair>> {
+        self.check_distance(distance)?;
+        let perms = self.permutations();
+        let tasks: Vec<(usize, usize)> = (0..perms.tables().len())
+            .filter(|&t| perms.is_needed(t, distance))
+            .flat_map(|t| (0..RANGES).map(move |r| (t, r)))
+            .collect();
+        let parts: Vec<Vec<FingerprintPair>> = tasks
+            .par_iter()
+            .map(|&(t, r)| {
+                let lo = (r as u64) << 56;
+                let hi = lo | (u64::MAX >> 8);
+                let shard = perms.shard_of(lo);
+                let mut keys = Vec::new();
+                for run in self.runs() {
+                    if let Some(file) = run.shard(shard)? {
+                        file.probe(t, lo, hi, |k| keys.push(k))?;
+                    }
+                }
+                if self.runs().len() > 1 {
+                    keys.sort_unstable(); // a fingerprint is in one run's tables only
+                }
+                let mut out = Vec::new();
+                close_pairs_in_sorted(perms, t, &keys, distance, &mut out);
+                progress(1);
+                Ok(out)
+            })
+            .collect::<Result<_>>()?;
+        let mut pairs: Vec<FingerprintPair> = parts.into_iter().flatten().collect();
+        pairs.par_sort_unstable();
+        Ok(pairs)
+    }
+
+    /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
+    /// documents sharing a fingerprint pair with each other at distance 0.
+    pub fn audit(&self, distance: u32, progress: impl Fn(u64) + Sync) -> Result<Vec<DocumentPair>> {
+        let fingerprint_pairs = self.fingerprint_pairs(distance, progress)?;
+        // The fingerprints whose ids are needed: those in a pair, and those with two or more
+        // postings (possibly several live ids).
+        let mut wanted: Vec<u64> = fingerprint_pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+        wanted.extend(self.shared_fingerprints()?);
+        wanted.par_sort_unstable();
+        wanted.dedup();
+        let ids: Vec<Vec<String>> = wanted
+            .par_iter()
+            .map(|&fp| {
+                let mut ids = Vec::new();
+                self.live_ids(fp, |id| ids.push(id.to_string()))?;
+                Ok(ids)
+            })
+            .collect::<Result<_>>()?;
+        let ids_of = |fp: u64| &ids[wanted.binary_search(&fp).expect("wanted holds it")];
+
+        let mut pairs = Vec::new();
+        let mut push = |x: &str, y: &str, distance| {
+            let (a, b) = if x < y { (x, y) } else { (y, x) };
+            pairs.push(DocumentPair {
+                a: a.to_string(),
+                b: b.to_string(),
+                distance,
+            });
+        };
+        for same in &ids {
+            for i in 0..same.len() {
+                for j in i + 1..same.len() {
+                    push(&same[i], &same[j], 0);
+                }
+            }
+        }
+        for p in &fingerprint_pairs {
+            for x in ids_of(p.a) {
+                for y in ids_of(p.b) {
+                    push(x, y, p.distance);
+                }
+            }
+        }
+        pairs.par_sort_unstable();
+        Ok(pairs)
+    }
+
+    /// Fingerprints listed by two or more postings across the live runs, ascending.
+    fn shared_fingerprints(&self) -> Result<Vec<u64>> {
+        let mut all: Vec<u64> = Vec::new();
+        for run in self.runs() {
+            run.docs()?.for_each_posting(|fp| all.push(fp))?;
+        }
+        if self.runs().len() > 1 {
+            all.par_sort_unstable();
+        }
+        let mut shared = Vec::new();
+        for w in all.windows(2) {
+            if w[0] == w[1] && shared.last() != Some(&w[0]) {
+                shared.push(w[0]);
+            }
+        }
+        Ok(shared)
+    }
+}
+
+/// The connected components of the graph the pairs draw, each with at least two members:
+/// members sorted, clusters ordered by their first member.
+pub fn clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut names: Vec<&str> = Vec::new();
+    let mut edges = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        let [a, b] = [p.a.as_str(), p.b.as_str()].map(|id| {
+            *index.entry(id).or_insert_with(|| {
+                names.push(id);
+                names.len() - 1
+            })
+        });
+        edges.push((a, b));
+    }
+    let mut sets = UnionFind::new(names.len());
+    for (a, b) in edges {
+        sets.union(a, b);
+    }
+    let mut members: HashMap<usize, Vec<String>> = HashMap::new();
+    for (i, name) in names.iter().enumerate() {
+        members
+            .entry(sets.find(i))
+            .or_default()
+            .push(name.to_string());
+    }
+    let mut out: Vec<Vec<String>> = members
+        .into_values()
+        .map(|mut m| {
+            m.sort_unstable();
+            m
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Disjoint sets over 0..n with path halving and union by size.
+struct UnionFind {
+    parent: Vec<usize>,
+    size: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n).collect(),
+            size: vec![1; n],
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a] < self.size[b] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b] = a;
+        self.size[a] += self.size[b];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(a: &str, b: &str) -> DocumentPair {
+        DocumentPair {
+            a: a.into(),
+            b: b.into(),
+            distance: 1,
+        }
+    }
+
+    #[test]
+    fn clusters_are_connected_components() {
+        let pairs = [
+            pair("a", "b"),
+            pair("c", "d"),
+            pair("b", "e"),
+            pair("x", "y"),
+        ];
+        assert_eq!(
+            clusters(&pairs),
+            vec![
+                vec!["a".to_string(), "b".into(), "e".into()],
+                vec!["c".into(), "d".into()],
+                vec!["x".into(), "y".into()],
+            ]
+        );
+    }
+}

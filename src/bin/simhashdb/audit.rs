@@ -1,0 +1,128 @@
+//! `simhashdb audit`: every near-duplicate pair and cluster in a store.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use simhashdb::audit::{clusters, DocumentPair};
+use simhashdb::Snapshot;
+
+use crate::{output, progress};
+
+/// List every pair of stored documents within D bits, and their clusters.
+///
+/// Pairs: ID_A<TAB>ID_B<TAB>DISTANCE, each pair once with ID_A < ID_B, sorted; documents that
+/// share a fingerprint pair at distance 0. Clusters (connected components of the pairs):
+/// CLUSTER_ID<TAB>ID, one member per line, clusters numbered from 1 in order of their smallest
+/// id. With neither --pairs nor --clusters, pairs go to stdout. A summary goes to stderr.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Largest distance to report (at most the store's K; default K).
+    #[arg(long, value_name = "D")]
+    distance: Option<u32>,
+    /// Write the pairs to FILE ('-' = stdout).
+    #[arg(long, value_name = "FILE")]
+    pairs: Option<PathBuf>,
+    /// Write the clusters to FILE ('-' = stdout).
+    #[arg(long, value_name = "FILE")]
+    clusters: Option<PathBuf>,
+    /// Also list documents with no near duplicate, each as a cluster of one.
+    #[arg(long)]
+    singletons: bool,
+    /// Write JSON Lines: pairs {"a", "b", "distance"}, clusters {"cluster", "ids"}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let started = Instant::now();
+    let snapshot = Snapshot::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let distance = args
+        .distance
+        .unwrap_or(u32::from(snapshot.settings().distance));
+    let bar = progress::bar(snapshot.audit_steps(distance), "audit");
+    let pairs = snapshot.audit(distance, |n| bar.inc(n))?;
+    bar.finish_and_clear();
+
+    let pairs_to = match (&args.pairs, &args.clusters) {
+        (None, None) => Some(PathBuf::from("-")),
+        (pairs, _) => pairs.clone(),
+    };
+    if let Some(path) = &pairs_to {
+        write_to(path, |out| write_pairs(out, &pairs, args.json))?;
+    }
+    let mut groups = clusters(&pairs);
+    let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+    let clustered = groups.len();
+    if let Some(path) = &args.clusters {
+        if args.singletons {
+            let mut members: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
+            members.sort_unstable();
+            let mut alone = Vec::new();
+            snapshot.for_each_live_document(|id, _| {
+                if members.binary_search(&id).is_err() {
+                    alone.push(vec![id.to_string()]);
+                }
+            })?;
+            groups.extend(alone);
+            groups.sort_unstable();
+        }
+        write_to(path, |out| write_clusters(out, &groups, args.json))?;
+    }
+    eprintln!(
+        "audit: {} documents, distance {distance}: {} pairs, {clustered} clusters, largest {largest}, {:.2} s",
+        snapshot.catalog().documents,
+        pairs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Runs `write` on FILE, or on stdout for '-'.
+fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = output::stdout();
+        write(&mut out)?;
+        out.flush()?;
+    } else {
+        let file =
+            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+        let mut out = BufWriter::new(file);
+        write(&mut out).with_context(|| format!("{}: cannot write", path.display()))?;
+        out.flush()
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
+}
+
+fn write_pairs(out: &mut dyn Write, pairs: &[DocumentPair], json: bool) -> Result<()> {
+    for p in pairs {
+        if json {
+            let value = serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance});
+            writeln!(out, "{value}")?;
+        } else {
+            writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_clusters(out: &mut dyn Write, groups: &[Vec<String>], json: bool) -> Result<()> {
+    for (n, members) in groups.iter().enumerate() {
+        let cluster = n + 1;
+        if json {
+            let value = serde_json::json!({"cluster": cluster, "ids": members});
+            writeln!(out, "{value}")?;
+        } else {
+            for id in members {
+                writeln!(out, "{cluster}\t{id}")?;
+            }
+        }
+    }
+    Ok(())
+}
