@@ -33,7 +33,7 @@ fn build(dir: &std::path::Path, fps: &[u64], daily: usize, rng: &mut u64) {
         batch.push(&format!("doc-{i:010}"), fp).unwrap();
     }
     let t = Instant::now();
-    let mut store = Store::create(&dir, Settings::default()).unwrap();
+    let mut store = Store::create(dir, Settings::default()).unwrap();
     let s = store.insert(&batch, Some("bulk")).unwrap();
     let secs = t.elapsed().as_secs_f64();
     println!(

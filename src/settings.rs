@@ -43,7 +43,7 @@ impl Settings {
     /// Checks the invariants above, naming the setting that breaks one.
     pub fn validate(&self) -> Result<()> {
         let (m, k) = (u32::from(self.blocks), u32::from(self.distance));
-        if m < 2 || m > FINGERPRINT_BITS {
+        if !(2..=FINGERPRINT_BITS).contains(&m) {
             return Err(Error::settings(format!(
                 "--blocks {m} is out of range: it must be between 2 and 64"
             )));

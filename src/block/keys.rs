@@ -40,7 +40,7 @@ fn cut(keys: &[u64], start: usize) -> usize {
     let max_end = keys.len().min(start + usize::from(u16::MAX));
     for i in start..max_end {
         let n = i - start;
-        let cost = if n % RESTART_INTERVAL == 0 {
+        let cost = if n.is_multiple_of(RESTART_INTERVAL) {
             RESTART_BYTES
         } else {
             varint::encoded_len(keys[i] - keys[i - 1])

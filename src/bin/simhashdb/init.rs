@@ -28,7 +28,7 @@ pub fn run(args: Args) -> Result<()> {
         shards: args.shards,
     };
     let tables = settings.table_count();
-    Store::create(&args.store, settings.clone())
+    Store::create(&args.store, settings)
         .with_context(|| format!("{}: cannot create the store", args.store.display()))?;
     eprintln!(
         "created {}: {} blocks, distance {}, {} tables, {} shards",
