@@ -153,3 +153,80 @@ fn stats_reports_counts_and_bytes() {
     let out = simhashdb(&["stats", &store], "");
     assert!(text(&out.stdout).contains("documents\t1000"));
 }
+
+#[test]
+fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
+    let (dir, store) = new_store(&[]);
+    let out = simhashdb(
+        &["insert", &store],
+        "a\t0123456789abcdef\nb\t0123456789abcdee\nc\t0123456789abcdef\nz\tfedcba9876543210\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = simhashdb(&["audit", &store], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\tb\t1\na\tc\t0\nb\tc\t1\n");
+    assert!(text(&out.stderr).contains("4 documents, distance 3: 3 pairs, 1 clusters, largest 3"));
+
+    let clusters = dir.path().join("clusters.tsv");
+    let out = simhashdb(
+        &[
+            "audit",
+            &store,
+            "--distance",
+            "0",
+            "--clusters",
+            path_str(&clusters),
+            "--singletons",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "--clusters alone prints no pairs");
+    assert_eq!(
+        std::fs::read_to_string(&clusters).unwrap(),
+        "1\ta\n1\tc\n2\tb\n3\tz\n"
+    );
+    let out = simhashdb(&["audit", &store, "--json", "--distance", "1"], "");
+    let first = text(&out.stdout).lines().next().unwrap().to_string();
+    assert_eq!(first, r#"{"a":"a","b":"b","distance":1}"#);
+
+    let out = simhashdb(&["audit", &store, "--distance", "4"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("4"), "{}", text(&out.stderr));
+    let out = simhashdb(&["audit", path_str(&dir.path().join("missing"))], "");
+    assert_eq!(out.status.code(), Some(1));
+    let out = simhashdb(
+        &[
+            "audit",
+            &store,
+            "--pairs",
+            path_str(&dir.path().join("no/such/dir/p.tsv")),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot create"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn find_all_lists_fingerprint_pairs_once() {
+    let out = simhashdb(
+        &["find-all"],
+        "0123456789abcdef\n0123456789abcdee\n0123456789abcdef\nfedcba9876543210\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "0123456789abcdee\t0123456789abcdef\t1\n");
+    let out = simhashdb(&["find-all", "--blocks", "4", "--distance", "4"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let out = simhashdb(&["find-all"], "0123\nnot-a-fingerprint\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("<stdin>:2"),
+        "{}",
+        text(&out.stderr)
+    );
+}

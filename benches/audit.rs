@@ -1,0 +1,97 @@
+//! The audit at scale (harness = false), on fingerprints from ../shared/bench/peers.py.
+//!
+//! usage: cargo bench --bench audit -- DATA.u64 [--dir DIR] [--pairs-out FILE] [--reuse]
+//!   DATA.u64   raw little-endian u64 fingerprints (peers.py writes fp_n{N}_p{P}_s{SEED}.u64)
+//!   --pairs-out  writes the fingerprint pairs as little-endian (lo, hi) u64s sorted, the
+//!              layout `peers.py --digest-pairs FILE` digests, to compare with seomoz's find_all
+//!   --reuse    audit the store already in DIR instead of building it
+//! Prints one JSON object per figure: building the store from the hashes, auditing it (opened
+//! fresh, as the CLI does), the build + audit total, and the process's peak RSS.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use simhashdb::{Batch, Settings, Snapshot, Store};
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .map(|i| args[i + 1].clone())
+    };
+    let data = args.first().expect("usage: audit DATA.u64 [--dir DIR]");
+    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| "bench-data/audit".into()));
+    let reuse = args.iter().any(|a| a == "--reuse") && dir.join("CATALOG").exists();
+
+    let mut build_s = 0.0;
+    if !reuse {
+        let t = Instant::now();
+        let bytes = std::fs::read(data).expect("data file");
+        let mut batch = Batch::new();
+        let mut id = String::new();
+        for (i, c) in bytes.chunks_exact(8).enumerate() {
+            use std::fmt::Write;
+            id.clear();
+            write!(id, "{i}").unwrap();
+            batch
+                .push(&id, u64::from_le_bytes(c.try_into().unwrap()))
+                .unwrap();
+        }
+        drop(bytes);
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut store = Store::create(&dir, Settings::default()).unwrap();
+        store.insert(&batch, None).unwrap();
+        build_s = t.elapsed().as_secs_f64();
+        println!(
+            "{{\"figure\":\"build_store\",\"fingerprints\":{},\"seconds\":{build_s:.3}}}",
+            batch.len()
+        );
+    }
+
+    let t = Instant::now();
+    let snapshot = Snapshot::open(&dir).unwrap();
+    let k = u32::from(snapshot.settings().distance);
+    let pairs = snapshot.fingerprint_pairs(k, |_| {}).unwrap();
+    let audit_s = t.elapsed().as_secs_f64();
+    println!(
+        "{{\"figure\":\"audit_fingerprint_pairs\",\"fingerprints\":{},\"distance\":{k},\"pairs\":{},\"seconds\":{audit_s:.3}}}",
+        snapshot.catalog().documents,
+        pairs.len()
+    );
+    let t = Instant::now();
+    let documents = snapshot.audit(k, |_| {}).unwrap();
+    println!(
+        "{{\"figure\":\"audit_document_pairs\",\"pairs\":{},\"seconds\":{:.3}}}",
+        documents.len(),
+        t.elapsed().as_secs_f64()
+    );
+    if !reuse {
+        println!(
+            "{{\"figure\":\"build_plus_audit\",\"seconds\":{:.3}}}",
+            build_s + audit_s
+        );
+    }
+    println!("{{\"figure\":\"peak_rss\",\"mib\":{:.0}}}", peak_rss_mib());
+    if let Some(path) = flag("--pairs-out") {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        for p in &pairs {
+            out.write_all(&p.a.to_le_bytes()).unwrap();
+            out.write_all(&p.b.to_le_bytes()).unwrap();
+        }
+        out.flush().unwrap();
+    }
+}
