@@ -48,6 +48,7 @@ pub mod batch;
 pub mod block;
 pub mod catalog;
 pub mod error;
+pub mod fingerprint;
 pub mod input;
 pub mod lock;
 pub mod permutation;
@@ -56,6 +57,7 @@ pub mod settings;
 pub mod snapshot;
 pub mod stats;
 pub mod store;
+pub mod verify;
 
 pub use batch::Batch;
 pub use error::{Error, Result};

@@ -5,8 +5,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
 use simhashdb::audit::{clusters, DocumentPair};
+use simhashdb::verify::{shingle_set, verify};
 use simhashdb::Snapshot;
 
 use crate::{output, progress};
@@ -33,9 +38,21 @@ pub struct Args {
     /// Also list documents with no near duplicate, each as a cluster of one.
     #[arg(long)]
     singletons: bool,
-    /// Write JSON Lines: pairs {"a", "b", "distance"}, clusters {"cluster", "ids"}.
+    /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster", "ids"}.
     #[arg(long)]
     json: bool,
+    /// Re-read the documents (JSON Lines {"id", "text"}) and keep only pairs whose word
+    /// 3-shingle Jaccard similarity is at least --min-jaccard, printed as a fourth column.
+    #[arg(long, value_name = "CORPUS.jsonl")]
+    verify_text: Option<PathBuf>,
+    /// The least Jaccard similarity a verified pair keeps (with --verify-text).
+    #[arg(
+        long,
+        value_name = "J",
+        default_value_t = 0.8,
+        requires = "verify_text"
+    )]
+    min_jaccard: f64,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -48,6 +65,20 @@ pub fn run(args: Args) -> Result<()> {
     let bar = progress::bar(snapshot.audit_steps(distance), "audit");
     let pairs = snapshot.audit(distance, |n| bar.inc(n))?;
     bar.finish_and_clear();
+    let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
+        None => pairs.into_iter().map(|p| (p, None)).collect(),
+        Some(corpus) => {
+            if !(0.0..=1.0).contains(&args.min_jaccard) {
+                bail!("--min-jaccard {} is not between 0 and 1", args.min_jaccard);
+            }
+            let sets = read_shingle_sets(corpus, &pairs)?;
+            verify(pairs, &sets, args.min_jaccard)
+                .map_err(|e| anyhow!("{}: {e}", corpus.display()))?
+                .into_iter()
+                .map(|(p, j)| (p, Some(j)))
+                .collect()
+        }
+    };
 
     let pairs_to = match (&args.pairs, &args.clusters) {
         (None, None) => Some(PathBuf::from("-")),
@@ -56,7 +87,8 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &pairs_to {
         write_to(path, |out| write_pairs(out, &pairs, args.json))?;
     }
-    let mut groups = clusters(&pairs);
+    let plain: Vec<DocumentPair> = pairs.iter().map(|(p, _)| p.clone()).collect();
+    let mut groups = clusters(&plain);
     let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
     let clustered = groups.len();
     if let Some(path) = &args.clusters {
@@ -100,16 +132,74 @@ fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Re
     Ok(())
 }
 
-fn write_pairs(out: &mut dyn Write, pairs: &[DocumentPair], json: bool) -> Result<()> {
-    for p in pairs {
-        if json {
-            let value = serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance});
-            writeln!(out, "{value}")?;
-        } else {
-            writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
+fn write_pairs(
+    out: &mut dyn Write,
+    pairs: &[(DocumentPair, Option<f64>)],
+    json: bool,
+) -> Result<()> {
+    for (p, jaccard) in pairs {
+        match (json, jaccard) {
+            (true, None) => writeln!(
+                out,
+                "{}",
+                serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance})
+            )?,
+            (true, Some(j)) => writeln!(
+                out,
+                "{}",
+                serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance, "jaccard": j})
+            )?,
+            (false, None) => writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?,
+            (false, Some(j)) => writeln!(out, "{}\t{}\t{}\t{j:.6}", p.a, p.b, p.distance)?,
         }
     }
     Ok(())
+}
+
+/// The shingle sets of the documents of `corpus` that appear in `pairs`.
+fn read_shingle_sets(corpus: &Path, pairs: &[DocumentPair]) -> Result<HashMap<String, Vec<u64>>> {
+    let wanted: HashSet<&str> = pairs
+        .iter()
+        .flat_map(|p| [p.a.as_str(), p.b.as_str()])
+        .collect();
+    let name = corpus.display().to_string();
+    let file = File::open(corpus).with_context(|| format!("{name}: cannot open"))?;
+    let mut texts = Vec::new();
+    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.with_context(|| format!("{name}: cannot read"))?;
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            id: serde_json::Value,
+            text: String,
+        }
+        let doc: Doc = serde_json::from_slice(&line).with_context(|| {
+            format!(
+                "{name}:{}: expected {{\"id\": ..., \"text\": \"...\"}}",
+                i + 1
+            )
+        })?;
+        let id = match doc.id {
+            serde_json::Value::String(s) => s,
+            serde_json::Value::Number(n) => n.to_string(),
+            other => bail!(
+                "{name}:{}: the id is {other}, not a string or a number",
+                i + 1
+            ),
+        };
+        if wanted.contains(id.as_str()) {
+            texts.push((id, doc.text));
+        }
+    }
+    Ok(texts
+        .into_par_iter()
+        .map(|(id, text)| {
+            let set = shingle_set(&text);
+            (id, set)
+        })
+        .collect())
 }
 
 fn write_clusters(out: &mut dyn Write, groups: &[Vec<String>], json: bool) -> Result<()> {

@@ -5,6 +5,7 @@
 
 mod audit;
 mod find_all;
+mod fingerprint;
 mod init;
 mod insert;
 mod output;
@@ -33,6 +34,7 @@ enum Command {
     Stats(stats::Args),
     Audit(audit::Args),
     FindAll(find_all::Args),
+    Fingerprint(fingerprint::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Audit(args) => audit::run(args),
         Command::FindAll(args) => find_all::run(args),
+        Command::Fingerprint(args) => fingerprint::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,46 @@
+//! Fingerprinting throughput (harness = false): MB of text per second on one core, per scheme.
+//!
+//! usage: cargo bench --bench fingerprint -- [CORPUS.jsonl]   (default ../shared/eval/docs.jsonl)
+//! Times `Scheme::fingerprint` alone (the texts are read and parsed first), 5 rounds, median.
+
+use std::time::Instant;
+
+use simhashdb::fingerprint::Scheme;
+
+fn main() {
+    let path = std::env::args()
+        .skip(1)
+        .find(|a| a != "--bench")
+        .unwrap_or_else(|| "../shared/eval/docs.jsonl".into());
+    let corpus = std::fs::read_to_string(&path).expect("corpus");
+    let texts: Vec<String> = corpus
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+            v["text"].as_str().expect("text").to_string()
+        })
+        .collect();
+    let bytes: usize = texts.iter().map(String::len).sum();
+    for (name, shingle, weight) in [
+        ("words", Some(1), None),
+        ("words", Some(3), None),
+        ("words", Some(3), Some("count")),
+        ("chars", Some(4), None),
+        ("seomoz", None, None),
+    ] {
+        let scheme = Scheme::from_parts(name, shingle, weight).unwrap();
+        let mut rounds: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let x = texts.iter().fold(0u64, |x, t| x ^ scheme.fingerprint(t));
+                std::hint::black_box(x);
+                bytes as f64 / 1e6 / t.elapsed().as_secs_f64()
+            })
+            .collect();
+        rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "{{\"figure\":\"fingerprint_throughput\",\"scheme\":\"{scheme}\",\"mb_per_s_one_core_median\":{:.1}}}",
+            rounds[2]
+        );
+    }
+}

@@ -1,0 +1,343 @@
+//! Fingerprints from text: tokens, shingles, a stable 64-bit hash per shingle, and the simhash
+//! bit vote (Charikar 2002).
+//!
+//! Two families of [`Scheme`]:
+//! - [`Scheme::Shingles`], simhashdb's own: text lower-cased, tokens are the maximal runs of
+//!   alphanumeric characters (Unicode `Alphabetic` or `Numeric`; everything else separates),
+//!   features are word w-grams (tokens joined by one space) or character n-grams of the tokens
+//!   joined by single spaces, each hashed with XXH3-64 (seed 0) of its UTF-8 bytes, weighted
+//!   once per distinct feature ([`Weighting::Set`]) or by its count ([`Weighting::Count`]).
+//!   A text with fewer tokens (or characters) than one shingle is one shingle of all of them.
+//! - [`Scheme::Seomoz`]: seomoz simhash-py 0.4 bit for bit (see [`seomoz`]).
+//!
+//! Bit i (0 = least significant) of a fingerprint is set iff the weights of the features whose
+//! hash has bit i set outweigh those whose hash has it clear. A text with no features is 0.
+//! Every hash here is a fixed published function: fingerprints are the same across versions,
+//! platforms and runs.
+
+pub mod seomoz;
+mod tokens;
+
+use std::fmt;
+
+pub use tokens::{tokens, Tokens};
+
+/// What a feature is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub enum Features {
+    /// w consecutive tokens joined by one space.
+    Words(u8),
+    /// n consecutive characters of the tokens joined by single spaces.
+    Chars(u8),
+}
+
+/// How much each feature counts in the bit vote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub enum Weighting {
+    /// Each distinct feature once: the fingerprint approximates the angle between feature sets.
+    Set,
+    /// Each feature as often as it occurs.
+    Count,
+}
+
+/// How text becomes a fingerprint. Part of a store's settings: text inserted or queried is
+/// always fingerprinted with the store's scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub enum Scheme {
+    /// simhashdb's tokenizer, shingles and XXH3-64 hashes.
+    Shingles {
+        features: Features,
+        weighting: Weighting,
+    },
+    /// seomoz simhash-py 0.4's README pipeline.
+    Seomoz,
+}
+
+impl Default for Scheme {
+    /// Single words, each distinct word once: chosen on ../shared/eval (docs/quality.md) for
+    /// the best two-stage quality (simhash candidates, then exact Jaccard) and speed.
+    fn default() -> Self {
+        Scheme::Shingles {
+            features: Features::Words(1),
+            weighting: Weighting::Set,
+        }
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scheme::Seomoz => write!(f, "seomoz"),
+            Scheme::Shingles {
+                features,
+                weighting,
+            } => {
+                let (kind, n) = match features {
+                    Features::Words(n) => ("words", n),
+                    Features::Chars(n) => ("chars", n),
+                };
+                let weight = match weighting {
+                    Weighting::Set => "set",
+                    Weighting::Count => "count",
+                };
+                write!(f, "{kind}, shingle {n}, weight {weight}")
+            }
+        }
+    }
+}
+
+impl Scheme {
+    /// The scheme named `name` (`words`, `chars` or `seomoz`) with shingle size `shingle` and
+    /// weighting `weight` (`set` or `count`); the seomoz scheme takes neither.
+    pub fn from_parts(
+        name: &str,
+        shingle: Option<u8>,
+        weight: Option<&str>,
+    ) -> Result<Self, String> {
+        let weighting = match weight {
+            None | Some("set") => Weighting::Set,
+            Some("count") => Weighting::Count,
+            Some(other) => return Err(format!("unknown weighting {other:?}: use set or count")),
+        };
+        let default_words = match Scheme::default() {
+            Scheme::Shingles {
+                features: Features::Words(n),
+                ..
+            } => n,
+            _ => 3,
+        };
+        let check = |n: u8| {
+            if n == 0 {
+                Err("the shingle size must be at least 1".to_string())
+            } else {
+                Ok(n)
+            }
+        };
+        match name {
+            "seomoz" if shingle.is_some() || weight.is_some() => {
+                Err("the seomoz scheme has fixed shingles (4 words) and weights".into())
+            }
+            "seomoz" => Ok(Scheme::Seomoz),
+            "words" => Ok(Scheme::Shingles {
+                features: Features::Words(check(shingle.unwrap_or(default_words))?),
+                weighting,
+            }),
+            "chars" => Ok(Scheme::Shingles {
+                features: Features::Chars(check(shingle.unwrap_or(5))?),
+                weighting,
+            }),
+            other => Err(format!(
+                "unknown scheme {other:?}: this build knows words, chars and seomoz"
+            )),
+        }
+    }
+
+    /// The fingerprint of `text`.
+    ///
+    /// ```
+    /// use simhashdb::fingerprint::Scheme;
+    /// let scheme = Scheme::default();
+    /// let a = scheme.fingerprint("The quick brown fox jumps over the lazy dog, again and again.");
+    /// let b = scheme.fingerprint("the QUICK brown fox jumps over the lazy dog -- again and again");
+    /// assert_eq!(a, b); // case and punctuation are not tokens
+    /// ```
+    pub fn fingerprint(&self, text: &str) -> u64 {
+        match *self {
+            Scheme::Seomoz => seomoz::fingerprint(text),
+            Scheme::Shingles {
+                features,
+                weighting,
+            } => {
+                let mut hashes = Vec::new();
+                shingle_hashes(text, features, |h| hashes.push(h));
+                if weighting == Weighting::Set {
+                    hashes.sort_unstable();
+                    hashes.dedup();
+                }
+                vote(&hashes)
+            }
+        }
+    }
+}
+
+/// Calls `f` on the XXH3-64 hash of every shingle of `text`, in text order.
+pub fn shingle_hashes(text: &str, features: Features, mut f: impl FnMut(u64)) {
+    let lower = text.to_lowercase();
+    let spans: Vec<&str> = tokens(&lower).collect();
+    if spans.is_empty() {
+        return;
+    }
+    let mut buf = String::new();
+    match features {
+        Features::Words(1) => spans
+            .iter()
+            .for_each(|t| f(xxhash_rust::xxh3::xxh3_64(t.as_bytes()))),
+        Features::Words(w) => {
+            let w = usize::from(w).min(spans.len());
+            for window in spans.windows(w) {
+                buf.clear();
+                for (i, t) in window.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(' ');
+                    }
+                    buf.push_str(t);
+                }
+                f(xxhash_rust::xxh3::xxh3_64(buf.as_bytes()));
+            }
+        }
+        Features::Chars(n) => {
+            let joined = spans.join(" ");
+            let starts: Vec<usize> = joined
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([joined.len()])
+                .collect();
+            let chars = starts.len() - 1;
+            let n = usize::from(n).min(chars);
+            for i in 0..=chars - n {
+                f(xxhash_rust::xxh3::xxh3_64(
+                    joined[starts[i]..starts[i + n]].as_bytes(),
+                ));
+            }
+        }
+    }
+}
+
+/// The simhash of `hashes`, each counting once: bit i is set iff more hashes have it set than
+/// clear (ties clear it).
+pub fn vote(hashes: &[u64]) -> u64 {
+    // SWAR counting: byte j of lanes[k] counts the hashes with bit 8k + j set. A byte holds
+    // up to 255, so the lanes are emptied into the totals every 255 hashes.
+    const SPREAD: [u64; 256] = spread_table();
+    let mut set = [0u64; 64];
+    for chunk in hashes.chunks(255) {
+        let mut lanes = [0u64; 8];
+        for &h in chunk {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                *lane += SPREAD[(h >> (8 * k)) as usize & 0xff];
+            }
+        }
+        for (k, lane) in lanes.iter().enumerate() {
+            for j in 0..8 {
+                set[8 * k + j] += lane >> (8 * j) & 0xff;
+            }
+        }
+    }
+    let n = hashes.len() as u64;
+    set.iter()
+        .enumerate()
+        .fold(0, |fp, (i, &c)| if 2 * c > n { fp | 1 << i } else { fp })
+}
+
+/// Byte j of `spread_table()[b]` is bit j of b.
+const fn spread_table() -> [u64; 256] {
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            table[b] |= ((b as u64 >> j) & 1) << (8 * j);
+            j += 1;
+        }
+        b += 1;
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn vote_sets_a_bit_iff_the_majority_has_it() {
+        assert_eq!(vote(&[]), 0);
+        assert_eq!(vote(&[0b101]), 0b101);
+        assert_eq!(vote(&[0b101, 0b100, 0b001]), 0b101);
+        assert_eq!(vote(&[0b1, 0b0]), 0, "a tie clears the bit");
+        // Past the 255-hash lane flush: 300 hashes with bit 63, 299 without.
+        let mut many = vec![1u64 << 63; 300];
+        many.extend(vec![0b10; 299]);
+        assert_eq!(vote(&many), 1 << 63);
+        many.push(0b10);
+        assert_eq!(vote(&many), 0);
+    }
+
+    #[test]
+    fn short_texts_are_one_shingle_and_empty_is_zero() {
+        let s = Scheme::from_parts("words", Some(3), None).unwrap();
+        assert_eq!(s.fingerprint(""), 0);
+        assert_eq!(s.fingerprint("  ,;  "), 0);
+        assert_eq!(
+            s.fingerprint("two words"),
+            xxhash_rust::xxh3::xxh3_64(b"two words")
+        );
+        let chars = Scheme::from_parts("chars", Some(4), None).unwrap();
+        assert_eq!(chars.fingerprint("ab"), xxhash_rust::xxh3::xxh3_64(b"ab"));
+    }
+
+    #[test]
+    fn shingles_are_words_joined_by_one_space_or_characters() {
+        let mut got = Vec::new();
+        shingle_hashes("A b, C!", Features::Words(2), |h| got.push(h));
+        let want: Vec<u64> = ["a b", "b c"]
+            .iter()
+            .map(|s| xxhash_rust::xxh3::xxh3_64(s.as_bytes()))
+            .collect();
+        assert_eq!(got, want);
+        got.clear();
+        shingle_hashes("Ab é", Features::Chars(3), |h| got.push(h));
+        let want: Vec<u64> = ["ab ", "b é"]
+            .iter()
+            .map(|s| xxhash_rust::xxh3::xxh3_64(s.as_bytes()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn weighting_counts_repeats_or_not() {
+        let text = "a b c a b c a b c x y z";
+        let set = Scheme::from_parts("words", Some(3), Some("set")).unwrap();
+        let count = Scheme::from_parts("words", Some(3), Some("count")).unwrap();
+        let mut hashes = Vec::new();
+        shingle_hashes(text, Features::Words(3), |h| hashes.push(h));
+        assert_eq!(count.fingerprint(text), vote(&hashes));
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(set.fingerprint(text), vote(&hashes));
+    }
+
+    #[test]
+    fn schemes_parse_and_refuse_unknown_names() {
+        assert_eq!(
+            Scheme::from_parts("words", None, None),
+            Ok(Scheme::default())
+        );
+        assert!(Scheme::from_parts("minhash", None, None)
+            .unwrap_err()
+            .contains("unknown scheme"));
+        assert!(Scheme::from_parts("words", Some(0), None).is_err());
+        assert!(Scheme::from_parts("seomoz", Some(3), None).is_err());
+        assert!(Scheme::from_parts("words", None, Some("idf")).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn the_same_text_gives_the_same_fingerprint(text in "\\PC{0,300}") {
+            let s = Scheme::default();
+            prop_assert_eq!(s.fingerprint(&text), s.fingerprint(&text.clone()));
+        }
+
+        #[test]
+        fn a_one_token_edit_moves_few_bits_on_long_texts(seed: u64, at in 0usize..2000) {
+            let words: Vec<String> = (0..2000u64)
+                .map(|i| format!("w{}", (i.wrapping_mul(seed | 1) ^ seed) % 5000))
+                .collect();
+            let mut edited = words.clone();
+            edited[at] = "replaced".into();
+            let s = Scheme::default();
+            let d = (s.fingerprint(&words.join(" ")) ^ s.fingerprint(&edited.join(" "))).count_ones();
+            prop_assert!(d <= 8, "one edit in 2000 tokens moved {} bits", d);
+        }
+    }
+}
