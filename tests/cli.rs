@@ -230,3 +230,165 @@ fn find_all_lists_fingerprint_pairs_once() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn fingerprint_reads_jsonl_text_files_directories_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &docs,
+        "{\"id\": \"a\", \"text\": \"The quick brown fox jumps over the lazy dog\"}\n\n{\"id\": 7, \"text\": \"the QUICK brown fox, jumps over the lazy dog!\"}\n",
+    )
+    .unwrap();
+    let out = simhashdb(&["fingerprint", path_str(&docs)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with("a\t") && lines[1].starts_with("7\t"));
+    assert_eq!(
+        lines[0][2..],
+        lines[1][2..],
+        "case and punctuation do not count"
+    );
+
+    let out = simhashdb(
+        &["fingerprint", "--scheme", "seomoz", "--format", "text", "-"],
+        "The quick brown fox jumps over the lazy dog",
+    );
+    assert_eq!(text(&out.stdout), "<stdin>\ta103cb172b8a9085\n");
+
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("one.txt"), "alpha beta gamma").unwrap();
+    std::fs::write(tree.join("sub/two.txt"), "alpha beta delta").unwrap();
+    let out = simhashdb(&["fingerprint", "--verbose", path_str(&tree)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].contains("one.txt\t") && lines[1].contains("two.txt\t"));
+    assert_eq!(
+        lines[0].split('\t').nth(2).unwrap().len(),
+        64,
+        "the 64 bits"
+    );
+    assert!(lines[2].starts_with("distance\t"));
+}
+
+#[test]
+fn fingerprint_names_bad_documents_or_counts_them_when_skipping() {
+    let cases = [
+        (
+            "{\"id\": \"a\", \"text\": \"x y z\"}\nnot json\n",
+            "<stdin>:2: not a JSON object",
+        ),
+        ("{\"text\": \"x y z\"}\n", "<stdin>:1: no \"id\" field"),
+        (
+            "{\"id\": [1], \"text\": \"x y z\"}\n",
+            "not a string or an integer",
+        ),
+        ("{\"id\": \"a\", \"text\": 5}\n", "field is not a string"),
+        ("{\"id\": \"a\", \"text\": \" ... \"}\n", "has no token"),
+    ];
+    for (input, says) in cases {
+        let out = simhashdb(&["fingerprint", "--format", "jsonl"], input);
+        assert_eq!(out.status.code(), Some(1), "{input}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{input}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = simhashdb(
+        &["fingerprint", "--format", "jsonl", "--skip-invalid"],
+        "{\"id\": \"a\", \"text\": \"x y z\"}\nnot json\n{\"id\": \"b\"}\n",
+    );
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+    assert!(text(&out.stderr).contains("skipped 2 invalid documents"));
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, b"ok \xff\xfe").unwrap();
+    let out = simhashdb(&["fingerprint", path_str(&bad)], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("not valid UTF-8"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = simhashdb(&["fingerprint", path_str(&dir.path().join("missing"))], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("missing"));
+    let out = simhashdb(&["fingerprint", "--scheme", "minhash"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("unknown scheme"));
+}
+
+#[test]
+fn audit_verify_text_keeps_pairs_at_the_jaccard_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("docs.jsonl");
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    let base = words.join(" ");
+    let mut edited = words.clone();
+    edited[39] = "other".into();
+    std::fs::write(
+        &corpus,
+        format!(
+            "{{\"id\":\"a\",\"text\":\"{base}\"}}\n{{\"id\":\"b\",\"text\":\"{base}\"}}\n{{\"id\":\"c\",\"text\":\"{}\"}}\n",
+            edited.join(" ")
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    simhashdb(&["init", s], "");
+    // a and b are equal; c gets a fingerprint 1 bit away whatever its text.
+    simhashdb(
+        &["insert", s],
+        "a\t00000000000000f0\nb\t00000000000000f0\nc\t00000000000000f1\n",
+    );
+    let out = simhashdb(
+        &[
+            "audit",
+            s,
+            "--verify-text",
+            path_str(&corpus),
+            "--min-jaccard",
+            "0.95",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "a\tb\t0\t1.000000\n",
+        "c: J = 37/39 < 0.95"
+    );
+    let out = simhashdb(
+        &[
+            "audit",
+            s,
+            "--verify-text",
+            path_str(&corpus),
+            "--min-jaccard",
+            "0.9",
+        ],
+        "",
+    );
+    assert_eq!(text(&out.stdout).lines().count(), 3);
+    let out = simhashdb(&["audit", s, "--min-jaccard", "0.9"], "");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--min-jaccard needs --verify-text"
+    );
+    std::fs::write(&corpus, "{\"id\":\"a\",\"text\":\"x\"}\n").unwrap();
+    let out = simhashdb(&["audit", s, "--verify-text", path_str(&corpus)], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no text for document"),
+        "{}",
+        text(&out.stderr)
+    );
+}
