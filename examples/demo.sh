@@ -15,3 +15,9 @@ $bin query "$store" --input examples/data/queries.txt | head -n 10
 echo "--- matches within 3 bits: $($bin query "$store" --input examples/data/queries.txt | wc -l)"
 echo "--- stats:"
 $bin stats "$store" | head -n 16
+echo "--- audit: every near-duplicate pair (ID_A ID_B DISTANCE), first 5, and the largest clusters:"
+$bin audit "$store" --clusters "$(dirname "$store")/clusters.tsv" --pairs - | head -n 5
+cut -f1 "$(dirname "$store")/clusters.tsv" | uniq -c | sort -rn | head -n 3
+echo "--- fingerprints from text (ID FINGERPRINT):"
+printf '%s\n' '{"id": "a", "text": "The quick brown fox jumps over the lazy dog"}' \
+    '{"id": "b", "text": "the quick brown fox jumped over the lazy dog!"}' | $bin fingerprint --verbose
