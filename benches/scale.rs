@@ -123,7 +123,7 @@ fn main() {
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "{{\"figure\":\"single_query_warm\",\"store\":{},\"queries\":{},\"p50_us\":{:.1},\"p99_us\":{:.1},\"matches\":{warm_matches}}}",
-        n + daily,
+        snapshot.catalog().documents,
         queries.len(),
         percentile(&lat, 0.5),
         percentile(&lat, 0.99)
@@ -143,7 +143,7 @@ fn main() {
     rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "{{\"figure\":\"batch_queries\",\"store\":{},\"threads\":{},\"queries_per_s_median\":{:.0}}}",
-        n + daily,
+        snapshot.catalog().documents,
         rayon::current_num_threads(),
         rounds[2]
     );
