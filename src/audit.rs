@@ -49,18 +49,12 @@ fn close_pairs_in_sorted(
 ) {
     let table = &perms.tables()[t];
     let shift = 64 - table.prefix_bits();
-    let mut start = 0;
-    while start < keys.len() {
-        let group = keys[start] >> shift;
-        let mut end = start + 1;
-        while end < keys.len() && keys[end] >> shift == group {
-            end += 1;
-        }
-        for i in start..end {
-            for j in i + 1..end {
-                let d = (keys[i] ^ keys[j]).count_ones();
+    for group in keys.chunk_by(|a, b| a >> shift == b >> shift) {
+        for (i, &x) in group.iter().enumerate() {
+            for &y in &group[i + 1..] {
+                let d = (x ^ y).count_ones();
                 if d <= distance {
-                    let (x, y) = (table.unpermute(keys[i]), table.unpermute(keys[j]));
+                    let (x, y) = (table.unpermute(x), table.unpermute(y));
                     if perms.reports(t, x, y) {
                         out.push(FingerprintPair {
                             a: x.min(y),
@@ -71,7 +65,6 @@ fn close_pairs_in_sorted(
                 }
             }
         }
-        start = end;
     }
 }
 

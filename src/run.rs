@@ -273,16 +273,8 @@ impl<'a> TablesJob<'a> {
             keys.sort_unstable();
         } else {
             let shift = 64 - shared_bits;
-            let mut start = 0;
-            while start < keys.len() {
-                let group = keys[start] >> shift;
-                let mut end = start + 1;
-                while end < keys.len() && keys[end] >> shift == group {
-                    end += 1;
-                }
-                keys[start..end].sort_unstable();
-                start = end;
-            }
+            keys.chunk_by_mut(|a, b| a >> shift == b >> shift)
+                .for_each(|group| group.sort_unstable());
         }
         debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
         keys
