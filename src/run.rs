@@ -528,34 +528,31 @@ impl DocsFile {
 
     /// Calls `f` on every document entry of this run, ordered by `(id_hash, id)`.
     pub fn for_each_document(&self, mut f: impl FnMut(u64, &str, DocState)) -> Result<()> {
-        let range = self
-            .docs
-            .range::<&[u8]>(..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            entries::decode::<DocState>(block.value(), |hash, id, state| {
-                f(hash, id, state);
-                true
-            })
-            .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
-        }
-        Ok(())
+        self.for_each_entry(&self.docs, "docs", |hash, id, state| f(hash, id, state))
     }
 
     /// Calls `f` on the fingerprint of every posting of this run, in order.
     pub fn for_each_posting(&self, mut f: impl FnMut(u64)) -> Result<()> {
-        let range = self
-            .postings
+        self.for_each_entry::<Posting>(&self.postings, "postings", |fp, _, _| f(fp))
+    }
+
+    /// Decodes every block of `table` (named `name` in errors), calling `f` on each entry.
+    fn for_each_entry<P: entries::Payload>(
+        &self,
+        table: &ReadOnlyTable<&'static [u8], &'static [u8]>,
+        name: &str,
+        mut f: impl FnMut(u64, &str, P),
+    ) -> Result<()> {
+        let range = table
             .range::<&[u8]>(..)
             .map_err(|e| Error::redb(&self.path, e))?;
         for item in range {
             let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            entries::decode::<Posting>(block.value(), |fp, _, _| {
-                f(fp);
+            entries::decode::<P>(block.value(), |key, id, payload| {
+                f(key, id, payload);
                 true
             })
-            .map_err(|e| e.at(format!("{} table postings", self.path.display())))?;
+            .map_err(|e| e.at(format!("{} table {name}", self.path.display())))?;
         }
         Ok(())
     }

@@ -53,12 +53,17 @@ pub enum Scheme {
     Seomoz,
 }
 
+/// Words per shingle of the default scheme.
+const DEFAULT_WORDS: u8 = 1;
+/// Characters per n-gram when `chars` is chosen without a size.
+const DEFAULT_CHARS: u8 = 5;
+
 impl Default for Scheme {
     /// Single words, each distinct word once: chosen on ../shared/eval (docs/quality.md) for
     /// the best two-stage quality (simhash candidates, then exact Jaccard) and speed.
     fn default() -> Self {
         Scheme::Shingles {
-            features: Features::Words(1),
+            features: Features::Words(DEFAULT_WORDS),
             weighting: Weighting::Set,
         }
     }
@@ -99,13 +104,6 @@ impl Scheme {
             Some("count") => Weighting::Count,
             Some(other) => return Err(format!("unknown weighting {other:?}: use set or count")),
         };
-        let default_words = match Scheme::default() {
-            Scheme::Shingles {
-                features: Features::Words(n),
-                ..
-            } => n,
-            _ => 3,
-        };
         let check = |n: u8| {
             if n == 0 {
                 Err("the shingle size must be at least 1".to_string())
@@ -119,11 +117,11 @@ impl Scheme {
             }
             "seomoz" => Ok(Scheme::Seomoz),
             "words" => Ok(Scheme::Shingles {
-                features: Features::Words(check(shingle.unwrap_or(default_words))?),
+                features: Features::Words(check(shingle.unwrap_or(DEFAULT_WORDS))?),
                 weighting,
             }),
             "chars" => Ok(Scheme::Shingles {
-                features: Features::Chars(check(shingle.unwrap_or(5))?),
+                features: Features::Chars(check(shingle.unwrap_or(DEFAULT_CHARS))?),
                 weighting,
             }),
             other => Err(format!(
@@ -196,7 +194,7 @@ pub fn shingle_hashes(text: &str, features: Features, mut f: impl FnMut(u64)) {
             let n = usize::from(n).min(chars);
             for i in 0..=chars - n {
                 f(xxhash_rust::xxh3::xxh3_64(
-                    joined[starts[i]..starts[i + n]].as_bytes(),
+                    &joined.as_bytes()[starts[i]..starts[i + n]],
                 ));
             }
         }

@@ -17,6 +17,7 @@ use crate::{output, progress};
 /// below, recursively, in path order), or stdin ('-' or none; JSON Lines if it starts with '{').
 /// A line that is not valid UTF-8 or JSON, lacks a field, has a non-string text, or a document
 /// with no token, fails with FILE:LINE, unless --skip-invalid (then it is counted on stderr).
+/// The seomoz scheme keeps simhash-py's behaviour instead: fewer than 4 tokens give 0.
 #[derive(clap::Args)]
 pub struct Args {
     /// Files, directories or '-' (stdin).
