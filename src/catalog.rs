@@ -19,13 +19,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::fault::{injected, Op};
 use crate::settings::Settings;
 
 /// The format version this build writes. See migrations/ for the history.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
-/// Older versions this build can upgrade from (none yet).
-pub const UPGRADABLE_VERSIONS: &[u32] = &[];
+/// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -39,6 +40,11 @@ pub const CATALOG_FILE: &str = "CATALOG";
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct Catalog {
     pub settings: Settings,
+    /// When `insert` merges runs by itself.
+    pub compaction: CompactionPolicy,
+    /// The fingerprint scheme the store's fingerprints were made with, when known (e.g.
+    /// "words-1-set"); text given to `insert` or `query` is fingerprinted with it.
+    pub scheme: Option<String>,
     /// The id the next run will get; every run directory with a smaller id that is not listed
     /// in `runs` was abandoned by a writer that did not commit.
     pub next_run: u64,
@@ -73,16 +79,62 @@ pub struct RunMeta {
     pub postings_bytes: u64,
 }
 
-/// One committed `insert`.
+/// One committed change of documents: an `insert`, `delete` or `expire`.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct BatchMeta {
     pub id: u64,
+    pub kind: BatchKind,
     /// Seconds since the Unix epoch when the batch was committed.
     pub committed_unix_s: u64,
     pub label: Option<String>,
+    /// Ids that were not stored before.
     pub inserted: u64,
+    /// Ids stored before with another fingerprint.
     pub replaced: u64,
+    /// Ids stored before with the same fingerprint (nothing written for them).
     pub unchanged: u64,
+    /// Live ids this batch deleted.
+    pub deleted: u64,
+    /// The `expire` batch that deleted this batch's remaining documents, if one did.
+    pub expired_by: Option<u64>,
+}
+
+/// What a batch did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub enum BatchKind {
+    Insert,
+    Delete,
+    Expire,
+}
+
+impl BatchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchKind::Insert => "insert",
+            BatchKind::Delete => "delete",
+            BatchKind::Expire => "expire",
+        }
+    }
+}
+
+/// When `insert` compacts by itself: see [`crate::compaction::plan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct CompactionPolicy {
+    /// Past this many runs, an insert merges the newest ones; 0 never merges automatically.
+    pub max_runs: u16,
+    /// Merge this many runs of about the same size into one (a size tier spans this factor).
+    pub merge_factor: u16,
+}
+
+impl Default for CompactionPolicy {
+    /// Queries probe every run, so keep them few; merging 4 at a time rewrites a fingerprint
+    /// about log4(N / batch) times over its life.
+    fn default() -> Self {
+        CompactionPolicy {
+            max_runs: 12,
+            merge_factor: 4,
+        }
+    }
 }
 
 impl Catalog {
@@ -90,6 +142,8 @@ impl Catalog {
     pub fn new(settings: Settings) -> Self {
         Catalog {
             settings,
+            compaction: CompactionPolicy::default(),
+            scheme: None,
             next_run: 1,
             next_batch: 1,
             documents: 0,
@@ -100,54 +154,13 @@ impl Catalog {
 
     /// Reads and checks the catalog of the store at `dir`.
     pub fn read(dir: &Path) -> Result<Self> {
-        let path = dir.join(CATALOG_FILE);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::NotAStore {
-                    path: dir.to_path_buf(),
-                    why: format!("{} is missing", path.display()),
-                }
-            } else {
-                Error::io(&path, e)
-            }
-        })?;
-        Self::decode(&bytes, dir)
+        Self::decode(&read_file(dir)?, dir)
     }
 
     fn decode(bytes: &[u8], dir: &Path) -> Result<Self> {
-        let not_a_store = |why: &str| Error::NotAStore {
-            path: dir.to_path_buf(),
-            why: why.to_string(),
-        };
-        if bytes.len() < HEADER_BYTES + 4 || &bytes[..8] != MAGIC {
-            return Err(not_a_store("the catalog does not start with SIMHASHD"));
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
+        let (version, payload) = unseal(bytes, dir)?;
         check_version(version, dir)?;
-        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
-        if len > MAX_PAYLOAD_BYTES || bytes.len() != HEADER_BYTES + len + 4 {
-            return Err(Error::corrupt(format!(
-                "{}: catalog is {} bytes but its header says {}",
-                dir.join(CATALOG_FILE).display(),
-                bytes.len(),
-                HEADER_BYTES + len + 4
-            )));
-        }
-        let stored = u32::from_le_bytes(bytes[HEADER_BYTES + len..].try_into().expect("4"));
-        let actual = crc32fast::hash(&bytes[..HEADER_BYTES + len]);
-        if stored != actual {
-            return Err(Error::corrupt(format!(
-                "{}: catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}",
-                dir.join(CATALOG_FILE).display()
-            )));
-        }
-        let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
-        let (catalog, used): (Catalog, usize) =
-            bincode::decode_from_slice(&bytes[HEADER_BYTES..HEADER_BYTES + len], config)
-                .map_err(|e| Error::corrupt(format!("catalog payload does not decode: {e}")))?;
-        if used != len {
-            return Err(Error::corrupt("catalog payload has trailing bytes"));
-        }
+        let catalog: Catalog = decode_payload(payload)?;
         catalog.settings.validate()?;
         Ok(catalog)
     }
@@ -156,34 +169,105 @@ impl Catalog {
     pub fn encode(&self) -> Vec<u8> {
         let payload = bincode::encode_to_vec(self, bincode::config::standard())
             .expect("encoding to a Vec cannot fail");
-        let mut out = Vec::with_capacity(HEADER_BYTES + payload.len() + 4);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(&payload);
-        let crc = crc32fast::hash(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
+        seal(FORMAT_VERSION, &payload)
     }
 
     /// Commits this catalog to the store at `dir`: after this returns, a crash or a reader sees
     /// it; if it fails, they see the previous one.
     pub fn commit(&self, dir: &Path) -> Result<()> {
-        let tmp = dir.join(format!("{CATALOG_FILE}.tmp"));
-        let path = dir.join(CATALOG_FILE);
-        let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        file.write_all(&self.encode())
-            .and_then(|_| file.sync_all())
-            .map_err(|e| Error::io(&tmp, e))?;
-        drop(file);
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-        sync_dir(dir)
+        commit_bytes(dir, &self.encode())
     }
 
     /// The directory of run `id`.
     pub fn run_dir(dir: &Path, id: u64) -> PathBuf {
         dir.join("runs").join(format!("{id:010}"))
     }
+}
+
+/// The bytes of the catalog file of the store at `dir`.
+pub(crate) fn read_file(dir: &Path) -> Result<Vec<u8>> {
+    let path = dir.join(CATALOG_FILE);
+    std::fs::read(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::NotAStore {
+                path: dir.to_path_buf(),
+                why: format!("{} is missing", path.display()),
+            }
+        } else {
+            Error::io(&path, e)
+        }
+    })
+}
+
+/// Checks a catalog file's envelope (magic, a version this build knows, length, checksum) and
+/// returns its version and payload. The envelope is the same in every version.
+pub(crate) fn unseal<'b>(bytes: &'b [u8], dir: &Path) -> Result<(u32, &'b [u8])> {
+    if bytes.len() < HEADER_BYTES + 4 || &bytes[..8] != MAGIC {
+        return Err(Error::NotAStore {
+            path: dir.to_path_buf(),
+            why: "the catalog does not start with SIMHASHD".into(),
+        });
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
+    if version != FORMAT_VERSION && !UPGRADABLE_VERSIONS.contains(&version) {
+        check_version(version, dir)?;
+    }
+    let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
+    if len > MAX_PAYLOAD_BYTES || bytes.len() != HEADER_BYTES + len + 4 {
+        return Err(Error::corrupt(format!(
+            "{}: catalog is {} bytes but its header says {}",
+            dir.join(CATALOG_FILE).display(),
+            bytes.len(),
+            HEADER_BYTES + len + 4
+        )));
+    }
+    let stored = u32::from_le_bytes(bytes[HEADER_BYTES + len..].try_into().expect("4"));
+    let actual = crc32fast::hash(&bytes[..HEADER_BYTES + len]);
+    if stored != actual {
+        return Err(Error::corrupt(format!(
+            "{}: catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}",
+            dir.join(CATALOG_FILE).display()
+        )));
+    }
+    Ok((version, &bytes[HEADER_BYTES..HEADER_BYTES + len]))
+}
+
+/// Decodes a catalog payload of any version's struct `T`, refusing trailing bytes.
+pub(crate) fn decode_payload<T: bincode::Decode<()>>(payload: &[u8]) -> Result<T> {
+    let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+    let (value, used): (T, usize) = bincode::decode_from_slice(payload, config)
+        .map_err(|e| Error::corrupt(format!("catalog payload does not decode: {e}")))?;
+    if used != payload.len() {
+        return Err(Error::corrupt("catalog payload has trailing bytes"));
+    }
+    Ok(value)
+}
+
+/// A catalog file: header, payload, checksum.
+pub(crate) fn seal(version: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len() + 4);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Replaces the catalog file of the store at `dir` atomically (see the module docs).
+pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!("{CATALOG_FILE}.tmp"));
+    let path = dir.join(CATALOG_FILE);
+    let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    injected(Op::Write)
+        .and_then(|_| file.write_all(bytes))
+        .and_then(|_| injected(Op::Sync))
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(&tmp, e))?;
+    drop(file);
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(dir)
 }
 
 /// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
@@ -221,11 +305,14 @@ mod tests {
         let mut c = Catalog::new(Settings::default());
         c.batches.push(BatchMeta {
             id: 1,
+            kind: BatchKind::Insert,
             committed_unix_s: 7,
             label: Some("x".into()),
             inserted: 3,
             replaced: 0,
             unchanged: 0,
+            deleted: 0,
+            expired_by: None,
         });
         let bytes = c.encode();
         assert_eq!(Catalog::decode(&bytes, Path::new("s")).unwrap(), c);

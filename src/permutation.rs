@@ -150,6 +150,21 @@ impl Permutations {
         }
     }
 
+    /// The keys of shards `first..end`, as an inclusive range.
+    pub fn shard_keys(&self, first: usize, end: usize) -> (u64, u64) {
+        if self.shard_bits == 0 {
+            return (0, u64::MAX);
+        }
+        let shift = 64 - self.shard_bits;
+        let lo = (first as u64) << shift;
+        let hi = if end as u64 >= 1 << self.shard_bits {
+            u64::MAX
+        } else {
+            ((end as u64) << shift) - 1
+        };
+        (lo, hi)
+    }
+
     /// Whether table `t` can be the reporting table of a pair within `distance` bits: the pair
     /// must disagree on every block below the table's last leading block that is not leading.
     #[inline]

@@ -1,8 +1,9 @@
 //! A consistent read-only view of a store: the catalog read once, and the runs it names.
 //!
-//! Readers take no lock. A snapshot sees the runs of the catalog it read, which are immutable;
-//! if a compaction removes a run's files before this snapshot opened them, opening fails and
-//! the caller re-opens a fresh snapshot.
+//! Readers take no lock. A snapshot sees the runs of the catalog it read, which are immutable,
+//! and opens every file of them at once, so a compaction that deletes them later cannot pull
+//! them away. If a compaction commits between reading the catalog and opening the files, a
+//! file is missing: the snapshot reads the new catalog and tries again.
 
 use std::path::{Path, PathBuf};
 
@@ -60,10 +61,22 @@ impl Snapshot {
 
     /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
-        Ok(Self::from_catalog(dir, Catalog::read(dir)?, cache_bytes))
+        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            match Self::from_catalog(dir, Catalog::read(dir)?, cache_bytes) {
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
-    pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Self {
+    pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Result<Self> {
         let perms = Permutations::new(&catalog.settings);
         let shards = usize::from(catalog.settings.shards);
         let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
@@ -80,13 +93,13 @@ impl Snapshot {
                     per_file,
                 )
             })
-            .collect();
-        Snapshot {
+            .collect::<Result<_>>()?;
+        Ok(Snapshot {
             dir: dir.to_path_buf(),
             catalog,
             perms,
             runs,
-        }
+        })
     }
 
     /// The store's settings.
@@ -192,22 +205,24 @@ impl Snapshot {
         Ok(())
     }
 
-    /// Calls `f(id, fingerprint)` on every live document, run by run.
-    pub fn for_each_live_document(&self, mut f: impl FnMut(&str, u64)) -> Result<()> {
+    /// Calls `f(id, fingerprint, batch)` on every live document, run by run.
+    pub fn for_each_live_document(&self, mut f: impl FnMut(&str, u64, u64)) -> Result<()> {
         const CHUNK: usize = 1 << 16;
         for (r, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[r + 1..];
-            let mut chunk: Vec<(u64, String, u64)> = Vec::with_capacity(CHUNK);
-            let mut flush = |chunk: &mut Vec<(u64, String, u64)>| -> Result<()> {
-                let keys: Vec<(u64, &str)> =
-                    chunk.iter().map(|(h, id, _)| (*h, id.as_str())).collect();
+            let mut chunk: Vec<(u64, String, u64, u64)> = Vec::with_capacity(CHUNK);
+            let mut flush = |chunk: &mut Vec<(u64, String, u64, u64)>| -> Result<()> {
+                let keys: Vec<(u64, &str)> = chunk
+                    .iter()
+                    .map(|(h, id, _, _)| (*h, id.as_str()))
+                    .collect();
                 let mut states = vec![None; keys.len()];
                 for run in newer {
                     run.docs()?.states_sorted(&keys, &mut states)?;
                 }
-                for ((_, id, fp), state) in chunk.iter().zip(states) {
+                for ((_, id, fp, batch), state) in chunk.iter().zip(states) {
                     if state.is_none() {
-                        f(id, *fp);
+                        f(id, *fp, *batch);
                     }
                 }
                 chunk.clear();
@@ -218,8 +233,8 @@ impl Snapshot {
                 if failure.is_some() {
                     return;
                 }
-                if let DocState::Live { fingerprint, .. } = state {
-                    chunk.push((hash, id.to_string(), fingerprint));
+                if let DocState::Live { fingerprint, batch } = state {
+                    chunk.push((hash, id.to_string(), fingerprint, batch));
                     if chunk.len() == CHUNK {
                         failure = flush(&mut chunk).err();
                     }

@@ -1,106 +1,456 @@
-//! Exact verification of candidate pairs: the Jaccard similarity of the documents' word
-//! 3-shingle sets, the second stage after simhash candidates.
+//! `verify`: reads every byte of a store that the engine wrote and checks every invariant,
+//! reporting each finding with where it is. It never writes (except `deep`, see below).
 //!
-//! Shingles are taken with the tokenizer of [`crate::fingerprint`] (lower-cased maximal runs of
-//! alphanumerics) and stored as XXH3-64 hashes: two different shingles collide with
-//! probability ~2^-64 per pair, far below any threshold's resolution.
+//! Checks, per run: every block's CRC-32 and structure; blocks and entries in strictly
+//! increasing order and filed under their last key; every key in the shard file that should
+//! hold it; every permuted table holding the same set of fingerprints as table 0 (compared by
+//! count and two 64-bit multiset digests); the postings equal to the run's live document
+//! entries (same digests); the counts and byte sizes the catalog records. Across runs: no
+//! fingerprint in the tables of two runs, every live fingerprint in the tables, and the
+//! catalog's document count equal to the live documents.
+//!
+//! Memory: 8 bytes per live document and per stored fingerprint (the cross-run check sorts
+//! them); everything else streams a block at a time.
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
+use crate::block::docs::DocState;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::lock::WriterLock;
+use crate::permutation::Permutations;
+use crate::run::{shard_file, RunReader, DOCS_FILE};
+use crate::snapshot::Snapshot;
 
-use crate::audit::DocumentPair;
-use crate::fingerprint::{shingle_hashes, Features};
-
-/// Words per shingle in verification (the usual near-duplicate definition).
-pub const SHINGLE_WORDS: u8 = 3;
-
-/// The sorted, distinct shingle hashes of `text`.
-pub fn shingle_set(text: &str) -> Vec<u64> {
-    let mut set = Vec::new();
-    shingle_hashes(text, Features::Words(SHINGLE_WORDS), |h| set.push(h));
-    set.sort_unstable();
-    set.dedup();
-    set
+/// One problem `verify` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Where: a file, table and block, or the catalog.
+    pub location: String,
+    /// What is wrong.
+    pub problem: String,
 }
 
-/// |a ∩ b| / |a ∪ b| of two sorted, distinct sets; 1 when both are empty.
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
+/// What `verify` checked and found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub runs: usize,
+    /// Blocks whose checksum and structure were checked.
+    pub blocks: u64,
+    /// Live documents and the fingerprints in the tables.
+    pub documents: u64,
+    pub fingerprints: u64,
+    /// Files that redb's integrity check examined (with `deep`).
+    pub deep_checked: usize,
+}
+
+impl Report {
+    fn find(&mut self, location: impl Into<String>, problem: impl Into<String>) {
+        self.findings.push(Finding {
+            location: location.into(),
+            problem: problem.into(),
+        });
+    }
+
+    /// Records a corruption as a finding; any other error ends the verification.
+    fn absorb(&mut self, result: Result<()>) -> Result<()> {
+        match result {
+            Err(Error::Corrupt(msg)) => {
+                let (location, problem) = match msg.split_once(": ") {
+                    Some((l, p)) => (l.to_string(), p.to_string()),
+                    None => (String::new(), msg),
+                };
+                self.find(location, problem);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// Checks the store at `dir`. With `deep`, also runs redb's integrity check on every file,
+/// which needs write access and takes the writer lock (redb may repair what it finds).
+pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
+    let mut report = Report::default();
+    let _lock = if deep {
+        Some(WriterLock::acquire(dir)?)
+    } else {
+        None
+    };
+    let snapshot = match Snapshot::open(dir) {
+        Ok(s) => s,
+        Err(Error::Corrupt(msg)) => {
+            report.find(dir.join("CATALOG").display().to_string(), msg);
+            return Ok(report);
+        }
+        Err(Error::Io { path, source }) if source.kind() == std::io::ErrorKind::NotFound => {
+            report.find(
+                path.display().to_string(),
+                "a file the catalog names is missing",
+            );
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
+    report.runs = snapshot.runs().len();
+    let perms = snapshot.permutations().clone();
+    let shards = usize::from(snapshot.settings().shards);
+    let mut table_fingerprints: Vec<u64> = Vec::new();
+    for run in snapshot.runs() {
+        let run_dir = Catalog::run_dir(dir, run.meta().id);
+        check_docs(run, &run_dir, &mut report)?;
+        check_tables(
+            run,
+            &run_dir,
+            &perms,
+            shards,
+            &mut report,
+            &mut table_fingerprints,
+        )?;
+    }
+    check_across_runs(&snapshot, table_fingerprints, &mut report)?;
+    if deep {
+        deep_check(dir, snapshot.catalog(), &mut report)?;
+    }
+    Ok(report)
+}
+
+/// A multiset digest: equal multisets give equal digests; different ones collide with
+/// probability about 2^-64 per component.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Digest {
+    count: u64,
+    sum: u64,
+    sum_of_squares: u64,
+}
+
+impl Digest {
+    fn add(&mut self, item: u64) {
+        let h = mix(item);
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(h);
+        self.sum_of_squares = self.sum_of_squares.wrapping_add(h.wrapping_mul(h | 1));
+    }
+}
+
+/// The splitmix64 finalizer: a bijection that spreads every input bit over the output.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn pair_hash(fingerprint: u64, id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), fingerprint)
+}
+
+/// The docs and postings tables of one run.
+fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
+    let path = run_dir.join(DOCS_FILE);
+    let place = path.display().to_string();
+    let docs = run.docs()?;
+    let mut live = Digest::default();
+    let mut entries = 0u64;
+    let mut scan = docs.scan_documents()?;
+    let mut block = Vec::new();
+    let mut previous: Option<(u64, String)> = None;
+    loop {
+        match scan.next_block(&mut block) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                report.blocks += 1;
+                report.absorb(Err(e))?;
+                continue;
+            }
+        }
+        report.blocks += 1;
+        if let (Some(prev), Some(first)) = (&previous, block.first()) {
+            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
+                report.find(
+                    format!("{place} table docs"),
+                    format!("entry {:?} is out of order after {:?}", first.1, prev.1),
+                );
+            }
+        }
+        for (_, id, state) in &block {
+            entries += 1;
+            if let DocState::Live { fingerprint, .. } = state {
+                live.add(pair_hash(*fingerprint, id));
+            }
+        }
+        if let Some((h, id, _)) = block.last() {
+            previous = Some((*h, id.clone()));
+        }
+    }
+    if scan.bytes != run.meta().docs_bytes {
+        report.find(
+            format!("{place} table docs"),
+            format!(
+                "holds {} block bytes; the catalog says {}",
+                scan.bytes,
+                run.meta().docs_bytes
+            ),
+        );
+    }
+    if entries != run.meta().documents {
+        report.find(
+            format!("{place} table docs"),
+            format!(
+                "holds {entries} entries; the catalog says {}",
+                run.meta().documents
+            ),
+        );
+    }
+
+    let mut postings = Digest::default();
+    let mut scan = docs.scan_postings()?;
+    let mut block = Vec::new();
+    let mut previous: Option<(u64, String)> = None;
+    loop {
+        match scan.next_block(&mut block) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                report.blocks += 1;
+                report.absorb(Err(e))?;
+                continue;
+            }
+        }
+        report.blocks += 1;
+        if let (Some(prev), Some(first)) = (&previous, block.first()) {
+            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
+                report.find(
+                    format!("{place} table postings"),
+                    format!("posting {:016x} {:?} is out of order", first.0, first.1),
+                );
+            }
+        }
+        for (fp, id, _) in &block {
+            postings.add(pair_hash(*fp, id));
+        }
+        if let Some((fp, id, _)) = block.last() {
+            previous = Some((*fp, id.clone()));
+        }
+    }
+    if scan.bytes != run.meta().postings_bytes {
+        report.find(
+            format!("{place} table postings"),
+            format!(
+                "holds {} block bytes; the catalog says {}",
+                scan.bytes,
+                run.meta().postings_bytes
+            ),
+        );
+    }
+    if postings != live {
+        report.find(
+            place,
+            format!(
+                "the postings ({} entries) differ from the live document entries ({})",
+                postings.count, live.count
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The permuted tables of one run; appends the run's table-0 fingerprints to `fingerprints`.
+fn check_tables(
+    run: &RunReader,
+    run_dir: &Path,
+    perms: &Permutations,
+    shards: usize,
+    report: &mut Report,
+    fingerprints: &mut Vec<u64>,
+) -> Result<()> {
+    let meta = run.meta();
+    let files = usize::from(meta.shard_files).clamp(1, shards);
+    let per_file = shards / files;
+    let tables = perms.tables();
+    let mut digests = vec![Digest::default(); tables.len()];
+    let mut bytes = vec![0u64; tables.len()];
+    for f in 0..files {
+        let path = shard_file(run_dir, f);
+        let listed = meta.present_files.contains(&(f as u16));
+        if !listed {
+            if path.exists() {
+                report.find(
+                    path.display().to_string(),
+                    "the file exists but the catalog does not list it",
+                );
+            }
+            continue;
+        }
+        let Some(file) = run.shard(f * per_file)? else {
+            continue;
+        };
+        let (lo, hi) = perms.shard_keys(f * per_file, (f + 1) * per_file);
+        for (t, table) in tables.iter().enumerate() {
+            // Scan the whole table to catch keys outside the file's shards too.
+            let mut scan = file.scan(t, 0, u64::MAX)?;
+            let mut keys = Vec::new();
+            let mut previous: Option<u64> = None;
+            let mut misplaced = 0u64;
+            loop {
+                match scan.next_block(&mut keys) {
+                    Ok(false) => break,
+                    Ok(true) => {}
+                    Err(e) => {
+                        report.blocks += 1;
+                        report.absorb(Err(e))?;
+                        continue;
+                    }
+                }
+                report.blocks += 1;
+                if let (Some(p), Some(&first)) = (previous, keys.first()) {
+                    if first <= p {
+                        report.find(
+                            format!("{} table t{t:03}", path.display()),
+                            format!("key {first:016x} is out of order after {p:016x}"),
+                        );
+                    }
+                }
+                for &key in &keys {
+                    if !(lo..=hi).contains(&key) {
+                        misplaced += 1;
+                    }
+                    let fp = table.unpermute(key);
+                    digests[t].add(fp);
+                    if t == 0 {
+                        fingerprints.push(fp);
+                    }
+                }
+                previous = keys.last().copied().or(previous);
+            }
+            bytes[t] += scan.bytes;
+            if misplaced > 0 {
+                report.find(
+                    format!("{} table t{t:03}", path.display()),
+                    format!("{misplaced} keys belong to shards outside this file"),
+                );
             }
         }
     }
-    let union = a.len() + b.len() - common;
-    if union == 0 {
-        1.0
-    } else {
-        common as f64 / union as f64
+    let place = run_dir.display().to_string();
+    for (t, digest) in digests.iter().enumerate() {
+        if digest.count != meta.fingerprints {
+            report.find(
+                format!("{place} table t{t:03}"),
+                format!(
+                    "holds {} keys; the catalog says the run has {} fingerprints",
+                    digest.count, meta.fingerprints
+                ),
+            );
+        } else if *digest != digests[0] {
+            report.find(
+                format!("{place} table t{t:03}"),
+                "holds a different set of fingerprints than table t000",
+            );
+        }
+        if meta.table_bytes.get(t) != Some(&bytes[t]) {
+            report.find(
+                format!("{place} table t{t:03}"),
+                format!(
+                    "holds {} block bytes; the catalog says {:?}",
+                    bytes[t],
+                    meta.table_bytes.get(t)
+                ),
+            );
+        }
     }
+    Ok(())
 }
 
-/// The pairs whose documents' Jaccard similarity is at least `min_jaccard`, with it. `sets`
-/// maps ids to their shingle sets ([`shingle_set`]); a pair with an id missing from it is an
-/// error naming the id, since it cannot be verified.
-pub fn verify(
-    pairs: Vec<DocumentPair>,
-    sets: &HashMap<String, Vec<u64>>,
-    min_jaccard: f64,
-) -> Result<Vec<(DocumentPair, f64)>, String> {
-    let checked: Vec<Option<(DocumentPair, f64)>> = pairs
-        .into_par_iter()
-        .map(|p| {
-            let a = sets
-                .get(&p.a)
-                .ok_or_else(|| format!("no text for document {:?}", p.a))?;
-            let b = sets
-                .get(&p.b)
-                .ok_or_else(|| format!("no text for document {:?}", p.b))?;
-            let j = jaccard(a, b);
-            Ok((j >= min_jaccard).then_some((p, j)))
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(checked.into_iter().flatten().collect())
+/// No fingerprint in two runs' tables; every live fingerprint in the tables; the catalog's
+/// document count.
+fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Report) -> Result<()> {
+    stored.sort_unstable();
+    let mut twice = BTreeSet::new();
+    for w in stored.windows(2) {
+        if w[0] == w[1] {
+            twice.insert(w[0]);
+        }
+    }
+    for fp in twice.iter().take(10) {
+        report.find(
+            snapshot.dir().join("runs").display().to_string(),
+            format!("fingerprint {fp:016x} is in the tables of more than one run"),
+        );
+    }
+    stored.dedup();
+    report.fingerprints = stored.len() as u64;
+
+    let mut live: Vec<u64> = Vec::new();
+    let mut documents = 0u64;
+    let walked = snapshot.for_each_live_document(|_, fp, _| {
+        documents += 1;
+        live.push(fp);
+    });
+    report.absorb(walked)?;
+    live.sort_unstable();
+    live.dedup();
+    let missing: Vec<u64> = live
+        .iter()
+        .copied()
+        .filter(|fp| stored.binary_search(fp).is_err())
+        .collect();
+    for fp in missing.iter().take(10) {
+        report.find(
+            snapshot.dir().join("runs").display().to_string(),
+            format!("live fingerprint {fp:016x} is in no run's tables: queries cannot find it"),
+        );
+    }
+    if missing.len() > 10 {
+        report.find(
+            snapshot.dir().join("runs").display().to_string(),
+            format!(
+                "... and {} more live fingerprints in no tables",
+                missing.len() - 10
+            ),
+        );
+    }
+    report.documents = documents;
+    if documents != snapshot.catalog().documents {
+        report.find(
+            snapshot.dir().join("CATALOG").display().to_string(),
+            format!(
+                "says {} documents but {documents} are live",
+                snapshot.catalog().documents
+            ),
+        );
+    }
+    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jaccard_of_sets() {
-        assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
-        assert_eq!(jaccard(&[], &[]), 1.0);
-        assert_eq!(jaccard(&[1], &[]), 0.0);
-        let a = shingle_set("one two three four five");
-        let b = shingle_set("ONE two three four six");
-        assert_eq!(a.len(), 3);
-        assert_eq!(jaccard(&a, &b), 0.5); // {1 2 3, 2 3 4} of 4 shingles
+/// redb's own integrity check of every file of every run.
+fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> {
+    for run in &catalog.runs {
+        let run_dir = Catalog::run_dir(dir, run.id);
+        let mut files: Vec<PathBuf> = vec![run_dir.join(DOCS_FILE)];
+        files.extend(
+            run.present_files
+                .iter()
+                .map(|&f| shard_file(&run_dir, usize::from(f))),
+        );
+        for path in files {
+            report.deep_checked += 1;
+            let outcome = redb::Database::open(&path)
+                .and_then(|mut db| db.check_integrity().map_err(redb::DatabaseError::from));
+            match outcome {
+                Ok(true) => {}
+                Ok(false) => report.find(
+                    path.display().to_string(),
+                    "redb's integrity check failed and redb repaired the file",
+                ),
+                Err(e) => report.find(
+                    path.display().to_string(),
+                    format!("redb's integrity check failed: {e}"),
+                ),
+            }
+        }
     }
-
-    #[test]
-    fn verify_keeps_pairs_at_or_above_the_threshold_and_names_missing_ids() {
-        let sets: HashMap<String, Vec<u64>> = [
-            ("a".to_string(), vec![1, 2, 3, 4]),
-            ("b".to_string(), vec![1, 2, 3, 5]),
-            ("c".to_string(), vec![9]),
-        ]
-        .into();
-        let pair = |a: &str, b: &str| DocumentPair {
-            a: a.into(),
-            b: b.into(),
-            distance: 1,
-        };
-        let kept = verify(vec![pair("a", "b"), pair("a", "c")], &sets, 0.6).unwrap();
-        assert_eq!(kept, vec![(pair("a", "b"), 0.6)]);
-        let err = verify(vec![pair("a", "zz")], &sets, 0.5).unwrap_err();
-        assert!(err.contains("\"zz\""));
-    }
+    Ok(())
 }

@@ -74,7 +74,7 @@ proptest! {
             prop_assert_eq!(clusters(&got), brute_force_clusters(&expected));
         }
         let mut live = BTreeMap::new();
-        snapshot.for_each_live_document(|id, fp| { live.insert(id.to_string(), fp); }).unwrap();
+        snapshot.for_each_live_document(|id, fp, _| { live.insert(id.to_string(), fp); }).unwrap();
         prop_assert_eq!(live, model);
     }
 
@@ -127,7 +127,7 @@ fn planted_near_duplicates_among_many_are_all_found() {
         }
         store.insert(&batch, None).unwrap();
     }
-    let got = store.snapshot().audit(3, |_| {}).unwrap();
+    let got = store.snapshot().unwrap().audit(3, |_| {}).unwrap();
     assert_eq!(got, brute_force_pairs(&model, 3));
     assert!(got.len() >= 900);
 }

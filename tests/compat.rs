@@ -43,6 +43,12 @@ fn write_current_fixture(dir: &Path) {
         }
         store.insert(&b, Some(&format!("fixture-{batch}"))).unwrap();
     }
+    // Deletions (format 2 on): a few ids of the first batch.
+    let doomed: Vec<String> = (0..5).map(|i| format!("b0-doc{i}")).collect();
+    store.delete(doomed.iter().map(String::as_str)).unwrap();
+    for id in &doomed {
+        model.remove(id);
+    }
     drop(store);
     std::fs::remove_file(store_dir.join("LOCK")).unwrap();
     let tsv: String = model
@@ -84,7 +90,20 @@ fn every_format_version_opens_with_its_contents() {
                 (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
             })
             .collect();
-        // Older versions would be migrated here, once there are any (see migrations/).
+        if version < FORMAT_VERSION {
+            let err = Snapshot::open(&store).err().expect("an old format does not open");
+            assert!(
+                err.to_string().contains("upgrade required")
+                    && err.to_string().contains("simhashdb migrate"),
+                "{err}"
+            );
+            let done = simhashdb::migrate::migrate(&store).unwrap();
+            assert_eq!((done.from, done.to), (version, FORMAT_VERSION));
+            let again = simhashdb::migrate::migrate(&store).unwrap();
+            assert_eq!(again.from, FORMAT_VERSION, "migrating twice is a no-op");
+        }
+        let report = simhashdb::verify::verify_store(&store, false).unwrap();
+        assert!(report.findings.is_empty(), "v{version}: {:?}", report.findings);
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(
             snapshot.catalog().documents,

@@ -110,7 +110,7 @@ proptest! {
         let mut queries: Vec<u64> = model.values().copied().collect();
         queries.extend(model.values().map(|fp| fp ^ 0b101));
         queries.extend(extra_queries);
-        check_all(&store.snapshot(), &model, &queries, k);
+        check_all(&store.snapshot().unwrap(), &model, &queries, k);
         drop(store);
 
         // Reopen: the same answers, then more batches on top of the old runs.
@@ -150,12 +150,17 @@ fn same_fingerprint_under_many_ids_returns_every_id() {
         batch.push(&format!("copy-{i:03}"), 42).unwrap();
     }
     store.insert(&batch, None).unwrap();
-    let matches = store.snapshot().query(42 ^ 0b111, 3).unwrap();
+    let matches = store.snapshot().unwrap().query(42 ^ 0b111, 3).unwrap();
     assert_eq!(matches.len(), 500);
     assert!(matches
         .iter()
         .all(|m| m.distance == 3 && m.fingerprint == 42));
-    assert!(store.snapshot().query(42 ^ 0b1111, 3).unwrap().is_empty());
+    assert!(store
+        .snapshot()
+        .unwrap()
+        .query(42 ^ 0b1111, 3)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -171,12 +176,12 @@ fn reinserting_an_id_replaces_its_fingerprint() {
     assert_eq!(store.insert(&one("a", 1), None).unwrap().inserted, 1);
     assert_eq!(store.insert(&one("a", 1), None).unwrap().unchanged, 1);
     assert_eq!(store.insert(&one("a", u64::MAX), None).unwrap().replaced, 1);
-    let snapshot = store.snapshot();
+    let snapshot = store.snapshot().unwrap();
     assert!(snapshot.query(1, 3).unwrap().is_empty());
     assert_eq!(snapshot.query(u64::MAX, 0).unwrap()[0].id, "a");
     // Back to the first fingerprint: the old run still indexes it, the newest run decides.
     store.insert(&one("a", 1), None).unwrap();
-    let snapshot = store.snapshot();
+    let snapshot = store.snapshot().unwrap();
     assert_eq!(snapshot.query(1, 0).unwrap().len(), 1);
     assert!(snapshot.query(u64::MAX, 3).unwrap().is_empty());
 }

@@ -5,4 +5,5 @@ mod cli;
 mod compat;
 mod crash;
 mod engine;
+mod lifecycle;
 mod util;

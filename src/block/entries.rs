@@ -52,43 +52,87 @@ pub fn encode<'e, P: Payload + 'e>(
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
     mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
-    let mut block = Vec::with_capacity(TARGET_BYTES + 64);
-    let mut entry = Vec::with_capacity(64);
-    let mut count = 0u16;
-    let mut prev_key = 0u64;
-    let mut last: (u64, &[u8]) = (0, &[]);
-    let start = |block: &mut Vec<u8>| {
-        block.clear();
-        block.extend_from_slice(&[0; CRC_BYTES + 2]);
-    };
-    let finish = |block: &mut Vec<u8>, count: u16| {
-        block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&count.to_le_bytes());
-        seal(block);
-    };
-    start(&mut block);
+    let mut writer = EntryWriter::new();
     for (key, id, payload) in entries {
+        writer.push(key, id, &payload, &mut emit)?;
+    }
+    writer.finish(&mut emit)
+}
+
+/// Builds entry blocks one entry at a time, for writers that produce entries as a stream.
+pub struct EntryWriter {
+    block: Vec<u8>,
+    entry: Vec<u8>,
+    count: u16,
+    prev_key: u64,
+    last_id: Vec<u8>,
+}
+
+impl Default for EntryWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EntryWriter {
+    pub fn new() -> Self {
+        let mut block = Vec::with_capacity(TARGET_BYTES + 64);
+        block.extend_from_slice(&[0; CRC_BYTES + 2]);
+        EntryWriter {
+            block,
+            entry: Vec::with_capacity(64),
+            count: 0,
+            prev_key: 0,
+            last_id: Vec::new(),
+        }
+    }
+
+    /// Appends an entry, greater by `(key, id)` than the one before; hands a block that is
+    /// full to `emit(block_key, block)`.
+    pub fn push(
+        &mut self,
+        key: u64,
+        id: &[u8],
+        payload: &impl Payload,
+        emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
         // Encode against the running block; if it does not fit, close the block and re-encode
         // against a fresh one (the delta base changes).
-        entry.clear();
-        encode_entry(key - prev_key, id, &payload, &mut entry);
-        if count > 0 && (block.len() + entry.len() > TARGET_BYTES || count == u16::MAX) {
-            finish(&mut block, count);
-            emit(&block_key(last.0, last.1), &block)?;
-            start(&mut block);
-            count = 0;
-            entry.clear();
-            encode_entry(key, id, &payload, &mut entry);
+        self.entry.clear();
+        encode_entry(key - self.prev_key, id, payload, &mut self.entry);
+        if self.count > 0
+            && (self.block.len() + self.entry.len() > TARGET_BYTES || self.count == u16::MAX)
+        {
+            self.emit_block(emit)?;
+            self.entry.clear();
+            encode_entry(key, id, payload, &mut self.entry);
         }
-        block.extend_from_slice(&entry);
-        count += 1;
-        prev_key = key;
-        last = (key, id);
+        self.block.extend_from_slice(&self.entry);
+        self.count += 1;
+        self.prev_key = key;
+        self.last_id.clear();
+        self.last_id.extend_from_slice(id);
+        Ok(())
     }
-    if count > 0 {
-        finish(&mut block, count);
-        emit(&block_key(last.0, last.1), &block)?;
+
+    /// Emits the last, partly filled block.
+    pub fn finish(mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        if self.count > 0 {
+            self.emit_block(emit)?;
+        }
+        Ok(())
     }
-    Ok(())
+
+    fn emit_block(&mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&self.count.to_le_bytes());
+        seal(&mut self.block);
+        emit(&block_key(self.prev_key, &self.last_id), &self.block)?;
+        self.block.clear();
+        self.block.extend_from_slice(&[0; CRC_BYTES + 2]);
+        self.count = 0;
+        self.prev_key = 0;
+        Ok(())
+    }
 }
 
 fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) {

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use simhashdb::audit::{clusters, DocumentPair};
-use simhashdb::verify::{shingle_set, verify};
+use simhashdb::jaccard::{shingle_set, verify};
 use simhashdb::Snapshot;
 
 use crate::{output, progress};
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
             let mut members: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
             members.sort_unstable();
             let mut alone = Vec::new();
-            snapshot.for_each_live_document(|id, _| {
+            snapshot.for_each_live_document(|id, _, _| {
                 if members.binary_search(&id).is_err() {
                     alone.push(vec![id.to_string()]);
                 }

@@ -19,6 +19,9 @@ use redb::{
     Database, ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError,
 };
 
+mod scan;
+pub use scan::{EntryScan, KeyScan};
+
 use crate::block::docs::{id_hash, DocState};
 use crate::block::entries::{self, block_key};
 use crate::block::keys::{self, KeyBlock};
@@ -27,16 +30,16 @@ use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
 
-const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
-const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
-const DOCS_FILE: &str = "docs.redb";
+pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
+pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
+pub(crate) const DOCS_FILE: &str = "docs.redb";
 
 /// The redb table name of permuted table `t`.
-fn table_name(t: usize) -> String {
+pub(crate) fn table_name(t: usize) -> String {
     format!("t{t:03}")
 }
 
-fn shard_file(run_dir: &Path, file: usize) -> PathBuf {
+pub(crate) fn shard_file(run_dir: &Path, file: usize) -> PathBuf {
     run_dir.join(format!("shard-{file:03}.redb"))
 }
 
@@ -47,7 +50,7 @@ const SHARD_FILE_TARGET_BYTES: u64 = 128 << 20;
 const ESTIMATED_KEY_BYTES: u64 = 7;
 
 /// The number of shard files for a run of `fingerprints` new fingerprints.
-fn shard_file_count(fingerprints: usize, tables: usize, shards: usize) -> usize {
+pub(crate) fn shard_file_count(fingerprints: usize, tables: usize, shards: usize) -> usize {
     let bytes = fingerprints as u64 * tables as u64 * ESTIMATED_KEY_BYTES;
     let wanted = bytes.div_ceil(SHARD_FILE_TARGET_BYTES).max(1) as usize;
     let files = if wanted.is_power_of_two() {
@@ -100,11 +103,44 @@ pub fn write_run(
     })
 }
 
-fn create_db(path: &Path) -> Result<Database> {
+/// Creates a new redb file for writing a run.
+pub(crate) fn create_db(path: &Path) -> Result<Database> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     Database::builder()
         .set_cache_size(WRITER_CACHE_BYTES)
-        .create(path)
+        .create_with_backend(crate::fault::backend(path, file)?)
         .map_err(|e| Error::redb(path, e))
+}
+
+/// Appends strictly increasing `keys`, greater than any the table holds, to permuted table `t`
+/// in a shard file being written; returns the bytes of blocks written.
+pub(crate) fn append_keys(
+    txn: &redb::WriteTransaction,
+    path: &Path,
+    t: usize,
+    keys: &[u64],
+) -> Result<u64> {
+    let redb_err = |e: redb::Error| Error::redb(path, e);
+    let mut table = txn
+        .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
+        .map_err(|e| redb_err(e.into()))?;
+    let mut cursor = table
+        .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
+        .map_err(|e| redb_err(e.into()))?;
+    let mut bytes = 0;
+    keys::encode(keys, |last, block| {
+        bytes += block.len() as u64;
+        cursor
+            .insert_before(last, block)
+            .map_err(|e| redb_err(e.into()))
+    })?;
+    cursor.close().map_err(|e| redb_err(e.into()))?;
+    Ok(bytes)
 }
 
 /// Writes docs.redb; returns (docs bytes, postings bytes).
@@ -296,64 +332,96 @@ impl<'a> TablesJob<'a> {
                 *open = Some((db, txn));
             }
             let (_, txn) = open.as_ref().expect("opened above");
-            let redb_err = |e: redb::Error| Error::redb(&*path, e);
-            let mut redb_table = txn
-                .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
-                .map_err(|e| redb_err(e.into()))?;
-            let mut cursor = redb_table
-                .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-                .map_err(|e| redb_err(e.into()))?;
-            keys::encode(&keys[start..end], |last, block| {
-                self.bytes[t].fetch_add(block.len() as u64, Ordering::Relaxed);
-                cursor
-                    .insert_before(last, block)
-                    .map_err(|e| redb_err(e.into()))
-            })?;
-            cursor.close().map_err(|e| redb_err(e.into()))?;
+            let bytes = append_keys(txn, path, t, &keys[start..end])?;
+            self.bytes[t].fetch_add(bytes, Ordering::Relaxed);
             start = end;
         }
         Ok(())
     }
 }
 
-/// Read access to one committed run; files open on first use.
+/// Read access to one committed run.
+///
+/// Every file of the run is opened (as a plain file) when the reader is made, so a compaction
+/// that deletes the run's directory afterwards cannot pull it from under the reader; redb opens
+/// each one on first use.
 pub struct RunReader {
     meta: RunMeta,
-    dir: PathBuf,
     cache_bytes: usize,
     tables: usize,
-    docs: OnceLock<DocsFile>,
-    files: Vec<OnceLock<ShardFile>>,
-    present: Vec<bool>,
+    docs: LazyFile<DocsFile>,
+    files: Vec<Option<LazyFile<ShardFile>>>,
     shards_per_file: usize,
+}
+
+/// A pinned file, turned into an open redb file `T` on first use.
+struct LazyFile<T> {
+    path: PathBuf,
+    pinned: Mutex<Option<std::fs::File>>,
+    open: OnceLock<T>,
+}
+
+impl<T> LazyFile<T> {
+    fn pin(path: PathBuf) -> Result<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(LazyFile {
+            path,
+            pinned: Mutex::new(Some(file)),
+            open: OnceLock::new(),
+        })
+    }
+
+    fn get(
+        &self,
+        cache_bytes: usize,
+        open: impl FnOnce(&Path, ReadOnlyDatabase) -> Result<T>,
+    ) -> Result<&T> {
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        let mut pinned = self.pinned.lock().expect("no opener panicked");
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        let file = pinned.take().ok_or_else(|| {
+            Error::corrupt(format!("{}: an earlier open failed", self.path.display()))
+        })?;
+        let backend =
+            redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&self.path, e))?;
+        let db = redb::Builder::new()
+            .set_cache_size(cache_bytes)
+            .open_read_only_with_backend(backend)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let _ = self.open.set(open(&self.path, db)?);
+        Ok(self.open.get().expect("set above"))
+    }
 }
 
 impl RunReader {
     /// A reader of run `meta` stored in `dir`, giving each file it opens `cache_bytes` of cache.
+    /// Fails with an I/O error (NotFound) when a file of the run is gone.
     pub fn new(
         meta: RunMeta,
         dir: PathBuf,
         shards: usize,
         tables: usize,
         cache_bytes: usize,
-    ) -> Self {
-        let files = usize::from(meta.shard_files).clamp(1, shards);
-        let mut present = vec![false; files];
+    ) -> Result<Self> {
+        let count = usize::from(meta.shard_files).clamp(1, shards);
+        let mut files: Vec<Option<LazyFile<ShardFile>>> = (0..count).map(|_| None).collect();
         for &f in &meta.present_files {
-            if let Some(p) = present.get_mut(usize::from(f)) {
-                *p = true;
+            if let Some(slot) = files.get_mut(usize::from(f)) {
+                *slot = Some(LazyFile::pin(shard_file(&dir, usize::from(f)))?);
             }
         }
-        RunReader {
+        Ok(RunReader {
+            docs: LazyFile::pin(dir.join(DOCS_FILE))?,
             meta,
-            dir,
             cache_bytes,
             tables,
-            docs: OnceLock::new(),
-            files: (0..files).map(|_| OnceLock::new()).collect(),
-            present,
-            shards_per_file: shards / files,
-        }
+            files,
+            shards_per_file: shards / count,
+        })
     }
 
     /// The catalog's description of this run.
@@ -361,59 +429,55 @@ impl RunReader {
         &self.meta
     }
 
-    fn open_ro(&self, path: &Path) -> Result<ReadOnlyDatabase> {
-        redb::Builder::new()
-            .set_cache_size(self.cache_bytes)
-            .open_read_only(path)
-            .map_err(|e| Error::redb(path, e))
-    }
-
     /// The shard file that holds `shard`, or None when the run has no keys there.
     pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
-        let f = shard / self.shards_per_file;
-        if !self.present[f] {
+        let Some(lazy) = &self.files[shard / self.shards_per_file] else {
             return Ok(None);
+        };
+        let tables = self.tables;
+        lazy.get(self.cache_bytes, |path, db| {
+            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+            let tables = (0..tables)
+                .map(
+                    |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
+                        Ok(table) => Ok(Some(table)),
+                        Err(TableError::TableDoesNotExist(_)) => Ok(None),
+                        Err(e) => Err(Error::redb(path, e)),
+                    },
+                )
+                .collect::<Result<_>>()?;
+            Ok(ShardFile {
+                path: path.to_path_buf(),
+                tables,
+                _db: db,
+            })
+        })
+        .map(Some)
+    }
+
+    /// The shard files that hold shards `first..end`, in key order, each once.
+    pub fn shard_files(&self, first: usize, end: usize) -> Result<Vec<&ShardFile>> {
+        let mut out: Vec<&ShardFile> = Vec::new();
+        for f in first / self.shards_per_file..end.div_ceil(self.shards_per_file) {
+            if let Some(file) = self.shard(f * self.shards_per_file)? {
+                out.push(file);
+            }
         }
-        if let Some(file) = self.files[f].get() {
-            return Ok(Some(file));
-        }
-        let path = shard_file(&self.dir, f);
-        let db = self.open_ro(&path)?;
-        let txn = db.begin_read().map_err(|e| Error::redb(&path, e))?;
-        let tables = (0..self.tables)
-            .map(
-                |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
-                    Ok(table) => Ok(Some(table)),
-                    Err(TableError::TableDoesNotExist(_)) => Ok(None),
-                    Err(e) => Err(Error::redb(&path, e)),
-                },
-            )
-            .collect::<Result<_>>()?;
-        let _ = self.files[f].set(ShardFile {
-            path,
-            tables,
-            _db: db,
-        });
-        Ok(self.files[f].get())
+        Ok(out)
     }
 
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
-        if let Some(file) = self.docs.get() {
-            return Ok(file);
-        }
-        let path = self.dir.join(DOCS_FILE);
-        let db = self.open_ro(&path)?;
-        let txn = db.begin_read().map_err(|e| Error::redb(&path, e))?;
-        let open = |def| txn.open_table(def).map_err(|e| Error::redb(&path, e));
-        let file = DocsFile {
-            docs: open(DOCS)?,
-            postings: open(POSTINGS)?,
-            path: path.clone(),
-            _db: db,
-        };
-        let _ = self.docs.set(file);
-        Ok(self.docs.get().expect("set above"))
+        self.docs.get(self.cache_bytes, |path, db| {
+            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+            let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
+            Ok(DocsFile {
+                docs: open(DOCS)?,
+                postings: open(POSTINGS)?,
+                path: path.to_path_buf(),
+                _db: db,
+            })
+        })
     }
 }
 
@@ -425,6 +489,22 @@ pub struct ShardFile {
 }
 
 impl ShardFile {
+    /// The keys of table `t` in `lo..=hi`, a block at a time.
+    pub fn scan(&self, t: usize, lo: u64, hi: u64) -> Result<KeyScan> {
+        KeyScan::new(
+            self.path.clone(),
+            table_name(t),
+            self.tables[t].as_ref(),
+            lo,
+            hi,
+        )
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
     pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
         let Some(table) = &self.tables[t] else {
@@ -501,6 +581,21 @@ pub struct DocsFile {
 }
 
 impl DocsFile {
+    /// Every document entry, a block at a time, ordered by `(id_hash, id)`.
+    pub fn scan_documents(&self) -> Result<EntryScan<DocState>> {
+        EntryScan::new(self.path.clone(), "docs", &self.docs)
+    }
+
+    /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
+    pub fn scan_postings(&self) -> Result<EntryScan<Posting>> {
+        EntryScan::new(self.path.clone(), "postings", &self.postings)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Calls `f` on every id this run lists under `fingerprint`.
     pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
         let from = fingerprint.to_be_bytes();

@@ -1,0 +1,155 @@
+//! The storage backend of every redb file the engine writes, and the faults tests inject in it.
+//!
+//! In normal builds [`Backend`] passes every call to redb's `FileBackend`. Under `cfg(test)` a
+//! test can install a [`Plan`] that fails the Nth write or the Nth sync (counted over every
+//! file written, and the catalog's write and sync), or freezes the storage at the Nth sync:
+//! that sync and every later write or sync fails, as if the machine had lost power there.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use redb::backends::FileBackend;
+use redb::StorageBackend;
+
+use crate::error::{Error, Result};
+
+/// A redb file being written (or read back) by the engine.
+#[derive(Debug)]
+pub(crate) struct Backend {
+    inner: FileBackend,
+}
+
+/// The backend of a new run file.
+pub(crate) fn backend(path: &Path, file: File) -> Result<Backend> {
+    Ok(Backend {
+        inner: FileBackend::new(file).map_err(|e| Error::redb(path, e))?,
+    })
+}
+
+impl StorageBackend for Backend {
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+
+    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        self.inner.read(offset, out)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        injected(Op::Write)?;
+        self.inner.set_len(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        injected(Op::Sync)?;
+        self.inner.sync_data()
+    }
+
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        injected(Op::Write)?;
+        self.inner.write(offset, data)
+    }
+
+    fn close(&self) -> io::Result<()> {
+        self.inner.close()
+    }
+}
+
+/// A kind of storage operation that a fault plan counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Write,
+    Sync,
+}
+
+/// Fails `op` when the installed plan says so (never outside tests).
+pub(crate) fn injected(op: Op) -> io::Result<()> {
+    #[cfg(test)]
+    {
+        plan::check(op)
+    }
+    #[cfg(not(test))]
+    {
+        let _ = op;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod plan {
+    use std::io;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use super::Op;
+
+    /// Which operation fails.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Fault {
+        /// The Nth write (0-based) fails; later ones succeed.
+        FailWrite(u64),
+        /// The Nth sync fails; later ones succeed.
+        FailSync(u64),
+        /// The Nth sync and everything after it fails.
+        FreezeAtSync(u64),
+    }
+
+    #[derive(Debug)]
+    pub struct Plan {
+        fault: Fault,
+        writes: AtomicU64,
+        syncs: AtomicU64,
+        frozen: AtomicBool,
+        /// Whether the fault fired.
+        pub fired: AtomicBool,
+    }
+
+    static PLAN: Mutex<Option<Arc<Plan>>> = Mutex::new(None);
+    /// Tests that install plans run one at a time.
+    pub static SERIAL: Mutex<()> = Mutex::new(());
+
+    /// Installs `fault` until the returned guard drops.
+    pub fn install(fault: Fault) -> Arc<Plan> {
+        let plan = Arc::new(Plan {
+            fault,
+            writes: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            frozen: AtomicBool::new(false),
+            fired: AtomicBool::new(false),
+        });
+        *PLAN.lock().unwrap() = Some(Arc::clone(&plan));
+        plan
+    }
+
+    pub fn clear() {
+        *PLAN.lock().unwrap() = None;
+    }
+
+    pub(super) fn check(op: Op) -> io::Result<()> {
+        let Some(plan) = PLAN.lock().unwrap().clone() else {
+            return Ok(());
+        };
+        let fail = || {
+            plan.fired.store(true, Ordering::SeqCst);
+            Err(io::Error::other("injected fault"))
+        };
+        if plan.frozen.load(Ordering::SeqCst) {
+            return fail();
+        }
+        let n = match op {
+            Op::Write => plan.writes.fetch_add(1, Ordering::SeqCst),
+            Op::Sync => plan.syncs.fetch_add(1, Ordering::SeqCst),
+        };
+        match (plan.fault, op) {
+            (Fault::FailWrite(at), Op::Write) | (Fault::FailSync(at), Op::Sync) if n == at => {
+                fail()
+            }
+            (Fault::FreezeAtSync(at), Op::Sync) if n == at => {
+                plan.frozen.store(true, Ordering::SeqCst);
+                fail()
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! Merging runs into one: the streaming k-way merge behind compaction.
+//!
+//! The inputs are always the newest runs of the store (a suffix of the catalog's list), so no
+//! run outside the merge can override what they say. The merged run keeps, in one pass over
+//! each table:
+//! - **docs**: each id's newest entry; a deletion is dropped when the merge is full (no older
+//!   run is left for it to override);
+//! - **postings**: the `(fingerprint, id)` pairs that are still live;
+//! - **tables**: every key except those of *dead* fingerprints, whose every posting is gone.
+//!
+//! Dropping dead fingerprints is safe in a suffix merge: a fingerprint's table entry is written
+//! by the first run that posts it (or the first after it was dropped), so every live posting of
+//! a fingerprint is in the run that holds its keys or a newer one, i.e. inside the merge.
+//!
+//! Memory is one block per input and table being merged, plus the ids that more than one input
+//! mentions (their final state decides which postings live) and the dead fingerprints.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::block::docs::DocState;
+use crate::block::entries::{EntryWriter, Payload};
+use crate::block::postings::Posting;
+use crate::catalog::{sync_dir, RunMeta};
+use crate::error::{Error, Result};
+use crate::permutation::Permutations;
+use crate::run::{
+    append_keys, create_db, shard_file, shard_file_count, EntryScan, KeyScan, RunReader, DOCS,
+    DOCS_FILE, POSTINGS,
+};
+
+/// What a merge wrote and dropped.
+#[derive(Clone, Debug)]
+pub(crate) struct Merged {
+    pub meta: RunMeta,
+    /// Document entries of the inputs not carried over (overridden, or deletions dropped).
+    pub dropped_documents: u64,
+    /// Fingerprints dropped from the tables because no id has them any more.
+    pub dropped_fingerprints: u64,
+    /// Table entries read from the inputs, over all tables.
+    pub table_entries: u64,
+}
+
+/// A source of sorted items, a block at a time.
+trait Blocks<T> {
+    /// Replaces `out` with the next block's items; false at the end.
+    fn next_block(&mut self, out: &mut Vec<T>) -> Result<bool>;
+}
+
+impl<P: Payload> Blocks<(u64, String, P)> for EntryScan<P> {
+    fn next_block(&mut self, out: &mut Vec<(u64, String, P)>) -> Result<bool> {
+        EntryScan::next_block(self, out)
+    }
+}
+
+/// One run's keys of a table over several shard files, in order.
+struct KeyChain(std::vec::IntoIter<KeyScan>, Option<KeyScan>);
+
+impl Blocks<u64> for KeyChain {
+    fn next_block(&mut self, out: &mut Vec<u64>) -> Result<bool> {
+        loop {
+            if let Some(scan) = &mut self.1 {
+                if scan.next_block(out)? {
+                    return Ok(true);
+                }
+            }
+            match self.0.next() {
+                Some(scan) => self.1 = Some(scan),
+                None => return Ok(false),
+            }
+        }
+    }
+}
+
+/// The head of one sorted input.
+struct Cursor<B, T> {
+    source: B,
+    block: Vec<T>,
+    at: usize,
+}
+
+impl<B: Blocks<T>, T> Cursor<B, T> {
+    fn new(source: B) -> Result<Self> {
+        let mut cursor = Cursor {
+            source,
+            block: Vec::new(),
+            at: 0,
+        };
+        cursor.fill()?;
+        Ok(cursor)
+    }
+
+    fn peek(&self) -> Option<&T> {
+        self.block.get(self.at)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        self.at += 1;
+        self.fill()
+    }
+
+    /// Skips empty blocks so that `peek` is None only at the end.
+    fn fill(&mut self) -> Result<()> {
+        while self.at >= self.block.len() {
+            self.at = 0;
+            if !self.source.next_block(&mut self.block)? {
+                self.block.clear();
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The indices of the entry cursors whose heads are smallest by `(key, id)` (equal heads of
+/// several inputs), in input order; empty when every cursor is exhausted.
+fn smallest<B, P>(cursors: &[Cursor<B, (u64, String, P)>], out: &mut Vec<usize>)
+where
+    B: Blocks<(u64, String, P)>,
+{
+    out.clear();
+    let mut best: Option<(u64, &str)> = None;
+    for (i, c) in cursors.iter().enumerate() {
+        let Some((key, id, _)) = c.peek() else {
+            continue;
+        };
+        let k = (*key, id.as_str());
+        match best {
+            Some(b) if k > b => {}
+            Some(b) if k == b => out.push(i),
+            _ => {
+                best = Some(k);
+                out.clear();
+                out.push(i);
+            }
+        }
+    }
+}
+
+/// Keys gathered before they are encoded and appended: bounds the memory of a table merge.
+const FLUSH_KEYS: usize = 1 << 20;
+
+/// Merges `inputs` (the store's newest runs, oldest first) into run `id` at `out_dir`. `full`
+/// says the inputs are all the store's runs, so deletions need not be kept.
+pub(crate) fn merge_runs(
+    inputs: &[RunReader],
+    full: bool,
+    out_dir: &Path,
+    id: u64,
+    perms: &Permutations,
+    shards: usize,
+) -> Result<Merged> {
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let docs_path = out_dir.join(DOCS_FILE);
+    let db = create_db(&docs_path)?;
+    let redb_err = |e: redb::Error| Error::redb(&docs_path, e);
+    let txn = db.begin_write().map_err(|e| redb_err(e.into()))?;
+    let (docs, changed) = {
+        let mut table = txn.open_table(DOCS).map_err(|e| redb_err(e.into()))?;
+        let mut cursor = table
+            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+            .map_err(|e| redb_err(e.into()))?;
+        let out = merge_documents(inputs, full, &mut |key, block| {
+            cursor
+                .insert_before(key, block)
+                .map_err(|e| redb_err(e.into()))
+        })?;
+        cursor.close().map_err(|e| redb_err(e.into()))?;
+        out
+    };
+    let (postings, dead) = {
+        let mut table = txn.open_table(POSTINGS).map_err(|e| redb_err(e.into()))?;
+        let mut cursor = table
+            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+            .map_err(|e| redb_err(e.into()))?;
+        let out = merge_postings(inputs, &changed, &mut |key, block| {
+            cursor
+                .insert_before(key, block)
+                .map_err(|e| redb_err(e.into()))
+        })?;
+        cursor.close().map_err(|e| redb_err(e.into()))?;
+        out
+    };
+    drop(changed);
+    txn.commit().map_err(|e| redb_err(e.into()))?;
+    drop(db);
+
+    let tables = perms.tables().len();
+    let fingerprints: u64 = inputs.iter().map(|r| r.meta().fingerprints).sum();
+    let files = shard_file_count(fingerprints as usize, tables, shards);
+    let per_file = shards / files;
+    let written: Vec<Option<(Vec<u64>, Vec<u64>)>> = (0..files)
+        .into_par_iter()
+        .map(|f| {
+            merge_shard_file(
+                inputs,
+                perms,
+                (f * per_file, (f + 1) * per_file),
+                &dead,
+                &shard_file(out_dir, f),
+            )
+        })
+        .collect::<Result<_>>()?;
+
+    let mut meta = RunMeta {
+        id,
+        shard_files: files as u16,
+        present_files: Vec::new(),
+        fingerprints: 0,
+        documents: docs.written,
+        table_bytes: vec![0; tables],
+        docs_bytes: docs.bytes,
+        postings_bytes: postings.bytes,
+    };
+    let mut table_entries = 0;
+    for (f, file) in written.into_iter().enumerate() {
+        let Some((counts, bytes)) = file else {
+            continue;
+        };
+        meta.present_files.push(f as u16);
+        if counts.iter().any(|&c| c != counts[0]) {
+            return Err(Error::corrupt(format!(
+                "merging into {}: the tables of shard file {f} hold different numbers of keys \
+                 ({counts:?}); run `simhashdb verify` on the store",
+                out_dir.display()
+            )));
+        }
+        meta.fingerprints += counts[0];
+        for t in 0..tables {
+            meta.table_bytes[t] += bytes[t];
+        }
+    }
+    for run in inputs {
+        table_entries += run.meta().fingerprints * tables as u64;
+    }
+    sync_dir(out_dir)?;
+    if let Some(parent) = out_dir.parent() {
+        sync_dir(parent)?;
+    }
+    Ok(Merged {
+        dropped_documents: docs.read - docs.written,
+        dropped_fingerprints: fingerprints - meta.fingerprints,
+        table_entries,
+        meta,
+    })
+}
+
+/// Counts of one merged entry table.
+struct EntryCounts {
+    read: u64,
+    written: u64,
+    bytes: u64,
+}
+
+/// An id's final state, for ids that more than one input mentions: `Some(fingerprint)` when it
+/// is live. A posting of such an id lives only if it has that fingerprint.
+type Changed = HashMap<String, Option<u64>>;
+
+type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+fn merge_documents(
+    inputs: &[RunReader],
+    full: bool,
+    emit: &mut Emit<'_>,
+) -> Result<(EntryCounts, Changed)> {
+    let mut cursors = inputs
+        .iter()
+        .map(|r| Cursor::new(r.docs()?.scan_documents()?))
+        .collect::<Result<Vec<_>>>()?;
+    let mut writer = EntryWriter::new();
+    let mut counts = EntryCounts {
+        read: 0,
+        written: 0,
+        bytes: 0,
+    };
+    let mut emit = |key: &[u8], block: &[u8]| {
+        counts.bytes += block.len() as u64;
+        emit(key, block)
+    };
+    let mut changed = Changed::new();
+    let mut same = Vec::new();
+    loop {
+        smallest(&cursors, &mut same);
+        let Some(&newest) = same.last() else { break };
+        let (hash, id, state) = cursors[newest].peek().expect("a head");
+        let state = *state;
+        if same.len() > 1 {
+            let live = match state {
+                DocState::Live { fingerprint, .. } => Some(fingerprint),
+                DocState::Deleted { .. } => None,
+            };
+            changed.insert(id.clone(), live);
+        }
+        let keep = !(full && matches!(state, DocState::Deleted { .. }));
+        if keep {
+            writer.push(*hash, id.as_bytes(), &state, &mut emit)?;
+            counts.written += 1;
+        }
+        counts.read += same.len() as u64;
+        for &i in &same {
+            cursors[i].advance()?;
+        }
+    }
+    writer.finish(&mut emit)?;
+    Ok((counts, changed))
+}
+
+/// Writes the live postings; returns their counts and the dead fingerprints, ascending.
+fn merge_postings(
+    inputs: &[RunReader],
+    changed: &Changed,
+    emit: &mut Emit<'_>,
+) -> Result<(EntryCounts, Vec<u64>)> {
+    let mut cursors = inputs
+        .iter()
+        .map(|r| Cursor::new(r.docs()?.scan_postings()?))
+        .collect::<Result<Vec<_>>>()?;
+    let mut writer = EntryWriter::new();
+    let mut counts = EntryCounts {
+        read: 0,
+        written: 0,
+        bytes: 0,
+    };
+    let mut emit = |key: &[u8], block: &[u8]| {
+        counts.bytes += block.len() as u64;
+        emit(key, block)
+    };
+    let mut dead = Vec::new();
+    // The fingerprint being walked, and whether it has a live posting so far.
+    let mut current: Option<(u64, bool)> = None;
+    let mut same = Vec::new();
+    loop {
+        smallest(&cursors, &mut same);
+        let Some(&first) = same.first() else { break };
+        let (fp, id, _) = cursors[first].peek().expect("a head");
+        let fp = *fp;
+        let live = match changed.get(id.as_str()) {
+            None => true,
+            Some(state) => *state == Some(fp),
+        };
+        match &mut current {
+            Some((cur, any)) if *cur == fp => *any |= live,
+            _ => {
+                if let Some((cur, false)) = current {
+                    dead.push(cur);
+                }
+                current = Some((fp, live));
+            }
+        }
+        if live {
+            writer.push(fp, id.as_bytes(), &Posting, &mut emit)?;
+            counts.written += 1;
+        }
+        counts.read += same.len() as u64;
+        for &i in &same {
+            cursors[i].advance()?;
+        }
+    }
+    if let Some((cur, false)) = current {
+        dead.push(cur);
+    }
+    writer.finish(&mut emit)?;
+    Ok((counts, dead))
+}
+
+/// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns
+/// None when no key is left there, else the keys and bytes written per table.
+fn merge_shard_file(
+    inputs: &[RunReader],
+    perms: &Permutations,
+    (first, end): (usize, usize),
+    dead: &[u64],
+    path: &Path,
+) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
+    let (lo, hi) = perms.shard_keys(first, end);
+    let tables = perms.tables().len();
+    let mut open: Option<(redb::Database, redb::WriteTransaction)> = None;
+    let mut counts = vec![0u64; tables];
+    let mut bytes = vec![0u64; tables];
+    let mut pending: Vec<u64> = Vec::with_capacity(FLUSH_KEYS);
+    for t in 0..tables {
+        let table = &perms.tables()[t];
+        let mut cursors = inputs
+            .iter()
+            .map(|run| {
+                let scans = run
+                    .shard_files(first, end)?
+                    .into_iter()
+                    .map(|file| file.scan(t, lo, hi))
+                    .collect::<Result<Vec<_>>>()?;
+                Cursor::new(KeyChain(scans.into_iter(), None))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut flush = |pending: &mut Vec<u64>| -> Result<()> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            if open.is_none() {
+                let db = create_db(path)?;
+                let txn = db.begin_write().map_err(|e| Error::redb(path, e))?;
+                open = Some((db, txn));
+            }
+            let (_, txn) = open.as_ref().expect("opened above");
+            bytes[t] += append_keys(txn, path, t, pending)?;
+            counts[t] += pending.len() as u64;
+            pending.clear();
+            Ok(())
+        };
+        let mut previous: Option<u64> = None;
+        loop {
+            let mut min: Option<(u64, usize)> = None;
+            for (i, c) in cursors.iter().enumerate() {
+                if let Some(&k) = c.peek() {
+                    if min.is_none_or(|(m, _)| k < m) {
+                        min = Some((k, i));
+                    }
+                }
+            }
+            let Some((key, i)) = min else { break };
+            cursors[i].advance()?;
+            if !dead.is_empty() && dead.binary_search(&table.unpermute(key)).is_ok() {
+                continue;
+            }
+            if previous == Some(key) {
+                // Invariant 2 says no fingerprint is in two runs; a repeat is written once.
+                continue;
+            }
+            previous = Some(key);
+            pending.push(key);
+            if pending.len() == FLUSH_KEYS {
+                flush(&mut pending)?;
+            }
+        }
+        flush(&mut pending)?;
+    }
+    match open {
+        Some((db, txn)) => {
+            txn.commit().map_err(|e| Error::redb(path, e))?;
+            drop(db);
+            Ok(Some((counts, bytes)))
+        }
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,143 @@
+//! Delete, expire and compact against a brute-force model: random sequences of operations,
+//! checked after every step by queries, `get`, the catalog's counts and `verify`.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use simhashdb::catalog::CompactionPolicy;
+use simhashdb::store::ExpireSelector;
+use simhashdb::{Batch, Snapshot, Store};
+
+use crate::engine::{fingerprint, settings};
+use crate::util::{brute_force, query_tuples};
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Vec<(u8, u64)>),
+    Delete(Vec<u8>),
+    ExpireLabel(u8),
+    Compact,
+    CompactIfDue,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => proptest::collection::vec((0u8..40, fingerprint()), 0..25).prop_map(Op::Insert),
+        2 => proptest::collection::vec(0u8..45, 0..10).prop_map(Op::Delete),
+        1 => (0u8..6).prop_map(Op::ExpireLabel),
+        1 => Just(Op::Compact),
+        2 => Just(Op::CompactIfDue),
+    ]
+}
+
+/// The model: id -> (fingerprint, label of the insert batch that set it).
+type Model = BTreeMap<String, (u64, String)>;
+
+fn check(snapshot: &Snapshot, model: &Model, k: u32) -> Result<(), TestCaseError> {
+    let plain: BTreeMap<String, u64> = model
+        .iter()
+        .map(|(id, (fp, _))| (id.clone(), *fp))
+        .collect();
+    prop_assert_eq!(snapshot.catalog().documents, plain.len() as u64);
+    let mut queries: Vec<u64> = plain.values().map(|fp| fp ^ 0b11).collect();
+    queries.extend([0, u64::MAX, 0x0123_4567_89ab_cdef]);
+    for q in queries {
+        prop_assert_eq!(
+            query_tuples(snapshot, q, k),
+            brute_force(&plain, q, k),
+            "query {:016x}",
+            q
+        );
+    }
+    for i in 0..45u8 {
+        let id = format!("id-{i}");
+        prop_assert_eq!(
+            snapshot.get(&id).unwrap(),
+            plain.get(&id).copied(),
+            "get {}",
+            id
+        );
+    }
+    let report = simhashdb::verify::verify_store(snapshot.dir(), false).unwrap();
+    prop_assert!(report.findings.is_empty(), "verify: {:?}", report.findings);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_operation_keeps_queries_equal_to_brute_force(
+        settings in settings(),
+        ops in proptest::collection::vec(op(), 1..12),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        let k = u32::from(settings.distance);
+        let mut store = Store::create(&path, settings).unwrap();
+        store.set_compaction_policy(CompactionPolicy { max_runs: 3, merge_factor: 2 }).unwrap();
+        let mut model = Model::new();
+        for (step, op) in ops.iter().enumerate() {
+            let label = format!("L{}", step % 6);
+            match op {
+                Op::Insert(docs) => {
+                    let mut batch = Batch::new();
+                    for &(id, fp) in docs {
+                        batch.push(&format!("id-{id}"), fp).unwrap();
+                    }
+                    let mut changed = BTreeMap::new();
+                    for &(id, fp) in docs {
+                        changed.insert(format!("id-{id}"), fp);
+                    }
+                    for (id, fp) in changed {
+                        // An unchanged id keeps the batch that set it.
+                        if model.get(&id).map(|m| m.0) != Some(fp) {
+                            model.insert(id, (fp, label.clone()));
+                        }
+                    }
+                    store.insert(&batch, Some(&label)).unwrap();
+                }
+                Op::Delete(ids) => {
+                    let ids: Vec<String> = ids.iter().map(|i| format!("id-{i}")).collect();
+                    let live = ids.iter().collect::<std::collections::BTreeSet<_>>()
+                        .into_iter().filter(|id| model.contains_key(*id)).count() as u64;
+                    let summary = store.delete(ids.iter().map(String::as_str)).unwrap();
+                    prop_assert_eq!(summary.deleted, live);
+                    for id in &ids {
+                        model.remove(id);
+                    }
+                }
+                Op::ExpireLabel(n) => {
+                    let label = format!("L{n}");
+                    let has = store.catalog().batches.iter().any(|b| b.label.as_deref() == Some(&label) && b.kind == simhashdb::catalog::BatchKind::Insert);
+                    let result = store.expire(&ExpireSelector::Label(label.clone()));
+                    if has {
+                        let expected = model.values().filter(|(_, l)| *l == label).count() as u64;
+                        prop_assert_eq!(result.unwrap().deleted, expected);
+                        model.retain(|_, (_, l)| *l != label);
+                    } else {
+                        prop_assert!(result.is_err());
+                    }
+                }
+                Op::Compact => {
+                    store.compact().unwrap();
+                    prop_assert!(store.catalog().runs.len() <= 1);
+                }
+                Op::CompactIfDue => {
+                    store.compact_if_due().unwrap();
+                    prop_assert!(store.catalog().runs.len() <= 3);
+                }
+            }
+            check(&store.snapshot().unwrap(), &model, k)?;
+        }
+        drop(store);
+        check(&Snapshot::open(&path).unwrap(), &model, k)?;
+        // A full compaction leaves exactly the live fingerprints in the tables.
+        let mut store = Store::open(&path).unwrap();
+        store.compact().unwrap();
+        let live: std::collections::BTreeSet<u64> = model.values().map(|(fp, _)| *fp).collect();
+        let stored: u64 = store.catalog().runs.iter().map(|r| r.fingerprints).sum();
+        prop_assert_eq!(stored, live.len() as u64);
+        check(&store.snapshot().unwrap(), &model, k)?;
+    }
+}
