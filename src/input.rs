@@ -268,6 +268,42 @@ pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>>
     Ok(out)
 }
 
+/// Reads ids to delete, one per line (blank lines skipped): a bare id, the first column of a
+/// tab-separated line (so an `insert` file deletes what it inserted), or a JSON object with
+/// an "id" string.
+pub fn read_ids(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let at = || format!("{source}:{}", i + 1);
+        let line = line.map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        let text = std::str::from_utf8(line)
+            .map_err(|_| Error::Input(format!("{}: the line is not valid UTF-8", at())))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let id = if text.trim_start().starts_with('{') {
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| Error::Input(format!("{}: invalid JSON: {e}", at())))?;
+            match value.get("id") {
+                Some(serde_json::Value::String(id)) => id.clone(),
+                Some(other) => {
+                    return Err(Error::Input(format!(
+                        "{}: \"id\" must be a string, not {other}",
+                        at()
+                    )))
+                }
+                None => return Err(Error::Input(format!("{}: the object has no \"id\"", at()))),
+            }
+        } else {
+            text.split('\t').next().unwrap_or(text).to_string()
+        };
+        crate::batch::check_id(&id).map_err(|e| Error::Input(format!("{}: {e}", at())))?;
+        out.push(id);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +365,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn id_reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = read_ids(&bytes[..], "fuzz");
+        }
+
         #[test]
         fn parsers_never_panic(text in "\\PC*") {
             let _ = read(&text, false);

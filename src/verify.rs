@@ -112,7 +112,10 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     }
     check_across_runs(&snapshot, table_fingerprints, &mut report)?;
     if deep {
-        deep_check(dir, snapshot.catalog(), &mut report)?;
+        // redb opens a file for writing only when no reader has it open.
+        let catalog = snapshot.catalog().clone();
+        drop(snapshot);
+        deep_check(dir, &catalog, &mut report)?;
     }
     Ok(report)
 }

@@ -91,7 +91,9 @@ fn every_format_version_opens_with_its_contents() {
             })
             .collect();
         if version < FORMAT_VERSION {
-            let err = Snapshot::open(&store).err().expect("an old format does not open");
+            let err = Snapshot::open(&store)
+                .err()
+                .expect("an old format does not open");
             assert!(
                 err.to_string().contains("upgrade required")
                     && err.to_string().contains("simhashdb migrate"),
@@ -103,7 +105,11 @@ fn every_format_version_opens_with_its_contents() {
             assert_eq!(again.from, FORMAT_VERSION, "migrating twice is a no-op");
         }
         let report = simhashdb::verify::verify_store(&store, false).unwrap();
-        assert!(report.findings.is_empty(), "v{version}: {:?}", report.findings);
+        assert!(
+            report.findings.is_empty(),
+            "v{version}: {:?}",
+            report.findings
+        );
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(
             snapshot.catalog().documents,

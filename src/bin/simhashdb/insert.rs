@@ -30,6 +30,9 @@ pub struct Args {
     /// A label recorded with the batch.
     #[arg(long)]
     label: Option<String>,
+    /// Do not merge runs after the batch, even if the compaction policy says it is due.
+    #[arg(long)]
+    no_compact: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -86,6 +89,22 @@ pub fn run(args: Args) -> Result<()> {
     let summary = store
         .insert(&batch, args.label.as_deref())
         .with_context(|| format!("{}: the batch was not inserted", args.store.display()))?;
+    // The batch is committed; a failed compaction leaves the store as the batch left it.
+    let compaction = if args.no_compact {
+        None
+    } else {
+        store.compact_if_due().with_context(|| {
+            format!(
+                "{}: the batch was inserted, but the automatic compaction after it failed                  (the store is intact; run `simhashdb compact` to retry)",
+                args.store.display()
+            )
+        })?
+    };
+    if let Some(c) = &compaction {
+        if !args.json {
+            eprintln!("simhashdb: {}", crate::compact::describe(c));
+        }
+    }
     let mut out = output::stdout();
     if args.json {
         let value = serde_json::json!({
@@ -97,6 +116,7 @@ pub fn run(args: Args) -> Result<()> {
             "superseded": summary.superseded,
             "skipped": skipped,
             "new_fingerprints": summary.new_fingerprints,
+            "compaction": compaction.as_ref().map(crate::compact::to_json),
         });
         writeln!(out, "{value}")?;
     } else {

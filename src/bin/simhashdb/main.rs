@@ -1,17 +1,24 @@
 //! The `simhashdb` command: a thin client of the simhashdb library.
 //!
 //! Results go to stdout, errors and progress to stderr. Exit codes: 0 success, 1 error,
-//! 2 bad usage (from clap). A closed stdout (e.g. `| head`) ends the command quietly with 0.
+//! 2 bad usage (from clap); `verify` has its own (0 clean, 1 findings, 2 error). A closed stdout (e.g. `| head`) ends the command quietly with 0.
 
 mod audit;
+mod batches;
+mod compact;
+mod dates;
+mod delete;
+mod expire;
 mod find_all;
 mod fingerprint;
 mod init;
 mod insert;
+mod migrate;
 mod output;
 mod progress;
 mod query;
 mod stats;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -31,6 +38,12 @@ enum Command {
     Init(init::Args),
     Insert(insert::Args),
     Query(query::Args),
+    Delete(delete::Args),
+    Expire(expire::Args),
+    Batches(batches::Args),
+    Compact(compact::Args),
+    Verify(verify::Args),
+    Migrate(migrate::Args),
     Stats(stats::Args),
     Audit(audit::Args),
     FindAll(find_all::Args),
@@ -43,6 +56,12 @@ fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Insert(args) => insert::run(args),
         Command::Query(args) => query::run(args),
+        Command::Delete(args) => delete::run(args),
+        Command::Expire(args) => expire::run(args),
+        Command::Batches(args) => batches::run(args),
+        Command::Compact(args) => compact::run(args),
+        Command::Verify(args) => return verify::run(args),
+        Command::Migrate(args) => migrate::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Audit(args) => audit::run(args),
         Command::FindAll(args) => find_all::run(args),

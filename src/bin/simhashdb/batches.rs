@@ -1,0 +1,66 @@
+//! `simhashdb batches`: the store's batch history.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use simhashdb::Snapshot;
+
+use crate::{dates, output};
+
+/// List every committed batch, oldest first, as tab-separated columns:
+/// BATCH KIND COMMITTED_UTC LABEL INSERTED REPLACED UNCHANGED DELETED EXPIRED_BY
+/// ('-' for no label or not expired).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Print JSON Lines, one object per batch.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let snapshot = Snapshot::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let mut out = output::stdout();
+    if !args.json {
+        writeln!(
+            out,
+            "batch\tkind\tcommitted_utc\tlabel\tinserted\treplaced\tunchanged\tdeleted\texpired_by"
+        )?;
+    }
+    for b in &snapshot.catalog().batches {
+        if args.json {
+            let value = serde_json::json!({
+                "batch": b.id,
+                "kind": b.kind.name(),
+                "committed_utc": dates::format_utc(b.committed_unix_s),
+                "committed_unix_s": b.committed_unix_s,
+                "label": b.label,
+                "inserted": b.inserted,
+                "replaced": b.replaced,
+                "unchanged": b.unchanged,
+                "deleted": b.deleted,
+                "expired_by": b.expired_by,
+            });
+            writeln!(out, "{value}")?;
+        } else {
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                b.id,
+                b.kind.name(),
+                dates::format_utc(b.committed_unix_s),
+                b.label.as_deref().unwrap_or("-"),
+                b.inserted,
+                b.replaced,
+                b.unchanged,
+                b.deleted,
+                b.expired_by.map_or("-".to_string(), |e| e.to_string()),
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! `simhashdb compact`: merge runs and reclaim space.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use simhashdb::store::CompactSummary;
+use simhashdb::Store;
+
+use crate::output;
+
+/// Merge every run into one: drops deleted documents and fingerprints no id has, reclaims
+/// their space, and makes queries probe one run. Readers keep working meanwhile and see the
+/// store before or after. With --if-due, merge only what the compaction policy asks for (as
+/// `insert` does after each batch).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Merge only what the policy says is due.
+    #[arg(long)]
+    if_due: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let summary = if args.if_due {
+        store.compact_if_due()
+    } else {
+        store.compact().map(Some)
+    }
+    .with_context(|| {
+        format!(
+            "{}: the compaction failed; the store is as it was",
+            args.store.display()
+        )
+    })?;
+    let mut out = output::stdout();
+    match summary {
+        None => writeln!(out, "nothing to compact")?,
+        Some(s) if args.json => writeln!(out, "{}", to_json(&s))?,
+        Some(s) => writeln!(out, "{}", describe(&s))?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+pub fn to_json(s: &CompactSummary) -> serde_json::Value {
+    serde_json::json!({
+        "runs_before": s.runs_before,
+        "runs_after": s.runs_after,
+        "merged_runs": s.merged_runs,
+        "bytes_before": s.bytes_before,
+        "bytes_after": s.bytes_after,
+        "dropped_documents": s.dropped_documents,
+        "dropped_fingerprints": s.dropped_fingerprints,
+        "table_entries": s.table_entries,
+        "seconds": s.seconds,
+    })
+}
+
+/// One line: runs, bytes before and after, what was dropped, speed.
+pub fn describe(s: &CompactSummary) -> String {
+    let rate = if s.seconds > 0.0 {
+        s.table_entries as f64 / s.seconds / 1e6
+    } else {
+        0.0
+    };
+    format!(
+        "compacted: runs {} -> {} ({} merged); {} bytes before, {} after; dropped {} document \
+         entries and {} fingerprints; {} table entries in {:.2} s ({rate:.1} M/s)",
+        s.runs_before,
+        s.runs_after,
+        s.merged_runs,
+        s.bytes_before,
+        s.bytes_after,
+        s.dropped_documents,
+        s.dropped_fingerprints,
+        s.table_entries,
+        s.seconds,
+    )
+}

@@ -1,0 +1,77 @@
+//! `simhashdb delete`: remove documents by id.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use simhashdb::input::read_ids;
+use simhashdb::Store;
+
+use crate::output;
+
+/// Delete documents, all or nothing. Their fingerprints stop matching at once and leave the
+/// tables at the next compaction.
+///
+/// Ids come from the arguments or from --input: one per line, either a bare id, the first
+/// column of an ID<TAB>FINGERPRINT line, or a JSON object with an "id".
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Ids to delete.
+    ids: Vec<String>,
+    /// A file of ids, one per line; '-' reads stdin.
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let mut ids = args.ids.clone();
+    for id in &ids {
+        simhashdb::batch::check_id(id).with_context(|| format!("argument {id:?}"))?;
+    }
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    if let Some(input) = &args.input {
+        let read = if input.as_os_str() == "-" {
+            read_ids(std::io::stdin().lock(), "<stdin>")
+        } else {
+            let file =
+                File::open(input).with_context(|| format!("{}: cannot open", input.display()))?;
+            read_ids(BufReader::new(file), &input.display().to_string())
+        };
+        ids.extend(read.context("nothing was deleted")?);
+    }
+    if ids.is_empty() && args.input.is_none() {
+        bail!("no ids to delete: give them as arguments or with --input FILE");
+    }
+    let summary = store
+        .delete(ids.iter().map(String::as_str))
+        .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
+    let mut out = output::stdout();
+    if args.json {
+        let value = serde_json::json!({
+            "batch": summary.batch,
+            "deleted": summary.deleted,
+            "not_found": summary.not_found,
+            "repeated": summary.repeated,
+        });
+        writeln!(out, "{value}")?;
+    } else {
+        write!(
+            out,
+            "deleted {}, not found {}",
+            summary.deleted, summary.not_found
+        )?;
+        match summary.batch {
+            Some(b) => writeln!(out, " (batch {b})")?,
+            None => writeln!(out, " (nothing changed: no batch recorded)")?,
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

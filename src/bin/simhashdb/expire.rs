@@ -1,0 +1,79 @@
+//! `simhashdb expire`: remove whole insert batches.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use simhashdb::store::ExpireSelector;
+use simhashdb::Store;
+
+use crate::{dates, output};
+
+/// Delete every document still held from the insert batches committed before a date, or with
+/// a label (see `simhashdb batches`). A document belongs to the batch that last changed its
+/// fingerprint; re-inserting it unchanged does not move it to a newer batch.
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["before", "batch"])))]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Batches committed before this UTC time: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or Nd (N
+    /// days ago).
+    #[arg(long, value_name = "DATE")]
+    before: Option<String>,
+    /// Batches inserted with this --label.
+    #[arg(long, value_name = "LABEL")]
+    batch: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let selector = match (&args.before, &args.batch) {
+        (Some(date), None) => ExpireSelector::Before(
+            dates::parse_time(date, dates::now_unix_s())
+                .map_err(anyhow::Error::msg)
+                .context("--before")?,
+        ),
+        (None, Some(label)) => ExpireSelector::Label(label.clone()),
+        _ => unreachable!("clap requires exactly one of --before and --batch"),
+    };
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let summary = store
+        .expire(&selector)
+        .with_context(|| format!("{}: nothing was expired", args.store.display()))?;
+    let expired: Vec<u64> = summary
+        .batch
+        .map(|b| {
+            store
+                .catalog()
+                .batches
+                .iter()
+                .filter(|m| m.expired_by == Some(b))
+                .map(|m| m.id)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = output::stdout();
+    if args.json {
+        let value = serde_json::json!({
+            "batch": summary.batch,
+            "expired_batches": expired,
+            "deleted": summary.deleted,
+        });
+        writeln!(out, "{value}")?;
+    } else {
+        match summary.batch {
+            Some(b) => writeln!(
+                out,
+                "expired batches {expired:?}: deleted {} documents (batch {b})",
+                summary.deleted
+            )?,
+            None => writeln!(out, "no batch matched: nothing changed")?,
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

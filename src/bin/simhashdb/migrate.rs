@@ -1,0 +1,34 @@
+//! `simhashdb migrate`: upgrade a store's on-disk format.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+/// Upgrade a store written by an older simhashdb to this build's format, one version at a time
+/// (see migrations/ in the source). Each step commits atomically: a crash leaves the store at
+/// the old or the new version, and running migrate again finishes the job.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let done = simhashdb::migrate::migrate(&args.store)
+        .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
+    if done.from == done.to {
+        eprintln!(
+            "{}: already at format version {}: nothing to do",
+            args.store.display(),
+            done.to
+        );
+    } else {
+        eprintln!(
+            "{}: migrated from format version {} to {}",
+            args.store.display(),
+            done.from,
+            done.to
+        );
+    }
+    Ok(())
+}
