@@ -58,7 +58,7 @@ fn write_current_fixture(dir: &Path) {
     std::fs::write(dir.join("documents.tsv"), tsv).unwrap();
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

@@ -1,97 +1,214 @@
-//! Killing `insert` with SIGKILL at any moment leaves each batch wholly present or absent.
+//! SIGKILL at random moments of `insert`, `delete`, `compact` and `migrate`: after each kill
+//! the store opens, `verify` finds nothing, and its contents equal a model of exactly the
+//! operations that reported success, plus possibly the one in flight, whole.
+//!
+//! CI runs `CRASH_KILLS` (default 20) kills; scripts/crash.sh runs hundreds.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use simhashdb::{Settings, Snapshot, Store};
+use simhashdb::verify::verify_store;
+use simhashdb::{Snapshot, Store};
 
-const BATCH: u64 = 20_000;
+type Model = BTreeMap<String, u64>;
 
-fn fingerprint(batch: u64, i: u64) -> u64 {
-    (batch * BATCH + i)
+const IDS: u64 = 30_000;
+const INSERT_DOCS: u64 = 4_000;
+const DELETE_IDS: u64 = 800;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn fingerprint(op: u64, i: u64) -> u64 {
+    (op << 20 | i)
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
         .rotate_left(17)
 }
 
-#[test]
-fn sigkill_during_insert_leaves_whole_batches() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s");
-    drop(
-        Store::create(
-            &path,
-            Settings {
-                blocks: 6,
-                distance: 3,
-                shards: 4,
-            },
-        )
-        .unwrap(),
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Insert,
+    Delete,
+    Compact,
+}
+
+/// Writes the input of operation `op` and returns the command's arguments and the model after
+/// it succeeds.
+fn prepare(kind: Kind, op: u64, store: &Path, dir: &Path, model: &Model) -> (Vec<String>, Model) {
+    let mut after = model.clone();
+    let store = store.to_str().unwrap().to_string();
+    let input = dir.join(format!("op{op}.txt"));
+    let input_str = input.to_str().unwrap().to_string();
+    match kind {
+        Kind::Insert => {
+            let mut lines = String::new();
+            for i in 0..INSERT_DOCS {
+                let id = format!("doc-{}", (op * 2_500 + i) % IDS);
+                let fp = fingerprint(op, i);
+                lines.push_str(&format!("{id}\t{fp:016x}\n"));
+                after.insert(id, fp);
+            }
+            std::fs::write(&input, lines).unwrap();
+            (vec!["insert".into(), store, input_str], after)
+        }
+        Kind::Delete => {
+            let mut lines = String::new();
+            for j in 0..DELETE_IDS {
+                let id = format!("doc-{}", (op * 977 + j * 7) % IDS);
+                lines.push_str(&id);
+                lines.push('\n');
+                after.remove(&id);
+            }
+            std::fs::write(&input, lines).unwrap();
+            (
+                vec!["delete".into(), store, "--input".into(), input_str],
+                after,
+            )
+        }
+        Kind::Compact => (vec!["compact".into(), store], after),
+    }
+}
+
+fn contents(store: &Path) -> Model {
+    let snapshot = Snapshot::open(store).expect("the store opens after a kill");
+    let mut live = Model::new();
+    snapshot
+        .for_each_live_document(|id, fp, _| {
+            live.insert(id.to_string(), fp);
+        })
+        .unwrap();
+    live
+}
+
+fn run_ids(store: &Path) -> Vec<u64> {
+    simhashdb::catalog::Catalog::read(store)
+        .unwrap()
+        .runs
+        .iter()
+        .map(|r| r.id)
+        .collect()
+}
+
+fn assert_clean(store: &Path, what: &str) {
+    let report = verify_store(store, false).unwrap();
+    assert!(
+        report.findings.is_empty(),
+        "{what}: verify found {:?}",
+        report.findings
     );
-    let mut committed: BTreeMap<u64, bool> = BTreeMap::new();
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    // Batch 0 runs to completion and times an insert; later kills land in 0..1.5x that time.
-    let mut insert_micros = u64::MAX;
-    for batch in 0..21u64 {
-        let input = dir.path().join(format!("b{batch}.tsv"));
-        let lines: String = (0..BATCH)
-            .map(|i| format!("b{batch}-{i}\t{:016x}\n", fingerprint(batch, i)))
-            .collect();
-        std::fs::write(&input, lines).unwrap();
+}
+
+#[test]
+fn sigkill_during_insert_delete_and_compact_loses_nothing() {
+    let kills: u64 = std::env::var("CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let mut s = Store::create(
+        &store,
+        simhashdb::Settings {
+            blocks: 6,
+            distance: 3,
+            shards: 4,
+        },
+    )
+    .unwrap();
+    // Inserts merge often, so kills land in automatic compactions too.
+    s.set_compaction_policy(simhashdb::catalog::CompactionPolicy {
+        max_runs: 4,
+        merge_factor: 2,
+    })
+    .unwrap();
+    drop(s);
+    let mut model = Model::new();
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    // How long each kind took the first time: kills land in 0.2..2x that.
+    let mut micros: BTreeMap<Kind, u64> = BTreeMap::new();
+    let (mut killed, mut completed, mut op) = (0u64, 0u64, 0u64);
+    // Killed operations whose effect was absent / whole, per kind.
+    let mut outcomes: BTreeMap<(Kind, bool), u64> = BTreeMap::new();
+    while killed < kills {
+        op += 1;
+        let kind = match rng.next() % 5 {
+            0 | 1 => Kind::Insert,
+            2 | 3 => Kind::Delete,
+            _ => Kind::Compact,
+        };
+        let (args, after) = prepare(kind, op, &store, dir.path(), &model);
+        let runs_before = run_ids(&store);
         let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
-            .args(["insert", path.to_str().unwrap(), input.to_str().unwrap()])
+            .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let started = std::time::Instant::now();
-        let status = if batch == 0 {
-            let status = child.wait().unwrap();
-            insert_micros = started.elapsed().as_micros() as u64;
-            status
-        } else {
-            std::thread::sleep(Duration::from_micros(rng % (insert_micros * 3 / 2)));
-            let _ = child.kill();
-            child.wait().unwrap()
-        };
-        committed.insert(batch, status.success());
-
-        // Every batch is all there or not there at all; those that reported success are there.
-        let snapshot = Snapshot::open(&path).expect("the store opens after a kill");
-        for (&b, &succeeded) in &committed {
-            let present: Vec<bool> = [0, BATCH / 2, BATCH - 1]
-                .iter()
-                .map(|&i| snapshot.get(&format!("b{b}-{i}")).unwrap() == Some(fingerprint(b, i)))
-                .collect();
-            assert!(
-                present.iter().all(|&p| p == present[0]),
-                "batch {b} is partly present"
-            );
-            if succeeded {
-                assert!(present[0], "batch {b} reported success but is missing");
+        let started = Instant::now();
+        let status = match micros.get(&kind) {
+            None => {
+                let status = child.wait().unwrap();
+                micros.insert(kind, started.elapsed().as_micros() as u64);
+                status
             }
-            if present[0] {
-                let m = snapshot.query(fingerprint(b, 7) ^ 0b100_0001, 3).unwrap();
-                assert!(
-                    m.iter().any(|m| m.id == format!("b{b}-7")),
-                    "batch {b} is not queryable"
-                );
+            Some(&t) => {
+                // Uniform over 0.2t..2t: most of a short command's time is starting up.
+                let delay = t / 5 + rng.next() % (t * 9 / 5 + 1);
+                std::thread::sleep(Duration::from_micros(delay));
+                let _ = child.kill();
+                child.wait().unwrap()
+            }
+        };
+        let what = format!(
+            "op {op} ({kind:?}, {})",
+            if status.success() {
+                "completed"
+            } else {
+                "killed"
+            }
+        );
+        assert_clean(&store, &what);
+        let now = contents(&store);
+        if status.success() {
+            completed += 1;
+            assert!(
+                now == after,
+                "{what}: reported success but the contents differ"
+            );
+        } else {
+            killed += 1;
+            assert!(
+                now == model || now == after,
+                "{what}: the contents are neither before nor after the operation"
+            );
+            if model != after {
+                *outcomes.entry((kind, now == after)).or_default() += 1;
+            } else if kind == Kind::Compact {
+                *outcomes.entry((kind, run_ids(&store) != runs_before)).or_default() += 1;
             }
         }
+        model = now;
     }
-    let killed = committed.values().filter(|&&ok| !ok).count();
+    eprintln!("{completed} completed, {killed} killed; killed (kind, took effect): {outcomes:?}");
+    assert!(completed > 0, "some operations completed");
     assert!(
-        killed > 0 && killed < committed.len(),
-        "kills landed both before and after commits: {committed:?}"
+        outcomes.keys().any(|&(_, whole)| !whole),
+        "some kills landed before the commit point: {outcomes:?}"
     );
-    // A later writer cleans what the killed ones left and works.
-    let store = Store::open(&path).unwrap();
-    let live: Vec<u64> = store.catalog().runs.iter().map(|r| r.id).collect();
-    for entry in std::fs::read_dir(path.join("runs")).unwrap() {
+    // A later writer cleans what the killed ones left, and works.
+    let s = Store::open(&store).unwrap();
+    let live: Vec<u64> = s.catalog().runs.iter().map(|r| r.id).collect();
+    for entry in std::fs::read_dir(store.join("runs")).unwrap() {
         let id: u64 = entry
             .unwrap()
             .file_name()
@@ -100,5 +217,44 @@ fn sigkill_during_insert_leaves_whole_batches() {
             .parse()
             .unwrap();
         assert!(live.contains(&id), "abandoned run {id} was removed");
+    }
+}
+
+#[test]
+fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1/store");
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut first_micros = None;
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s");
+        crate::compat::copy_dir(&fixture, &store);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+            .args(["migrate", store.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        match first_micros {
+            None => {
+                assert!(child.wait().unwrap().success());
+                first_micros = Some(started.elapsed().as_micros() as u64);
+            }
+            Some(t) => {
+                std::thread::sleep(Duration::from_micros(rng.next() % (t * 3 / 2 + 1)));
+                let _ = child.kill();
+                child.wait().unwrap();
+            }
+        }
+        match Snapshot::open(&store) {
+            Ok(_) => {}
+            Err(e) => assert!(
+                e.to_string().contains("upgrade required"),
+                "round {round}: {e}"
+            ),
+        }
+        simhashdb::migrate::migrate(&store).unwrap();
+        assert_clean(&store, &format!("migrate round {round}"));
     }
 }
