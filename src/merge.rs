@@ -27,8 +27,8 @@ use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
 use crate::run::{
-    append_keys, create_db, shard_file, shard_file_count, EntryScan, KeyScan, RunReader, DOCS,
-    DOCS_FILE, POSTINGS,
+    append_keys, close_db, create_db, shard_file, shard_file_count, EntryScan, KeyScan, RunReader,
+    DOCS, DOCS_FILE, POSTINGS,
 };
 
 /// What a merge wrote and dropped.
@@ -185,7 +185,7 @@ pub(crate) fn merge_runs(
     };
     drop(changed);
     txn.commit().map_err(|e| redb_err(e.into()))?;
-    drop(db);
+    close_db(db, &docs_path)?;
 
     let tables = perms.tables().len();
     let fingerprints: u64 = inputs.iter().map(|r| r.meta().fingerprints).sum();
@@ -438,7 +438,7 @@ fn merge_shard_file(
     match open {
         Some((db, txn)) => {
             txn.commit().map_err(|e| Error::redb(path, e))?;
-            drop(db);
+            close_db(db, path)?;
             Ok(Some((counts, bytes)))
         }
         None => Ok(None),

@@ -194,7 +194,9 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
             if model != after {
                 *outcomes.entry((kind, now == after)).or_default() += 1;
             } else if kind == Kind::Compact {
-                *outcomes.entry((kind, run_ids(&store) != runs_before)).or_default() += 1;
+                *outcomes
+                    .entry((kind, run_ids(&store) != runs_before))
+                    .or_default() += 1;
             }
         }
         model = now;

@@ -3,6 +3,7 @@
 mod audit;
 mod cli;
 mod compat;
+mod corruption;
 mod crash;
 mod engine;
 mod lifecycle;

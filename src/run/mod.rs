@@ -117,6 +117,12 @@ pub(crate) fn create_db(path: &Path) -> Result<Database> {
         .map_err(|e| Error::redb(path, e))
 }
 
+/// Closes a written redb file, reporting what dropping it would ignore: a file whose close
+/// failed would need repair, which a read-only open refuses.
+pub(crate) fn close_db(db: Database, path: &Path) -> Result<()> {
+    db.close().map_err(|e| Error::redb(path, e))
+}
+
 /// Appends strictly increasing `keys`, greater than any the table holds, to permuted table `t`
 /// in a shard file being written; returns the bytes of blocks written.
 pub(crate) fn append_keys(
@@ -189,6 +195,7 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> 
         cursor.close().map_err(|e| redb_err(e.into()))?;
     }
     txn.commit().map_err(|e| redb_err(e.into()))?;
+    close_db(db, &path)?;
     Ok(bytes)
 }
 
@@ -245,7 +252,7 @@ fn write_tables(
                 let path = w.path;
                 txn.commit()
                     .map_err(|e| Error::redb(&path, e))
-                    .map(|_| drop(db))
+                    .and_then(|_| close_db(db, &path))
                     .map(|_| s as u16)
             })
         })
