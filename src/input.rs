@@ -366,8 +366,14 @@ mod tests {
 
     proptest! {
         #[test]
-        fn id_reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn readers_never_panic_on_any_bytes(
+            bytes in proptest::collection::vec(any::<u8>(), 0..300),
+            skip: bool,
+            format in proptest::option::of(prop_oneof![Just(InputFormat::Tsv), Just(InputFormat::Jsonl)]),
+        ) {
             let _ = read_ids(&bytes[..], "fuzz");
+            let _ = read_fingerprints(&bytes[..], "fuzz");
+            let _ = read_documents(&bytes[..], "fuzz", format, skip, &mut Batch::new());
         }
 
         #[test]

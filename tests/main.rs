@@ -7,4 +7,5 @@ mod corruption;
 mod crash;
 mod engine;
 mod lifecycle;
+mod lifecycle_cli;
 mod util;
