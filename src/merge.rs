@@ -215,23 +215,27 @@ pub(crate) fn merge_runs(
         postings_bytes: postings.bytes,
     };
     let mut table_entries = 0;
+    let mut keys = vec![0u64; tables];
     for (f, file) in written.into_iter().enumerate() {
         let Some((counts, bytes)) = file else {
             continue;
         };
         meta.present_files.push(f as u16);
-        if counts.iter().any(|&c| c != counts[0]) {
-            return Err(Error::corrupt(format!(
-                "merging into {}: the tables of shard file {f} hold different numbers of keys \
-                 ({counts:?}); run `simhashdb verify` on the store",
-                out_dir.display()
-            )));
-        }
-        meta.fingerprints += counts[0];
         for t in 0..tables {
+            keys[t] += counts[t];
             meta.table_bytes[t] += bytes[t];
         }
     }
+    // Each file holds other fingerprints of each table (its shards are of permuted keys), but
+    // every table holds them all.
+    if keys.iter().any(|&k| k != keys[0]) {
+        return Err(Error::corrupt(format!(
+            "merging into {}: the merged tables hold different numbers of keys ({keys:?}); \
+             run `simhashdb verify` on the store",
+            out_dir.display()
+        )));
+    }
+    meta.fingerprints = keys[0];
     for run in inputs {
         table_entries += run.meta().fingerprints * tables as u64;
     }

@@ -141,3 +141,50 @@ proptest! {
         check(&store.snapshot().unwrap(), &model, k)?;
     }
 }
+
+/// Runs big enough to be split over several shard files, merged into more files than any input
+/// has: the merge must regroup every table's keys by file.
+#[test]
+fn compaction_regroups_keys_across_shard_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    store
+        .set_compaction_policy(CompactionPolicy {
+            max_runs: 0,
+            merge_factor: 4,
+        })
+        .unwrap();
+    let mut model: BTreeMap<String, u64> = BTreeMap::new();
+    let mut state = 7u64;
+    for run in 0..4u64 {
+        let mut batch = Batch::new();
+        for i in 0..300_000u64 {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let fp = (state ^ (state >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            let id = format!("d{}", (run * 250_000 + i) % 1_000_000);
+            batch.push(&id, fp).unwrap();
+            model.insert(id, fp);
+        }
+        store.insert(&batch, None).unwrap();
+    }
+    let doomed: Vec<String> = (0..20_000).map(|i| format!("d{}", i * 37)).collect();
+    store.delete(doomed.iter().map(String::as_str)).unwrap();
+    for id in &doomed {
+        model.remove(id);
+    }
+    let summary = store.compact().unwrap();
+    assert_eq!(summary.runs_after, 1);
+    assert!(
+        store.catalog().runs[0].shard_files > 1,
+        "the merged run spans several files"
+    );
+    let report = simhashdb::verify::verify_store(&path, false).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert_eq!(report.documents, model.len() as u64);
+    let snapshot = store.snapshot().unwrap();
+    for (id, &fp) in model.iter().step_by(5_000) {
+        let got = query_tuples(&snapshot, fp ^ 0b1001, 3);
+        assert_eq!(got, brute_force(&model, fp ^ 0b1001, 3), "{id}");
+    }
+}
