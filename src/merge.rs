@@ -15,7 +15,8 @@
 //! Memory is one block per input and table being merged, plus the ids that more than one input
 //! mentions (their final state decides which postings live) and the dead fingerprints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -139,6 +140,27 @@ where
     }
 }
 
+/// Fingerprints to drop from the tables. Fingerprints are uniform hashes already, so the set
+/// hashes them by one multiplication.
+type DeadSet = HashSet<u64, BuildHasherDefault<MulHasher>>;
+
+#[derive(Default)]
+struct MulHasher(u64);
+
+impl Hasher for MulHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Keys gathered before they are encoded and appended: bounds the memory of a table merge.
 const FLUSH_KEYS: usize = 1 << 20;
 
@@ -187,6 +209,7 @@ pub(crate) fn merge_runs(
     txn.commit().map_err(|e| redb_err(e.into()))?;
     close_db(db, &docs_path)?;
 
+    let dead: DeadSet = dead.into_iter().collect();
     let tables = perms.tables().len();
     let fingerprints: u64 = inputs.iter().map(|r| r.meta().fingerprints).sum();
     let files = shard_file_count(fingerprints as usize, tables, shards);
@@ -375,7 +398,7 @@ fn merge_shard_file(
     inputs: &[RunReader],
     perms: &Permutations,
     (first, end): (usize, usize),
-    dead: &[u64],
+    dead: &DeadSet,
     path: &Path,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
     let (lo, hi) = perms.shard_keys(first, end);
@@ -412,19 +435,25 @@ fn merge_shard_file(
             pending.clear();
             Ok(())
         };
+        // The heads of the inputs, u64::MAX for an exhausted one (a real u64::MAX key is told
+        // apart by `Cursor::peek`): finding the smallest is a scan of a few words.
+        let mut heads: Vec<u64> = cursors
+            .iter()
+            .map(|c| c.peek().copied().unwrap_or(u64::MAX))
+            .collect();
         let mut previous: Option<u64> = None;
         loop {
-            let mut min: Option<(u64, usize)> = None;
-            for (i, c) in cursors.iter().enumerate() {
-                if let Some(&k) = c.peek() {
-                    if min.is_none_or(|(m, _)| k < m) {
-                        min = Some((k, i));
-                    }
-                }
+            let (i, &key) = heads
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, &k)| k)
+                .expect("at least one input");
+            if key == u64::MAX && cursors[i].peek().is_none() {
+                break;
             }
-            let Some((key, i)) = min else { break };
             cursors[i].advance()?;
-            if !dead.is_empty() && dead.binary_search(&table.unpermute(key)).is_ok() {
+            heads[i] = cursors[i].peek().copied().unwrap_or(u64::MAX);
+            if !dead.is_empty() && dead.contains(&table.unpermute(key)) {
                 continue;
             }
             if previous == Some(key) {
