@@ -22,8 +22,7 @@ sleep "$after"
 kill -9 "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
 echo "killed insert after ${after}s; run dirs now: $(ls "$store/runs" | wc -l)"
-t() { local s; s=$(date +%s.%N); "$@" > /dev/null; echo "$(echo "$(date +%s.%N) - $s" | bc) s: ${*:1:2}"; }
+t() { local s; s=$(date +%s.%N); "$@" > /dev/null; printf "%.3f s: %s\n" "$(echo "$(date +%s.%N) - $s" | bc)" "$2"; }
 t "$bin" stats "$store"
 t "$bin" query "$store" 0123456789abcdef
-t "$bin" verify "$store" --json
 echo x$'\t'0 | t "$bin" insert "$store" --no-compact
