@@ -443,13 +443,17 @@ fn merge_shard_file(
             .collect();
         let mut previous: Option<u64> = None;
         loop {
-            let (i, &key) = heads
+            let (mut i, &key) = heads
                 .iter()
                 .enumerate()
                 .min_by_key(|&(_, &k)| k)
                 .expect("at least one input");
-            if key == u64::MAX && cursors[i].peek().is_none() {
-                break;
+            if key == u64::MAX {
+                // The smallest head is the sentinel: a live input may still hold the key MAX.
+                match cursors.iter().position(|c| c.peek() == Some(&u64::MAX)) {
+                    Some(live) => i = live,
+                    None => break,
+                }
             }
             cursors[i].advance()?;
             heads[i] = cursors[i].peek().copied().unwrap_or(u64::MAX);

@@ -188,3 +188,24 @@ fn compaction_regroups_keys_across_shard_files() {
         assert_eq!(got, brute_force(&model, fp ^ 0b1001, 3), "{id}");
     }
 }
+
+/// The largest key, u64::MAX, survives a merge in which another input ran out first.
+#[test]
+fn the_largest_fingerprint_survives_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    for fp in [0, u64::MAX] {
+        let mut batch = Batch::new();
+        batch.push("a", fp).unwrap();
+        store.insert(&batch, None).unwrap();
+    }
+    store.compact().unwrap();
+    assert_eq!(store.catalog().runs[0].fingerprints, 1);
+    let hits = store.snapshot().unwrap().query(u64::MAX, 0).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(simhashdb::verify::verify_store(&path, false)
+        .unwrap()
+        .findings
+        .is_empty());
+}
