@@ -16,11 +16,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::block::docs::DocState;
+use crate::block::entries::Payload;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::lock::WriterLock;
 use crate::permutation::Permutations;
-use crate::run::{shard_file, RunReader, DOCS_FILE};
+use crate::run::{shard_file, EntryScan, RunReader, DOCS_FILE};
 use crate::snapshot::Snapshot;
 
 /// One problem `verify` found.
@@ -149,55 +150,77 @@ fn pair_hash(fingerprint: u64, id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), fingerprint)
 }
 
+/// Walks every block of an entry table (named `place` in findings): checks each block and the
+/// order across blocks, calls `f` on each entry, and compares the block bytes with `bytes`
+/// from the catalog. Returns the number of entries.
+fn check_entries<P: Payload>(
+    mut scan: EntryScan<P>,
+    place: &str,
+    catalog_bytes: u64,
+    report: &mut Report,
+    mut f: impl FnMut(u64, &str, &P),
+) -> Result<u64> {
+    let mut block = Vec::new();
+    let mut previous: Option<(u64, String)> = None;
+    let mut entries = 0;
+    loop {
+        report.blocks += 1;
+        match scan.next_block(&mut block) {
+            Ok(false) => {
+                report.blocks -= 1;
+                break;
+            }
+            Ok(true) => {}
+            Err(e) => {
+                report.absorb(Err(e))?;
+                continue;
+            }
+        }
+        if let (Some(prev), Some(first)) = (&previous, block.first()) {
+            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
+                report.find(
+                    place,
+                    format!("entry {:016x} {:?} is out of order", first.0, first.1),
+                );
+            }
+        }
+        for (key, id, payload) in &block {
+            entries += 1;
+            f(*key, id, payload);
+        }
+        if let Some((key, id, _)) = block.last() {
+            previous = Some((*key, id.clone()));
+        }
+    }
+    if scan.bytes != catalog_bytes {
+        report.find(
+            place,
+            format!(
+                "holds {} block bytes; the catalog says {catalog_bytes}",
+                scan.bytes
+            ),
+        );
+    }
+    Ok(entries)
+}
+
 /// The docs and postings tables of one run.
 fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
     let path = run_dir.join(DOCS_FILE);
     let place = path.display().to_string();
     let docs = run.docs()?;
     let mut live = Digest::default();
-    let mut entries = 0u64;
-    let mut scan = docs.scan_documents()?;
-    let mut block = Vec::new();
-    let mut previous: Option<(u64, String)> = None;
-    loop {
-        match scan.next_block(&mut block) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                report.blocks += 1;
-                report.absorb(Err(e))?;
-                continue;
-            }
-        }
-        report.blocks += 1;
-        if let (Some(prev), Some(first)) = (&previous, block.first()) {
-            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
-                report.find(
-                    format!("{place} table docs"),
-                    format!("entry {:?} is out of order after {:?}", first.1, prev.1),
-                );
-            }
-        }
-        for (_, id, state) in &block {
-            entries += 1;
+    let entries = check_entries(
+        docs.scan_documents()?,
+        &format!("{place} table docs"),
+        run.meta().docs_bytes,
+        report,
+        |_, id, state| {
             if let DocState::Live { fingerprint, .. } = state {
                 live.add(pair_hash(*fingerprint, id));
             }
-        }
-        if let Some((h, id, _)) = block.last() {
-            previous = Some((*h, id.clone()));
-        }
-    }
-    if scan.bytes != run.meta().docs_bytes {
-        report.find(
-            format!("{place} table docs"),
-            format!(
-                "holds {} block bytes; the catalog says {}",
-                scan.bytes,
-                run.meta().docs_bytes
-            ),
-        );
-    }
+        },
+    )?;
     if entries != run.meta().documents {
         report.find(
             format!("{place} table docs"),
@@ -207,47 +230,14 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
             ),
         );
     }
-
     let mut postings = Digest::default();
-    let mut scan = docs.scan_postings()?;
-    let mut block = Vec::new();
-    let mut previous: Option<(u64, String)> = None;
-    loop {
-        match scan.next_block(&mut block) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                report.blocks += 1;
-                report.absorb(Err(e))?;
-                continue;
-            }
-        }
-        report.blocks += 1;
-        if let (Some(prev), Some(first)) = (&previous, block.first()) {
-            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
-                report.find(
-                    format!("{place} table postings"),
-                    format!("posting {:016x} {:?} is out of order", first.0, first.1),
-                );
-            }
-        }
-        for (fp, id, _) in &block {
-            postings.add(pair_hash(*fp, id));
-        }
-        if let Some((fp, id, _)) = block.last() {
-            previous = Some((*fp, id.clone()));
-        }
-    }
-    if scan.bytes != run.meta().postings_bytes {
-        report.find(
-            format!("{place} table postings"),
-            format!(
-                "holds {} block bytes; the catalog says {}",
-                scan.bytes,
-                run.meta().postings_bytes
-            ),
-        );
-    }
+    check_entries(
+        docs.scan_postings()?,
+        &format!("{place} table postings"),
+        run.meta().postings_bytes,
+        report,
+        |fp, id, _| postings.add(pair_hash(fp, id)),
+    )?;
     if postings != live {
         report.find(
             place,
