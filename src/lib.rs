@@ -38,10 +38,10 @@
 //! 4. Every block's CRC-32 is checked before it is decoded.
 //!
 //! # Quirks and limits
-//! - A fingerprint whose last id was replaced stays in the tables (it matches nothing) until
-//!   compaction drops it.
-//! - Each batch adds a run; queries probe every run, so many runs slow queries down until
-//!   they are compacted.
+//! - A fingerprint whose last id was replaced or deleted stays in the tables (it matches
+//!   nothing) until a compaction that includes its run drops it.
+//! - Each batch adds a run and queries probe every run; inserts merge the newest runs past the
+//!   store's `max_runs` (see [`compaction`]), and `Store::compact` merges them all.
 
 pub mod audit;
 pub mod batch;

@@ -281,6 +281,48 @@ struct EntryCounts {
     bytes: u64,
 }
 
+/// Where a merged entry table goes: blocks built and handed to `emit`, counted.
+struct EntrySink<'e, 'a> {
+    writer: EntryWriter,
+    counts: EntryCounts,
+    emit: &'e mut Emit<'a>,
+}
+
+impl<'e, 'a> EntrySink<'e, 'a> {
+    fn new(emit: &'e mut Emit<'a>) -> Self {
+        EntrySink {
+            writer: EntryWriter::new(),
+            counts: EntryCounts {
+                read: 0,
+                written: 0,
+                bytes: 0,
+            },
+            emit,
+        }
+    }
+
+    fn push(&mut self, key: u64, id: &str, payload: &impl Payload) -> Result<()> {
+        let (bytes, emit) = (&mut self.counts.bytes, &mut self.emit);
+        self.writer
+            .push(key, id.as_bytes(), payload, &mut |k, block| {
+                *bytes += block.len() as u64;
+                emit(k, block)
+            })?;
+        self.counts.written += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<EntryCounts> {
+        let mut counts = self.counts;
+        let emit = self.emit;
+        self.writer.finish(&mut |k, block| {
+            counts.bytes += block.len() as u64;
+            emit(k, block)
+        })?;
+        Ok(counts)
+    }
+}
+
 /// An id's final state, for ids that more than one input mentions: `Some(fingerprint)` when it
 /// is live. A posting of such an id lives only if it has that fingerprint.
 type Changed = HashMap<String, Option<u64>>;
@@ -296,16 +338,7 @@ fn merge_documents(
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents()?))
         .collect::<Result<Vec<_>>>()?;
-    let mut writer = EntryWriter::new();
-    let mut counts = EntryCounts {
-        read: 0,
-        written: 0,
-        bytes: 0,
-    };
-    let mut emit = |key: &[u8], block: &[u8]| {
-        counts.bytes += block.len() as u64;
-        emit(key, block)
-    };
+    let mut sink = EntrySink::new(emit);
     let mut changed = Changed::new();
     let mut same = Vec::new();
     loop {
@@ -322,16 +355,14 @@ fn merge_documents(
         }
         let keep = !(full && matches!(state, DocState::Deleted { .. }));
         if keep {
-            writer.push(*hash, id.as_bytes(), &state, &mut emit)?;
-            counts.written += 1;
+            sink.push(*hash, id, &state)?;
         }
-        counts.read += same.len() as u64;
+        sink.counts.read += same.len() as u64;
         for &i in &same {
             cursors[i].advance()?;
         }
     }
-    writer.finish(&mut emit)?;
-    Ok((counts, changed))
+    Ok((sink.finish()?, changed))
 }
 
 /// Writes the live postings; returns their counts and the dead fingerprints, ascending.
@@ -344,16 +375,7 @@ fn merge_postings(
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_postings()?))
         .collect::<Result<Vec<_>>>()?;
-    let mut writer = EntryWriter::new();
-    let mut counts = EntryCounts {
-        read: 0,
-        written: 0,
-        bytes: 0,
-    };
-    let mut emit = |key: &[u8], block: &[u8]| {
-        counts.bytes += block.len() as u64;
-        emit(key, block)
-    };
+    let mut sink = EntrySink::new(emit);
     let mut dead = Vec::new();
     // The fingerprint being walked, and whether it has a live posting so far.
     let mut current: Option<(u64, bool)> = None;
@@ -377,10 +399,9 @@ fn merge_postings(
             }
         }
         if live {
-            writer.push(fp, id.as_bytes(), &Posting, &mut emit)?;
-            counts.written += 1;
+            sink.push(fp, id, &Posting)?;
         }
-        counts.read += same.len() as u64;
+        sink.counts.read += same.len() as u64;
         for &i in &same {
             cursors[i].advance()?;
         }
@@ -388,8 +409,7 @@ fn merge_postings(
     if let Some((cur, false)) = current {
         dead.push(cur);
     }
-    writer.finish(&mut emit)?;
-    Ok((counts, dead))
+    Ok((sink.finish()?, dead))
 }
 
 /// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns
