@@ -50,7 +50,25 @@ enum Command {
     Fingerprint(fingerprint::Args),
 }
 
+/// Readers hold every file of the runs they read open (see docs/reliability.md): lift the
+/// soft open-file limit to the hard one, as databases do.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    raise_open_file_limit();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Init(args) => init::run(args),
