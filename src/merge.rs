@@ -28,8 +28,8 @@ use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
 use crate::run::{
-    append_keys, close_db, create_db, shard_file, shard_file_count, EntryScan, KeyScan, RunReader,
-    DOCS, DOCS_FILE, POSTINGS,
+    append_entries, append_keys, close_db, create_db, shard_file, shard_file_count, EntryScan,
+    KeyScan, RunReader, DOCS, DOCS_FILE, POSTINGS,
 };
 
 /// What a merge wrote and dropped.
@@ -177,36 +177,15 @@ pub(crate) fn merge_runs(
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let docs_path = out_dir.join(DOCS_FILE);
     let db = create_db(&docs_path)?;
-    let redb_err = |e: redb::Error| Error::redb(&docs_path, e);
-    let txn = db.begin_write().map_err(|e| redb_err(e.into()))?;
-    let (docs, changed) = {
-        let mut table = txn.open_table(DOCS).map_err(|e| redb_err(e.into()))?;
-        let mut cursor = table
-            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-            .map_err(|e| redb_err(e.into()))?;
-        let out = merge_documents(inputs, full, &mut |key, block| {
-            cursor
-                .insert_before(key, block)
-                .map_err(|e| redb_err(e.into()))
-        })?;
-        cursor.close().map_err(|e| redb_err(e.into()))?;
-        out
-    };
-    let (postings, dead) = {
-        let mut table = txn.open_table(POSTINGS).map_err(|e| redb_err(e.into()))?;
-        let mut cursor = table
-            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-            .map_err(|e| redb_err(e.into()))?;
-        let out = merge_postings(inputs, &changed, &mut |key, block| {
-            cursor
-                .insert_before(key, block)
-                .map_err(|e| redb_err(e.into()))
-        })?;
-        cursor.close().map_err(|e| redb_err(e.into()))?;
-        out
-    };
+    let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;
+    let (docs, changed) = append_entries(&txn, &docs_path, DOCS, |emit| {
+        merge_documents(inputs, full, emit)
+    })?;
+    let (postings, dead) = append_entries(&txn, &docs_path, POSTINGS, |emit| {
+        merge_postings(inputs, &changed, emit)
+    })?;
     drop(changed);
-    txn.commit().map_err(|e| redb_err(e.into()))?;
+    txn.commit().map_err(|e| Error::redb(&docs_path, e))?;
     close_db(db, &docs_path)?;
 
     let dead: DeadSet = dead.into_iter().collect();

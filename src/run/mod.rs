@@ -153,14 +153,9 @@ pub(crate) fn append_keys(
 fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> {
     let path = run_dir.join(DOCS_FILE);
     let db = create_db(&path)?;
-    let redb_err = |e: redb::Error| Error::redb(&path, e);
-    let txn = db.begin_write().map_err(|e| redb_err(e.into()))?;
+    let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
     let mut bytes = (0u64, 0u64);
-    {
-        let mut table = txn.open_table(DOCS).map_err(|e| redb_err(e.into()))?;
-        let mut cursor = table
-            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-            .map_err(|e| redb_err(e.into()))?;
+    append_entries(&txn, &path, DOCS, |emit| {
         entries::encode(
             contents
                 .documents
@@ -168,18 +163,11 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> 
                 .map(|&(hash, id, state)| (hash, id.as_bytes(), state)),
             |key, block| {
                 bytes.0 += block.len() as u64;
-                cursor
-                    .insert_before(key, block)
-                    .map_err(|e| redb_err(e.into()))
+                emit(key, block)
             },
-        )?;
-        cursor.close().map_err(|e| redb_err(e.into()))?;
-    }
-    {
-        let mut table = txn.open_table(POSTINGS).map_err(|e| redb_err(e.into()))?;
-        let mut cursor = table
-            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-            .map_err(|e| redb_err(e.into()))?;
+        )
+    })?;
+    append_entries(&txn, &path, POSTINGS, |emit| {
         entries::encode(
             contents
                 .postings
@@ -187,16 +175,35 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> 
                 .map(|&(fp, id)| (fp, id.as_bytes(), Posting)),
             |key, block| {
                 bytes.1 += block.len() as u64;
-                cursor
-                    .insert_before(key, block)
-                    .map_err(|e| redb_err(e.into()))
+                emit(key, block)
             },
-        )?;
-        cursor.close().map_err(|e| redb_err(e.into()))?;
-    }
-    txn.commit().map_err(|e| redb_err(e.into()))?;
+        )
+    })?;
+    txn.commit().map_err(|e| Error::redb(&path, e))?;
     close_db(db, &path)?;
     Ok(bytes)
+}
+
+/// Lets `fill` append entry blocks, in key order and after any the table holds, to table `def`
+/// of a docs file being written, through `emit(block_key, block)`.
+pub(crate) fn append_entries<T>(
+    txn: &redb::WriteTransaction,
+    path: &Path,
+    def: TableDefinition<&[u8], &[u8]>,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<T>,
+) -> Result<T> {
+    let redb_err = |e: redb::Error| Error::redb(path, e);
+    let mut table = txn.open_table(def).map_err(|e| redb_err(e.into()))?;
+    let mut cursor = table
+        .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+        .map_err(|e| redb_err(e.into()))?;
+    let out = fill(&mut |key, block| {
+        cursor
+            .insert_before(key, block)
+            .map_err(|e| redb_err(e.into()))
+    })?;
+    cursor.close().map_err(|e| redb_err(e.into()))?;
+    Ok(out)
 }
 
 /// One shard file being written: created on its first block.
@@ -507,11 +514,6 @@ impl ShardFile {
         )
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
     pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
         let Some(table) = &self.tables[t] else {
@@ -596,11 +598,6 @@ impl DocsFile {
     /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
     pub fn scan_postings(&self) -> Result<EntryScan<Posting>> {
         EntryScan::new(self.path.clone(), "postings", &self.postings)
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Calls `f` on every id this run lists under `fingerprint`.
