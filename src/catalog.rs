@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fault::{injected, Op};
+use crate::fingerprint::Scheme;
 use crate::settings::Settings;
 
 /// The format version this build writes. See migrations/ for the history.
@@ -150,6 +151,16 @@ impl Catalog {
             runs: Vec::new(),
             batches: Vec::new(),
         }
+    }
+
+    /// The scheme that text inserted into or queried against the store is fingerprinted
+    /// with; None for stores that never recorded one (made by format v1). A name this build
+    /// does not know is an error, never a silent fallback.
+    pub fn scheme(&self) -> Result<Option<Scheme>> {
+        self.scheme
+            .as_deref()
+            .map(|name| Scheme::from_name(name).map_err(Error::Scheme))
+            .transpose()
     }
 
     /// Reads and checks the catalog of the store at `dir`.

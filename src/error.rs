@@ -68,6 +68,11 @@ pub enum Error {
     )]
     Locked { path: PathBuf, pid: String },
 
+    /// A fingerprint scheme that this build does not know, or text given to a store without
+    /// one.
+    #[error("{0}")]
+    Scheme(String),
+
     /// A query asked for more than the store supports.
     #[error(
         "distance {asked} exceeds the store's maximum distance {max} (set by `init --distance`)"

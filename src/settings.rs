@@ -106,6 +106,106 @@ impl Settings {
     }
 }
 
+/// The store size [`Settings::for_size`] plans for when none is given: the billions this
+/// engine is built for.
+pub const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000_000;
+
+/// Past this many tables a store is impractical at scale: each fingerprint is stored once per
+/// table (~6 B each), and a query probes every table of every run.
+pub const PRACTICAL_TABLES: usize = 100;
+
+/// Past this many expected candidates per probe, a query scans rather than looks up.
+pub const PRACTICAL_CANDIDATES: f64 = 1000.0;
+
+impl Settings {
+    /// The settings for distance K at about `expected` fingerprints: the number of blocks m
+    /// that minimises the work of a query, C(m, K) probes each reading the keys that share
+    /// its prefix, `C(m, K) * (1 + expected / 2^p)` with p the narrowest leading prefix
+    /// (Manku et al.'s trade-off: a prefix of ~log2(N) bits makes each probe find about one
+    /// key, and each extra block multiplies the tables). Ties go to fewer tables (less disk).
+    /// K = 3 at 1e9 gives the default m = 6; see docs/design.md for the table.
+    ///
+    /// ```
+    /// use simhashdb::Settings;
+    /// assert_eq!(Settings::for_size(3, 1_000_000_000).unwrap(), Settings::default());
+    /// assert_eq!(Settings::for_size(3, 1_000_000).unwrap().blocks, 5);
+    /// ```
+    pub fn for_size(distance: u8, expected: u64) -> Result<Settings> {
+        if distance == 0 {
+            return Err(Error::settings(
+                "--distance 0 finds only equal fingerprints: use at least 1".to_string(),
+            ));
+        }
+        let mut best: Option<(f64, Settings)> = None;
+        for blocks in distance.saturating_add(1)..=FINGERPRINT_BITS as u8 {
+            let candidate = Settings {
+                blocks,
+                distance,
+                shards: Settings::default().shards,
+            };
+            let candidate = candidate.with_shards_that_fit();
+            if candidate.validate().is_err() {
+                continue;
+            }
+            let cost =
+                candidate.table_count() as f64 * (1.0 + candidate.candidates_per_probe(expected));
+            if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                best = Some((cost, candidate));
+            }
+        }
+        best.map(|(_, s)| s).ok_or_else(|| {
+            Error::settings(format!(
+                "no number of blocks works for --distance {distance}: the leading prefix \
+                 would be under {MIN_PREFIX_BITS} bits (the largest possible distance is 56)"
+            ))
+        })
+    }
+
+    /// The same settings with the shard count lowered, if needed, to what the prefix allows.
+    fn with_shards_that_fit(mut self) -> Settings {
+        while self.shards > 1 && self.shard_bits() > self.min_prefix_bits() {
+            self.shards /= 2;
+        }
+        self
+    }
+
+    /// The keys a probe of the narrowest table is expected to read at `fingerprints` random
+    /// fingerprints: `fingerprints / 2^p`.
+    pub fn candidates_per_probe(&self, fingerprints: u64) -> f64 {
+        fingerprints as f64 / 2f64.powi(self.min_prefix_bits() as i32)
+    }
+
+    /// Why these settings are impractical at `expected` fingerprints, if they are: too many
+    /// tables (disk and probes) or too many candidates per probe (a scan, not a lookup).
+    pub fn warnings(&self, expected: u64) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let tables = self.table_count();
+        if tables > PRACTICAL_TABLES {
+            warnings.push(format!(
+                "M={} K={} keeps {tables} tables: each fingerprint is stored {tables} times \
+                 (~{} bytes on disk) and each query makes {tables} probes per run; that is \
+                 practical only for small stores. For quality at scale prefer a small K and \
+                 `audit --verify-text` (docs/quality.md)",
+                self.blocks,
+                self.distance,
+                tables * 6
+            ));
+        }
+        let candidates = self.candidates_per_probe(expected);
+        if candidates > PRACTICAL_CANDIDATES {
+            warnings.push(format!(
+                "M={} K={} sorts by a {}-bit prefix: at {expected} fingerprints each probe reads \
+                 ~{candidates:.0} keys, so queries scan rather than look up; use more blocks \
+                 (or give --expected-size and let init choose)",
+                self.blocks,
+                self.distance,
+                self.min_prefix_bits()
+            ));
+        }
+        warnings
+    }
+}
+
 /// C(n, k), exact for the sizes used here (n <= 64).
 pub fn binomial(n: u32, k: u32) -> u64 {
     let k = k.min(n - k);
@@ -144,6 +244,56 @@ mod tests {
         assert!(bad(6, 3, 3)); // not a power of two
         assert!(bad(6, 3, 512));
         assert!(bad(65, 3, 1));
+    }
+
+    #[test]
+    fn blocks_for_size_follow_the_cost_rule() {
+        let blocks = |k, n| Settings::for_size(k, n).unwrap().blocks;
+        assert_eq!(blocks(3, DEFAULT_EXPECTED_SIZE), 6, "the default store");
+        assert_eq!(blocks(3, 1_000_000), 5);
+        assert_eq!(blocks(3, 100_000_000), 6);
+        assert_eq!(blocks(8, 10_000), 10, "the eval corpus's store");
+        assert_eq!(blocks(1, 1_000_000_000), 2);
+        // The chosen m is never beaten by another valid m under the same cost.
+        for k in 1..=10u8 {
+            for n in [1_000u64, 1_000_000, 1_000_000_000, 10_000_000_000] {
+                let best = Settings::for_size(k, n).unwrap();
+                best.validate().unwrap();
+                let cost =
+                    |s: &Settings| s.table_count() as f64 * (1.0 + s.candidates_per_probe(n));
+                for m in k + 1..=64 {
+                    let other = Settings {
+                        blocks: m,
+                        distance: k,
+                        shards: 1,
+                    };
+                    if other.validate().is_ok() {
+                        assert!(cost(&best) <= cost(&other), "k={k} n={n} m={m}");
+                    }
+                }
+            }
+        }
+        assert!(Settings::for_size(56, 1000).is_ok());
+        assert!(Settings::for_size(57, 1000).is_err());
+    }
+
+    #[test]
+    fn impractical_settings_are_named() {
+        assert!(Settings::default()
+            .warnings(DEFAULT_EXPECTED_SIZE)
+            .is_empty());
+        let wide = Settings {
+            blocks: 16,
+            distance: 8,
+            shards: 256,
+        };
+        assert!(wide.warnings(1000)[0].contains("12870 tables"));
+        let short = Settings {
+            blocks: 4,
+            distance: 3,
+            shards: 256,
+        };
+        assert!(short.warnings(DEFAULT_EXPECTED_SIZE)[0].contains("16-bit prefix"));
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub struct Stats {
     pub shards: u16,
     pub tables: usize,
     pub format_version: u32,
+    /// The fingerprint scheme text is fingerprinted with (see [`crate::fingerprint::Scheme::name`]).
+    pub scheme: Option<String>,
     /// Ids with a live fingerprint.
     pub documents: u64,
     pub batches: usize,
@@ -93,6 +95,7 @@ impl Stats {
             shards: settings.shards,
             tables: tables.len(),
             format_version: crate::catalog::FORMAT_VERSION,
+            scheme: catalog.scheme.clone(),
             documents: catalog.documents,
             batches: catalog.batches.len(),
             runs: catalog.runs.len(),

@@ -24,6 +24,7 @@ use crate::block::docs::{id_hash, DocState};
 use crate::catalog::{sync_dir, BatchKind, BatchMeta, Catalog, CompactionPolicy};
 use crate::compaction;
 use crate::error::{Error, Result};
+use crate::fingerprint::Scheme;
 use crate::lock::WriterLock;
 use crate::merge::merge_runs;
 use crate::run::{write_run, RunContents};
@@ -55,8 +56,25 @@ pub struct Store {
 }
 
 impl Store {
-    /// Creates a store in `dir`, which must not exist or be an empty directory.
+    /// Creates a store in `dir`, which must not exist or be an empty directory, with the
+    /// default fingerprint scheme and compaction policy.
     pub fn create(dir: &Path, settings: Settings) -> Result<Self> {
+        Self::create_with(
+            dir,
+            settings,
+            Scheme::default(),
+            CompactionPolicy::default(),
+        )
+    }
+
+    /// Creates a store in `dir` (which must not exist or be an empty directory) that
+    /// fingerprints text with `scheme` and compacts by `policy`, in one commit.
+    pub fn create_with(
+        dir: &Path,
+        settings: Settings,
+        scheme: Scheme,
+        policy: CompactionPolicy,
+    ) -> Result<Self> {
         settings.validate()?;
         match std::fs::read_dir(dir) {
             Ok(mut entries) => {
@@ -82,7 +100,9 @@ impl Store {
         let runs = dir.join("runs");
         std::fs::create_dir_all(&runs).map_err(|e| Error::io(&runs, e))?;
         sync_dir(dir)?;
-        let catalog = Catalog::new(settings);
+        let mut catalog = Catalog::new(settings);
+        catalog.scheme = Some(scheme.name());
+        catalog.compaction = policy;
         catalog.commit(dir)?;
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             sync_dir(parent)?;
@@ -157,10 +177,26 @@ impl Store {
         self.commit(next)
     }
 
-    /// Records the fingerprint scheme the store's fingerprints are made with.
-    pub fn set_scheme(&mut self, scheme: Option<String>) -> Result<()> {
+    /// The scheme text is fingerprinted with (see [`Catalog::scheme`]).
+    pub fn scheme(&self) -> Result<Option<Scheme>> {
+        self.catalog.scheme()
+    }
+
+    /// Records the scheme text is fingerprinted with. Only a store that holds no document or
+    /// has no scheme yet may take one: fingerprints made with two schemes do not compare.
+    pub fn set_scheme(&mut self, scheme: Scheme) -> Result<()> {
+        if let Some(current) = &self.catalog.scheme {
+            if self.catalog.documents > 0 && *current != scheme.name() {
+                return Err(Error::Scheme(format!(
+                    "{}: the store holds documents fingerprinted with scheme {current}; \
+                     it cannot change to {}",
+                    self.dir.display(),
+                    scheme.name()
+                )));
+            }
+        }
         let mut next = self.catalog.clone();
-        next.scheme = scheme;
+        next.scheme = Some(scheme.name());
         self.commit(next)
     }
 

@@ -430,8 +430,7 @@ fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> 
         );
         for path in files {
             report.deep_checked += 1;
-            let outcome = redb::Database::open(&path)
-                .and_then(|mut db| db.check_integrity().map_err(redb::DatabaseError::from));
+            let outcome = redb::Database::open(&path).and_then(|mut db| db.check_integrity());
             match outcome {
                 Ok(true) => {}
                 Ok(false) => report.find(

@@ -285,7 +285,7 @@ fn fingerprint_names_bad_documents_or_counts_them_when_skipping() {
         ("{\"text\": \"x y z\"}\n", "<stdin>:1: no \"id\" field"),
         (
             "{\"id\": [1], \"text\": \"x y z\"}\n",
-            "not a string or an integer",
+            "must be a string or an integer",
         ),
         ("{\"id\": \"a\", \"text\": 5}\n", "field is not a string"),
         ("{\"id\": \"a\", \"text\": \" ... \"}\n", "has no token"),

@@ -5,6 +5,7 @@ mod cli;
 mod compat;
 mod corruption;
 mod crash;
+mod documents_cli;
 mod engine;
 mod lifecycle;
 mod lifecycle_cli;

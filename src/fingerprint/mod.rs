@@ -130,6 +130,64 @@ impl Scheme {
         }
     }
 
+    /// The scheme's name as a store records it: `seomoz`, or `KIND-N-WEIGHT` such as
+    /// `words-1-set` or `chars-5-count`. [`Scheme::from_name`] reads it back.
+    pub fn name(&self) -> String {
+        match self {
+            Scheme::Seomoz => "seomoz".to_string(),
+            Scheme::Shingles {
+                features,
+                weighting,
+            } => {
+                let (kind, n) = match features {
+                    Features::Words(n) => ("words", n),
+                    Features::Chars(n) => ("chars", n),
+                };
+                let weight = match weighting {
+                    Weighting::Set => "set",
+                    Weighting::Count => "count",
+                };
+                format!("{kind}-{n}-{weight}")
+            }
+        }
+    }
+
+    /// The scheme a store recorded as `name` (see [`Scheme::name`]); an error names a scheme
+    /// this build does not know.
+    ///
+    /// ```
+    /// use simhashdb::fingerprint::Scheme;
+    /// assert_eq!(Scheme::from_name("words-1-set"), Ok(Scheme::default()));
+    /// assert!(Scheme::from_name("minhash-3-set").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        let unknown = || {
+            format!(
+                "fingerprint scheme {name:?} is not known to this build (it knows seomoz and \
+                 words-N-set|count, chars-N-set|count)"
+            )
+        };
+        if name == "seomoz" {
+            return Ok(Scheme::Seomoz);
+        }
+        let mut parts = name.split('-');
+        let (Some(kind), Some(n), Some(weight), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(unknown());
+        };
+        // Only the canonical spelling: a name must round-trip exactly.
+        let n: u8 = n.parse().map_err(|_| unknown())?;
+        if !matches!(weight, "set" | "count") || !matches!(kind, "words" | "chars") {
+            return Err(unknown());
+        }
+        let scheme = Scheme::from_parts(kind, Some(n), Some(weight)).map_err(|_| unknown())?;
+        if scheme.name() != name {
+            return Err(unknown());
+        }
+        Ok(scheme)
+    }
+
     /// The fingerprint of `text`.
     ///
     /// ```
@@ -303,6 +361,32 @@ mod tests {
         hashes.sort_unstable();
         hashes.dedup();
         assert_eq!(set.fingerprint(text), vote(&hashes));
+    }
+
+    #[test]
+    fn scheme_names_round_trip_and_unknown_ones_are_refused() {
+        for name in [
+            "seomoz",
+            "words-1-set",
+            "words-3-count",
+            "chars-5-set",
+            "chars-4-count",
+        ] {
+            assert_eq!(Scheme::from_name(name).unwrap().name(), name);
+        }
+        for bad in [
+            "",
+            "words",
+            "words-0-set",
+            "words-01-set",
+            "words-1-tfidf",
+            "minhash-1-set",
+            "words-1-set-x",
+            "Seomoz",
+        ] {
+            let err = Scheme::from_name(bad).unwrap_err();
+            assert!(err.contains("not known to this build"), "{bad}: {err}");
+        }
     }
 
     #[test]

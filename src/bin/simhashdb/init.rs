@@ -4,22 +4,34 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use simhashdb::catalog::CompactionPolicy;
+use simhashdb::settings::DEFAULT_EXPECTED_SIZE;
 use simhashdb::{Settings, Store};
 
+use crate::documents::SchemeArgs;
+
 /// Create a new store (a directory).
+///
+/// Without --blocks, M is chosen for --distance and --expected-size by the rule in
+/// docs/design.md (fewest probes plus candidates per query); K = 3 at 1e9 gives M = 6.
+/// Settings that are impractical at the expected size are warned about on stderr.
 #[derive(clap::Args)]
 pub struct Args {
     /// Directory to create; it must not exist or be empty.
     store: PathBuf,
-    /// Blocks M each fingerprint is split into.
-    #[arg(long = "blocks", value_name = "M", default_value_t = Settings::default().blocks)]
-    blocks: u8,
+    /// Blocks M each fingerprint is split into [default: chosen for K and the expected size].
+    #[arg(long = "blocks", value_name = "M")]
+    blocks: Option<u8>,
     /// Largest distance K a query may ask for; the store keeps C(M, K) permuted tables.
     #[arg(long = "distance", value_name = "K", default_value_t = Settings::default().distance)]
     distance: u8,
+    /// About how many fingerprints the store will hold (chooses M when --blocks is absent).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_EXPECTED_SIZE, value_parser = parse_size)]
+    expected_size: u64,
     /// Shard files per run, by the leading bits of the permuted keys (a power of two <= 256).
-    #[arg(long = "shards", value_name = "S", default_value_t = Settings::default().shards)]
-    shards: u16,
+    #[arg(long = "shards", value_name = "S")]
+    shards: Option<u16>,
+    #[command(flatten)]
+    scheme: SchemeArgs,
     /// Past this many runs an insert merges the newest ones; 0 never merges automatically.
     #[arg(long, value_name = "N", default_value_t = CompactionPolicy::default().max_runs)]
     max_runs: u16,
@@ -29,34 +41,48 @@ pub struct Args {
     merge_factor: u16,
 }
 
+/// A count such as 1000000, 1e6 or 2.5e9.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number (e.g. 1000000 or 1e6)"))?;
+    if !(1.0..=1e15).contains(&value) {
+        return Err(format!("{text} is out of range: between 1 and 1e15"));
+    }
+    Ok(value.round() as u64)
+}
+
 pub fn run(args: Args) -> Result<()> {
-    let settings = Settings {
-        blocks: args.blocks,
-        distance: args.distance,
-        shards: args.shards,
+    let mut settings = match args.blocks {
+        Some(blocks) => Settings {
+            blocks,
+            distance: args.distance,
+            shards: Settings::default().shards,
+        },
+        None => Settings::for_size(args.distance, args.expected_size)?,
     };
-    let tables = settings.table_count();
-    let mut store = Store::create(&args.store, settings)
-        .with_context(|| format!("{}: cannot create the store", args.store.display()))?;
+    if let Some(shards) = args.shards {
+        settings.shards = shards;
+    }
+    let scheme = args.scheme.scheme()?;
     let policy = CompactionPolicy {
         max_runs: args.max_runs,
         merge_factor: args.merge_factor,
     };
-    if policy != CompactionPolicy::default() {
-        store.set_compaction_policy(policy).with_context(|| {
-            format!(
-                "{}: cannot record the compaction policy",
-                args.store.display()
-            )
-        })?;
+    let store = Store::create_with(&args.store, settings, scheme, policy)
+        .with_context(|| format!("{}: cannot create the store", args.store.display()))?;
+    for warning in settings.warnings(args.expected_size) {
+        eprintln!("simhashdb: warning: {warning}");
     }
+    drop(store);
     eprintln!(
-        "created {}: {} blocks, distance {}, {} tables, {} shards",
+        "created {}: {} blocks, distance {}, {} tables, {} shards, scheme {}",
         args.store.display(),
         settings.blocks,
         settings.distance,
-        tables,
-        settings.shards
+        settings.table_count(),
+        settings.shards,
+        scheme.name()
     );
     Ok(())
 }

@@ -1,30 +1,41 @@
 //! `simhashdb insert`: add one batch of documents.
 
-use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use simhashdb::input::read_documents;
+use anyhow::{anyhow, Context, Result};
 use simhashdb::{Batch, InputFormat, Store};
 
+use crate::documents::{self, FieldArgs};
 use crate::output;
 
 /// Insert one batch of documents, all or nothing.
 ///
-/// Each input line is ID<TAB>FINGERPRINT or a JSON object {"id": ..., "fingerprint": ...};
-/// a fingerprint is 16 hex digits, 0x-prefixed hex or a decimal u64. An id inserted again
-/// with a new fingerprint replaces its old one.
+/// A document is a fingerprint or a text with an id. Inputs are lines ID<TAB>FINGERPRINT
+/// (tsv), JSON objects {"id": ..., "fingerprint": ...} or {"id": ..., "text": ...} (jsonl),
+/// or text files and directories of them (one document per file, id = its path). A
+/// fingerprint is 16 hex digits, 0x-prefixed hex or a decimal u64; text is fingerprinted with
+/// the store's scheme (set by `init --scheme`). Without --format: .jsonl and .tsv files by
+/// name, files inside directories as text, otherwise jsonl if the input starts with '{',
+/// else tsv. An id inserted again with a new fingerprint replaces its old one.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
     store: PathBuf,
-    /// Input files; '-' or none reads stdin.
+    /// Input files or directories; '-' or none reads stdin (unless --text is given).
     inputs: Vec<PathBuf>,
-    /// Input format; detected from the first line when absent ('{' means jsonl).
+    /// Input format; detected when absent (see above).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// Skip invalid lines (and report how many) instead of failing the batch.
+    /// A document's text, given on the command line (with --id; repeatable, in pairs).
+    #[arg(long, value_name = "TEXT", requires = "id")]
+    text: Vec<String>,
+    /// The id of the --text at the same position.
+    #[arg(long, value_name = "ID", requires = "text")]
+    id: Vec<String>,
+    #[command(flatten)]
+    fields: FieldArgs,
+    /// Skip invalid documents (and report how many) instead of failing the batch.
     #[arg(long)]
     skip_invalid: bool,
     /// A label recorded with the batch.
@@ -39,52 +50,41 @@ pub struct Args {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
+pub enum Format {
     Tsv,
     Jsonl,
+    Text,
+}
+
+impl From<Format> for InputFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Tsv => InputFormat::Tsv,
+            Format::Jsonl => InputFormat::Jsonl,
+            Format::Text => InputFormat::Text,
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let format = args.format.map(|f| match f {
-        Format::Tsv => InputFormat::Tsv,
-        Format::Jsonl => InputFormat::Jsonl,
-    });
     // Open (and lock) the store first: a bad store path fails before reading the input.
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let scheme = documents::store_scheme(store.catalog(), &args.store);
     let mut batch = Batch::new();
-    let (mut lines, mut skipped) = (0, 0);
-    let inputs = if args.inputs.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        args.inputs.clone()
-    };
-    for input in &inputs {
-        let summary = if input.as_os_str() == "-" {
-            read_documents(
-                std::io::stdin().lock(),
-                "<stdin>",
-                format,
-                args.skip_invalid,
-                &mut batch,
-            )
-        } else {
-            let file =
-                File::open(input).with_context(|| format!("{}: cannot open", input.display()))?;
-            read_documents(
-                BufReader::with_capacity(1 << 20, file),
-                &input.display().to_string(),
-                format,
-                args.skip_invalid,
-                &mut batch,
-            )
-        }
-        .context("nothing was inserted")?;
+    if !args.text.is_empty() {
+        let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
+        documents::push_texts(&args.id, &args.text, scheme, &mut batch)
+            .context("nothing was inserted")?;
+    }
+    let mut options = args.fields.options(scheme, args.skip_invalid);
+    options.format = args.format.map(InputFormat::from);
+    let (mut lines, mut skipped) = (batch.len() as u64, 0);
+    if args.text.is_empty() || !args.inputs.is_empty() {
+        let summary =
+            documents::read(&args.inputs, &options, &mut batch).context("nothing was inserted")?;
         lines += summary.lines;
         skipped += summary.skipped;
-        for msg in &summary.first_skipped {
-            eprintln!("simhashdb: skipped {msg}");
-        }
     }
     let summary = store
         .insert(&batch, args.label.as_deref())

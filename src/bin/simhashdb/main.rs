@@ -8,6 +8,7 @@ mod batches;
 mod compact;
 mod dates;
 mod delete;
+mod documents;
 mod expire;
 mod find_all;
 mod fingerprint;

@@ -13,3 +13,15 @@ pub fn bar(total: u64, what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// A counter of bytes read (total unknown) labelled `what`; hidden when stderr is not a
+/// terminal.
+pub fn bytes(what: &str) -> ProgressBar {
+    let bar = ProgressBar::no_length();
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {spinner} {bytes} ({bytes_per_sec}) {elapsed_precise}")
+            .expect("a valid template"),
+    );
+    bar.set_message(what.to_string());
+    bar
+}

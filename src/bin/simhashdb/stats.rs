@@ -32,6 +32,7 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(out, "blocks (m)\t{}", s.blocks)?;
         writeln!(out, "distance (K)\t{}", s.distance)?;
         writeln!(out, "tables\t{}", s.tables)?;
+        writeln!(out, "scheme\t{}", s.scheme.as_deref().unwrap_or("none"))?;
         writeln!(out, "shards\t{}", s.shards)?;
         writeln!(out, "documents\t{}", s.documents)?;
         writeln!(out, "fingerprints indexed\t{}", s.fingerprints)?;

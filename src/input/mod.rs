@@ -1,10 +1,19 @@
 //! Input parsing: fingerprints and documents as users hand them over.
 //!
-//! Documents come as lines, either `ID<TAB>FINGERPRINT` (tsv) or JSON objects
-//! `{"id": "...", "fingerprint": ...}` (jsonl, other fields ignored). A fingerprint is written
-//! as exactly 16 hex digits, as `0x` followed by 1 to 16 hex digits, or as a decimal u64 (in
-//! JSON also as a number); 16 decimal digits read as hex. Blank lines are skipped; a trailing
-//! carriage return is dropped. Every error names `source:line`.
+//! A document is an id and either a fingerprint or a text, which is fingerprinted with the
+//! [`ReadOptions::scheme`] (a store's scheme). Three formats:
+//! - [`InputFormat::Tsv`]: lines `ID<TAB>FINGERPRINT`;
+//! - [`InputFormat::Jsonl`]: one JSON object per line, with the id in the id field (a string,
+//!   or an integer taken as its decimal text) and a `fingerprint` (string or number) or, when
+//!   it has none, a text in the text field; other fields are ignored;
+//! - [`InputFormat::Text`]: a whole file is one document, its id the file's path.
+//!
+//! A fingerprint is written as exactly 16 hex digits, as `0x` followed by 1 to 16 hex digits,
+//! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex. Blank lines
+//! are skipped; a trailing carriage return is dropped. Every error names `source:line` (or
+//! the file, for text documents). [`sources`] reads files, directories and stdin.
+
+pub mod sources;
 
 use std::io::BufRead;
 
@@ -12,18 +21,24 @@ use rayon::prelude::*;
 
 use crate::batch::{check_id, Batch};
 use crate::error::{Error, Result};
+use crate::fingerprint::{tokens, Scheme};
 
-/// How document lines are written.
+pub use sources::read_sources;
+
+/// How documents are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
-    /// `ID<TAB>FINGERPRINT`
+    /// `ID<TAB>FINGERPRINT` lines.
     Tsv,
-    /// `{"id": ..., "fingerprint": ...}`
+    /// `{"id": ..., "fingerprint": ...}` or `{"id": ..., "text": ...}` lines.
     Jsonl,
+    /// A whole input is one text document.
+    Text,
 }
 
 impl InputFormat {
-    /// The format of a line that starts an input: jsonl if it starts with `{`.
+    /// The line format of an input that starts with `first_line`: jsonl if it starts with `{`,
+    /// else tsv.
     pub fn detect(first_line: &[u8]) -> Self {
         if first_line.trim_ascii_start().first() == Some(&b'{') {
             InputFormat::Jsonl
@@ -31,6 +46,46 @@ impl InputFormat {
             InputFormat::Tsv
         }
     }
+}
+
+/// How documents are read.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// The format of every input; None detects it per input (see [`sources`]).
+    pub format: Option<InputFormat>,
+    /// The format of an input that detection does not recognise: tsv for `insert`, text for
+    /// `fingerprint`.
+    pub fallback: InputFormat,
+    /// Skip (and count) invalid documents instead of failing.
+    pub skip_invalid: bool,
+    /// Fingerprints documents given as text; Err refuses them, saying why.
+    pub scheme: std::result::Result<Scheme, String>,
+    /// The JSON field that holds the id.
+    pub id_field: String,
+    /// The JSON field that holds the text.
+    pub text_field: String,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            fallback: InputFormat::Tsv,
+            skip_invalid: false,
+            scheme: Err("no fingerprint scheme was given for text documents".to_string()),
+            id_field: "id".to_string(),
+            text_field: "text".to_string(),
+        }
+    }
+}
+
+/// The fingerprint of a text document under `scheme`. A text without a token is an error,
+/// except under the seomoz scheme, which gives it 0 as simhash-py does.
+pub fn fingerprint_text(scheme: &Scheme, text: &str) -> std::result::Result<u64, String> {
+    if *scheme != Scheme::Seomoz && tokens(text).next().is_none() {
+        return Err("the document has no token (no letter or digit)".to_string());
+    }
+    Ok(scheme.fingerprint(text))
 }
 
 /// Formats a fingerprint as 16 lowercase hex digits, as everywhere in output.
@@ -64,14 +119,19 @@ pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// One parsed document line, borrowing the id where it can.
-fn parse_document(line: &str, format: InputFormat) -> std::result::Result<(String, u64), String> {
+/// One parsed document line.
+fn parse_document(
+    line: &str,
+    options: &ReadOptions,
+    format: InputFormat,
+) -> std::result::Result<(String, u64), String> {
     match format {
-        InputFormat::Tsv => {
+        InputFormat::Tsv | InputFormat::Text => {
             let mut fields = line.split('\t');
             let (Some(id), Some(fp), None) = (fields.next(), fields.next(), fields.next()) else {
                 return Err(format!(
-                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields), found {}",
+                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields), found {} \
+                     (plain text documents need --format text)",
                     line.split('\t').count()
                 ));
             };
@@ -79,30 +139,46 @@ fn parse_document(line: &str, format: InputFormat) -> std::result::Result<(Strin
             Ok((id.to_string(), parse_fingerprint(fp)?))
         }
         InputFormat::Jsonl => {
-            #[derive(serde::Deserialize)]
-            struct Line {
-                id: Option<serde_json::Value>,
-                fingerprint: Option<serde_json::Value>,
-            }
-            let parsed: Line = serde_json::from_str(line)
-                .map_err(|e| format!("not a JSON object with id and fingerprint: {e}"))?;
-            let id = match parsed.id {
-                Some(serde_json::Value::String(id)) => id,
-                Some(other) => return Err(format!("\"id\" must be a string, found {other}")),
-                None => return Err("the \"id\" field is missing".into()),
+            let object: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+            let id_field = &options.id_field;
+            let id = match object.get(id_field) {
+                Some(serde_json::Value::String(id)) => id.clone(),
+                Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+                Some(other) => {
+                    return Err(format!(
+                        "{id_field:?} must be a string or an integer, found {other}"
+                    ))
+                }
+                None => return Err(format!("no {id_field:?} field")),
             };
             check_id(&id).map_err(|e| e.to_string())?;
-            let fp = match parsed.fingerprint {
-                Some(serde_json::Value::String(s)) => parse_fingerprint(&s)?,
-                Some(serde_json::Value::Number(n)) => n
+            let fp = match (object.get("fingerprint"), object.get(&options.text_field)) {
+                (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
+                (Some(serde_json::Value::Number(n)), _) => n
                     .as_u64()
                     .ok_or_else(|| format!("fingerprint {n} is not an integer in 0..2^64"))?,
-                Some(other) => {
+                (Some(other), _) => {
                     return Err(format!(
                         "\"fingerprint\" must be a string or a number, found {other}"
                     ))
                 }
-                None => return Err("the \"fingerprint\" field is missing".into()),
+                (None, Some(serde_json::Value::String(text))) => {
+                    let scheme = options.scheme.as_ref().map_err(|why| why.clone())?;
+                    fingerprint_text(scheme, text)?
+                }
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "the {:?} field is not a string",
+                        options.text_field
+                    ))
+                }
+                (None, None) => {
+                    return Err(format!(
+                        "no \"fingerprint\" or {:?} field",
+                        options.text_field
+                    ))
+                }
             };
             Ok((id, fp))
         }
@@ -127,18 +203,30 @@ const KEPT_SKIP_MESSAGES: usize = 5;
 /// Input is parsed in parallel in chunks of about this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
-/// Reads document lines from `reader` into `batch`. `source` names the input in errors. With
-/// `format` None the first non-blank line decides. An invalid line fails the whole read with
-/// `source:line: what is wrong` unless `skip_invalid`, which counts and skips it.
+/// Reads documents from `reader` into `batch`, and reports the bytes read to `progress`.
+/// `source` names the input in errors and is the id of a text document. With no format in
+/// `options` the first non-blank line decides between jsonl and tsv. An invalid document fails
+/// the whole read with `source:line: what is wrong` unless `options.skip_invalid`, which
+/// counts and skips it.
 pub fn read_documents(
     mut reader: impl BufRead,
     source: &str,
-    format: Option<InputFormat>,
-    skip_invalid: bool,
+    options: &ReadOptions,
     batch: &mut Batch,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
-    let mut format = format;
+    if options.format == Some(InputFormat::Text) {
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+        progress(bytes.len() as u64);
+        let result = text_document(source, &bytes, options);
+        summary.record(result, batch, options.skip_invalid)?;
+        return Ok(summary);
+    }
+    let mut format = options.format;
     let mut line_no = 0u64;
     let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
     loop {
@@ -160,6 +248,7 @@ pub fn read_documents(
             if chunk.is_empty() {
                 break;
             }
+            progress(chunk.len() as u64);
             let lines = bytecount_newlines(&chunk) + u64::from(!chunk.ends_with(b"\n"));
             chunks.push((line_no, chunk));
             line_no += lines;
@@ -177,7 +266,7 @@ pub fn read_documents(
         let fmt = format.unwrap_or(InputFormat::Tsv);
         let parsed: Vec<ChunkResult> = chunks
             .par_iter()
-            .map(|(first, chunk)| parse_chunk(chunk, *first, fmt, source, skip_invalid))
+            .map(|(first, chunk)| parse_chunk(chunk, *first, options, fmt, source))
             .collect();
         for result in parsed {
             if let Some(err) = result.error {
@@ -199,6 +288,63 @@ pub fn read_documents(
     }
 }
 
+impl ReadSummary {
+    /// Adds one document's outcome: the document to `batch`, or a skip, or the error.
+    fn record(
+        &mut self,
+        result: std::result::Result<(String, u64), String>,
+        batch: &mut Batch,
+        skip_invalid: bool,
+    ) -> Result<()> {
+        self.lines += 1;
+        match result {
+            Ok((id, fp)) => {
+                batch.push(&id, fp)?;
+                self.documents += 1;
+            }
+            Err(msg) if skip_invalid => {
+                self.skipped += 1;
+                if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+                    self.first_skipped.push(msg);
+                }
+            }
+            Err(msg) => return Err(Error::Input(msg)),
+        }
+        Ok(())
+    }
+
+    /// Adds the counts of another read.
+    pub fn add(&mut self, other: ReadSummary) {
+        self.lines += other.lines;
+        self.documents += other.documents;
+        self.skipped += other.skipped;
+        for msg in other.first_skipped {
+            if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+                self.first_skipped.push(msg);
+            }
+        }
+    }
+}
+
+/// A whole input as one text document with id `source`: `(id, fingerprint)` or
+/// `source: what is wrong`.
+fn text_document(
+    source: &str,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> std::result::Result<(String, u64), String> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| format!("{source}: not valid UTF-8 at byte {}", e.valid_up_to()))?;
+    let scheme = options
+        .scheme
+        .as_ref()
+        .map_err(|why| format!("{source}: {why}"))?;
+    check_id(source).map_err(|e| format!("{source}: the path cannot be an id: {e}"))?;
+    fingerprint_text(scheme, text)
+        .map(|fp| (source.to_string(), fp))
+        .map_err(|e| format!("{source}: {e}"))
+}
+
 struct ChunkResult {
     batch: Batch,
     lines: u64,
@@ -209,9 +355,9 @@ struct ChunkResult {
 fn parse_chunk(
     chunk: &[u8],
     first_line: u64,
+    options: &ReadOptions,
     format: InputFormat,
     source: &str,
-    skip_invalid: bool,
 ) -> ChunkResult {
     let mut out = ChunkResult {
         batch: Batch::new(),
@@ -227,12 +373,12 @@ fn parse_chunk(
         out.lines += 1;
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| format!("the line is not valid UTF-8 ({e})"))
-            .and_then(|line| parse_document(line, format));
+            .and_then(|line| parse_document(line, options, format));
         match parsed {
             Ok((id, fp)) => out.batch.push(&id, fp).expect("id checked while parsing"),
             Err(msg) => {
                 let msg = format!("{source}:{}: {msg}", first_line + i as u64 + 1);
-                if skip_invalid {
+                if options.skip_invalid {
                     out.skipped.push(msg);
                 } else {
                     out.error = Some(msg);
@@ -335,7 +481,11 @@ mod tests {
 
     fn read(text: &str, skip: bool) -> Result<(Batch, ReadSummary)> {
         let mut batch = Batch::new();
-        let s = read_documents(text.as_bytes(), "in", None, skip, &mut batch)?;
+        let options = ReadOptions {
+            skip_invalid: skip,
+            ..ReadOptions::default()
+        };
+        let s = read_documents(text.as_bytes(), "in", &options, &mut batch, &|_| {})?;
         Ok((batch, s))
     }
 
@@ -355,7 +505,7 @@ mod tests {
     fn errors_name_the_line() {
         let err = read("a\t1\nb\tzz\n", false).unwrap_err().to_string();
         assert!(err.starts_with("in:2: "), "{err}");
-        let err = read("{\"id\": 5, \"fingerprint\": 1}", false)
+        let err = read("{\"id\": true, \"fingerprint\": 1}", false)
             .unwrap_err()
             .to_string();
         assert!(err.contains("in:1") && err.contains("string"), "{err}");
@@ -369,11 +519,21 @@ mod tests {
         fn readers_never_panic_on_any_bytes(
             bytes in proptest::collection::vec(any::<u8>(), 0..300),
             skip: bool,
-            format in proptest::option::of(prop_oneof![Just(InputFormat::Tsv), Just(InputFormat::Jsonl)]),
+            format in proptest::option::of(prop_oneof![
+                Just(InputFormat::Tsv),
+                Just(InputFormat::Jsonl),
+                Just(InputFormat::Text),
+            ]),
         ) {
             let _ = read_ids(&bytes[..], "fuzz");
             let _ = read_fingerprints(&bytes[..], "fuzz");
-            let _ = read_documents(&bytes[..], "fuzz", format, skip, &mut Batch::new());
+            let options = ReadOptions {
+                format,
+                skip_invalid: skip,
+                scheme: Ok(Scheme::default()),
+                ..ReadOptions::default()
+            };
+            let _ = read_documents(&bytes[..], "fuzz", &options, &mut Batch::new(), &|_| {});
         }
 
         #[test]

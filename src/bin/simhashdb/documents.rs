@@ -1,0 +1,133 @@
+//! The flags every command that reads documents shares: how text is fingerprinted and where
+//! ids and text are found, and the progress shown while reading.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use simhashdb::catalog::Catalog;
+use simhashdb::fingerprint::Scheme;
+use simhashdb::input::{read_sources, ReadOptions, ReadSummary};
+use simhashdb::Batch;
+
+use crate::progress;
+
+/// How text becomes a fingerprint (`init` records it in the store).
+#[derive(clap::Args, Clone, Default)]
+pub struct SchemeArgs {
+    /// Fingerprint scheme: words (word shingles), chars (character n-grams) or seomoz
+    /// (simhash-py 0.4, bit for bit) [default: words, shingle 1, weight set].
+    #[arg(long, value_name = "NAME")]
+    pub scheme: Option<String>,
+    /// Shingle size: words per shingle, or characters per n-gram.
+    #[arg(long, value_name = "N")]
+    pub shingle: Option<u8>,
+    /// Feature weighting: set (each distinct shingle once) or count.
+    #[arg(long, value_name = "W")]
+    pub weight: Option<String>,
+}
+
+impl SchemeArgs {
+    /// Whether any scheme flag was given.
+    pub fn given(&self) -> bool {
+        self.scheme.is_some() || self.shingle.is_some() || self.weight.is_some()
+    }
+
+    /// The scheme the flags name (the default when none is given).
+    pub fn scheme(&self) -> Result<Scheme> {
+        if !self.given() {
+            return Ok(Scheme::default());
+        }
+        Scheme::from_parts(
+            self.scheme.as_deref().unwrap_or("words"),
+            self.shingle,
+            self.weight.as_deref(),
+        )
+        .map_err(|e| anyhow!(e))
+    }
+}
+
+/// Where JSON Lines documents keep their id and text.
+#[derive(clap::Args, Clone)]
+pub struct FieldArgs {
+    /// JSON field holding the id (a string, or an integer taken as its decimal text).
+    #[arg(long, value_name = "NAME", default_value = "id")]
+    pub id_field: String,
+    /// JSON field holding the text (used when a line has no "fingerprint").
+    #[arg(long, value_name = "NAME", default_value = "text")]
+    pub text_field: String,
+}
+
+impl FieldArgs {
+    /// Read options with these fields.
+    pub fn options(
+        &self,
+        scheme: std::result::Result<Scheme, String>,
+        skip_invalid: bool,
+    ) -> ReadOptions {
+        ReadOptions {
+            scheme,
+            skip_invalid,
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+            ..ReadOptions::default()
+        }
+    }
+}
+
+/// The scheme text is fingerprinted with in the store at `store`, or why there is none.
+pub fn store_scheme(catalog: &Catalog, store: &Path) -> std::result::Result<Scheme, String> {
+    match catalog.scheme() {
+        Ok(Some(scheme)) => Ok(scheme),
+        Ok(None) => Err(format!(
+            "{}: the store records no fingerprint scheme (it was made before schemes were \
+             recorded), so it takes fingerprints, not text",
+            store.display()
+        )),
+        Err(e) => Err(format!("{}: {e}", store.display())),
+    }
+}
+
+/// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports
+/// the first skipped documents on stderr.
+pub fn read(inputs: &[PathBuf], options: &ReadOptions, batch: &mut Batch) -> Result<ReadSummary> {
+    let stdin = [PathBuf::from("-")];
+    let inputs = if inputs.is_empty() {
+        &stdin[..]
+    } else {
+        inputs
+    };
+    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
+        bail!("stdin ('-') can be read only once");
+    }
+    let bar = progress::bytes("reading");
+    let summary = read_sources(inputs, options, batch, &|n| bar.inc(n))?;
+    bar.finish_and_clear();
+    for msg in &summary.first_skipped {
+        eprintln!("simhashdb: skipped {msg}");
+    }
+    Ok(summary)
+}
+
+/// Pairs `--id` and `--text` flags into documents of `batch`.
+pub fn push_texts(
+    ids: &[String],
+    texts: &[String],
+    scheme: &Scheme,
+    batch: &mut Batch,
+) -> Result<()> {
+    if ids.len() != texts.len() {
+        bail!(
+            "--id and --text go in pairs: {} --id and {} --text given",
+            ids.len(),
+            texts.len()
+        );
+    }
+    for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
+        let fp = simhashdb::input::fingerprint_text(scheme, text)
+            .map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
+        batch
+            .push(id, fp)
+            .map_err(|e| anyhow!("--id {}: {e}", i + 1))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Where documents come from: stdin (`-`), files and directories.
+//!
+//! The format of each input is, first that applies: the format in the options; by file name,
+//! `.jsonl` jsonl, `.tsv` tsv; text for a file found inside a directory; jsonl if
+//! the first non-blank byte is `{`; else the options' fallback. Directories are read
+//! recursively, in path order; a directory or file that cannot be read is an error even with
+//! `skip_invalid` (that skips invalid documents, not I/O failures). Text files are
+//! fingerprinted in parallel in groups of about [`GROUP_BYTES`], so memory is bounded by a
+//! group, not by the input.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::{read_documents, text_document, InputFormat, ReadOptions, ReadSummary};
+use crate::batch::Batch;
+use crate::error::{Error, Result};
+
+/// Text files are read and fingerprinted together up to about this many bytes.
+pub const GROUP_BYTES: u64 = 64 << 20;
+/// ... or this many files.
+const GROUP_FILES: usize = 4096;
+
+/// Reads every document of `inputs` (paths, `-` for stdin) into `batch`, in input order, and
+/// reports the bytes read to `progress`.
+pub fn read_sources(
+    inputs: &[PathBuf],
+    options: &ReadOptions,
+    batch: &mut Batch,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    let mut reader = SourceReader {
+        options,
+        batch,
+        progress,
+        summary: ReadSummary::default(),
+        texts: Vec::new(),
+        text_bytes: 0,
+    };
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            reader.flush_texts()?;
+            let stdin = std::io::stdin();
+            reader.read_stream(
+                BufReader::with_capacity(1 << 20, stdin.lock()),
+                "<stdin>",
+                None,
+            )?;
+            continue;
+        }
+        let meta = std::fs::metadata(input)
+            .map_err(|e| Error::Input(format!("{}: cannot read: {e}", input.display())))?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            walk(input, &mut files)?;
+            files.sort();
+            for (file, len) in files {
+                reader.read_file(&file, len, true)?;
+            }
+        } else {
+            reader.read_file(input, meta.len(), false)?;
+        }
+    }
+    reader.flush_texts()?;
+    Ok(reader.summary)
+}
+
+struct SourceReader<'a> {
+    options: &'a ReadOptions,
+    batch: &'a mut Batch,
+    progress: &'a (dyn Fn(u64) + Sync),
+    summary: ReadSummary,
+    /// Text files waiting to be fingerprinted together, in input order.
+    texts: Vec<PathBuf>,
+    text_bytes: u64,
+}
+
+impl SourceReader<'_> {
+    fn read_file(&mut self, path: &Path, len: u64, in_directory: bool) -> Result<()> {
+        let by_name = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(|e| match e {
+                "jsonl" => Some(InputFormat::Jsonl),
+                "tsv" => Some(InputFormat::Tsv),
+                _ => None,
+            });
+        let format = self
+            .options
+            .format
+            .or(by_name)
+            .or(in_directory.then_some(InputFormat::Text));
+        if format == Some(InputFormat::Text) {
+            self.texts.push(path.to_path_buf());
+            self.text_bytes += len;
+            if self.text_bytes >= GROUP_BYTES || self.texts.len() >= GROUP_FILES {
+                self.flush_texts()?;
+            }
+            return Ok(());
+        }
+        self.flush_texts()?;
+        let name = path.display().to_string();
+        let file =
+            File::open(path).map_err(|e| Error::Input(format!("{name}: cannot open: {e}")))?;
+        self.read_stream(BufReader::with_capacity(1 << 20, file), &name, format)
+    }
+
+    /// Reads one stream whose format is `format`, or detected from its first bytes.
+    fn read_stream(
+        &mut self,
+        mut reader: impl BufRead,
+        name: &str,
+        format: Option<InputFormat>,
+    ) -> Result<()> {
+        let format = match format.or(self.options.format) {
+            Some(f) => f,
+            None => {
+                let head = reader
+                    .fill_buf()
+                    .map_err(|e| Error::Input(format!("{name}: cannot read: {e}")))?;
+                match head.iter().find(|b| !b.is_ascii_whitespace()) {
+                    Some(b'{') => InputFormat::Jsonl,
+                    _ => self.options.fallback,
+                }
+            }
+        };
+        let options = ReadOptions {
+            format: Some(format),
+            ..self.options.clone()
+        };
+        let summary = read_documents(reader, name, &options, self.batch, self.progress)?;
+        self.summary.add(summary);
+        Ok(())
+    }
+
+    /// Reads and fingerprints the waiting text files in parallel, then adds them in order.
+    fn flush_texts(&mut self) -> Result<()> {
+        let options = self.options;
+        let progress = self.progress;
+        let results: Vec<Result<std::result::Result<(String, u64), String>>> = self
+            .texts
+            .par_iter()
+            .map(|path| {
+                let name = path.display().to_string();
+                let mut bytes = Vec::new();
+                File::open(path)
+                    .and_then(|mut f| f.read_to_end(&mut bytes))
+                    .map_err(|e| Error::Input(format!("{name}: cannot read: {e}")))?;
+                progress(bytes.len() as u64);
+                Ok(text_document(&name, &bytes, options))
+            })
+            .collect();
+        self.texts.clear();
+        self.text_bytes = 0;
+        for result in results {
+            self.summary
+                .record(result?, self.batch, options.skip_invalid)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every regular file below `dir`, with its length.
+fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
+    let cannot = |e: std::io::Error| {
+        Error::Input(format!("{}: cannot read the directory: {e}", dir.display()))
+    };
+    for entry in std::fs::read_dir(dir).map_err(cannot)? {
+        let entry = entry.map_err(cannot)?;
+        let path = entry.path();
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| Error::Input(format!("{}: cannot read: {e}", path.display())))?;
+        if meta.is_dir() {
+            walk(&path, files)?;
+        } else if meta.is_file() {
+            files.push((path, meta.len()));
+        }
+    }
+    Ok(())
+}

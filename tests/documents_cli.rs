@@ -1,0 +1,400 @@
+//! Text in, near-duplicates out: the store's scheme chosen at `init`, recorded on disk, and
+//! used by `insert`, `query` and `fingerprint --store` for every input form; and every bad
+//! input named.
+
+use std::path::Path;
+
+use simhashdb::catalog::Catalog;
+use simhashdb::fingerprint::Scheme;
+
+use crate::util::{path_str, simhashdb, text};
+
+const FOX: &str = "The quick brown fox jumps over the lazy dog";
+
+fn ok(args: &[&str], stdin: &str) -> String {
+    let out = simhashdb(args, stdin);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn fails(args: &[&str], stdin: &str, says: &str) {
+    let out = simhashdb(args, stdin);
+    assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
+    assert!(
+        text(&out.stderr).contains(says),
+        "{args:?}: expected {says:?} in {}",
+        text(&out.stderr)
+    );
+}
+
+fn fingerprint_of(scheme: &str, doc: &str) -> String {
+    let out = ok(
+        &["fingerprint", "--scheme", scheme, "--format", "text"],
+        doc,
+    );
+    out.trim_end().split('\t').nth(1).unwrap().to_string()
+}
+
+#[test]
+fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(
+        &[
+            "init",
+            s,
+            "--scheme",
+            "chars",
+            "--shingle",
+            "4",
+            "--weight",
+            "count",
+            "--expected-size",
+            "1e6",
+        ],
+        "",
+    );
+    let catalog = Catalog::read(&store).unwrap();
+    assert_eq!(catalog.scheme.as_deref(), Some("chars-4-count"));
+    assert_eq!((catalog.settings.blocks, catalog.settings.distance), (5, 3));
+    assert!(ok(&["stats", s], "").contains("scheme\tchars-4-count"));
+
+    // The default store: m = 6 at K = 3, the default scheme, no warning.
+    let default = dir.path().join("d");
+    let out = simhashdb(&["init", path_str(&default)], "");
+    assert!(out.status.success());
+    assert!(
+        !text(&out.stderr).contains("warning"),
+        "{}",
+        text(&out.stderr)
+    );
+    let catalog = Catalog::read(&default).unwrap();
+    assert_eq!(catalog.settings.blocks, 6);
+    assert_eq!(catalog.scheme().unwrap(), Some(Scheme::default()));
+
+    // Impractical settings are warned about, not refused.
+    let wide = dir.path().join("w");
+    let out = simhashdb(
+        &["init", path_str(&wide), "--blocks", "12", "--distance", "8"],
+        "",
+    );
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains("warning: M=12 K=8 keeps 495 tables"),
+        "{}",
+        text(&out.stderr)
+    );
+    let short = dir.path().join("p");
+    let out = simhashdb(
+        &["init", path_str(&short), "--blocks", "4", "--distance", "3"],
+        "",
+    );
+    assert!(
+        text(&out.stderr).contains("16-bit prefix"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    for (args, says) in [
+        (vec!["--scheme", "minhash"], "unknown scheme"),
+        (
+            vec!["--scheme", "seomoz", "--shingle", "3"],
+            "fixed shingles",
+        ),
+        (vec!["--weight", "tfidf"], "unknown weighting"),
+        (vec!["--shingle", "0"], "at least 1"),
+        (vec!["--expected-size", "lots"], "not a number"),
+        (vec!["--distance", "0"], "at least 1"),
+        (vec!["--distance", "57"], "largest possible distance is 56"),
+    ] {
+        let bad = dir.path().join("bad");
+        let mut all = vec!["init", path_str(&bad)];
+        all.extend(args.iter().copied());
+        let out = simhashdb(&all, "");
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            !bad.join("CATALOG").exists(),
+            "{args:?} left a store behind"
+        );
+    }
+}
+
+#[test]
+fn text_goes_in_and_out_in_every_form_with_the_stores_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s, "--scheme", "seomoz"], "");
+    let fox = fingerprint_of("seomoz", FOX);
+    assert_eq!(
+        fox, "a103cb172b8a9085",
+        "the store's scheme, not the default"
+    );
+
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("fox.txt"), FOX).unwrap();
+    std::fs::write(tree.join("sub/other"), "one two three four five six").unwrap();
+    let jsonl = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{{\"id\": 7, \"body\": \"{FOX}\"}}\n{{\"id\": \"given\", \"fingerprint\": \"0x5\"}}\n"
+        ),
+    )
+    .unwrap();
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, FOX).unwrap();
+    let out = ok(
+        &[
+            "insert",
+            s,
+            path_str(&tree),
+            path_str(&jsonl),
+            "--text-field",
+            "body",
+            "--id",
+            "cli",
+            "--text",
+            FOX,
+            "--json",
+        ],
+        "",
+    );
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["inserted"], 5, "{out}");
+    ok(&["insert", s, "--format", "text", path_str(&plain)], "");
+    ok(
+        &["insert", s, "--format", "text", "-", "--label", "stdin"],
+        FOX,
+    );
+
+    let tree_fox = format!("{}", tree.join("fox.txt").display());
+    let plain_id = path_str(&plain).to_string();
+    let mut expected: Vec<String> = ["7", "<stdin>", "cli", &plain_id, &tree_fox]
+        .iter()
+        .map(|id| format!("{fox}\t{id}\t{fox}\t0"))
+        .collect();
+    expected.sort();
+    let sorted = |out: String| {
+        let mut lines: Vec<String> = out.lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    // --text, a fingerprint argument, and a fingerprint list all find the same documents.
+    assert_eq!(
+        sorted(ok(&["query", s, "--text", FOX, "--distance", "0"], "")),
+        expected
+    );
+    assert_eq!(
+        sorted(ok(&["query", s, &fox, "--distance", "0"], "")),
+        expected
+    );
+    assert_eq!(
+        sorted(ok(
+            &["query", s, "--input", "-", "--distance", "0"],
+            &format!("{fox}\n")
+        )),
+        expected
+    );
+    // Documents as queries: QUERY is the document's id.
+    let out = ok(
+        &["query", s, "--input", path_str(&tree), "--distance", "0"],
+        "",
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("{tree_fox}\tcli\t{fox}\t0"))),
+        "{out}"
+    );
+    assert!(out.lines().all(|l| !l.contains("sub/other\t7")));
+    let out = ok(
+        &["query", s, "--input", "-", "--distance", "0", "--json"],
+        &format!("{{\"id\": \"q\", \"text\": \"{FOX}\"}}\n"),
+    );
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["query"], "q");
+    assert_eq!(first["query_fingerprint"], fox.as_str());
+    let out = ok(&["query", s, "--input", "-", "--distance", "0"], "q\t0x5\n");
+    assert_eq!(out, "q\tgiven\t0000000000000005\t0\n");
+
+    // fingerprint --store uses the store's scheme.
+    let out = ok(&["fingerprint", "--store", s, "--format", "text"], FOX);
+    assert_eq!(out, format!("<stdin>\t{fox}\n"));
+    let out = simhashdb(&["fingerprint", "--store", s, "--scheme", "words"], FOX);
+    assert_eq!(out.status.code(), Some(2), "--store and --scheme conflict");
+}
+
+#[test]
+fn bad_documents_are_named_or_counted_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("a"), FOX).unwrap();
+    std::fs::write(tree.join("b"), b"bad \xff utf-8").unwrap();
+    std::fs::write(tree.join("c"), " ... ").unwrap();
+    let b = tree.join("b").display().to_string();
+    let c = tree.join("c").display().to_string();
+    fails(
+        &["insert", s, path_str(&tree)],
+        "",
+        &format!("{b}: not valid UTF-8 at byte 4"),
+    );
+    let out = simhashdb(&["insert", s, path_str(&tree), "--skip-invalid"], "");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        stdout.starts_with("inserted 1,") && stdout.contains("skipped 2"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!("skipped {c}: the document has no token")),
+        "{stderr}"
+    );
+
+    for (input, says) in [
+        (
+            "{\"id\": \"a\"}\n",
+            "<stdin>:1: no \"fingerprint\" or \"text\" field",
+        ),
+        ("{\"text\": \"x y\"}\n", "<stdin>:1: no \"id\" field"),
+        (
+            "{\"id\": 1.5, \"text\": \"x y\"}\n",
+            "must be a string or an integer",
+        ),
+        (
+            "{\"id\": \"a\", \"text\": [\"x\"]}\n",
+            "the \"text\" field is not a string",
+        ),
+        (
+            "{\"id\": \"a\", \"text\": \"!!\"}\n",
+            "<stdin>:1: the document has no token",
+        ),
+        (
+            "{\"id\": \"a\", \"text\": \"x\"}\n{\"id\": \"tab\\there\", \"text\": \"x\"}\n",
+            "<stdin>:2: ",
+        ),
+    ] {
+        fails(&["insert", s], input, says);
+        fails(&["query", s, "--input", "-"], input, says);
+        fails(&["fingerprint"], input, says);
+    }
+    fails(
+        &["insert", s, "--id", "a", "--id", "b", "--text", "x"],
+        "",
+        "in pairs",
+    );
+    fails(
+        &["insert", s, "--id", "a", "--text", "..."],
+        "",
+        "--text 1: the document has no token",
+    );
+    assert_eq!(
+        simhashdb(&["insert", s, "--id", "a"], "").status.code(),
+        Some(2)
+    );
+    fails(
+        &["query", s, "--text", "???"],
+        "",
+        "--text 1: the document has no token",
+    );
+    fails(
+        &["insert", s, path_str(&dir.path().join("missing"))],
+        "",
+        "missing: cannot read",
+    );
+    fails(
+        &[
+            "query",
+            s,
+            "--input",
+            path_str(&tree),
+            "--format",
+            "fingerprints",
+        ],
+        "",
+        "not a list of fingerprints",
+    );
+    // Plain text given as tsv says how to read it as text.
+    let plain = dir.path().join("notes");
+    std::fs::write(&plain, "just some words").unwrap();
+    fails(&["insert", s, path_str(&plain)], "", "--format text");
+    // Only the one good batch is in.
+    let out = ok(&["stats", s], "");
+    assert!(out.contains("documents\t1\n"), "{out}");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let locked = tree.join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        // Root reads any directory: only check the error when the permission holds.
+        if std::fs::read_dir(&locked).is_err() {
+            fails(
+                &["insert", s, path_str(&tree), "--skip-invalid"],
+                "",
+                "cannot read the directory",
+            );
+        }
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn a_scheme_the_build_does_not_know_is_refused_and_v1_stores_have_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    let mut catalog = Catalog::read(&store).unwrap();
+    catalog.scheme = Some("minhash-9-set".into());
+    catalog.commit(&store).unwrap();
+    fails(
+        &["insert", s, "--id", "a", "--text", FOX],
+        "",
+        "\"minhash-9-set\" is not known to this build",
+    );
+    fails(&["query", s, "--text", FOX], "", "not known to this build");
+    fails(
+        &["fingerprint", "--store", s],
+        FOX,
+        "not known to this build",
+    );
+    // Fingerprints still go in and out: the scheme only concerns text.
+    ok(&["insert", s], "a\t0x1\n");
+    assert_eq!(
+        ok(&["query", s, "0x1"], ""),
+        "0000000000000001\ta\t0000000000000001\t0\n"
+    );
+
+    let v1 = dir.path().join("v1");
+    crate::compat::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1/store"),
+        &v1,
+    );
+    ok(&["migrate", path_str(&v1)], "");
+    fails(
+        &["insert", path_str(&v1), "--id", "a", "--text", FOX],
+        "",
+        "records no fingerprint scheme",
+    );
+    fails(
+        &["query", path_str(&v1), "--text", FOX],
+        "",
+        "records no fingerprint scheme",
+    );
+    fails(
+        &["insert", path_str(&v1)],
+        &format!("{{\"id\": \"a\", \"text\": \"{FOX}\"}}\n"),
+        "no fingerprint scheme",
+    );
+}
