@@ -2,6 +2,7 @@
 //! query latency and parallel query throughput, bytes on disk.
 //!
 //! usage: cargo bench --bench scale -- N [--dir DIR] [--data FILE.u64] [--daily 1000000]
+//!        [--blocks M]   (K = 3; default M = 5)
 //!   N       fingerprints to bulk-load (e.g. 10000000)
 //!   --data  raw little-endian u64 fingerprints (as ../shared/bench/peers.py writes); else
 //!           N random ones (splitmix64, seed 42)
@@ -25,7 +26,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Bulk-loads `fps` into a new store at `dir`, then inserts `daily` fresh fingerprints.
-fn build(dir: &std::path::Path, fps: &[u64], daily: usize, rng: &mut u64) {
+fn build(dir: &std::path::Path, settings: Settings, fps: &[u64], daily: usize, rng: &mut u64) {
     let n = fps.len();
     // Bulk insert, library end to end from an in-memory batch.
     let mut batch = Batch::new();
@@ -33,7 +34,7 @@ fn build(dir: &std::path::Path, fps: &[u64], daily: usize, rng: &mut u64) {
         batch.push(&format!("doc-{i:010}"), fp).unwrap();
     }
     let t = Instant::now();
-    let mut store = Store::create(dir, Settings::default()).unwrap();
+    let mut store = Store::create(dir, settings).unwrap();
     let s = store.insert(&batch, Some("bulk")).unwrap();
     let secs = t.elapsed().as_secs_f64();
     println!(
@@ -89,7 +90,11 @@ fn main() {
         .unwrap_or(simhashdb::DEFAULT_CACHE_BYTES);
     if !reuse {
         let _ = std::fs::remove_dir_all(&dir);
-        build(&dir, &fps, daily, &mut rng);
+        let settings = Settings {
+            blocks: flag("--blocks").map_or(5, |m| m.parse().expect("--blocks M")),
+            ..Settings::default()
+        };
+        build(&dir, settings, &fps, daily, &mut rng);
     }
 
     // Queries: half near stored fingerprints (1..3 bits flipped), half random.

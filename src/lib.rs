@@ -12,7 +12,7 @@
 //! # let path = dir.path().join("store");
 //! use simhashdb::{Batch, Settings, Snapshot, Store};
 //!
-//! let mut store = Store::create(&path, Settings::default())?; // m = 6, K = 3
+//! let mut store = Store::create(&path, Settings::default())?; // m = 5, K = 3
 //! let mut batch = Batch::new();
 //! batch.push("a", 0x0123_4567_89ab_cdef)?;
 //! batch.push("b", 0x0123_4567_89ab_cdee)?; // 1 bit from "a"

@@ -57,10 +57,10 @@ fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
     );
     let catalog = Catalog::read(&store).unwrap();
     assert_eq!(catalog.scheme.as_deref(), Some("chars-4-count"));
-    assert_eq!((catalog.settings.blocks, catalog.settings.distance), (5, 3));
+    assert_eq!((catalog.settings.blocks, catalog.settings.distance), (4, 3));
     assert!(ok(&["stats", s], "").contains("scheme\tchars-4-count"));
 
-    // The default store: m = 6 at K = 3, the default scheme, no warning.
+    // The default store: m = 5 at K = 3, the default scheme, no warning.
     let default = dir.path().join("d");
     let out = simhashdb(&["init", path_str(&default)], "");
     assert!(out.status.success());
@@ -70,7 +70,7 @@ fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
         text(&out.stderr)
     );
     let catalog = Catalog::read(&default).unwrap();
-    assert_eq!(catalog.settings.blocks, 6);
+    assert_eq!(catalog.settings.blocks, 5);
     assert_eq!(catalog.scheme().unwrap(), Some(Scheme::default()));
 
     // Impractical settings are warned about, not refused.

@@ -148,7 +148,12 @@ proptest! {
 fn compaction_regroups_keys_across_shard_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    // m = 6: 20 tables hold enough entries for the merged run to need several files.
+    let settings = simhashdb::Settings {
+        blocks: 6,
+        ..simhashdb::Settings::default()
+    };
+    let mut store = Store::create(&path, settings).unwrap();
     store
         .set_compaction_policy(CompactionPolicy {
             max_runs: 0,

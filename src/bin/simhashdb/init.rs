@@ -12,7 +12,7 @@ use crate::documents::SchemeArgs;
 /// Create a new store (a directory).
 ///
 /// Without --blocks, M is chosen for --distance and --expected-size by the rule in
-/// docs/design.md (fewest probes plus candidates per query); K = 3 at 1e9 gives M = 6.
+/// docs/design.md (fewest blocks read per query); K = 3 at 1e9 gives M = 5.
 /// Settings that are impractical at the expected size are warned about on stderr.
 #[derive(clap::Args)]
 pub struct Args {
