@@ -22,8 +22,10 @@ fn main() {
         .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
     for (name, shingle, weight) in [
-        ("words", Some(1), None),
-        ("words", Some(3), None),
+        ("words", Some(2), Some("minhash")),
+        ("words", Some(3), Some("minhash")),
+        ("words", Some(1), Some("set")),
+        ("words", Some(3), Some("set")),
         ("words", Some(3), Some("count")),
         ("chars", Some(4), None),
         ("seomoz", None, None),

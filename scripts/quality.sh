@@ -15,7 +15,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 "$bin" fingerprint "$@" "$eval_dir/docs.jsonl" > "$work/fp.tsv"
-"$bin" init "$work/store" --blocks 10 --distance 8 > /dev/null
+"$bin" init "$work/store" --distance 8 --expected-size 1e4 2> /dev/null  # M = 10
 "$bin" insert "$work/store" "$work/fp.tsv" > /dev/null
 for k in 0 1 2 3 4 5 6 7 8; do
     verify=()

@@ -44,7 +44,7 @@ pub struct Catalog {
     /// When `insert` merges runs by itself.
     pub compaction: CompactionPolicy,
     /// The fingerprint scheme the store's fingerprints were made with, when known (e.g.
-    /// "words-1-set"); text given to `insert` or `query` is fingerprinted with it.
+    /// "words-2-minhash"); text given to `insert` or `query` is fingerprinted with it.
     pub scheme: Option<String>,
     /// The id the next run will get; every run directory with a smaller id that is not listed
     /// in `runs` was abandoned by a writer that did not commit.

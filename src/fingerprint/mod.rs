@@ -1,20 +1,23 @@
-//! Fingerprints from text: tokens, shingles, a stable 64-bit hash per shingle, and the simhash
-//! bit vote (Charikar 2002).
+//! Fingerprints from text: tokens, shingles, a stable 64-bit hash per shingle, and either the
+//! simhash bit vote (Charikar 2002) or a 1-bit minhash, whose bits keep near-duplicates closer.
 //!
 //! Two families of [`Scheme`]:
 //! - [`Scheme::Shingles`], simhashdb's own: text lower-cased, tokens are the maximal runs of
 //!   alphanumeric characters (Unicode `Alphabetic` or `Numeric`; everything else separates),
 //!   features are word w-grams (tokens joined by one space) or character n-grams of the tokens
-//!   joined by single spaces, each hashed with XXH3-64 (seed 0) of its UTF-8 bytes, weighted
-//!   once per distinct feature ([`Weighting::Set`]) or by its count ([`Weighting::Count`]).
+//!   joined by single spaces, each hashed with XXH3-64 (seed 0) of its UTF-8 bytes. The bits
+//!   come from the distinct features by 1-bit one-permutation minhash ([`Weighting::MinHash`],
+//!   the default, see [`minhash`]), or from the simhash bit vote over each distinct feature
+//!   once ([`Weighting::Set`]) or each occurrence ([`Weighting::Count`]).
 //!   A text with fewer tokens (or characters) than one shingle is one shingle of all of them.
 //! - [`Scheme::Seomoz`]: seomoz simhash-py 0.4 bit for bit (see [`seomoz`]).
 //!
-//! Bit i (0 = least significant) of a fingerprint is set iff the weights of the features whose
+//! In the bit vote, bit i (0 = least significant) is set iff the weights of the features whose
 //! hash has bit i set outweigh those whose hash has it clear. A text with no features is 0.
 //! Every hash here is a fixed published function: fingerprints are the same across versions,
 //! platforms and runs.
 
+pub mod minhash;
 pub mod seomoz;
 mod tokens;
 
@@ -38,6 +41,10 @@ pub enum Weighting {
     Set,
     /// Each feature as often as it occurs.
     Count,
+    /// Each distinct feature once, in a 1-bit one-permutation minhash instead of the bit vote
+    /// (see [`minhash`]): bits differ with probability ~(1 - J) / 2 for feature sets of
+    /// Jaccard J, against ~arccos(2J / (1 + J)) / pi for the vote.
+    MinHash,
 }
 
 /// How text becomes a fingerprint. Part of a store's settings: text inserted or queried is
@@ -54,17 +61,18 @@ pub enum Scheme {
 }
 
 /// Words per shingle of the default scheme.
-const DEFAULT_WORDS: u8 = 1;
+const DEFAULT_WORDS: u8 = 2;
 /// Characters per n-gram when `chars` is chosen without a size.
 const DEFAULT_CHARS: u8 = 5;
 
 impl Default for Scheme {
-    /// Single words, each distinct word once: chosen on ../shared/eval (docs/quality.md) for
-    /// the best two-stage quality (simhash candidates, then exact Jaccard) and speed.
+    /// Word 2-shingles in a 1-bit minhash (`words-2-minhash`): chosen on ../shared/eval
+    /// (docs/quality.md) for the best F1 at the default K = 3 (0.886), and the best two-stage
+    /// quality (candidates at K = 8, then exact Jaccard: 0.998).
     fn default() -> Self {
         Scheme::Shingles {
             features: Features::Words(DEFAULT_WORDS),
-            weighting: Weighting::Set,
+            weighting: Weighting::MinHash,
         }
     }
 }
@@ -84,6 +92,7 @@ impl fmt::Display for Scheme {
                 let weight = match weighting {
                     Weighting::Set => "set",
                     Weighting::Count => "count",
+                    Weighting::MinHash => "minhash",
                 };
                 write!(f, "{kind}, shingle {n}, weight {weight}")
             }
@@ -100,9 +109,14 @@ impl Scheme {
         weight: Option<&str>,
     ) -> Result<Self, String> {
         let weighting = match weight {
-            None | Some("set") => Weighting::Set,
+            None | Some("minhash") => Weighting::MinHash,
+            Some("set") => Weighting::Set,
             Some("count") => Weighting::Count,
-            Some(other) => return Err(format!("unknown weighting {other:?}: use set or count")),
+            Some(other) => {
+                return Err(format!(
+                    "unknown weighting {other:?}: use set, count or minhash"
+                ))
+            }
         };
         let check = |n: u8| {
             if n == 0 {
@@ -131,7 +145,7 @@ impl Scheme {
     }
 
     /// The scheme's name as a store records it: `seomoz`, or `KIND-N-WEIGHT` such as
-    /// `words-1-set` or `chars-5-count`. [`Scheme::from_name`] reads it back.
+    /// `words-2-minhash` or `chars-5-count`. [`Scheme::from_name`] reads it back.
     pub fn name(&self) -> String {
         match self {
             Scheme::Seomoz => "seomoz".to_string(),
@@ -146,6 +160,7 @@ impl Scheme {
                 let weight = match weighting {
                     Weighting::Set => "set",
                     Weighting::Count => "count",
+                    Weighting::MinHash => "minhash",
                 };
                 format!("{kind}-{n}-{weight}")
             }
@@ -157,14 +172,14 @@ impl Scheme {
     ///
     /// ```
     /// use simhashdb::fingerprint::Scheme;
-    /// assert_eq!(Scheme::from_name("words-1-set"), Ok(Scheme::default()));
+    /// assert_eq!(Scheme::from_name("words-2-minhash"), Ok(Scheme::default()));
     /// assert!(Scheme::from_name("minhash-3-set").is_err());
     /// ```
     pub fn from_name(name: &str) -> Result<Self, String> {
         let unknown = || {
             format!(
                 "fingerprint scheme {name:?} is not known to this build (it knows seomoz and \
-                 words-N-set|count, chars-N-set|count)"
+                 words-N-WEIGHT and chars-N-WEIGHT, WEIGHT one of minhash, set, count)"
             )
         };
         if name == "seomoz" {
@@ -178,7 +193,7 @@ impl Scheme {
         };
         // Only the canonical spelling: a name must round-trip exactly.
         let n: u8 = n.parse().map_err(|_| unknown())?;
-        if !matches!(weight, "set" | "count") || !matches!(kind, "words" | "chars") {
+        if !matches!(weight, "set" | "count" | "minhash") || !matches!(kind, "words" | "chars") {
             return Err(unknown());
         }
         let scheme = Scheme::from_parts(kind, Some(n), Some(weight)).map_err(|_| unknown())?;
@@ -206,11 +221,15 @@ impl Scheme {
             } => {
                 let mut hashes = Vec::new();
                 shingle_hashes(text, features, |h| hashes.push(h));
-                if weighting == Weighting::Set {
-                    hashes.sort_unstable();
-                    hashes.dedup();
+                match weighting {
+                    Weighting::MinHash => minhash::one_bit(&hashes),
+                    Weighting::Set => {
+                        hashes.sort_unstable();
+                        hashes.dedup();
+                        vote(&hashes)
+                    }
+                    Weighting::Count => vote(&hashes),
                 }
-                vote(&hashes)
             }
         }
     }
@@ -321,15 +340,16 @@ mod tests {
 
     #[test]
     fn short_texts_are_one_shingle_and_empty_is_zero() {
-        let s = Scheme::from_parts("words", Some(3), None).unwrap();
+        let s = Scheme::from_parts("words", Some(3), Some("set")).unwrap();
         assert_eq!(s.fingerprint(""), 0);
         assert_eq!(s.fingerprint("  ,;  "), 0);
         assert_eq!(
             s.fingerprint("two words"),
             xxhash_rust::xxh3::xxh3_64(b"two words")
         );
-        let chars = Scheme::from_parts("chars", Some(4), None).unwrap();
+        let chars = Scheme::from_parts("chars", Some(4), Some("set")).unwrap();
         assert_eq!(chars.fingerprint("ab"), xxhash_rust::xxh3::xxh3_64(b"ab"));
+        assert_eq!(Scheme::default().fingerprint("  ,;  "), 0);
     }
 
     #[test]
@@ -368,6 +388,7 @@ mod tests {
         for name in [
             "seomoz",
             "words-1-set",
+            "words-2-minhash",
             "words-3-count",
             "chars-5-set",
             "chars-4-count",

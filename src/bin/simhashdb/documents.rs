@@ -15,13 +15,15 @@ use crate::progress;
 #[derive(clap::Args, Clone, Default)]
 pub struct SchemeArgs {
     /// Fingerprint scheme: words (word shingles), chars (character n-grams) or seomoz
-    /// (simhash-py 0.4, bit for bit) [default: words, shingle 1, weight set].
+    /// (simhash-py 0.4, bit for bit) [default: words, shingle 2, weight minhash].
     #[arg(long, value_name = "NAME")]
     pub scheme: Option<String>,
     /// Shingle size: words per shingle, or characters per n-gram.
     #[arg(long, value_name = "N")]
     pub shingle: Option<u8>,
-    /// Feature weighting: set (each distinct shingle once) or count.
+    /// How features make the bits: minhash (1-bit minhash of the distinct shingles, the
+    /// default), or the simhash vote of each distinct shingle once (set) or of every one
+    /// (count).
     #[arg(long, value_name = "W")]
     pub weight: Option<String>,
 }
