@@ -331,6 +331,18 @@ fn bad_documents_are_named_or_counted_and_store_nothing() {
     let out = ok(&["stats", s], "");
     assert!(out.contains("documents\t1\n"), "{out}");
 
+    // A directory entry that cannot be read (a dangling link) fails the batch, naming it.
+    #[cfg(unix)]
+    {
+        let dangling = tree.join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        fails(
+            &["insert", s, path_str(&tree), "--skip-invalid"],
+            "",
+            &format!("{}: cannot read", dangling.display()),
+        );
+        std::fs::remove_file(&dangling).unwrap();
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

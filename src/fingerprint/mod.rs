@@ -384,6 +384,24 @@ mod tests {
     }
 
     #[test]
+    fn fingerprints_never_change_across_versions() {
+        // Stores keep fingerprints made by earlier builds: these values are frozen.
+        let fox = "The quick brown fox jumps over the lazy dog";
+        for (name, want) in [
+            ("words-2-minhash", 0x45c9_7c8b_9c40_51a8),
+            ("words-1-set", 0x8200_8682_0852_9263),
+            ("chars-5-count", 0x0f23_1859_fb18_ce61),
+            ("seomoz", 0xa103_cb17_2b8a_9085),
+        ] {
+            assert_eq!(
+                Scheme::from_name(name).unwrap().fingerprint(fox),
+                want,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn scheme_names_round_trip_and_unknown_ones_are_refused() {
         for name in [
             "seomoz",
