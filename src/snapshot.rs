@@ -19,6 +19,11 @@ use crate::settings::Settings;
 /// Bytes of redb cache a snapshot spreads over the files it opens.
 pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
+/// Cache for snapshots that stream every block once (audits): a scan never rereads a page,
+/// so a large cache only holds memory (the 1e8 audit: 2.0 GiB peak with the default cache,
+/// 1.1 GiB with this, in the same time; docs/benchmarks.md).
+pub const SCAN_CACHE_BYTES: usize = 128 << 20;
+
 /// One stored document within the query's distance.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Match {

@@ -57,7 +57,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    let snapshot = Snapshot::open(&args.store)
+    let snapshot = Snapshot::open_with_cache(&args.store, simhashdb::snapshot::SCAN_CACHE_BYTES)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = args
         .distance
