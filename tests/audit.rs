@@ -9,7 +9,7 @@ use simhashdb::{Batch, Settings, Snapshot, Store};
 use crate::engine::{batches, fingerprint, settings};
 
 /// Every pair of documents of `model` within `d` bits, as the audit lists them.
-fn brute_force_pairs(model: &BTreeMap<String, u64>, d: u32) -> Vec<DocumentPair> {
+pub fn brute_force_pairs(model: &BTreeMap<String, u64>, d: u32) -> Vec<DocumentPair> {
     let docs: Vec<(&String, &u64)> = model.iter().collect();
     let mut out = Vec::new();
     for i in 0..docs.len() {
@@ -65,17 +65,22 @@ proptest! {
             }
             store.insert(&batch, None).unwrap();
         }
-        drop(store);
-        let snapshot = Snapshot::open(&path).unwrap();
-        for d in 0..=u32::from(settings.distance) {
-            let expected = brute_force_pairs(&model, d);
-            let got = snapshot.audit(d, |_| {}).unwrap();
-            prop_assert_eq!(&got, &expected, "distance {}", d);
-            prop_assert_eq!(clusters(&got), brute_force_clusters(&expected));
+        // Over several runs, then again after they are merged into one.
+        for compacted in [false, true] {
+            if compacted {
+                store.compact().unwrap();
+            }
+            let snapshot = Snapshot::open(&path).unwrap();
+            for d in 0..=u32::from(settings.distance) {
+                let expected = brute_force_pairs(&model, d);
+                let got = snapshot.audit(d, |_| {}).unwrap();
+                prop_assert_eq!(&got, &expected, "distance {} compacted {}", d, compacted);
+                prop_assert_eq!(clusters(&got), brute_force_clusters(&expected));
+            }
+            let mut live = BTreeMap::new();
+            snapshot.for_each_live_document(|id, fp, _| { live.insert(id.to_string(), fp); }).unwrap();
+            prop_assert_eq!(&live, &model);
         }
-        let mut live = BTreeMap::new();
-        snapshot.for_each_live_document(|id, fp, _| { live.insert(id.to_string(), fp); }).unwrap();
-        prop_assert_eq!(live, model);
     }
 
     #[test]

@@ -58,6 +58,15 @@ fn check(snapshot: &Snapshot, model: &Model, k: u32) -> Result<(), TestCaseError
             id
         );
     }
+    // Audits skip deleted documents and dead fingerprints, before and after compaction.
+    for d in 0..=k {
+        prop_assert_eq!(
+            snapshot.audit(d, |_| {}).unwrap(),
+            crate::audit::brute_force_pairs(&plain, d),
+            "audit at distance {}",
+            d
+        );
+    }
     let report = simhashdb::verify::verify_store(snapshot.dir(), false).unwrap();
     prop_assert!(report.findings.is_empty(), "verify: {:?}", report.findings);
     Ok(())
