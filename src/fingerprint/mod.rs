@@ -79,23 +79,9 @@ impl Default for Scheme {
 
 impl fmt::Display for Scheme {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Scheme::Seomoz => write!(f, "seomoz"),
-            Scheme::Shingles {
-                features,
-                weighting,
-            } => {
-                let (kind, n) = match features {
-                    Features::Words(n) => ("words", n),
-                    Features::Chars(n) => ("chars", n),
-                };
-                let weight = match weighting {
-                    Weighting::Set => "set",
-                    Weighting::Count => "count",
-                    Weighting::MinHash => "minhash",
-                };
-                write!(f, "{kind}, shingle {n}, weight {weight}")
-            }
+        match self.parts() {
+            None => write!(f, "seomoz"),
+            Some((kind, n, weight)) => write!(f, "{kind}, shingle {n}, weight {weight}"),
         }
     }
 }
@@ -147,24 +133,32 @@ impl Scheme {
     /// The scheme's name as a store records it: `seomoz`, or `KIND-N-WEIGHT` such as
     /// `words-2-minhash` or `chars-5-count`. [`Scheme::from_name`] reads it back.
     pub fn name(&self) -> String {
-        match self {
-            Scheme::Seomoz => "seomoz".to_string(),
-            Scheme::Shingles {
-                features,
-                weighting,
-            } => {
-                let (kind, n) = match features {
-                    Features::Words(n) => ("words", n),
-                    Features::Chars(n) => ("chars", n),
-                };
-                let weight = match weighting {
-                    Weighting::Set => "set",
-                    Weighting::Count => "count",
-                    Weighting::MinHash => "minhash",
-                };
-                format!("{kind}-{n}-{weight}")
-            }
+        match self.parts() {
+            None => "seomoz".to_string(),
+            Some((kind, n, weight)) => format!("{kind}-{n}-{weight}"),
         }
+    }
+
+    /// The kind, shingle size and weighting of a shingle scheme, as named on the command
+    /// line; None for seomoz.
+    fn parts(&self) -> Option<(&'static str, u8, &'static str)> {
+        let Scheme::Shingles {
+            features,
+            weighting,
+        } = self
+        else {
+            return None;
+        };
+        let (kind, n) = match *features {
+            Features::Words(n) => ("words", n),
+            Features::Chars(n) => ("chars", n),
+        };
+        let weight = match weighting {
+            Weighting::Set => "set",
+            Weighting::Count => "count",
+            Weighting::MinHash => "minhash",
+        };
+        Some((kind, n, weight))
     }
 
     /// The scheme a store recorded as `name` (see [`Scheme::name`]); an error names a scheme
