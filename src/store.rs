@@ -619,17 +619,24 @@ fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str)]) -> Result<Vec
     let mut found = vec![false; fingerprints.len()];
     let perms = snapshot.permutations();
     for run in snapshot.runs() {
-        let mut start = 0;
-        while start < fingerprints.len() {
-            // Table 0 is the identity, so a fingerprint's shard is its own leading bits.
-            let shard = perms.shard_of(fingerprints[start]);
-            let end =
-                start + fingerprints[start..].partition_point(|&fp| perms.shard_of(fp) == shard);
-            if let Some(file) = run.shard(shard)? {
-                file.contains_sorted(&fingerprints[start..end], &mut found[start..end])?;
-            }
-            start = end;
+        // One task per shard: table 0 is the identity, so a fingerprint's shard is its own
+        // leading bits, and the sorted fingerprints fall into consecutive shard groups.
+        let mut groups = Vec::new();
+        let (mut rest, mut rest_found) = (&fingerprints[..], &mut found[..]);
+        while let Some(&first) = rest.first() {
+            let shard = perms.shard_of(first);
+            let len = rest.partition_point(|&fp| perms.shard_of(fp) == shard);
+            let (group, tail) = rest.split_at(len);
+            let (group_found, tail_found) = rest_found.split_at_mut(len);
+            groups.push((shard, group, group_found));
+            (rest, rest_found) = (tail, tail_found);
         }
+        groups
+            .into_par_iter()
+            .try_for_each(|(shard, group, group_found)| match run.shard(shard)? {
+                Some(file) => file.contains_sorted(group, group_found),
+                None => Ok(()),
+            })?;
     }
     Ok(fingerprints
         .into_iter()

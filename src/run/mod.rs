@@ -680,14 +680,28 @@ impl DocsFile {
     }
 
     /// For documents ordered by `(id_hash, id)`, fills `states[i]` with what this run says of
-    /// document i, where `states[i]` is still None.
+    /// document i, where `states[i]` is still None. Chunks of the documents are looked up in
+    /// parallel; within a chunk each block is read once and merged with the documents it
+    /// covers, with no copy of its entries.
     pub fn states_sorted(
         &self,
         documents: &[(u64, &str)],
         states: &mut [Option<DocState>],
     ) -> Result<()> {
+        /// Documents per parallel lookup task: enough to amortise a task, few enough to share.
+        const CHUNK: usize = 1 << 14;
+        documents
+            .par_chunks(CHUNK)
+            .zip(states.par_chunks_mut(CHUNK))
+            .try_for_each(|(documents, states)| self.states_sorted_chunk(documents, states))
+    }
+
+    fn states_sorted_chunk(
+        &self,
+        documents: &[(u64, &str)],
+        states: &mut [Option<DocState>],
+    ) -> Result<()> {
         let mut i = 0;
-        let mut block_entries: Vec<(u64, String, DocState)> = Vec::new();
         while i < documents.len() {
             let (hash, id) = documents[i];
             let key = block_key(hash, id.as_bytes());
@@ -697,34 +711,28 @@ impl DocsFile {
                 .map_err(|e| Error::redb(&self.path, e))?;
             let Some(item) = range.next() else { break };
             let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = split_block_key(last.value())
-                .map(|(h, id)| (h, id.to_vec()))
-                .ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "{}: docs block key is shorter than 8 bytes",
-                        self.path.display()
-                    ))
-                })?;
-            block_entries.clear();
-            entries::decode::<DocState>(block.value(), |h, id, state| {
-                block_entries.push((h, id.to_string(), state));
-                true
+            let last = split_block_key(last.value()).ok_or_else(|| {
+                Error::corrupt(format!(
+                    "{}: docs block key is shorter than 8 bytes",
+                    self.path.display()
+                ))
+            })?;
+            // The documents this block covers: i..end (at least i, since its last key >= key).
+            let end = i + documents[i..]
+                .partition_point(|&(h, id)| (h, id.as_bytes()) <= (last.0, last.1));
+            let mut j = i;
+            entries::decode::<DocState>(block.value(), |h, other, state| {
+                while j < end && (documents[j].0, documents[j].1) < (h, other) {
+                    j += 1;
+                }
+                if j < end && (documents[j].0, documents[j].1) == (h, other) {
+                    states[j].get_or_insert(state);
+                    j += 1;
+                }
+                j < end
             })
             .map_err(|e| e.at(format!("{} table docs", self.path.display())))?;
-            while i < documents.len() {
-                let (hash, id) = documents[i];
-                if (hash, id.as_bytes()) > (last.0, last.1.as_slice()) {
-                    break;
-                }
-                if states[i].is_none() {
-                    if let Ok(at) = block_entries
-                        .binary_search_by(|(h, other, _)| (*h, other.as_str()).cmp(&(hash, id)))
-                    {
-                        states[i] = Some(block_entries[at].2);
-                    }
-                }
-                i += 1;
-            }
+            i = end.max(i + 1);
         }
         Ok(())
     }
