@@ -79,14 +79,7 @@ struct SourceReader<'a> {
 
 impl SourceReader<'_> {
     fn read_file(&mut self, path: &Path, len: u64, in_directory: bool) -> Result<()> {
-        let by_name = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .and_then(|e| match e {
-                "jsonl" => Some(InputFormat::Jsonl),
-                "tsv" => Some(InputFormat::Tsv),
-                _ => None,
-            });
+        let by_name = format_by_name(path);
         let format = self
             .options
             .format
@@ -159,6 +152,15 @@ impl SourceReader<'_> {
                 .record(result?, self.batch, options.skip_invalid)?;
         }
         Ok(())
+    }
+}
+
+/// The format a file's name says: `.jsonl` jsonl, `.tsv` tsv; None otherwise.
+pub fn format_by_name(path: &Path) -> Option<InputFormat> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => Some(InputFormat::Jsonl),
+        Some("tsv") => Some(InputFormat::Tsv),
+        _ => None,
     }
 }
 

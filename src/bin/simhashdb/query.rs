@@ -145,11 +145,14 @@ fn read_queries(
         input.display().to_string()
     };
     let is_dir = input.as_os_str() != "-" && input.is_dir();
-    let by_name = match input.extension().and_then(|e| e.to_str()) {
-        _ if is_dir => Some(QueryFormat::Text),
-        Some("jsonl") => Some(QueryFormat::Jsonl),
-        Some("tsv") => Some(QueryFormat::Tsv),
-        _ => None,
+    let by_name = if is_dir {
+        Some(QueryFormat::Text)
+    } else {
+        simhashdb::input::sources::format_by_name(input).map(|f| match f {
+            InputFormat::Jsonl => QueryFormat::Jsonl,
+            InputFormat::Tsv => QueryFormat::Tsv,
+            InputFormat::Text => QueryFormat::Text,
+        })
     };
     let format = format.or(by_name);
     if is_dir {
