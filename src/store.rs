@@ -25,6 +25,7 @@ use crate::catalog::{sync_dir, BatchKind, BatchMeta, Catalog, CompactionPolicy};
 use crate::compaction;
 use crate::error::{Error, Result};
 use crate::fingerprint::Scheme;
+use crate::insertion::Insertion;
 use crate::lock::WriterLock;
 use crate::merge::merge_runs;
 use crate::run::{write_run, RunContents};
@@ -200,14 +201,14 @@ impl Store {
         self.commit(next)
     }
 
-    fn commit(&mut self, next: Catalog) -> Result<()> {
+    pub(crate) fn commit(&mut self, next: Catalog) -> Result<()> {
         next.commit(&self.dir)?;
         self.catalog = next;
         Ok(())
     }
 
     /// A new batch record of `kind`, to be committed with its run.
-    fn batch_meta(&self, kind: BatchKind, label: Option<&str>) -> BatchMeta {
+    pub(crate) fn batch_meta(&self, kind: BatchKind, label: Option<&str>) -> BatchMeta {
         BatchMeta {
             id: self.catalog.next_batch,
             kind,
@@ -223,6 +224,31 @@ impl Store {
         }
     }
 
+    /// Writes `contents` as a new run that `next` names but no committed catalog does yet,
+    /// and returns its directory. A run that fails half-written is removed.
+    pub(crate) fn write_pending_run(
+        &self,
+        next: &mut Catalog,
+        contents: &RunContents<'_>,
+    ) -> Result<PathBuf> {
+        let run_id = next.next_run;
+        let run_dir = Catalog::run_dir(&self.dir, run_id);
+        let perms = crate::permutation::Permutations::new(&next.settings);
+        let meta = write_run(
+            &run_dir,
+            run_id,
+            &perms,
+            usize::from(next.settings.shards),
+            contents,
+        )
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&run_dir);
+        })?;
+        next.next_run += 1;
+        next.runs.push(meta);
+        Ok(run_dir)
+    }
+
     /// Writes `contents` as a new run and commits it with `batch`; `next` is the catalog to
     /// commit, before the run and batch are added.
     fn commit_run(
@@ -231,89 +257,31 @@ impl Store {
         contents: &RunContents<'_>,
         batch: BatchMeta,
     ) -> Result<()> {
-        let run_id = next.next_run;
-        let perms = crate::permutation::Permutations::new(&next.settings);
-        let meta = write_run(
-            &Catalog::run_dir(&self.dir, run_id),
-            run_id,
-            &perms,
-            usize::from(next.settings.shards),
-            contents,
-        )?;
-        next.next_run += 1;
+        self.write_pending_run(&mut next, contents)?;
         next.next_batch += 1;
-        next.runs.push(meta);
         next.batches.push(batch);
+        // A failed commit may still have reached the disk: the run stays, and the next
+        // writer to open the store removes it if the catalog does not name it.
         self.commit(next)
     }
 
-    /// Inserts a batch, all or nothing: each id gets its fingerprint, replacing the one it had.
+    /// Inserts a batch as one run, all or nothing: each id gets its fingerprint, replacing
+    /// the one it had. For batches too large to hold in memory, see [`Store::begin_insert`].
     pub fn insert(&mut self, batch: &Batch, label: Option<&str>) -> Result<InsertSummary> {
-        let snapshot = self.snapshot()?;
-        let order = batch.sorted_unique();
-        let mut summary = InsertSummary {
-            superseded: (batch.len() - order.len()) as u64,
-            ..InsertSummary::default()
-        };
+        let mut insertion = self.begin_insert(label);
+        insertion.write(batch)?;
+        insertion.commit()
+    }
 
-        // What the live runs say of each id, newest run first.
-        let keys: Vec<(u64, &str)> = order
-            .par_iter()
-            .map(|&(hash, i)| (hash, batch.id(i as usize)))
-            .collect();
-        let mut states: Vec<Option<DocState>> = vec![None; keys.len()];
-        for run in snapshot.runs().iter().rev() {
-            run.docs()?.states_sorted(&keys, &mut states)?;
-        }
+    /// Starts inserting a batch of any size, written a run at a time and committed as one
+    /// (see [`Insertion`]).
+    pub fn begin_insert(&mut self, label: Option<&str>) -> Insertion<'_> {
+        Insertion::new(self, label)
+    }
 
-        let batch_id = self.catalog.next_batch;
-        let mut documents: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
-        for ((&(hash, id), &(_, i)), state) in keys.iter().zip(&order).zip(&states) {
-            let fingerprint = batch.fingerprint(i as usize);
-            match state {
-                Some(DocState::Live {
-                    fingerprint: old, ..
-                }) if *old == fingerprint => {
-                    summary.unchanged += 1;
-                    continue;
-                }
-                Some(DocState::Live { .. }) => summary.replaced += 1,
-                _ => summary.inserted += 1,
-            }
-            documents.push((
-                hash,
-                id,
-                DocState::Live {
-                    fingerprint,
-                    batch: batch_id,
-                },
-            ));
-        }
-        if documents.is_empty() {
-            return Ok(summary);
-        }
-
-        let postings = postings_of(&documents);
-        let fingerprints = new_fingerprints(&snapshot, &postings)?;
-        summary.new_fingerprints = fingerprints.len() as u64;
-
-        let mut meta = self.batch_meta(BatchKind::Insert, label);
-        meta.inserted = summary.inserted;
-        meta.replaced = summary.replaced;
-        meta.unchanged = summary.unchanged;
-        let mut next = self.catalog.clone();
-        next.documents += summary.inserted;
-        self.commit_run(
-            next,
-            &RunContents {
-                documents: &documents,
-                postings: &postings,
-                fingerprints: &fingerprints,
-            },
-            meta,
-        )?;
-        summary.batch = Some(batch_id);
-        Ok(summary)
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Deletes documents by id, all or nothing. Their fingerprints stop matching at once and
@@ -597,50 +565,4 @@ impl CompactSummary {
             seconds: self.seconds + next.seconds,
         }
     }
-}
-
-/// `(fingerprint, id)` of each document, ordered by fingerprint then id.
-fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)> {
-    let mut postings: Vec<(u64, &str)> = documents
-        .iter()
-        .map(|&(_, id, state)| match state {
-            DocState::Live { fingerprint, .. } => (fingerprint, id),
-            DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
-        })
-        .collect();
-    postings.par_sort_unstable();
-    postings
-}
-
-/// The distinct fingerprints of `postings` that no live run's tables hold yet, ascending.
-fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str)]) -> Result<Vec<u64>> {
-    let mut fingerprints: Vec<u64> = postings.iter().map(|&(fp, _)| fp).collect();
-    fingerprints.dedup();
-    let mut found = vec![false; fingerprints.len()];
-    let perms = snapshot.permutations();
-    for run in snapshot.runs() {
-        // One task per shard: table 0 is the identity, so a fingerprint's shard is its own
-        // leading bits, and the sorted fingerprints fall into consecutive shard groups.
-        let mut groups = Vec::new();
-        let (mut rest, mut rest_found) = (&fingerprints[..], &mut found[..]);
-        while let Some(&first) = rest.first() {
-            let shard = perms.shard_of(first);
-            let len = rest.partition_point(|&fp| perms.shard_of(fp) == shard);
-            let (group, tail) = rest.split_at(len);
-            let (group_found, tail_found) = rest_found.split_at_mut(len);
-            groups.push((shard, group, group_found));
-            (rest, rest_found) = (tail, tail_found);
-        }
-        groups
-            .into_par_iter()
-            .try_for_each(|(shard, group, group_found)| match run.shard(shard)? {
-                Some(file) => file.contains_sorted(group, group_found),
-                None => Ok(()),
-            })?;
-    }
-    Ok(fingerprints
-        .into_iter()
-        .zip(found)
-        .filter_map(|(fp, found)| (!found).then_some(fp))
-        .collect())
 }

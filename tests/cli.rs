@@ -111,6 +111,75 @@ fn a_malformed_line_fails_the_batch_naming_file_and_line() {
 }
 
 #[test]
+fn a_batch_of_many_runs_commits_whole_or_not_at_all() {
+    let (dir, store) = new_store(&[]);
+    let good = dir.path().join("good.tsv");
+    let bad = dir.path().join("bad.tsv");
+    std::fs::write(&good, "a\t1\nb\t2\nc\t3\nd\t4\ne\t5\n").unwrap();
+    std::fs::write(&bad, "f\t6\ng\tnot-hex\n").unwrap();
+    let runs = || {
+        std::fs::read_dir(std::path::Path::new(&store).join("runs"))
+            .unwrap()
+            .count()
+    };
+
+    // good.tsv is written as runs before bad.tsv fails: they must go with it.
+    let args = [
+        "insert",
+        &store,
+        "--run-documents",
+        "2",
+        path_str(&good),
+        path_str(&bad),
+    ];
+    let out = simhashdb(&args, "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("nothing was inserted") && err.contains("bad.tsv:2:"),
+        "{err}"
+    );
+    assert_eq!(runs(), 0, "the runs of the failed batch are removed");
+    assert_eq!(text(&simhashdb(&["query", &store, "1"], "").stdout), "");
+
+    let out = simhashdb(
+        &[
+            "insert",
+            &store,
+            "--run-documents",
+            "2",
+            "--json",
+            path_str(&good),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["inserted"].as_u64(), v["batch"].as_u64()),
+        (Some(5), Some(1))
+    );
+    assert_eq!(runs(), 3, "5 documents in runs of 2");
+    let out = simhashdb(&["batches", &store, "--json"], "");
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        1,
+        "one batch: {}",
+        text(&out.stdout)
+    );
+    let out = simhashdb(&["query", &store, "0", "--distance", "3"], "");
+    assert_eq!(text(&out.stdout).lines().count(), 5);
+    assert!(simhashdb(&["verify", &store], "").status.success());
+
+    let out = simhashdb(
+        &["insert", &store, "--run-documents", "0", path_str(&good)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--run-documents"));
+}
+
+#[test]
 fn missing_inputs_and_stores_are_named() {
     let (dir, store) = new_store(&[]);
     let missing = dir.path().join("nope.tsv");

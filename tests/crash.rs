@@ -59,7 +59,12 @@ fn prepare(kind: Kind, op: u64, store: &Path, dir: &Path, model: &Model) -> (Vec
                 after.insert(id, fp);
             }
             std::fs::write(&input, lines).unwrap();
-            (vec!["insert".into(), store, input_str], after)
+            let mut args = vec!["insert".into(), store, input_str];
+            if op % 2 == 1 {
+                // Several runs per batch: a kill between them must lose all of them.
+                args.extend(["--run-documents".into(), "1500".into()]);
+            }
+            (args, after)
         }
         Kind::Delete => {
             let mut lines = String::new();

@@ -130,6 +130,72 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// A batch written a few documents per run answers and counts as the same batch written
+    /// as one run; dropping an insertion halfway leaves the store as it was.
+    #[test]
+    fn a_batch_written_as_many_runs_equals_one_run(
+        settings in settings(),
+        batches in batches(),
+        run_documents in 1usize..8,
+        abandoned in proptest::collection::vec((0u8..40, fingerprint()), 1..20),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let (whole, chunked) = (dir.path().join("whole"), dir.path().join("chunked"));
+        let k = u32::from(settings.distance);
+        let mut one = Store::create(&whole, settings.clone()).unwrap();
+        let mut many = Store::create(&chunked, settings).unwrap();
+        let mut model: BTreeMap<String, u64> = BTreeMap::new();
+        for docs in &batches {
+            let mut batch = Batch::new();
+            let mut insertion = many.begin_insert(Some("day")).run_documents(run_documents);
+            for &(id, fp) in docs {
+                batch.push(&format!("id-{id}"), fp).unwrap();
+                insertion.push(&format!("id-{id}"), fp).unwrap();
+                model.insert(format!("id-{id}"), fp);
+            }
+            let expected = one.insert(&batch, None).unwrap();
+            let got = insertion.commit().unwrap();
+            // An id unchanged in one run counts again in a later run instead of as
+            // superseded (nothing was written for it); every other count is the same.
+            prop_assert_eq!(got.inserted, expected.inserted);
+            prop_assert_eq!(got.replaced, expected.replaced);
+            prop_assert_eq!(
+                got.unchanged + got.superseded,
+                expected.unchanged + expected.superseded
+            );
+            prop_assert_eq!(got.batch.is_some(), expected.batch.is_some());
+            prop_assert_eq!(many.catalog().documents, model.len() as u64);
+            prop_assert_eq!(many.catalog().batches.len(), one.catalog().batches.len());
+        }
+
+        // An insertion dropped after writing runs leaves no trace.
+        let runs_before = many.catalog().runs.clone();
+        {
+            let mut insertion = many.begin_insert(None).run_documents(1);
+            for &(id, fp) in &abandoned {
+                insertion.push(&format!("gone-{id}"), fp).unwrap();
+            }
+        }
+        prop_assert_eq!(&many.catalog().runs, &runs_before);
+        let on_disk = std::fs::read_dir(chunked.join("runs")).unwrap().count();
+        prop_assert_eq!(on_disk, runs_before.len());
+
+        let mut queries: Vec<u64> = model.values().copied().collect();
+        queries.extend(model.values().map(|fp| fp ^ 0b1001));
+        queries.extend(abandoned.iter().map(|&(_, fp)| fp));
+        let snapshot = many.snapshot().unwrap();
+        check_all(&snapshot, &model, &queries, k);
+        for (id, &fp) in &model {
+            prop_assert_eq!(snapshot.get(id).unwrap(), Some(fp));
+        }
+        let report = simhashdb::verify::verify_store(&chunked, false).unwrap();
+        prop_assert!(report.findings.is_empty(), "{:?}", report.findings);
+    }
+}
+
 #[test]
 fn empty_store_answers_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,7 @@ use std::io::BufRead;
 
 use rayon::prelude::*;
 
-use crate::batch::{check_id, Batch};
+use crate::batch::{check_id, Batch, DocumentSink};
 use crate::error::{Error, Result};
 use crate::fingerprint::{tokens, Scheme};
 
@@ -203,7 +203,7 @@ const KEPT_SKIP_MESSAGES: usize = 5;
 /// Input is parsed in parallel in chunks of about this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
-/// Reads documents from `reader` into `batch`, and reports the bytes read to `progress`.
+/// Reads documents from `reader` into `sink`, and reports the bytes read to `progress`.
 /// `source` names the input in errors and is the id of a text document. With no format in
 /// `options` the first non-blank line decides between jsonl and tsv. An invalid document fails
 /// the whole read with `source:line: what is wrong` unless `options.skip_invalid`, which
@@ -212,7 +212,7 @@ pub fn read_documents(
     mut reader: impl BufRead,
     source: &str,
     options: &ReadOptions,
-    batch: &mut Batch,
+    sink: &mut dyn DocumentSink,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
@@ -223,7 +223,7 @@ pub fn read_documents(
             .map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
         progress(bytes.len() as u64);
         let result = text_document(source, &bytes, options);
-        summary.record(result, batch, options.skip_invalid)?;
+        summary.record(result, sink, options.skip_invalid)?;
         return Ok(summary);
     }
     let mut format = options.format;
@@ -280,7 +280,7 @@ pub fn read_documents(
                 }
             }
             summary.documents += result.batch.len() as u64;
-            batch.append(result.batch);
+            sink.append(result.batch)?;
         }
         if eof || chunks.is_empty() {
             return Ok(summary);
@@ -289,17 +289,17 @@ pub fn read_documents(
 }
 
 impl ReadSummary {
-    /// Adds one document's outcome: the document to `batch`, or a skip, or the error.
+    /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
     fn record(
         &mut self,
         result: std::result::Result<(String, u64), String>,
-        batch: &mut Batch,
+        sink: &mut dyn DocumentSink,
         skip_invalid: bool,
     ) -> Result<()> {
         self.lines += 1;
         match result {
             Ok((id, fp)) => {
-                batch.push(&id, fp)?;
+                sink.push(&id, fp)?;
                 self.documents += 1;
             }
             Err(msg) if skip_invalid => {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::{read_documents, text_document, InputFormat, ReadOptions, ReadSummary};
-use crate::batch::Batch;
+use crate::batch::DocumentSink;
 use crate::error::{Error, Result};
 
 /// Text files are read and fingerprinted together up to about this many bytes.
@@ -23,17 +23,17 @@ pub const GROUP_BYTES: u64 = 64 << 20;
 /// ... or this many files.
 const GROUP_FILES: usize = 4096;
 
-/// Reads every document of `inputs` (paths, `-` for stdin) into `batch`, in input order, and
+/// Reads every document of `inputs` (paths, `-` for stdin) into `sink`, in input order, and
 /// reports the bytes read to `progress`.
 pub fn read_sources(
     inputs: &[PathBuf],
     options: &ReadOptions,
-    batch: &mut Batch,
+    sink: &mut dyn DocumentSink,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
     let mut reader = SourceReader {
         options,
-        batch,
+        sink,
         progress,
         summary: ReadSummary::default(),
         texts: Vec::new(),
@@ -69,7 +69,7 @@ pub fn read_sources(
 
 struct SourceReader<'a> {
     options: &'a ReadOptions,
-    batch: &'a mut Batch,
+    sink: &'a mut dyn DocumentSink,
     progress: &'a (dyn Fn(u64) + Sync),
     summary: ReadSummary,
     /// Text files waiting to be fingerprinted together, in input order.
@@ -123,7 +123,7 @@ impl SourceReader<'_> {
             format: Some(format),
             ..self.options.clone()
         };
-        let summary = read_documents(reader, name, &options, self.batch, self.progress)?;
+        let summary = read_documents(reader, name, &options, self.sink, self.progress)?;
         self.summary.add(summary);
         Ok(())
     }
@@ -149,7 +149,7 @@ impl SourceReader<'_> {
         self.text_bytes = 0;
         for result in results {
             self.summary
-                .record(result?, self.batch, options.skip_invalid)?;
+                .record(result?, self.sink, options.skip_invalid)?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use simhashdb::catalog::Catalog;
 use simhashdb::fingerprint::Scheme;
 use simhashdb::input::{read_sources, ReadOptions, ReadSummary};
-use simhashdb::Batch;
+use simhashdb::DocumentSink;
 
 use crate::progress;
 
@@ -91,7 +91,11 @@ pub fn store_scheme(catalog: &Catalog, store: &Path) -> std::result::Result<Sche
 
 /// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports
 /// the first skipped documents on stderr.
-pub fn read(inputs: &[PathBuf], options: &ReadOptions, batch: &mut Batch) -> Result<ReadSummary> {
+pub fn read(
+    inputs: &[PathBuf],
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+) -> Result<ReadSummary> {
     let stdin = [PathBuf::from("-")];
     let inputs = if inputs.is_empty() {
         &stdin[..]
@@ -102,7 +106,7 @@ pub fn read(inputs: &[PathBuf], options: &ReadOptions, batch: &mut Batch) -> Res
         bail!("stdin ('-') can be read only once");
     }
     let bar = progress::bytes("reading");
-    let summary = read_sources(inputs, options, batch, &|n| bar.inc(n))?;
+    let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     for msg in &summary.first_skipped {
         eprintln!("simhashdb: skipped {msg}");
@@ -115,7 +119,7 @@ pub fn push_texts(
     ids: &[String],
     texts: &[String],
     scheme: &Scheme,
-    batch: &mut Batch,
+    sink: &mut dyn DocumentSink,
 ) -> Result<()> {
     if ids.len() != texts.len() {
         bail!(
@@ -127,8 +131,7 @@ pub fn push_texts(
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
         let fp = simhashdb::input::fingerprint_text(scheme, text)
             .map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
-        batch
-            .push(id, fp)
+        sink.push(id, fp)
             .map_err(|e| anyhow!("--id {}: {e}", i + 1))?;
     }
     Ok(())

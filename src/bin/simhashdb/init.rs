@@ -42,7 +42,7 @@ pub struct Args {
 }
 
 /// A count such as 1000000, 1e6 or 2.5e9.
-fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let value: f64 = text
         .parse()
         .map_err(|_| format!("{text:?} is not a number (e.g. 1000000 or 1e6)"))?;

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{Batch, InputFormat, Store};
+use simhashdb::insertion::DEFAULT_RUN_DOCUMENTS;
+use simhashdb::{InputFormat, Store};
 
 use crate::documents::{self, FieldArgs};
 use crate::output;
@@ -17,7 +18,9 @@ use crate::output;
 /// fingerprint is 16 hex digits, 0x-prefixed hex or a decimal u64; text is fingerprinted with
 /// the store's scheme (set by `init --scheme`). Without --format: .jsonl and .tsv files by
 /// name, files inside directories as text, otherwise jsonl if the input starts with '{',
-/// else tsv. An id inserted again with a new fingerprint replaces its old one.
+/// else tsv. An id inserted again with a new fingerprint replaces its old one. Large
+/// batches are written a run of --run-documents at a time, so memory stays bounded, and
+/// commit together.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -44,6 +47,12 @@ pub struct Args {
     /// Do not merge runs after the batch, even if the compaction policy says it is due.
     #[arg(long)]
     no_compact: bool,
+    /// Write the batch as runs of at most N documents (about 200 bytes of memory each while a
+    /// run is written); all of them commit together. Queries probe each run until compaction
+    /// merges them.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_DOCUMENTS as u64,
+          value_parser = crate::init::parse_size)]
+    run_documents: u64,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -71,23 +80,26 @@ pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(store.catalog(), &args.store);
-    let mut batch = Batch::new();
+    let not_inserted = || format!("{}: nothing was inserted", args.store.display());
+    let mut insertion = store
+        .begin_insert(args.label.as_deref())
+        .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX));
+    let (mut lines, mut skipped) = (args.text.len() as u64, 0);
     if !args.text.is_empty() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        documents::push_texts(&args.id, &args.text, scheme, &mut batch)
-            .context("nothing was inserted")?;
+        documents::push_texts(&args.id, &args.text, scheme, &mut insertion)
+            .with_context(not_inserted)?;
     }
     let mut options = args.fields.options(scheme, args.skip_invalid);
     options.format = args.format.map(InputFormat::from);
-    let (mut lines, mut skipped) = (batch.len() as u64, 0);
     if args.text.is_empty() || !args.inputs.is_empty() {
         let summary =
-            documents::read(&args.inputs, &options, &mut batch).context("nothing was inserted")?;
+            documents::read(&args.inputs, &options, &mut insertion).with_context(not_inserted)?;
         lines += summary.lines;
         skipped += summary.skipped;
     }
-    let summary = store
-        .insert(&batch, args.label.as_deref())
+    let summary = insertion
+        .commit()
         .with_context(|| format!("{}: the batch was not inserted", args.store.display()))?;
     // The batch is committed; a failed compaction leaves the store as the batch left it.
     let compaction = if args.no_compact {

@@ -1,0 +1,305 @@
+//! An insert in progress: documents arrive in any number, are written a run at a time, and
+//! commit together as one batch.
+//!
+//! Memory is bounded by the documents of one run (about 200 bytes each while the run is
+//! written), not by the batch: an [`Insertion`] collects documents until it holds
+//! `run_documents` of them, writes them as a run that the catalog does not name yet, and goes
+//! on. [`Insertion::commit`] names every run it wrote in one catalog commit, so the batch is
+//! still all or nothing; dropping an insertion (or a crash) leaves the store as it was, and
+//! the unnamed runs are deleted.
+//!
+//! Each run's documents are checked against the committed runs and the runs written before it,
+//! so an id repeated in a later run of the same batch supersedes its earlier document, as a
+//! repeated id does within one run. The counts of the summary are those of one run, with one
+//! exception: nothing is written for an unchanged id, so if it comes again in a later run it
+//! counts as unchanged (or replaced) again instead of superseded.
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use crate::batch::{Batch, DocumentSink};
+use crate::block::docs::DocState;
+use crate::catalog::{BatchKind, BatchMeta, Catalog};
+use crate::error::Result;
+use crate::run::RunContents;
+use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::store::{InsertSummary, Store};
+
+/// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
+/// while a run is written.
+pub const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
+
+/// One batch being inserted. Made by [`Store::begin_insert`]; fed with [`Insertion::push`],
+/// [`Insertion::append`] or [`Insertion::write`]; ended by [`Insertion::commit`].
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Settings, Snapshot, Store};
+///
+/// let mut store = Store::create(&path, Settings::default())?;
+/// let mut insertion = store.begin_insert(Some("crawl-1")).run_documents(2);
+/// for (i, fp) in [0x10u64, 0x11, 0xff00, 0x10].into_iter().enumerate() {
+///     insertion.push(&format!("doc-{i}"), fp)?; // a run is written every 2 documents
+/// }
+/// let summary = insertion.commit()?; // both runs become visible together
+/// assert_eq!(summary.inserted, 4);
+/// assert_eq!(store.catalog().runs.len(), 2);
+/// assert_eq!(Snapshot::open(&path)?.query(0x10, 1)?.len(), 3);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
+pub struct Insertion<'s> {
+    store: &'s mut Store,
+    /// The catalog to commit: the store's, plus the runs written so far.
+    next: Catalog,
+    label: Option<String>,
+    summary: InsertSummary,
+    /// Documents not yet written.
+    pending: Batch,
+    run_documents: usize,
+    /// Directories of the runs written and not yet committed.
+    written: Vec<PathBuf>,
+}
+
+impl<'s> Insertion<'s> {
+    pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {
+        Insertion {
+            next: store.catalog().clone(),
+            store,
+            label: label.map(str::to_string),
+            summary: InsertSummary::default(),
+            pending: Batch::new(),
+            run_documents: DEFAULT_RUN_DOCUMENTS,
+            written: Vec::new(),
+        }
+    }
+
+    /// Writes a run whenever `n` (at least 1) documents are waiting. Fewer, larger runs make
+    /// queries probe fewer places; more, smaller ones use less memory.
+    pub fn run_documents(mut self, n: usize) -> Self {
+        self.run_documents = n.max(1);
+        self
+    }
+
+    /// Adds a document (see [`Batch::push`] for what an id may be).
+    pub fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
+        self.pending.push(id, fingerprint)?;
+        self.write_if_full()
+    }
+
+    /// Adds every document of `documents`, in order.
+    pub fn append(&mut self, documents: Batch) -> Result<()> {
+        if self.pending.len() + documents.len() < self.run_documents {
+            self.pending.append(documents);
+            return Ok(());
+        }
+        // Cut runs at exactly `run_documents`.
+        for i in 0..documents.len() {
+            self.push(documents.id(i), documents.fingerprint(i))?;
+        }
+        Ok(())
+    }
+
+    fn write_if_full(&mut self) -> Result<()> {
+        if self.pending.len() >= self.run_documents {
+            let pending = std::mem::take(&mut self.pending);
+            self.write(&pending)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `documents` as one run of this batch (whatever their number), after the
+    /// documents added before them.
+    pub fn write(&mut self, documents: &Batch) -> Result<()> {
+        if !self.pending.is_empty() {
+            let pending = std::mem::take(&mut self.pending);
+            self.write(&pending)?;
+        }
+        if documents.is_empty() {
+            return Ok(());
+        }
+        let batch_id = self.next.next_batch;
+        let snapshot =
+            Snapshot::from_catalog(self.store.dir(), self.next.clone(), DEFAULT_CACHE_BYTES)?;
+        let order = documents.sorted_unique();
+        let summary = &mut self.summary;
+        summary.superseded += (documents.len() - order.len()) as u64;
+
+        // What the committed runs say of each id (`before`), and what the runs this batch
+        // wrote so far say (`earlier`); newest run first in each.
+        let keys: Vec<(u64, &str)> = order
+            .par_iter()
+            .map(|&(hash, i)| (hash, documents.id(i as usize)))
+            .collect();
+        let (committed, ours) = snapshot.runs().split_at(self.store.catalog().runs.len());
+        let mut before: Vec<Option<DocState>> = vec![None; keys.len()];
+        let mut earlier: Vec<Option<DocState>> = vec![None; keys.len()];
+        for (runs, states) in [(committed, &mut before), (ours, &mut earlier)] {
+            for run in runs.iter().rev() {
+                run.docs()?.states_sorted(&keys, states)?;
+            }
+        }
+
+        let live = |state: &Option<DocState>| match *state {
+            Some(DocState::Live { fingerprint, .. }) => Some(fingerprint),
+            _ => None,
+        };
+        let mut changed: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
+        let mut inserted = 0;
+        for (j, (&(hash, id), &(_, i))) in keys.iter().zip(&order).enumerate() {
+            let fingerprint = documents.fingerprint(i as usize);
+            let before = live(&before[j]);
+            match live(&earlier[j]) {
+                // Written by an earlier run of this batch, which counted it against `before`:
+                // superseded, as within one run.
+                Some(written) => {
+                    summary.superseded += 1;
+                    if written == fingerprint {
+                        continue;
+                    }
+                    // Count it by what it now becomes instead of what it became then (the
+                    // batch may change it back to what it was, or away again).
+                    match before {
+                        Some(b) if b == written => summary.unchanged -= 1,
+                        Some(_) => summary.replaced -= 1,
+                        None => {}
+                    }
+                    match before {
+                        Some(b) if b == fingerprint => summary.unchanged += 1,
+                        Some(_) => summary.replaced += 1,
+                        None => {}
+                    }
+                }
+                None if before == Some(fingerprint) => {
+                    summary.unchanged += 1;
+                    continue;
+                }
+                None if before.is_some() => summary.replaced += 1,
+                None => inserted += 1,
+            }
+            changed.push((
+                hash,
+                id,
+                DocState::Live {
+                    fingerprint,
+                    batch: batch_id,
+                },
+            ));
+        }
+        summary.inserted += inserted;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let postings = postings_of(&changed);
+        let fingerprints = new_fingerprints(&snapshot, &postings)?;
+        summary.new_fingerprints += fingerprints.len() as u64;
+        drop(snapshot);
+
+        self.next.documents += inserted;
+        let run_dir = self.store.write_pending_run(
+            &mut self.next,
+            &RunContents {
+                documents: &changed,
+                postings: &postings,
+                fingerprints: &fingerprints,
+            },
+        )?;
+        self.written.push(run_dir);
+        Ok(())
+    }
+
+    /// Writes what is pending and commits every run of the batch at once. When nothing
+    /// changed, no batch is recorded (`batch` is None in the summary).
+    pub fn commit(mut self) -> Result<InsertSummary> {
+        let pending = std::mem::take(&mut self.pending);
+        self.write(&pending)?;
+        let mut summary = self.summary.clone();
+        if self.written.is_empty() {
+            return Ok(summary);
+        }
+        let mut next = self.next.clone();
+        let batch = BatchMeta {
+            inserted: summary.inserted,
+            replaced: summary.replaced,
+            unchanged: summary.unchanged,
+            ..self
+                .store
+                .batch_meta(BatchKind::Insert, self.label.as_deref())
+        };
+        summary.batch = Some(batch.id);
+        next.next_batch += 1;
+        next.batches.push(batch);
+        // From here the runs are not ours to remove: a failed commit may still have reached
+        // the disk, and the next writer to open the store removes them if it did not.
+        self.written.clear();
+        self.store.commit(next)?;
+        Ok(summary)
+    }
+}
+
+impl Drop for Insertion<'_> {
+    /// An insertion dropped before its commit leaves the store as it was: its runs go. What
+    /// cannot be removed now, the next writer to open the store removes.
+    fn drop(&mut self) {
+        for dir in &self.written {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl DocumentSink for Insertion<'_> {
+    fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
+        Insertion::push(self, id, fingerprint)
+    }
+
+    fn append(&mut self, documents: Batch) -> Result<()> {
+        Insertion::append(self, documents)
+    }
+}
+
+/// `(fingerprint, id)` of each document, ordered by fingerprint then id.
+fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)> {
+    let mut postings: Vec<(u64, &str)> = documents
+        .iter()
+        .map(|&(_, id, state)| match state {
+            DocState::Live { fingerprint, .. } => (fingerprint, id),
+            DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
+        })
+        .collect();
+    postings.par_sort_unstable();
+    postings
+}
+
+/// The distinct fingerprints of `postings` that no live run's tables hold yet, ascending.
+fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str)]) -> Result<Vec<u64>> {
+    let mut fingerprints: Vec<u64> = postings.iter().map(|&(fp, _)| fp).collect();
+    fingerprints.dedup();
+    let mut found = vec![false; fingerprints.len()];
+    let perms = snapshot.permutations();
+    for run in snapshot.runs() {
+        // One task per shard: table 0 is the identity, so a fingerprint's shard is its own
+        // leading bits, and the sorted fingerprints fall into consecutive shard groups.
+        let mut groups = Vec::new();
+        let (mut rest, mut rest_found) = (&fingerprints[..], &mut found[..]);
+        while let Some(&first) = rest.first() {
+            let shard = perms.shard_of(first);
+            let len = rest.partition_point(|&fp| perms.shard_of(fp) == shard);
+            let (group, tail) = rest.split_at(len);
+            let (group_found, tail_found) = rest_found.split_at_mut(len);
+            groups.push((shard, group, group_found));
+            (rest, rest_found) = (tail, tail_found);
+        }
+        groups
+            .into_par_iter()
+            .try_for_each(|(shard, group, group_found)| match run.shard(shard)? {
+                Some(file) => file.contains_sorted(group, group_found),
+                None => Ok(()),
+            })?;
+    }
+    Ok(fingerprints
+        .into_iter()
+        .zip(found)
+        .filter_map(|(fp, found)| (!found).then_some(fp))
+        .collect())
+}
