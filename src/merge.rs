@@ -18,6 +18,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -140,10 +141,44 @@ where
     }
 }
 
-/// Fingerprints to drop from the tables. Fingerprints are uniform hashes already, so the set
-/// hashes them by one multiplication.
-type DeadSet = HashSet<u64, BuildHasherDefault<MulHasher>>;
+/// Fingerprints to drop from the tables: a hash set behind a bitmap of their leading bits.
+/// Every table key is looked up, and the bitmap (about 16 bits per dead fingerprint, so it
+/// stays in cache) turns away all but about 1 in 16 live ones without touching the set.
+struct DeadSet {
+    bitmap: Vec<u64>,
+    shift: u32,
+    set: HashSet<u64, BuildHasherDefault<MulHasher>>,
+}
 
+impl DeadSet {
+    fn new(dead: Vec<u64>) -> Self {
+        let bits = (dead.len() * 16)
+            .next_power_of_two()
+            .clamp(1 << 12, 1 << 30);
+        let shift = 64 - bits.trailing_zeros();
+        let mut bitmap = vec![0u64; bits / 64];
+        for &fp in &dead {
+            let i = (fp >> shift) as usize;
+            bitmap[i / 64] |= 1 << (i % 64);
+        }
+        DeadSet {
+            bitmap,
+            shift,
+            set: dead.into_iter().collect(),
+        }
+    }
+
+    fn contains(&self, fingerprint: u64) -> bool {
+        let i = (fingerprint >> self.shift) as usize;
+        self.bitmap[i / 64] >> (i % 64) & 1 == 1 && self.set.contains(&fingerprint)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+/// Fingerprints and ids hash by multiplication: fingerprints are uniform hashes already.
 #[derive(Default)]
 struct MulHasher(u64);
 
@@ -185,26 +220,35 @@ pub(crate) fn merge_runs(
         merge_postings(inputs, &changed, emit)
     })?;
     drop(changed);
-    txn.commit().map_err(|e| Error::redb(&docs_path, e))?;
-    close_db(db, &docs_path)?;
 
-    let dead: DeadSet = dead.into_iter().collect();
+    // The docs file's commit (mostly waiting for the disk) overlaps the tables' merge.
+    let dead = DeadSet::new(dead);
     let tables = perms.tables().len();
     let fingerprints: u64 = inputs.iter().map(|r| r.meta().fingerprints).sum();
     let files = shard_file_count(fingerprints as usize, tables, shards);
     let per_file = shards / files;
-    let written: Vec<Option<(Vec<u64>, Vec<u64>)>> = (0..files)
-        .into_par_iter()
-        .map(|f| {
-            merge_shard_file(
-                inputs,
-                perms,
-                (f * per_file, (f + 1) * per_file),
-                &dead,
-                &shard_file(out_dir, f),
-            )
-        })
-        .collect::<Result<_>>()?;
+    let (docs_committed, written) = rayon::join(
+        || {
+            txn.commit().map_err(|e| Error::redb(&docs_path, e))?;
+            close_db(db, &docs_path)
+        },
+        || {
+            (0..files)
+                .into_par_iter()
+                .map(|f| {
+                    merge_shard_file(
+                        inputs,
+                        perms,
+                        (f * per_file, (f + 1) * per_file),
+                        &dead,
+                        &shard_file(out_dir, f),
+                    )
+                })
+                .collect::<Result<Vec<Option<(Vec<u64>, Vec<u64>)>>>>()
+        },
+    );
+    docs_committed?;
+    let written = written?;
 
     let mut meta = RunMeta {
         id,
@@ -304,7 +348,7 @@ impl<'e, 'a> EntrySink<'e, 'a> {
 
 /// An id's final state, for ids that more than one input mentions: `Some(fingerprint)` when it
 /// is live. A posting of such an id lives only if it has that fingerprint.
-type Changed = HashMap<String, Option<u64>>;
+type Changed = HashMap<String, Option<u64>, BuildHasherDefault<MulHasher>>;
 
 type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
@@ -318,7 +362,7 @@ fn merge_documents(
         .map(|r| Cursor::new(r.docs()?.scan_documents()?))
         .collect::<Result<Vec<_>>>()?;
     let mut sink = EntrySink::new(emit);
-    let mut changed = Changed::new();
+    let mut changed = Changed::default();
     let mut same = Vec::new();
     loop {
         smallest(&cursors, &mut same);
@@ -393,90 +437,130 @@ fn merge_postings(
 
 /// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns
 /// None when no key is left there, else the keys and bytes written per table.
+///
+/// The tables are merged in parallel into one write transaction: redb lets the tables of one
+/// transaction be written from different threads.
 fn merge_shard_file(
     inputs: &[RunReader],
     perms: &Permutations,
-    (first, end): (usize, usize),
+    shards: (usize, usize),
     dead: &DeadSet,
     path: &Path,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
-    let (lo, hi) = perms.shard_keys(first, end);
-    let tables = perms.tables().len();
-    let mut open: Option<(redb::Database, redb::WriteTransaction)> = None;
-    let mut counts = vec![0u64; tables];
-    let mut bytes = vec![0u64; tables];
-    let mut pending: Vec<u64> = Vec::with_capacity(FLUSH_KEYS);
-    for t in 0..tables {
-        let table = &perms.tables()[t];
-        let mut cursors = inputs
-            .iter()
-            .map(|run| {
-                let scans = run
-                    .shard_files(first, end)?
-                    .into_iter()
-                    .map(|file| file.scan(t, lo, hi))
-                    .collect::<Result<Vec<_>>>()?;
-                Cursor::new(KeyChain(scans.into_iter(), None))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut flush = |pending: &mut Vec<u64>| -> Result<()> {
-            if pending.is_empty() {
-                return Ok(());
-            }
-            if open.is_none() {
-                let db = create_db(path)?;
-                let txn = db.begin_write().map_err(|e| Error::redb(path, e))?;
-                open = Some((db, txn));
-            }
-            let (_, txn) = open.as_ref().expect("opened above");
-            bytes[t] += append_keys(txn, path, t, pending)?;
-            counts[t] += pending.len() as u64;
-            pending.clear();
-            Ok(())
-        };
-        // The heads of the inputs, u64::MAX for an exhausted one (a real u64::MAX key is told
-        // apart by `Cursor::peek`): finding the smallest is a scan of a few words.
-        let mut heads: Vec<u64> = cursors
-            .iter()
-            .map(|c| c.peek().copied().unwrap_or(u64::MAX))
-            .collect();
-        let mut previous: Option<u64> = None;
-        loop {
-            let (mut i, &key) = heads
-                .iter()
-                .enumerate()
-                .min_by_key(|&(_, &k)| k)
-                .expect("at least one input");
-            if key == u64::MAX {
-                // The smallest head is the sentinel: a live input may still hold the key MAX.
-                match cursors.iter().position(|c| c.peek() == Some(&u64::MAX)) {
-                    Some(live) => i = live,
-                    None => break,
-                }
-            }
-            cursors[i].advance()?;
-            heads[i] = cursors[i].peek().copied().unwrap_or(u64::MAX);
-            if !dead.is_empty() && dead.contains(&table.unpermute(key)) {
-                continue;
-            }
-            if previous == Some(key) {
-                // Invariant 2 says no fingerprint is in two runs; a repeat is written once.
-                continue;
-            }
-            previous = Some(key);
-            pending.push(key);
-            if pending.len() == FLUSH_KEYS {
-                flush(&mut pending)?;
-            }
-        }
-        flush(&mut pending)?;
-    }
-    match open {
+    let file = LazyWriter::new(path);
+    let written: Vec<(u64, u64)> = (0..perms.tables().len())
+        .into_par_iter()
+        .map(|t| merge_table(inputs, perms, t, shards, dead, &file))
+        .collect::<Result<_>>()?;
+    match file.open.into_inner() {
         Some((db, txn)) => {
             txn.commit().map_err(|e| Error::redb(path, e))?;
             close_db(db, path)?;
-            Ok(Some((counts, bytes)))
+            Ok(Some(written.into_iter().unzip()))
         }
         None => Ok(None),
     }
+}
+
+/// A shard file created when the first key is written to it.
+struct LazyWriter<'p> {
+    path: &'p Path,
+    open: OnceLock<(redb::Database, redb::WriteTransaction)>,
+    creating: Mutex<()>,
+}
+
+impl<'p> LazyWriter<'p> {
+    fn new(path: &'p Path) -> Self {
+        LazyWriter {
+            path,
+            open: OnceLock::new(),
+            creating: Mutex::new(()),
+        }
+    }
+
+    fn txn(&self) -> Result<&redb::WriteTransaction> {
+        if let Some((_, txn)) = self.open.get() {
+            return Ok(txn);
+        }
+        let _creating = self.creating.lock().expect("no writer panicked");
+        if self.open.get().is_none() {
+            let db = create_db(self.path)?;
+            let txn = db.begin_write().map_err(|e| Error::redb(self.path, e))?;
+            let _ = self.open.set((db, txn));
+        }
+        Ok(&self.open.get().expect("set above").1)
+    }
+}
+
+/// Merges table `t`'s keys of shards `first..end` from every input into `file`, dropping dead
+/// fingerprints; returns the keys and bytes written.
+fn merge_table(
+    inputs: &[RunReader],
+    perms: &Permutations,
+    t: usize,
+    (first, end): (usize, usize),
+    dead: &DeadSet,
+    file: &LazyWriter<'_>,
+) -> Result<(u64, u64)> {
+    let (lo, hi) = perms.shard_keys(first, end);
+    let table = &perms.tables()[t];
+    let mut cursors = inputs
+        .iter()
+        .map(|run| {
+            let scans = run
+                .shard_files(first, end)?
+                .into_iter()
+                .map(|file| file.scan(t, lo, hi))
+                .collect::<Result<Vec<_>>>()?;
+            Cursor::new(KeyChain(scans.into_iter(), None))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let mut pending: Vec<u64> = Vec::with_capacity(FLUSH_KEYS);
+    let mut flush = |pending: &mut Vec<u64>| -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        bytes += append_keys(file.txn()?, file.path, t, pending)?;
+        count += pending.len() as u64;
+        pending.clear();
+        Ok(())
+    };
+    // The heads of the inputs, u64::MAX for an exhausted one (a real u64::MAX key is told
+    // apart by `Cursor::peek`): finding the smallest is a scan of a few words.
+    let mut heads: Vec<u64> = cursors
+        .iter()
+        .map(|c| c.peek().copied().unwrap_or(u64::MAX))
+        .collect();
+    let mut previous: Option<u64> = None;
+    loop {
+        let (mut i, &key) = heads
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &k)| k)
+            .expect("at least one input");
+        if key == u64::MAX {
+            // The smallest head is the sentinel: a live input may still hold the key MAX.
+            match cursors.iter().position(|c| c.peek() == Some(&u64::MAX)) {
+                Some(live) => i = live,
+                None => break,
+            }
+        }
+        cursors[i].advance()?;
+        heads[i] = cursors[i].peek().copied().unwrap_or(u64::MAX);
+        if !dead.is_empty() && dead.contains(table.unpermute(key)) {
+            continue;
+        }
+        if previous == Some(key) {
+            // Invariant 2 says no fingerprint is in two runs; a repeat is written once.
+            continue;
+        }
+        previous = Some(key);
+        pending.push(key);
+        if pending.len() == FLUSH_KEYS {
+            flush(&mut pending)?;
+        }
+    }
+    flush(&mut pending)?;
+    Ok((count, bytes))
 }

@@ -145,7 +145,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let (whole, chunked) = (dir.path().join("whole"), dir.path().join("chunked"));
         let k = u32::from(settings.distance);
-        let mut one = Store::create(&whole, settings.clone()).unwrap();
+        let mut one = Store::create(&whole, settings).unwrap();
         let mut many = Store::create(&chunked, settings).unwrap();
         let mut model: BTreeMap<String, u64> = BTreeMap::new();
         for docs in &batches {
