@@ -18,7 +18,6 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -29,8 +28,8 @@ use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
 use crate::run::{
-    append_entries, append_keys, close_db, create_db, shard_file, shard_file_count, EntryScan,
-    KeyScan, RunReader, DOCS, DOCS_FILE, POSTINGS,
+    append_entries, close_db, create_db, shard_file, shard_file_count, EntryScan, KeyScan,
+    RunReader, ShardWriter, DOCS, DOCS_FILE, POSTINGS,
 };
 
 /// What a merge wrote and dropped.
@@ -447,49 +446,12 @@ fn merge_shard_file(
     dead: &DeadSet,
     path: &Path,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
-    let file = LazyWriter::new(path);
+    let file = ShardWriter::new(path.to_path_buf());
     let written: Vec<(u64, u64)> = (0..perms.tables().len())
         .into_par_iter()
         .map(|t| merge_table(inputs, perms, t, shards, dead, &file))
         .collect::<Result<_>>()?;
-    match file.open.into_inner() {
-        Some((db, txn)) => {
-            txn.commit().map_err(|e| Error::redb(path, e))?;
-            close_db(db, path)?;
-            Ok(Some(written.into_iter().unzip()))
-        }
-        None => Ok(None),
-    }
-}
-
-/// A shard file created when the first key is written to it.
-struct LazyWriter<'p> {
-    path: &'p Path,
-    open: OnceLock<(redb::Database, redb::WriteTransaction)>,
-    creating: Mutex<()>,
-}
-
-impl<'p> LazyWriter<'p> {
-    fn new(path: &'p Path) -> Self {
-        LazyWriter {
-            path,
-            open: OnceLock::new(),
-            creating: Mutex::new(()),
-        }
-    }
-
-    fn txn(&self) -> Result<&redb::WriteTransaction> {
-        if let Some((_, txn)) = self.open.get() {
-            return Ok(txn);
-        }
-        let _creating = self.creating.lock().expect("no writer panicked");
-        if self.open.get().is_none() {
-            let db = create_db(self.path)?;
-            let txn = db.begin_write().map_err(|e| Error::redb(self.path, e))?;
-            let _ = self.open.set((db, txn));
-        }
-        Ok(&self.open.get().expect("set above").1)
-    }
+    Ok(file.finish()?.then(|| written.into_iter().unzip()))
 }
 
 /// Merges table `t`'s keys of shards `first..end` from every input into `file`, dropping dead
@@ -500,7 +462,7 @@ fn merge_table(
     t: usize,
     (first, end): (usize, usize),
     dead: &DeadSet,
-    file: &LazyWriter<'_>,
+    file: &ShardWriter,
 ) -> Result<(u64, u64)> {
     let (lo, hi) = perms.shard_keys(first, end);
     let table = &perms.tables()[t];
@@ -521,7 +483,7 @@ fn merge_table(
         if pending.is_empty() {
             return Ok(());
         }
-        bytes += append_keys(file.txn()?, file.path, t, pending)?;
+        bytes += file.append_keys(t, pending)?;
         count += pending.len() as u64;
         pending.clear();
         Ok(())

@@ -206,10 +206,54 @@ pub(crate) fn append_entries<T>(
     Ok(out)
 }
 
-/// One shard file being written: created on its first block.
-struct ShardWriter {
+/// One shard file being written, created when its first key comes. Its tables may be
+/// appended to from several threads at once: redb lets the tables of one write transaction be
+/// written concurrently.
+pub(crate) struct ShardWriter {
     path: PathBuf,
-    open: Option<(Database, redb::WriteTransaction)>,
+    open: OnceLock<(Database, redb::WriteTransaction)>,
+    creating: Mutex<()>,
+}
+
+impl ShardWriter {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        ShardWriter {
+            path,
+            open: OnceLock::new(),
+            creating: Mutex::new(()),
+        }
+    }
+
+    /// Appends strictly increasing `keys`, greater than any it holds, to table `t`; returns
+    /// the bytes of blocks written.
+    pub(crate) fn append_keys(&self, t: usize, keys: &[u64]) -> Result<u64> {
+        append_keys(self.txn()?, &self.path, t, keys)
+    }
+
+    fn txn(&self) -> Result<&redb::WriteTransaction> {
+        if let Some((_, txn)) = self.open.get() {
+            return Ok(txn);
+        }
+        let _creating = self.creating.lock().expect("no writer panicked");
+        if self.open.get().is_none() {
+            let db = create_db(&self.path)?;
+            let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
+            let _ = self.open.set((db, txn));
+        }
+        Ok(&self.open.get().expect("set above").1)
+    }
+
+    /// Commits and closes the file; false when no key came and there is no file.
+    pub(crate) fn finish(self) -> Result<bool> {
+        match self.open.into_inner() {
+            Some((db, txn)) => {
+                txn.commit().map_err(|e| Error::redb(&self.path, e))?;
+                close_db(db, &self.path)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Writes every permuted table into the shard files; returns (shard files, files present,
@@ -235,12 +279,7 @@ fn write_tables(
         children,
         shards_per_file: shards / files,
         writers: (0..files)
-            .map(|s| {
-                Mutex::new(ShardWriter {
-                    path: shard_file(run_dir, s),
-                    open: None,
-                })
-            })
+            .map(|s| ShardWriter::new(shard_file(run_dir, s)))
             .collect(),
         bytes: (0..tables).map(|_| AtomicU64::new(0)).collect(),
         failure: Mutex::new(None),
@@ -254,14 +293,9 @@ fn write_tables(
         .into_par_iter()
         .enumerate()
         .filter_map(|(s, w)| {
-            let w = w.into_inner().expect("no writer panicked");
-            w.open.map(|(db, txn)| {
-                let path = w.path;
-                txn.commit()
-                    .map_err(|e| Error::redb(&path, e))
-                    .and_then(|_| close_db(db, &path))
-                    .map(|_| s as u16)
-            })
+            w.finish()
+                .map(|present| present.then_some(s as u16))
+                .transpose()
         })
         .collect::<Result<_>>()?;
     let bytes = job
@@ -278,7 +312,7 @@ struct TablesJob<'a> {
     /// The tables sorted from each table's keys.
     children: Vec<Vec<usize>>,
     shards_per_file: usize,
-    writers: Vec<Mutex<ShardWriter>>,
+    writers: Vec<ShardWriter>,
     bytes: Vec<AtomicU64>,
     /// The first error any task met; the others stop at their next step.
     failure: Mutex<Option<Error>>,
@@ -338,15 +372,7 @@ impl<'a> TablesJob<'a> {
             let end = start
                 + keys[start..]
                     .partition_point(|&k| self.perms.shard_of(k) / self.shards_per_file == file);
-            let mut writer = self.writers[file].lock().expect("no writer panicked");
-            let ShardWriter { path, open } = &mut *writer;
-            if open.is_none() {
-                let db = create_db(path)?;
-                let txn = db.begin_write().map_err(|e| Error::redb(&*path, e))?;
-                *open = Some((db, txn));
-            }
-            let (_, txn) = open.as_ref().expect("opened above");
-            let bytes = append_keys(txn, path, t, &keys[start..end])?;
+            let bytes = self.writers[file].append_keys(t, &keys[start..end])?;
             self.bytes[t].fetch_add(bytes, Ordering::Relaxed);
             start = end;
         }
