@@ -1,7 +1,8 @@
 //! Compaction figures (harness = false): merge speed in table entries per second, bytes on disk
 //! before and after, and query latency before and after, for a store built from daily runs.
 //!
-//! usage: cargo bench --bench compact -- N [--runs 8] [--delete 0.05] [--dir DIR] [--keep]
+//! usage: cargo bench --bench compact -- N [--runs 8] [--delete 0.05] [--blocks M] [--dir DIR]
+//!        [--keep]
 //!   N         fingerprints in all (random, splitmix64 seed 42), inserted as --runs equal batches
 //!             with automatic compaction off
 //!   --delete  the fraction of documents deleted (in one batch) before compacting
@@ -59,7 +60,13 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 
     let mut rng = 42u64;
-    let mut store = Store::create(&dir, Settings::default()).unwrap();
+    let settings = Settings {
+        blocks: flag("--blocks").map_or(Settings::default().blocks, |m| {
+            m.parse().expect("--blocks M")
+        }),
+        ..Settings::default()
+    };
+    let mut store = Store::create(&dir, settings).unwrap();
     store
         .set_compaction_policy(CompactionPolicy {
             max_runs: 0,

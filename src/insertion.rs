@@ -215,6 +215,7 @@ impl<'s> Insertion<'s> {
         let pending = std::mem::take(&mut self.pending);
         self.write(&pending)?;
         let mut summary = self.summary.clone();
+        summary.runs = self.written.len() as u64;
         if self.written.is_empty() {
             return Ok(summary);
         }

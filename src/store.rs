@@ -47,6 +47,8 @@ pub struct InsertSummary {
     pub superseded: u64,
     /// Fingerprints added to the permuted tables (the others were already there).
     pub new_fingerprints: u64,
+    /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
+    pub runs: u64,
 }
 
 /// A store open for writing. Only one may exist per store at a time, across processes.

@@ -107,11 +107,19 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         store.compact_if_due().with_context(|| {
             format!(
-                "{}: the batch was inserted, but the automatic compaction after it failed                  (the store is intact; run `simhashdb compact` to retry)",
+                "{}: the batch was inserted, but the automatic compaction after it failed \
+                 (the store is intact; run `simhashdb compact` to retry)",
                 args.store.display()
             )
         })?
     };
+    if summary.runs > 1 && compaction.is_none() && !args.json {
+        eprintln!(
+            "simhashdb: the batch was written as {} runs of at most {} documents; queries \
+             probe each run until they are merged (`simhashdb compact`)",
+            summary.runs, args.run_documents
+        );
+    }
     if let Some(c) = &compaction {
         if !args.json {
             eprintln!("simhashdb: {}", crate::compact::describe(c));
@@ -128,6 +136,7 @@ pub fn run(args: Args) -> Result<()> {
             "superseded": summary.superseded,
             "skipped": skipped,
             "new_fingerprints": summary.new_fingerprints,
+            "runs": summary.runs,
             "compaction": compaction.as_ref().map(crate::compact::to_json),
         });
         writeln!(out, "{value}")?;
