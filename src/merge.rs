@@ -212,11 +212,28 @@ pub(crate) fn merge_runs(
     let docs_path = out_dir.join(DOCS_FILE);
     let db = create_db(&docs_path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;
-    let (docs, changed) = append_entries(&txn, &docs_path, DOCS, |emit| {
-        merge_documents(inputs, full, emit)
+    let documents: u64 = inputs.iter().map(|r| r.meta().documents).sum();
+    // At least two ranges per thread, so that small merges (and the tests) split too.
+    let parts = documents
+        .div_ceil(PART_ENTRIES)
+        .max(2 * rayon::current_num_threads() as u64);
+    let mut changed = Changed::default();
+    let docs = append_entries(&txn, &docs_path, DOCS, |emit| {
+        merge_in_parts(
+            parts,
+            |keys, emit| merge_documents(inputs, full, keys, emit),
+            emit,
+            |part| changed.extend(part),
+        )
     })?;
-    let (postings, dead) = append_entries(&txn, &docs_path, POSTINGS, |emit| {
-        merge_postings(inputs, &changed, emit)
+    let mut dead = Vec::new();
+    let postings = append_entries(&txn, &docs_path, POSTINGS, |emit| {
+        merge_in_parts(
+            parts,
+            |keys, emit| merge_postings(inputs, &changed, keys, emit),
+            emit,
+            |part| dead.extend(part),
+        )
     })?;
     drop(changed);
 
@@ -351,14 +368,73 @@ type Changed = HashMap<String, Option<u64>, BuildHasherDefault<MulHasher>>;
 
 type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
+/// Encoded blocks and the keys they are filed under, in order.
+type EncodedBlocks = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Entry tables are merged in key ranges of about this many entries, a few at a time in
+/// parallel; a range's blocks wait in memory until the ranges before it are written.
+const PART_ENTRIES: u64 = 1 << 17;
+
+/// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
+/// fingerprints are hashes, so the ranges hold about as many entries each), as many at once as
+/// there are threads, and hands each range's blocks to `emit` in key order and its other
+/// result to `each`, in the same order.
+fn merge_in_parts<T: Send>(
+    parts: u64,
+    merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
+    emit: &mut Emit<'_>,
+    mut each: impl FnMut(T),
+) -> Result<EntryCounts> {
+    let bounds = |i: u64| {
+        let start = |i: u64| ((u128::from(i) << 64) / u128::from(parts)) as u64;
+        let end = if i + 1 == parts {
+            u64::MAX
+        } else {
+            start(i + 1) - 1
+        };
+        (start(i), end)
+    };
+    let window = rayon::current_num_threads().max(1) as u64;
+    let mut total = EntryCounts {
+        read: 0,
+        written: 0,
+        bytes: 0,
+    };
+    for first in (0..parts).step_by(window as usize) {
+        let done: Vec<(EncodedBlocks, EntryCounts, T)> = (first..(first + window).min(parts))
+            .into_par_iter()
+            .map(|i| {
+                let mut blocks = Vec::new();
+                let (counts, extra) = merge_part(bounds(i), &mut |key, block| {
+                    blocks.push((key.to_vec(), block.to_vec()));
+                    Ok(())
+                })?;
+                Ok((blocks, counts, extra))
+            })
+            .collect::<Result<_>>()?;
+        for (blocks, counts, extra) in done {
+            for (key, block) in &blocks {
+                emit(key, block)?;
+            }
+            total.read += counts.read;
+            total.written += counts.written;
+            total.bytes += counts.bytes;
+            each(extra);
+        }
+    }
+    Ok(total)
+}
+
+/// Merges the documents whose id hashes are within `lo..=hi`.
 fn merge_documents(
     inputs: &[RunReader],
     full: bool,
+    (lo, hi): (u64, u64),
     emit: &mut Emit<'_>,
 ) -> Result<(EntryCounts, Changed)> {
     let mut cursors = inputs
         .iter()
-        .map(|r| Cursor::new(r.docs()?.scan_documents()?))
+        .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
     let mut sink = EntrySink::new(emit);
     let mut changed = Changed::default();
@@ -387,15 +463,17 @@ fn merge_documents(
     Ok((sink.finish()?, changed))
 }
 
-/// Writes the live postings; returns their counts and the dead fingerprints, ascending.
+/// Writes the live postings of fingerprints within `lo..=hi`; returns their counts and the
+/// dead fingerprints, ascending.
 fn merge_postings(
     inputs: &[RunReader],
     changed: &Changed,
+    (lo, hi): (u64, u64),
     emit: &mut Emit<'_>,
 ) -> Result<(EntryCounts, Vec<u64>)> {
     let mut cursors = inputs
         .iter()
-        .map(|r| Cursor::new(r.docs()?.scan_postings()?))
+        .map(|r| Cursor::new(r.docs()?.scan_postings_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
     let mut sink = EntrySink::new(emit);
     let mut dead = Vec::new();

@@ -618,12 +618,22 @@ pub struct DocsFile {
 impl DocsFile {
     /// Every document entry, a block at a time, ordered by `(id_hash, id)`.
     pub fn scan_documents(&self) -> Result<EntryScan<DocState>> {
-        EntryScan::new(self.path.clone(), "docs", &self.docs)
+        self.scan_documents_in(0, u64::MAX)
+    }
+
+    /// The documents whose id hashes are within `lo..=hi`, a block at a time.
+    pub fn scan_documents_in(&self, lo: u64, hi: u64) -> Result<EntryScan<DocState>> {
+        EntryScan::new(self.path.clone(), "docs", &self.docs, lo, hi)
     }
 
     /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
     pub fn scan_postings(&self) -> Result<EntryScan<Posting>> {
-        EntryScan::new(self.path.clone(), "postings", &self.postings)
+        self.scan_postings_in(0, u64::MAX)
+    }
+
+    /// The postings of fingerprints within `lo..=hi`, a block at a time.
+    pub fn scan_postings_in(&self, lo: u64, hi: u64) -> Result<EntryScan<Posting>> {
+        EntryScan::new(self.path.clone(), "postings", &self.postings, lo, hi)
     }
 
     /// Calls `f` on every id this run lists under `fingerprint`.

@@ -91,11 +91,13 @@ fn check_last(block_last: u64, filed_under: u64) -> Result<()> {
     Ok(())
 }
 
-/// Every entry of a docs or postings table, in order.
+/// The entries of a docs or postings table whose keys are within `lo..=hi`, in order.
 pub struct EntryScan<P> {
     path: PathBuf,
     table: &'static str,
     range: Option<Range<'static, &'static [u8], &'static [u8]>>,
+    lo: u64,
+    hi: u64,
     /// Bytes of the blocks read so far.
     pub bytes: u64,
     _payload: PhantomData<P>,
@@ -106,20 +108,28 @@ impl<P: Payload> EntryScan<P> {
         path: PathBuf,
         table: &'static str,
         source: &ReadOnlyTable<&'static [u8], &'static [u8]>,
+        lo: u64,
+        hi: u64,
     ) -> Result<Self> {
+        // Blocks are filed under their last entry's key: the first one that can hold `lo`
+        // is the first filed at or after it.
+        let start = lo.to_be_bytes();
         let range = source
-            .range::<&[u8]>(..)
+            .range::<&[u8]>(&start[..]..)
             .map_err(|e| Error::redb(&path, e))?;
         Ok(EntryScan {
             path,
             table,
             range: Some(range),
+            lo,
+            hi,
             bytes: 0,
             _payload: PhantomData,
         })
     }
 
-    /// Replaces `out` with the next block's entries; false at the end.
+    /// Replaces `out` with the next block's entries in range (some blocks may add none);
+    /// false at the end. Every block is checked whole.
     pub fn next_block(&mut self, out: &mut Vec<(u64, String, P)>) -> Result<bool> {
         out.clear();
         let Some(range) = &mut self.range else {
@@ -146,6 +156,71 @@ impl<P: Payload> EntryScan<P> {
             _ => Ok(()),
         })
         .map_err(|e| e.at(format!("{} table {}", self.path.display(), self.table)))?;
+        let (lo, hi) = (self.lo, self.hi);
+        if out.last().is_some_and(|(key, _, _)| *key > hi) {
+            self.range = None;
+        }
+        if out.first().is_some_and(|(key, _, _)| *key < lo) || self.range.is_none() {
+            out.retain(|(key, _, _)| (lo..=hi).contains(key));
+        }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::block::docs::id_hash;
+    use crate::{Batch, Settings, Store};
+
+    /// Scans cut at any key, even inside a long run of equal keys spanning several blocks,
+    /// add up to the whole scan.
+    #[test]
+    fn entry_scans_split_anywhere_add_up_to_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+        let mut batch = Batch::new();
+        for i in 0..3000 {
+            batch.push(&format!("same-{i}"), 1 << 63).unwrap();
+        }
+        for i in 0..3000u64 {
+            let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            batch.push(&format!("doc-{i}"), fp).unwrap();
+        }
+        store.insert(&batch, None).unwrap();
+        let snapshot = store.snapshot().unwrap();
+        let docs = snapshot.runs()[0].docs().unwrap();
+
+        fn all<P: crate::block::entries::Payload>(
+            mut scan: super::EntryScan<P>,
+        ) -> Vec<(u64, String)> {
+            let (mut out, mut block) = (Vec::new(), Vec::new());
+            while scan.next_block(&mut block).unwrap() {
+                out.extend(block.drain(..).map(|(k, id, _)| (k, id)));
+            }
+            out
+        }
+        let postings = all(docs.scan_postings().unwrap());
+        let documents = all(docs.scan_documents().unwrap());
+        assert_eq!(postings.len(), 6000);
+        assert_eq!(documents.len(), 6000);
+        let middle = id_hash(b"doc-1500");
+        for split in [
+            0,
+            1,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            middle,
+            u64::MAX - 1,
+        ] {
+            let mut parts = all(docs.scan_postings_in(0, split).unwrap());
+            parts.extend(all(docs.scan_postings_in(split + 1, u64::MAX).unwrap()));
+            assert_eq!(parts, postings, "postings split after {split:016x}");
+            let mut parts = all(docs.scan_documents_in(0, split).unwrap());
+            parts.extend(all(docs.scan_documents_in(split + 1, u64::MAX).unwrap()));
+            assert_eq!(parts, documents, "documents split after {split:016x}");
+        }
+        let same = all(docs.scan_postings_in(1 << 63, 1 << 63).unwrap());
+        assert_eq!(same.len(), 3000);
     }
 }
