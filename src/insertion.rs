@@ -133,24 +133,27 @@ impl<'s> Insertion<'s> {
             .map(|&(hash, i)| (hash, documents.id(i as usize)))
             .collect();
         let (committed, ours) = snapshot.runs().split_at(self.store.catalog().runs.len());
-        let mut before: Vec<Option<DocState>> = vec![None; keys.len()];
-        let mut earlier: Vec<Option<DocState>> = vec![None; keys.len()];
-        for (runs, states) in [(committed, &mut before), (ours, &mut earlier)] {
+        let states_in = |runs: &[crate::run::RunReader]| -> Result<Vec<Option<DocState>>> {
+            // The first run of a batch has no earlier runs: no second array of states.
+            let mut states = vec![None; if runs.is_empty() { 0 } else { keys.len() }];
             for run in runs.iter().rev() {
-                run.docs()?.states_sorted(&keys, states)?;
+                run.docs()?.states_sorted(&keys, &mut states)?;
             }
-        }
+            Ok(states)
+        };
+        let before = states_in(committed)?;
+        let earlier = states_in(ours)?;
 
-        let live = |state: &Option<DocState>| match *state {
-            Some(DocState::Live { fingerprint, .. }) => Some(fingerprint),
+        let live = |states: &[Option<DocState>], j: usize| match states.get(j) {
+            Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
             _ => None,
         };
         let mut changed: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
         let mut inserted = 0;
         for (j, (&(hash, id), &(_, i))) in keys.iter().zip(&order).enumerate() {
             let fingerprint = documents.fingerprint(i as usize);
-            let before = live(&before[j]);
-            match live(&earlier[j]) {
+            let before = live(&before, j);
+            match live(&earlier, j) {
                 // Written by an earlier run of this batch, which counted it against `before`:
                 // superseded, as within one run.
                 Some(written) => {
