@@ -136,7 +136,7 @@ fn a_batch_of_many_runs_commits_whole_or_not_at_all() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("nothing was inserted") && err.contains("bad.tsv:2:"),
+        err.contains("the batch was not inserted") && err.contains("bad.tsv:2:"),
         "{err}"
     );
     assert_eq!(runs(), 0, "the runs of the failed batch are removed");

@@ -198,37 +198,50 @@ fn a_full_disk_fails_the_batch_and_leaves_the_store_as_it_was() {
         .collect();
     let input = std::path::Path::new(&s).with_file_name("big.tsv");
     std::fs::write(&input, lines).unwrap();
-    // No file may grow past 2 MiB: writes past it fail with EFBIG, as on a full disk.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_simhashdb"));
-    cmd.args(["insert", &s, path_str(&input)])
+    // One run, and runs of 40,000 documents: the disk fills after some runs were written.
+    for run_documents in ["10000000", "40000"] {
+        // No file may grow past 2 MiB: writes past it fail with EFBIG, as on a full disk.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_simhashdb"));
+        cmd.args([
+            "insert",
+            &s,
+            path_str(&input),
+            "--run-documents",
+            run_documents,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit {
-                rlim_cur: 2 << 20,
-                rlim_max: 2 << 20,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let limit = libc::rlimit {
+                    rlim_cur: 2 << 20,
+                    rlim_max: 2 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success());
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("the batch was not inserted") && err.contains("runs/"),
+            "{err}"
+        );
+        assert_eq!(simhashdb(&["verify", &s], "").status.code(), Some(0));
+        let out = simhashdb(&["stats", &s, "--json"], "");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["documents"], 150);
+        assert_eq!(v["batches"], 3);
+        let runs = std::fs::read_dir(std::path::Path::new(&s).join("runs"))
+            .unwrap()
+            .count();
+        assert_eq!(v["runs"], runs as u64, "the failed batch's runs are gone");
     }
-    let out = cmd.output().unwrap();
-    assert!(!out.status.success());
-    let err = text(&out.stderr);
-    assert!(
-        err.contains("the batch was not inserted") && err.contains("runs/"),
-        "{err}"
-    );
-    assert_eq!(simhashdb(&["verify", &s], "").status.code(), Some(0));
-    let out = simhashdb(&["stats", &s, "--json"], "");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["documents"], 150);
-    assert_eq!(v["batches"], 3);
     // With space again, the same batch goes in.
     let out = simhashdb(&["insert", &s, path_str(&input)], "");
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -80,7 +80,13 @@ pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(store.catalog(), &args.store);
-    let not_inserted = || format!("{}: nothing was inserted", args.store.display());
+    // Every failure before the commit leaves the store as it was.
+    let not_inserted = || {
+        format!(
+            "{}: the batch was not inserted (nothing was stored)",
+            args.store.display()
+        )
+    };
     let mut insertion = store
         .begin_insert(args.label.as_deref())
         .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX));
@@ -98,9 +104,7 @@ pub fn run(args: Args) -> Result<()> {
         lines += summary.lines;
         skipped += summary.skipped;
     }
-    let summary = insertion
-        .commit()
-        .with_context(|| format!("{}: the batch was not inserted", args.store.display()))?;
+    let summary = insertion.commit().with_context(not_inserted)?;
     // The batch is committed; a failed compaction leaves the store as the batch left it.
     let compaction = if args.no_compact {
         None
