@@ -62,10 +62,10 @@ pub fn encode<'e, P: Payload + 'e>(
 /// Builds entry blocks one entry at a time, for writers that produce entries as a stream.
 pub struct EntryWriter {
     block: Vec<u8>,
-    entry: Vec<u8>,
     count: u16,
     prev_key: u64,
-    last_id: Vec<u8>,
+    /// Where the last entry's id is in `block`: its block key needs it.
+    last_id: std::ops::Range<usize>,
 }
 
 impl Default for EntryWriter {
@@ -80,10 +80,9 @@ impl EntryWriter {
         block.extend_from_slice(&[0; CRC_BYTES + 2]);
         EntryWriter {
             block,
-            entry: Vec::with_capacity(64),
             count: 0,
             prev_key: 0,
-            last_id: Vec::new(),
+            last_id: 0..0,
         }
     }
 
@@ -96,22 +95,18 @@ impl EntryWriter {
         payload: &impl Payload,
         emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        // Encode against the running block; if it does not fit, close the block and re-encode
-        // against a fresh one (the delta base changes).
-        self.entry.clear();
-        encode_entry(key - self.prev_key, id, payload, &mut self.entry);
-        if self.count > 0
-            && (self.block.len() + self.entry.len() > TARGET_BYTES || self.count == u16::MAX)
-        {
+        // Encode onto the running block; if it does not fit, take it back, close the block and
+        // encode again onto a fresh one (the delta base changes).
+        let end = self.block.len();
+        let mut id_at = encode_entry(key - self.prev_key, id, payload, &mut self.block);
+        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == u16::MAX) {
+            self.block.truncate(end);
             self.emit_block(emit)?;
-            self.entry.clear();
-            encode_entry(key, id, payload, &mut self.entry);
+            id_at = encode_entry(key, id, payload, &mut self.block);
         }
-        self.block.extend_from_slice(&self.entry);
         self.count += 1;
         self.prev_key = key;
-        self.last_id.clear();
-        self.last_id.extend_from_slice(id);
+        self.last_id = id_at..id_at + id.len();
         Ok(())
     }
 
@@ -126,7 +121,8 @@ impl EntryWriter {
     fn emit_block(&mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
         self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&self.count.to_le_bytes());
         seal(&mut self.block);
-        emit(&block_key(self.prev_key, &self.last_id), &self.block)?;
+        let last_id = &self.block[self.last_id.clone()];
+        emit(&block_key(self.prev_key, last_id), &self.block)?;
         self.block.clear();
         self.block.extend_from_slice(&[0; CRC_BYTES + 2]);
         self.count = 0;
@@ -135,11 +131,14 @@ impl EntryWriter {
     }
 }
 
-fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) {
+/// Appends one entry to `out`; returns where its id starts.
+fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) -> usize {
     varint::encode(delta, out);
     varint::encode(id.len() as u64, out);
+    let id_at = out.len();
     out.extend_from_slice(id);
     payload.encode(out);
+    id_at
 }
 
 /// Decodes a block, calling `f(key, id, payload)` on each entry until it returns false.
@@ -175,4 +174,46 @@ pub fn decode<P: Payload>(block: &[u8], mut f: impl FnMut(u64, &str, P) -> bool)
         return Err(Error::corrupt("entry block has trailing bytes"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::postings::Posting;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Blocks decode to the entries pushed, in order, each filed under its last entry.
+        #[test]
+        fn decodes_what_it_encodes(
+            mut entries in proptest::collection::btree_set(
+                (any::<u64>(), "[a-z0-9]{1,40}"),
+                1..2000,
+            ).prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+        ) {
+            entries.sort();
+            let mut blocks: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            encode(
+                entries.iter().map(|(k, id)| (*k, id.as_bytes(), Posting)),
+                |key, block| {
+                    blocks.push((key.to_vec(), block.to_vec()));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let mut decoded = Vec::new();
+            for (filed_under, block) in &blocks {
+                let mut last = None;
+                decode::<Posting>(block, |k, id, _| {
+                    decoded.push((k, id.to_string()));
+                    last = Some(block_key(k, id.as_bytes()));
+                    true
+                })
+                .unwrap();
+                prop_assert_eq!(last.as_ref(), Some(filed_under));
+                prop_assert!(block.len() <= TARGET_BYTES);
+            }
+            prop_assert_eq!(decoded, entries);
+        }
+    }
 }
