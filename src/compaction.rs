@@ -3,7 +3,7 @@
 //! Queries probe every run, so runs must stay few; merging rewrites data, so a fingerprint
 //! should be rewritten few times. The policy is size-tiered, like tantivy's log merge policy,
 //! with one difference: it only ever merges a suffix of the runs (the newest ones), which keeps
-//! the merge free of reads of other runs (see [`crate::merge`]).
+//! the merge free of reads of other runs (see `merge.rs`).
 //!
 //! A run of `s` entries is in tier `floor(log_F(s))` (F = the merge factor). The plan finds the
 //! smallest tier T such that the longest suffix of runs in tiers <= T holds F runs of tier T,

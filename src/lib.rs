@@ -40,8 +40,10 @@
 //! # Quirks and limits
 //! - A fingerprint whose last id was replaced or deleted stays in the tables (it matches
 //!   nothing) until a compaction that includes its run drops it.
-//! - Each batch adds a run and queries probe every run; inserts merge the newest runs past the
-//!   store's `max_runs` (see [`compaction`]), and `Store::compact` merges them all.
+//! - Each batch adds a run (a batch larger than [`insertion::DEFAULT_RUN_DOCUMENTS`] adds one
+//!   per that many documents, see [`Insertion`]) and queries probe every run; inserts merge the
+//!   newest runs past the store's `max_runs` (see [`compaction`]), and `Store::compact` merges
+//!   them all.
 
 pub mod audit;
 pub mod batch;

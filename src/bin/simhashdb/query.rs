@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use simhashdb::input::{read_documents, read_fingerprints, ReadOptions};
-use simhashdb::{format_fingerprint, parse_fingerprint, Batch, InputFormat, Snapshot};
+use simhashdb::{
+    format_fingerprint, parse_fingerprint, Batch, InputFormat, Snapshot, DEFAULT_CACHE_BYTES,
+};
 
 use crate::documents::{self, FieldArgs};
 use crate::output;
@@ -45,6 +47,11 @@ pub struct Args {
     /// "query_fingerprint" for documents.
     #[arg(long)]
     json: bool,
+    /// MiB of block cache spread over the store's files. More helps long runs of queries on
+    /// a large store (at 1e8 fingerprints, 8192 answers ~20% more queries per second).
+    #[arg(long, value_name = "MIB", default_value_t = (DEFAULT_CACHE_BYTES >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    cache_mib: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,7 +85,7 @@ pub fn run(args: Args) -> Result<()> {
     if queries.is_empty() && args.input.is_empty() && args.text.is_empty() {
         bail!("no query: give fingerprints as arguments, --input FILE or --text TEXT");
     }
-    let snapshot = Snapshot::open(&args.store)
+    let snapshot = Snapshot::open_with_cache(&args.store, (args.cache_mib as usize) << 20)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(snapshot.catalog(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
