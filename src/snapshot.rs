@@ -147,10 +147,13 @@ impl Snapshot {
                     continue;
                 };
                 file.probe(t, lo, hi, |candidate| {
-                    let fp = table.unpermute(candidate);
-                    let d = (fp ^ query).count_ones();
-                    if d <= distance && self.perms.reports(t, query, fp) {
-                        found.push((fp, d));
+                    // A permutation moves bits, so distances are the same between keys.
+                    let d = (candidate ^ key).count_ones();
+                    if d <= distance {
+                        let fp = table.unpermute(candidate);
+                        if self.perms.reports(t, query, fp) {
+                            found.push((fp, d));
+                        }
                     }
                 })?;
             }
