@@ -73,8 +73,15 @@ fn insert_then_query_prints_the_documented_columns() {
     let out = simhashdb(&["query", &store, "--distance", "4", "0"], "");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("exceeds the store's maximum distance 3"));
-    let out = simhashdb(&["query", &store, "--cache-mib", "1", "0123456789abcdef"], "");
-    assert_eq!(text(&out.stdout).lines().count(), 3, "a small cache answers the same");
+    let out = simhashdb(
+        &["query", &store, "--cache-mib", "1", "0123456789abcdef"],
+        "",
+    );
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        3,
+        "a small cache answers the same"
+    );
     let out = simhashdb(&["query", &store, "--cache-mib", "0", "0"], "");
     assert_eq!(out.status.code(), Some(2));
 }
