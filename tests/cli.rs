@@ -170,6 +170,7 @@ fn a_batch_of_many_runs_commits_whole_or_not_at_all() {
         (v["inserted"].as_u64(), v["batch"].as_u64()),
         (Some(5), Some(1))
     );
+    assert_eq!(v["runs"], 3);
     assert_eq!(runs(), 3, "5 documents in runs of 2");
     let out = simhashdb(&["batches", &store, "--json"], "");
     assert_eq!(
@@ -183,11 +184,42 @@ fn a_batch_of_many_runs_commits_whole_or_not_at_all() {
     assert!(simhashdb(&["verify", &store], "").status.success());
 
     let out = simhashdb(
+        &[
+            "insert",
+            &store,
+            "--run-documents",
+            "2",
+            "--no-compact",
+            "-",
+        ],
+        "x\t1\ny\t2\nz\t3\n",
+    );
+    assert!(
+        text(&out.stderr).contains("written as 2 runs"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = simhashdb(
         &["insert", &store, "--run-documents", "0", path_str(&good)],
         "",
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--run-documents"));
+
+    // 4 runs of one size are a tier of the default merge factor: the insert merges them.
+    let (_dir, store) = new_store(&[]);
+    let eight: String = (1..=8).map(|i| format!("d{i}\t{i}\n")).collect();
+    let out = simhashdb(&["insert", &store, "--run-documents", "2", "-"], &eight);
+    assert!(
+        text(&out.stderr).contains("runs 4 -> 1"),
+        "{}",
+        text(&out.stderr)
+    );
+    let runs = std::fs::read_dir(std::path::Path::new(&store).join("runs")).unwrap();
+    assert_eq!(runs.count(), 1);
+    let out = simhashdb(&["query", &store, "0", "--distance", "3"], "");
+    assert_eq!(text(&out.stdout).lines().count(), 8);
 }
 
 #[test]
