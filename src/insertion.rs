@@ -148,49 +148,19 @@ impl<'s> Insertion<'s> {
             Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
             _ => None,
         };
+        let inserted_before = summary.inserted;
         let mut changed: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
-        let mut inserted = 0;
         for (j, (&(hash, id), &(_, i))) in keys.iter().zip(&order).enumerate() {
             let fingerprint = documents.fingerprint(i as usize);
-            let before = live(&before, j);
-            match live(&earlier, j) {
-                // Written by an earlier run of this batch, which counted it against `before`:
-                // superseded, as within one run.
-                Some(written) => {
-                    summary.superseded += 1;
-                    if written == fingerprint {
-                        continue;
-                    }
-                    // Count it by what it now becomes instead of what it became then (the
-                    // batch may change it back to what it was, or away again).
-                    match before {
-                        Some(b) if b == written => summary.unchanged -= 1,
-                        Some(_) => summary.replaced -= 1,
-                        None => {}
-                    }
-                    match before {
-                        Some(b) if b == fingerprint => summary.unchanged += 1,
-                        Some(_) => summary.replaced += 1,
-                        None => {}
-                    }
-                }
-                None if before == Some(fingerprint) => {
-                    summary.unchanged += 1;
-                    continue;
-                }
-                None if before.is_some() => summary.replaced += 1,
-                None => inserted += 1,
-            }
-            changed.push((
-                hash,
-                id,
-                DocState::Live {
+            if tally(summary, live(&before, j), live(&earlier, j), fingerprint) {
+                let state = DocState::Live {
                     fingerprint,
                     batch: batch_id,
-                },
-            ));
+                };
+                changed.push((hash, id, state));
+            }
         }
-        summary.inserted += inserted;
+        let inserted = summary.inserted - inserted_before;
         if changed.is_empty() {
             return Ok(());
         }
@@ -239,6 +209,54 @@ impl<'s> Insertion<'s> {
         self.written.clear();
         self.store.commit(next)?;
         Ok(summary)
+    }
+}
+
+/// Counts a document of the batch in `summary` by what it does to its id, and says whether it
+/// must be written. `before` is the id's fingerprint in the committed store, `earlier` the one
+/// an earlier run of this batch gave it (that run counted the id against `before`).
+fn tally(
+    summary: &mut InsertSummary,
+    before: Option<u64>,
+    earlier: Option<u64>,
+    fingerprint: u64,
+) -> bool {
+    let versus_before = |summary: &mut InsertSummary, fp: u64, add: bool| {
+        let count = match before {
+            Some(b) if b == fp => &mut summary.unchanged,
+            Some(_) => &mut summary.replaced,
+            None => return,
+        };
+        if add {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
+    };
+    match earlier {
+        // Superseded, as within one run; counted by what it now becomes instead of what it
+        // became then (the batch may change it back, or away again).
+        Some(written) => {
+            summary.superseded += 1;
+            if written == fingerprint {
+                return false;
+            }
+            versus_before(summary, written, false);
+            versus_before(summary, fingerprint, true);
+            true
+        }
+        None if before == Some(fingerprint) => {
+            summary.unchanged += 1;
+            false
+        }
+        None if before.is_some() => {
+            summary.replaced += 1;
+            true
+        }
+        None => {
+            summary.inserted += 1;
+            true
+        }
     }
 }
 
