@@ -24,7 +24,42 @@ use crate::catalog::{BatchKind, BatchMeta, Catalog};
 use crate::error::Result;
 use crate::run::RunContents;
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
-use crate::store::{InsertSummary, Store};
+use crate::store::Store;
+
+/// What an insert did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InsertSummary {
+    /// The batch number, or None when nothing changed and no batch was recorded.
+    pub batch: Option<u64>,
+    /// Ids that were not stored before.
+    pub inserted: u64,
+    /// Ids stored before with another fingerprint.
+    pub replaced: u64,
+    /// Ids stored before with the same fingerprint (nothing written for them).
+    pub unchanged: u64,
+    /// Documents in the input that a later document with the same id overrode.
+    pub superseded: u64,
+    /// Fingerprints added to the permuted tables (the others were already there).
+    pub new_fingerprints: u64,
+    /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
+    pub runs: u64,
+}
+
+impl Store {
+    /// Inserts a batch as one run, all or nothing: each id gets its fingerprint, replacing
+    /// the one it had. For batches too large to hold in memory, see [`Store::begin_insert`].
+    pub fn insert(&mut self, batch: &Batch, label: Option<&str>) -> Result<InsertSummary> {
+        let mut insertion = self.begin_insert(label);
+        insertion.write(batch)?;
+        insertion.commit()
+    }
+
+    /// Starts inserting a batch of any size, written a run at a time and committed as one
+    /// (see [`Insertion`]).
+    pub fn begin_insert(&mut self, label: Option<&str>) -> Insertion<'_> {
+        Insertion::new(self, label)
+    }
+}
 
 /// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
 /// while a run is written.

@@ -1,4 +1,5 @@
-//! The writer's handle on a store: create, open, insert, delete, expire, compact.
+//! The writer's handle on a store: create, open, delete, expire, compact (inserts are in
+//! `insertion.rs`).
 //!
 //! The commit protocol of a batch:
 //! 1. take the writer lock (held by [`Store`] for its life);
@@ -19,37 +20,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 
-use crate::batch::Batch;
 use crate::block::docs::{id_hash, DocState};
 use crate::catalog::{sync_dir, BatchKind, BatchMeta, Catalog, CompactionPolicy};
 use crate::compaction;
 use crate::error::{Error, Result};
 use crate::fingerprint::Scheme;
-use crate::insertion::Insertion;
 use crate::lock::WriterLock;
 use crate::merge::merge_runs;
 use crate::run::{write_run, RunContents};
 use crate::settings::Settings;
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
-
-/// What an insert did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InsertSummary {
-    /// The batch number, or None when nothing changed and no batch was recorded.
-    pub batch: Option<u64>,
-    /// Ids that were not stored before.
-    pub inserted: u64,
-    /// Ids stored before with another fingerprint.
-    pub replaced: u64,
-    /// Ids stored before with the same fingerprint (nothing written for them).
-    pub unchanged: u64,
-    /// Documents in the input that a later document with the same id overrode.
-    pub superseded: u64,
-    /// Fingerprints added to the permuted tables (the others were already there).
-    pub new_fingerprints: u64,
-    /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
-    pub runs: u64,
-}
 
 /// A store open for writing. Only one may exist per store at a time, across processes.
 pub struct Store {
@@ -265,20 +245,6 @@ impl Store {
         // A failed commit may still have reached the disk: the run stays, and the next
         // writer to open the store removes it if the catalog does not name it.
         self.commit(next)
-    }
-
-    /// Inserts a batch as one run, all or nothing: each id gets its fingerprint, replacing
-    /// the one it had. For batches too large to hold in memory, see [`Store::begin_insert`].
-    pub fn insert(&mut self, batch: &Batch, label: Option<&str>) -> Result<InsertSummary> {
-        let mut insertion = self.begin_insert(label);
-        insertion.write(batch)?;
-        insertion.commit()
-    }
-
-    /// Starts inserting a batch of any size, written a run at a time and committed as one
-    /// (see [`Insertion`]).
-    pub fn begin_insert(&mut self, label: Option<&str>) -> Insertion<'_> {
-        Insertion::new(self, label)
     }
 
     /// The store's directory.
