@@ -74,7 +74,11 @@ impl Batch {
         order.par_sort_unstable();
         let mut start = 0;
         while start < order.len() {
-            let end = start + order[start..].partition_point(|&(h, _)| h == order[start].0);
+            // Equal hashes are rare (equal ids, or a collision): scan, do not search.
+            let mut end = start + 1;
+            while end < order.len() && order[end].0 == order[start].0 {
+                end += 1;
+            }
             if end - start > 1 {
                 order[start..end].sort_by(|a, b| {
                     self.id(a.1 as usize)
