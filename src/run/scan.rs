@@ -176,6 +176,10 @@ mod tests {
     /// add up to the whole scan.
     #[test]
     fn entry_scans_split_anywhere_add_up_to_the_whole() {
+        // Writes a store: not while a fault test has a plan installed.
+        let _serial = crate::fault::plan::SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
         let mut batch = Batch::new();
