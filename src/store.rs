@@ -360,12 +360,23 @@ impl Store {
         self.merge_from(0)
     }
 
+    /// Whether the compaction policy asks for a merge now (what [`Store::compact_if_due`]
+    /// would do).
+    pub fn compaction_due(&self) -> bool {
+        self.due_merge().is_some()
+    }
+
+    /// The first run of the merge the policy asks for now, if any.
+    fn due_merge(&self) -> Option<usize> {
+        let sizes: Vec<u64> = self.catalog.runs.iter().map(run_size).collect();
+        compaction::plan(&sizes, &self.catalog.compaction)
+    }
+
     /// Merges what the compaction policy says is due, repeatedly; None when nothing was.
     pub fn compact_if_due(&mut self) -> Result<Option<CompactSummary>> {
         let mut total: Option<CompactSummary> = None;
         loop {
-            let sizes: Vec<u64> = self.catalog.runs.iter().map(run_size).collect();
-            let Some(start) = compaction::plan(&sizes, &self.catalog.compaction) else {
+            let Some(start) = self.due_merge() else {
                 return Ok(total);
             };
             let step = self.merge_from(start)?;

@@ -109,6 +109,13 @@ pub fn run(args: Args) -> Result<()> {
     let compaction = if args.no_compact {
         None
     } else {
+        if store.compaction_due() && !args.json {
+            eprintln!(
+                "simhashdb: batch {} committed; merging runs as the store's compaction policy \
+                 asks (--no-compact skips this)",
+                summary.batch.unwrap_or_default()
+            );
+        }
         store.compact_if_due().with_context(|| {
             format!(
                 "{}: the batch was inserted, but the automatic compaction after it failed \
