@@ -83,11 +83,24 @@ impl Snapshot {
 
     /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
+        Self::open_sized(dir, |_| cache_bytes)
+    }
+
+    /// Opens the store at `dir` for a process that answers a batch of queries once, with the
+    /// cache [`batch_cache_bytes`] sizes from the store.
+    pub fn open_for_batch(dir: &Path) -> Result<Self> {
+        Self::open_sized(dir, batch_cache_bytes)
+    }
+
+    /// Opens the store at `dir` with the cache `cache_bytes` sizes from its catalog.
+    fn open_sized(dir: &Path, cache_bytes: impl Fn(&Catalog) -> usize) -> Result<Self> {
         /// Each retry means a writer committed meanwhile; that many in a row is not a race.
         const ATTEMPTS: usize = 8;
         let mut attempt = 0;
         loop {
-            match Self::from_catalog(dir, Catalog::read(dir)?, cache_bytes) {
+            let catalog = Catalog::read(dir)?;
+            let cache = cache_bytes(&catalog);
+            match Self::from_catalog(dir, catalog, cache) {
                 Err(Error::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
                 {

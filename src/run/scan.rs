@@ -1,9 +1,9 @@
 //! Streaming reads of a run's tables, a block at a time: what merges and `verify` walk.
 
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use redb::{Range, ReadOnlyTable};
+use redb::{AccessGuard, Key, Range, ReadOnlyTable};
 
 use crate::block::entries::{self, Payload};
 use crate::block::keys::KeyBlock;
@@ -47,14 +47,9 @@ impl KeyScan {
     /// block.
     pub fn next_block(&mut self, out: &mut Vec<u64>) -> Result<bool> {
         out.clear();
-        let Some(range) = &mut self.range else {
+        let Some((last, block)) = next_block(&mut self.range, &self.path)? else {
             return Ok(false);
         };
-        let Some(item) = range.next() else {
-            self.range = None;
-            return Ok(false);
-        };
-        let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
         let last = last.value();
         let (lo, hi) = (self.lo, self.hi);
         self.bytes += block.value().len() as u64;
@@ -78,6 +73,26 @@ impl KeyScan {
                 ))
             })?;
         Ok(true)
+    }
+}
+
+/// A block and the key it is filed under.
+type Filed<K> = (AccessGuard<'static, K>, AccessGuard<'static, &'static [u8]>);
+
+/// The next block of `range`; None at its end, after which `range` is None.
+fn next_block<K: Key + 'static>(
+    range: &mut Option<Range<'static, K, &'static [u8]>>,
+    path: &Path,
+) -> Result<Option<Filed<K>>> {
+    let Some(blocks) = range else {
+        return Ok(None);
+    };
+    match blocks.next() {
+        Some(item) => item.map(Some).map_err(|e| Error::redb(path, e)),
+        None => {
+            *range = None;
+            Ok(None)
+        }
     }
 }
 
@@ -132,14 +147,9 @@ impl<P: Payload> EntryScan<P> {
     /// false at the end. Every block is checked whole.
     pub fn next_block(&mut self, out: &mut Vec<(u64, String, P)>) -> Result<bool> {
         out.clear();
-        let Some(range) = &mut self.range else {
+        let Some((filed_under, block)) = next_block(&mut self.range, &self.path)? else {
             return Ok(false);
         };
-        let Some(item) = range.next() else {
-            self.range = None;
-            return Ok(false);
-        };
-        let (filed_under, block) = item.map_err(|e| Error::redb(&self.path, e))?;
         self.bytes += block.value().len() as u64;
         entries::decode::<P>(block.value(), |key, id, payload| {
             out.push((key, id.to_string(), payload));

@@ -4,12 +4,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use simhashdb::catalog::Catalog;
 use simhashdb::input::{read_documents, read_fingerprints, ReadOptions};
-use simhashdb::snapshot::batch_cache_bytes;
-use simhashdb::{
-    format_fingerprint, parse_fingerprint, Batch, InputFormat, Snapshot, DEFAULT_CACHE_BYTES,
-};
+use simhashdb::{format_fingerprint, parse_fingerprint, Batch, InputFormat, Snapshot};
 
 use crate::documents::{self, FieldArgs};
 use crate::output;
@@ -87,14 +83,11 @@ pub fn run(args: Args) -> Result<()> {
     if queries.is_empty() && args.input.is_empty() && args.text.is_empty() {
         bail!("no query: give fingerprints as arguments, --input FILE or --text TEXT");
     }
-    let cache = match args.cache_mib {
-        Some(mib) => (mib as usize) << 20,
-        None => Catalog::read(&args.store)
-            .map(|catalog| batch_cache_bytes(&catalog))
-            .unwrap_or(DEFAULT_CACHE_BYTES),
-    };
-    let snapshot = Snapshot::open_with_cache(&args.store, cache)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let snapshot = match args.cache_mib {
+        Some(mib) => Snapshot::open_with_cache(&args.store, (mib as usize) << 20),
+        None => Snapshot::open_for_batch(&args.store),
+    }
+    .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(snapshot.catalog(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
