@@ -60,6 +60,7 @@ pub mod lock;
 mod merge;
 pub mod migrate;
 pub mod permutation;
+mod radix;
 pub mod run;
 pub mod settings;
 pub mod snapshot;

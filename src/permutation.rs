@@ -58,6 +58,30 @@ impl Table {
     }
 }
 
+/// The map from one table's keys to another's. Each block rotates from its place in one key
+/// to its place in the other; blocks that rotate by the same amount move together, so a map
+/// is a few rotate-and-mask steps, with no per-block shifting back and forth.
+#[derive(Clone, Debug)]
+pub struct Rekey {
+    /// (left rotation, mask of the bits it places), one per distinct rotation.
+    moves: Vec<(u32, u64)>,
+}
+
+impl Rekey {
+    /// The other table's key of `key`.
+    #[inline]
+    pub fn apply(&self, key: u64) -> u64 {
+        self.moves.iter().fold(0, |out, &(rotation, mask)| {
+            out | (key.rotate_left(rotation) & mask)
+        })
+    }
+
+    /// The other table's keys of `keys`, in the same order.
+    pub fn apply_all(&self, keys: &[u64]) -> Vec<u64> {
+        keys.iter().map(|&k| self.apply(k)).collect()
+    }
+}
+
 /// The C(m, K) tables of a store, and the block layout they share.
 #[derive(Clone, Debug)]
 pub struct Permutations {
@@ -138,6 +162,21 @@ impl Permutations {
             })
             .max_by_key(|&(p, shared)| (shared, std::cmp::Reverse(p)))
             .unwrap_or((0, 0))
+    }
+
+    /// The map from table `from`'s keys to table `to`'s.
+    pub fn rekey(&self, from: usize, to: usize) -> Rekey {
+        let mut moves: Vec<(u32, u64)> = Vec::new();
+        for (&(_, mask, src), &(_, _, dst)) in
+            self.tables[from].moves.iter().zip(&self.tables[to].moves)
+        {
+            let rotation = (64 + dst - src) % 64;
+            match moves.iter_mut().find(|(r, _)| *r == rotation) {
+                Some((_, placed)) => *placed |= mask << dst,
+                None => moves.push((rotation, mask << dst)),
+            }
+        }
+        Rekey { moves }
     }
 
     /// The shard a permuted key belongs to: its leading `log2(shards)` bits.
@@ -275,6 +314,18 @@ mod tests {
             for t in p.tables() {
                 prop_assert_eq!(t.unpermute(t.permute(fp)), fp);
             }
+        }
+
+        #[test]
+        fn rekey_maps_one_tables_keys_to_anothers(fp: u64, m in 2u8..=12, kk in 1u8..=11, from: usize, to: usize) {
+            prop_assume!(kk < m);
+            let p = perms(m, kk);
+            let tables = p.tables();
+            let (from, to) = (from % tables.len(), to % tables.len());
+            let rekey = p.rekey(from, to);
+            let key = tables[from].permute(fp);
+            prop_assert_eq!(rekey.apply(key), tables[to].permute(fp));
+            prop_assert_eq!(rekey.apply_all(&[key, !key]), vec![tables[to].permute(fp), tables[to].permute(!fp)]);
         }
 
         #[test]

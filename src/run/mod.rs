@@ -29,6 +29,7 @@ use crate::block::postings::Posting;
 use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
+use crate::radix;
 
 pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
 pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
@@ -347,19 +348,8 @@ impl<'a> TablesJob<'a> {
     /// Table `t`'s keys, ascending, from its parent's ascending keys: in the parent's order
     /// they are already grouped by the leading bits both share; sort within each group.
     fn derive_keys(&self, t: usize, parent: usize, parent_keys: &[u64]) -> Vec<u64> {
-        let (table, from) = (&self.perms.tables()[t], &self.perms.tables()[parent]);
-        let mut keys: Vec<u64> = parent_keys
-            .iter()
-            .map(|&k| table.permute(from.unpermute(k)))
-            .collect();
-        let shared_bits = self.perms.sort_parent(t).1;
-        if shared_bits == 0 {
-            keys.sort_unstable();
-        } else {
-            let shift = 64 - shared_bits;
-            keys.chunk_by_mut(|a, b| a >> shift == b >> shift)
-                .for_each(|group| group.sort_unstable());
-        }
+        let mut keys = self.perms.rekey(parent, t).apply_all(parent_keys);
+        radix::sort_below(&mut keys, self.perms.sort_parent(t).1);
         debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
         keys
     }
