@@ -22,58 +22,53 @@ const HEADER_BYTES: usize = CRC_BYTES + 4;
 const RESTART_BYTES: usize = 10;
 
 /// Cuts strictly increasing `keys` into blocks and hands each to `emit(last_key, block)`.
+/// A block takes keys while they fit in [`TARGET_BYTES`] (and at least one).
 pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
     let mut block = Vec::with_capacity(TARGET_BYTES + 16);
+    let mut deltas = Vec::with_capacity(TARGET_BYTES + 16);
+    let mut restarts: Vec<(u64, u16)> = Vec::with_capacity(TARGET_BYTES / RESTART_BYTES + 1);
     let mut start = 0;
     while start < keys.len() {
-        let end = cut(keys, start);
-        encode_block(&keys[start..end], &mut block);
+        // One pass: encode each key's delta (or restart point) and stop at the first that
+        // does not fit.
+        deltas.clear();
+        restarts.clear();
+        let max_end = keys.len().min(start + usize::from(u16::MAX));
+        let size =
+            |restarts: usize, deltas: usize| HEADER_BYTES + RESTART_BYTES * restarts + deltas;
+        let mut end = start;
+        while end < max_end {
+            if (end - start).is_multiple_of(RESTART_INTERVAL) {
+                if end > start && size(restarts.len() + 1, deltas.len()) > TARGET_BYTES {
+                    break;
+                }
+                restarts.push((keys[end], deltas.len() as u16));
+            } else {
+                let before = deltas.len();
+                varint::encode(keys[end] - keys[end - 1], &mut deltas);
+                if size(restarts.len(), deltas.len()) > TARGET_BYTES {
+                    deltas.truncate(before);
+                    break;
+                }
+            }
+            end += 1;
+        }
+        block.clear();
+        block.extend_from_slice(&[0; CRC_BYTES]);
+        block.extend_from_slice(&((end - start) as u16).to_le_bytes());
+        block.extend_from_slice(&(restarts.len() as u16).to_le_bytes());
+        for &(key, _) in &restarts {
+            block.extend_from_slice(&key.to_le_bytes());
+        }
+        for &(_, offset) in &restarts {
+            block.extend_from_slice(&offset.to_le_bytes());
+        }
+        block.extend_from_slice(&deltas);
+        seal(&mut block);
         emit(keys[end - 1], &block)?;
         start = end;
     }
     Ok(())
-}
-
-/// The end of the block starting at `start`: as many keys as fit in [`TARGET_BYTES`].
-fn cut(keys: &[u64], start: usize) -> usize {
-    let mut size = HEADER_BYTES;
-    let max_end = keys.len().min(start + usize::from(u16::MAX));
-    for i in start..max_end {
-        let n = i - start;
-        let cost = if n.is_multiple_of(RESTART_INTERVAL) {
-            RESTART_BYTES
-        } else {
-            varint::encoded_len(keys[i] - keys[i - 1])
-        };
-        if size + cost > TARGET_BYTES && n > 0 {
-            return i;
-        }
-        size += cost;
-    }
-    max_end
-}
-
-fn encode_block(keys: &[u64], block: &mut Vec<u8>) {
-    let n = keys.len();
-    let r = n.div_ceil(RESTART_INTERVAL);
-    block.clear();
-    block.extend_from_slice(&[0; CRC_BYTES]);
-    block.extend_from_slice(&(n as u16).to_le_bytes());
-    block.extend_from_slice(&(r as u16).to_le_bytes());
-    for group in keys.chunks(RESTART_INTERVAL) {
-        block.extend_from_slice(&group[0].to_le_bytes());
-    }
-    let offsets_at = block.len();
-    block.resize(offsets_at + 2 * r, 0);
-    let deltas_at = block.len();
-    for (g, group) in keys.chunks(RESTART_INTERVAL).enumerate() {
-        let offset = (block.len() - deltas_at) as u16;
-        block[offsets_at + 2 * g..offsets_at + 2 * g + 2].copy_from_slice(&offset.to_le_bytes());
-        for pair in group.windows(2) {
-            varint::encode(pair[1] - pair[0], block);
-        }
-    }
-    seal(block);
 }
 
 /// A checked view of one key block.

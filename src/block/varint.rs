@@ -4,6 +4,20 @@
 /// Appends `value` as LEB128.
 #[inline]
 pub fn encode(mut value: u64, out: &mut Vec<u8>) {
+    if value < 1 << 56 {
+        // Up to eight bytes: spread the 7-bit groups one per byte, set the continuation bit
+        // of every byte but the last, and store all eight at once (the tail is cut off).
+        let len = encoded_len(value);
+        let mut spread = 0u64;
+        for group in 0..8 {
+            spread |= (value & (0x7f << (7 * group))) << group;
+        }
+        let continuation = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
+        let at = out.len();
+        out.extend_from_slice(&(spread | continuation).to_le_bytes());
+        out.truncate(at + len);
+        return;
+    }
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -43,6 +57,15 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn round_trips_at_every_length(v: u64, bits in 0u32..64) {
+            let v = v >> bits;
+            let mut out = vec![0xaa];
+            encode(v, &mut out);
+            prop_assert_eq!(out.len(), 1 + encoded_len(v));
+            prop_assert_eq!(decode(&out[1..]), Some((v, out.len() - 1)));
+        }
+
         #[test]
         fn round_trips(v: u64) {
             let mut out = Vec::new();

@@ -1,0 +1,154 @@
+//! The floor redb puts on a batch of queries (harness = false): how long the redb lookups
+//! alone of a batch of prefix probes take, with no checksum, no decoding and no documents.
+//! A query probes each of its C(m, K) tables with one `range(lo..)` step that lands on one
+//! key block (sometimes two), so no batch of queries can be answered faster than this.
+//!
+//! usage: cargo bench --bench redb_probe -- [FINGERPRINTS] [--queries Q] [--tables T]
+//!                                         [--threads N] [--cache-mib MIB] [--dir DIR]
+//!   FINGERPRINTS  keys per table (default 1e7), random, encoded as the store encodes them
+//!   --queries     probes per table (default 10,000: the CLI batch of docs/benchmarks.md)
+//!   --tables      tables (default 4: m = 4, K = 3)
+//!   --threads     threads the probes are spread over (default 2)
+//!   --cache-mib   redb cache of the reader (default 25, what `query` gives a 1e7 store)
+//! Each round opens the file afresh (as a `query` process does) and runs every probe three
+//! ways: the redb step only; plus the block checksum; plus decoding the 16-bit prefix range.
+//! Prints one JSON object per round; five rounds.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use redb::{Database, ReadableDatabase, TableDefinition};
+use simhashdb::block::keys::{self, KeyBlock};
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn table(t: usize) -> TableDefinition<'static, u64, &'static [u8]> {
+    // Leaked once per table: TableDefinition borrows its name.
+    TableDefinition::new(Box::leak(format!("t{t:03}").into_boxed_str()))
+}
+
+#[derive(Clone, Copy)]
+enum Work {
+    Lookup,
+    Checksum,
+    Decode,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .map(|i| args[i + 1].clone())
+    };
+    let number = |name: &str, default: f64| {
+        flag(name).map_or(default, |v| v.parse::<f64>().expect("a number")) as usize
+    };
+    let fingerprints = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .map_or(1e7, |a| a.parse::<f64>().expect("FINGERPRINTS")) as usize;
+    let queries = number("--queries", 1e4);
+    let tables = number("--tables", 4.0);
+    let threads = number("--threads", 2.0);
+    let cache = number("--cache-mib", 25.0) << 20;
+    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| "bench-data/redb-probe".into()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tables.redb");
+
+    let mut rng = 7u64;
+    let mut keys: Vec<u64> = (0..fingerprints).map(|_| splitmix(&mut rng)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let _ = std::fs::remove_file(&path);
+    {
+        let db = Database::builder()
+            .set_cache_size(256 << 20)
+            .create(&path)
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        for t in 0..tables {
+            let mut table = txn.open_table(table(t)).unwrap();
+            let mut cursor = table
+                .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
+                .unwrap();
+            keys::encode(&keys, |last, block| {
+                cursor.insert_before(last, block).unwrap();
+                Ok(())
+            })
+            .unwrap();
+            cursor.close().unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let probes: Vec<u64> = (0..queries).map(|_| splitmix(&mut rng)).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+
+    for round in 0..5 {
+        let mut seconds = Vec::new();
+        for work in [Work::Lookup, Work::Checksum, Work::Decode] {
+            let start = Instant::now();
+            let db = redb::Builder::new()
+                .set_cache_size(cache)
+                .open_read_only(&path)
+                .unwrap();
+            let txn = db.begin_read().unwrap();
+            let opened: Vec<_> = (0..tables)
+                .map(|t| txn.open_table(table(t)).unwrap())
+                .collect();
+            let found: u64 = pool.install(|| {
+                probes
+                    .par_iter()
+                    .map(|&q| {
+                        let (lo, hi) = (q & !0xffff_ffff_ffff, q | 0xffff_ffff_ffff);
+                        let mut found = 0u64;
+                        for table in &opened {
+                            for item in table.range(lo..).unwrap() {
+                                let (last, block) = item.unwrap();
+                                let bytes = block.value();
+                                match work {
+                                    Work::Lookup => found += u64::from(bytes[bytes.len() / 2]),
+                                    Work::Checksum => {
+                                        found += KeyBlock::parse(bytes).unwrap().len() as u64
+                                    }
+                                    Work::Decode => KeyBlock::parse(bytes)
+                                        .unwrap()
+                                        .for_each_in(lo, hi, |_| found += 1)
+                                        .unwrap(),
+                                }
+                                if last.value() >= hi {
+                                    break;
+                                }
+                            }
+                        }
+                        found
+                    })
+                    .sum()
+            });
+            seconds.push(start.elapsed().as_secs_f64());
+            std::hint::black_box(found);
+        }
+        println!(
+            "{{\"figure\":\"redb_probe\",\"round\":{round},\"fingerprints\":{},\"tables\":{tables},\"queries\":{queries},\"threads\":{threads},\"cache_mib\":{},\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4}}}",
+            keys.len(),
+            cache >> 20,
+            seconds[0],
+            seconds[1],
+            seconds[2],
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
