@@ -15,6 +15,7 @@
 
 pub mod sources;
 
+use std::borrow::Cow;
 use std::io::BufRead;
 
 use rayon::prelude::*;
@@ -101,13 +102,7 @@ pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
              or a decimal number below 2^64"
         )
     };
-    let hex = |digits: &str| {
-        if (1..=16).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-            u64::from_str_radix(digits, 16).map_err(|_| bad())
-        } else {
-            Err(bad())
-        }
-    };
+    let hex = |digits: &str| parse_hex(digits.as_bytes()).ok_or_else(bad);
     if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         hex(digits)
     } else if text.len() == 16 {
@@ -119,12 +114,28 @@ pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
+/// 1 to 16 hex digits (either case), in one pass.
+fn parse_hex(digits: &[u8]) -> Option<u64> {
+    if !(1..=16).contains(&digits.len()) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        let nibble = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        Some(value << 4 | u64::from(nibble))
+    })
+}
+
 /// One parsed document line.
-fn parse_document(
-    line: &str,
+fn parse_document<'a>(
+    line: &'a str,
     options: &ReadOptions,
     format: InputFormat,
-) -> std::result::Result<(String, u64), String> {
+) -> std::result::Result<(Cow<'a, str>, u64), String> {
     match format {
         InputFormat::Tsv | InputFormat::Text => {
             let mut fields = line.split('\t');
@@ -136,7 +147,7 @@ fn parse_document(
                 ));
             };
             check_id(id).map_err(|e| e.to_string())?;
-            Ok((id.to_string(), parse_fingerprint(fp)?))
+            Ok((Cow::Borrowed(id), parse_fingerprint(fp)?))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> =
@@ -180,7 +191,7 @@ fn parse_document(
                     ))
                 }
             };
-            Ok((id, fp))
+            Ok((Cow::Owned(id), fp))
         }
     }
 }
