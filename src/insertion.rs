@@ -162,14 +162,18 @@ impl<'s> Insertion<'s> {
         summary.superseded += (documents.len() - order.len()) as u64;
 
         // What the committed runs say of each id (`before`), and what the runs this batch
-        // wrote so far say (`earlier`); newest run first in each.
-        let keys: Vec<(u64, &str)> = order
-            .par_iter()
-            .map(|&(hash, i)| (hash, documents.id(i as usize)))
-            .collect();
+        // wrote so far say (`earlier`); newest run first in each. With no runs to ask (the
+        // first run into an empty store), neither is needed.
         let (committed, ours) = snapshot.runs().split_at(self.store.catalog().runs.len());
+        let keys: Vec<(u64, &str)> = if snapshot.runs().is_empty() {
+            Vec::new()
+        } else {
+            order
+                .par_iter()
+                .map(|&(hash, i)| (hash, documents.id(i as usize)))
+                .collect()
+        };
         let states_in = |runs: &[crate::run::RunReader]| -> Result<Vec<Option<DocState>>> {
-            // The first run of a batch has no earlier runs: no second array of states.
             let mut states = vec![None; if runs.is_empty() { 0 } else { keys.len() }];
             for run in runs.iter().rev() {
                 run.docs()?.states_sorted(&keys, &mut states)?;
@@ -178,22 +182,43 @@ impl<'s> Insertion<'s> {
         };
         let before = states_in(committed)?;
         let earlier = states_in(ours)?;
+        drop(keys);
 
         let live = |states: &[Option<DocState>], j: usize| match states.get(j) {
             Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
             _ => None,
         };
         let inserted_before = summary.inserted;
-        let mut changed: Vec<(u64, &str, DocState)> = Vec::with_capacity(order.len());
-        for (j, (&(hash, id), &(_, i))) in keys.iter().zip(&order).enumerate() {
-            let fingerprint = documents.fingerprint(i as usize);
-            if tally(summary, live(&before, j), live(&earlier, j), fingerprint) {
-                let state = DocState::Live {
-                    fingerprint,
-                    batch: batch_id,
-                };
-                changed.push((hash, id, state));
-            }
+        // Tallied in parallel chunks, each with its own counts, joined in order.
+        let parts: Vec<(Counts, Vec<(u64, &str, DocState)>)> = order
+            .par_chunks(TALLY_CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut counts = Counts::default();
+                let mut changed = Vec::with_capacity(chunk.len());
+                for (k, &(hash, i)) in chunk.iter().enumerate() {
+                    let j = c * TALLY_CHUNK + k;
+                    let fingerprint = documents.fingerprint(i as usize);
+                    if tally(
+                        &mut counts,
+                        live(&before, j),
+                        live(&earlier, j),
+                        fingerprint,
+                    ) {
+                        let state = DocState::Live {
+                            fingerprint,
+                            batch: batch_id,
+                        };
+                        changed.push((hash, documents.id(i as usize), state));
+                    }
+                }
+                (counts, changed)
+            })
+            .collect();
+        let mut changed = Vec::with_capacity(parts.iter().map(|(_, c)| c.len()).sum());
+        for (counts, part) in parts {
+            counts.add_to(summary);
+            changed.extend(part);
         }
         let inserted = summary.inserted - inserted_before;
         if changed.is_empty() {
@@ -247,16 +272,42 @@ impl<'s> Insertion<'s> {
     }
 }
 
+/// Documents per parallel tally task.
+const TALLY_CHUNK: usize = 1 << 16;
+
+/// A part of the batch's counts. Signed: a part may take back what an earlier run counted.
+#[derive(Default)]
+struct Counts {
+    inserted: i64,
+    replaced: i64,
+    unchanged: i64,
+    superseded: i64,
+}
+
+impl Counts {
+    fn add_to(self, summary: &mut InsertSummary) {
+        let add = |total: &mut u64, part: i64| {
+            *total = total
+                .checked_add_signed(part)
+                .expect("a batch never takes back more than it counted");
+        };
+        add(&mut summary.inserted, self.inserted);
+        add(&mut summary.replaced, self.replaced);
+        add(&mut summary.unchanged, self.unchanged);
+        add(&mut summary.superseded, self.superseded);
+    }
+}
+
 /// Counts a document of the batch in `summary` by what it does to its id, and says whether it
 /// must be written. `before` is the id's fingerprint in the committed store, `earlier` the one
 /// an earlier run of this batch gave it (that run counted the id against `before`).
 fn tally(
-    summary: &mut InsertSummary,
+    summary: &mut Counts,
     before: Option<u64>,
     earlier: Option<u64>,
     fingerprint: u64,
 ) -> bool {
-    let versus_before = |summary: &mut InsertSummary, fp: u64, add: bool| {
+    let versus_before = |summary: &mut Counts, fp: u64, add: bool| {
         let count = match before {
             Some(b) if b == fp => &mut summary.unchanged,
             Some(_) => &mut summary.replaced,
