@@ -189,37 +189,52 @@ impl<'s> Insertion<'s> {
             _ => None,
         };
         let inserted_before = summary.inserted;
-        // Tallied in parallel chunks, each with its own counts, joined in order.
-        let parts: Vec<(Counts, Vec<(u64, &str, DocState)>)> = order
+        // Tallied in parallel chunks, each with its own counts; then the documents to write
+        // are gathered in order. When all are written (a bulk load) the gathering is indexed,
+        // so rayon writes them straight into place instead of joining per-thread vectors.
+        let parts: Vec<(Counts, Vec<bool>)> = order
             .par_chunks(TALLY_CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
                 let mut counts = Counts::default();
-                let mut changed = Vec::with_capacity(chunk.len());
-                for (k, &(hash, i)) in chunk.iter().enumerate() {
-                    let j = c * TALLY_CHUNK + k;
-                    let fingerprint = documents.fingerprint(i as usize);
-                    if tally(
-                        &mut counts,
-                        live(&before, j),
-                        live(&earlier, j),
-                        fingerprint,
-                    ) {
-                        let state = DocState::Live {
+                let writes = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(_, i))| {
+                        let j = c * TALLY_CHUNK + k;
+                        let fingerprint = documents.fingerprint(i as usize);
+                        tally(
+                            &mut counts,
+                            live(&before, j),
+                            live(&earlier, j),
                             fingerprint,
-                            batch: batch_id,
-                        };
-                        changed.push((hash, documents.id(i as usize), state));
-                    }
-                }
-                (counts, changed)
+                        )
+                    })
+                    .collect();
+                (counts, writes)
             })
             .collect();
-        let mut changed = Vec::with_capacity(parts.iter().map(|(_, c)| c.len()).sum());
+        let mut writes = Vec::with_capacity(order.len());
         for (counts, part) in parts {
             counts.add_to(summary);
-            changed.extend(part);
+            writes.extend(part);
         }
+        let change = |&(hash, i): &(u64, u32)| {
+            let state = DocState::Live {
+                fingerprint: documents.fingerprint(i as usize),
+                batch: batch_id,
+            };
+            (hash, documents.id(i as usize), state)
+        };
+        let changed: Vec<(u64, &str, DocState)> = if writes.iter().all(|&w| w) {
+            order.par_iter().map(change).collect()
+        } else {
+            order
+                .par_iter()
+                .zip(&writes)
+                .filter_map(|(doc, &write)| write.then(|| change(doc)))
+                .collect()
+        };
         let inserted = summary.inserted - inserted_before;
         if changed.is_empty() {
             return Ok(());

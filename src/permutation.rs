@@ -76,9 +76,10 @@ impl Rekey {
         })
     }
 
-    /// The other table's keys of `keys`, in the same order.
-    pub fn apply_all(&self, keys: &[u64]) -> Vec<u64> {
-        keys.iter().map(|&k| self.apply(k)).collect()
+    /// Replaces `out` with the other table's keys of `keys`, in the same order.
+    pub fn apply_into(&self, keys: &[u64], out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(keys.iter().map(|&k| self.apply(k)));
     }
 }
 
@@ -325,7 +326,9 @@ mod tests {
             let rekey = p.rekey(from, to);
             let key = tables[from].permute(fp);
             prop_assert_eq!(rekey.apply(key), tables[to].permute(fp));
-            prop_assert_eq!(rekey.apply_all(&[key, !key]), vec![tables[to].permute(fp), tables[to].permute(!fp)]);
+            let mut out = vec![7];
+            rekey.apply_into(&[key, !key], &mut out);
+            prop_assert_eq!(out, vec![tables[to].permute(fp), tables[to].permute(!fp)]);
         }
 
         #[test]

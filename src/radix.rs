@@ -15,17 +15,17 @@ const SMALL: usize = 32;
 const MAX_DIGIT_BITS: u32 = 11;
 
 /// Sorts `keys` ascending, given that they are already in ascending order of their leading
-/// `sorted_bits` bits.
-pub fn sort_below(keys: &mut [u64], sorted_bits: u32) {
+/// `sorted_bits` bits. `scratch` is working space (its contents are overwritten; passing the
+/// same buffer again saves allocating it).
+pub fn sort_below(keys: &mut [u64], sorted_bits: u32, scratch: &mut Vec<u64>) {
     // When groups are a few keys long, one insertion pass over all of them is cheapest; it
     // gives up (leaving the keys still grouped) if the data makes some group long after all.
     let expected_group = keys.len().checked_shr(sorted_bits).unwrap_or(0);
     if expected_group <= 4 && insertion_sort_within(keys, SMALL) {
         return;
     }
-    let mut scratch = Vec::new();
     for group in groups(keys, sorted_bits) {
-        sort_group(group, sorted_bits, &mut scratch);
+        sort_group(group, sorted_bits, scratch);
     }
 }
 
@@ -130,7 +130,7 @@ mod tests {
             let mut ours = grouped(keys, bits);
             let mut expected = ours.clone();
             expected.sort_unstable();
-            sort_below(&mut ours, bits);
+            sort_below(&mut ours, bits, &mut vec![1, 2, 3]);
             prop_assert_eq!(ours, expected);
         }
     }
@@ -148,7 +148,7 @@ mod tests {
             .collect();
         let mut expected = keys.clone();
         expected.sort_unstable();
-        sort_below(&mut keys, 0);
+        sort_below(&mut keys, 0, &mut Vec::new());
         assert_eq!(keys, expected);
     }
 }

@@ -63,7 +63,9 @@ pub(crate) fn shard_file_count(fingerprints: usize, tables: usize, shards: usize
 }
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
-const WRITER_CACHE_BYTES: usize = 256 << 20;
+/// Measured (1e7 bulk insert at m = 6, and compaction of 3e6 in 9 runs, side by side): 32 MiB
+/// writes as fast as 256 MiB did, and the insert peaks at 1.76 GB instead of 2.73 GB.
+const WRITER_CACHE_BYTES: usize = 32 << 20;
 
 /// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings by
 /// `(fingerprint, id)`, and `fingerprints` ascending; none repeats.
@@ -284,6 +286,7 @@ fn write_tables(
             .collect(),
         bytes: (0..tables).map(|_| AtomicU64::new(0)).collect(),
         failure: Mutex::new(None),
+        spare: Mutex::new(Vec::new()),
     };
     rayon::scope(|scope| job.table(scope, 0, Arc::new(fingerprints.to_vec())));
     if let Some(e) = job.failure.into_inner().expect("no writer panicked") {
@@ -317,6 +320,9 @@ struct TablesJob<'a> {
     bytes: Vec<AtomicU64>,
     /// The first error any task met; the others stop at their next step.
     failure: Mutex<Option<Error>>,
+    /// Key buffers no table needs any more, for later tables to reuse: fresh memory costs a
+    /// page fault per 4 KiB (about 0.4 ms per MB on the project's VM).
+    spare: Mutex<Vec<Vec<u64>>>,
 }
 
 impl<'a> TablesJob<'a> {
@@ -329,7 +335,7 @@ impl<'a> TablesJob<'a> {
             let parent_keys = Arc::clone(&keys);
             scope.spawn(move |scope| {
                 let own = self.derive_keys(child, t, &parent_keys);
-                drop(parent_keys);
+                self.recycle(parent_keys);
                 self.table(scope, child, Arc::new(own));
             });
         }
@@ -339,6 +345,28 @@ impl<'a> TablesJob<'a> {
                 .expect("no writer panicked")
                 .get_or_insert(e);
         }
+        self.recycle(keys);
+    }
+
+    /// Drops a holder of a table's keys; the last one to go keeps the buffer for reuse.
+    fn recycle(&self, keys: Arc<Vec<u64>>) {
+        if let Some(keys) = Arc::into_inner(keys) {
+            self.keep(keys);
+        }
+    }
+
+    fn keep(&self, buffer: Vec<u64>) {
+        if buffer.capacity() > 0 {
+            self.spare.lock().expect("no writer panicked").push(buffer);
+        }
+    }
+
+    fn spare_buffer(&self) -> Vec<u64> {
+        self.spare
+            .lock()
+            .expect("no writer panicked")
+            .pop()
+            .unwrap_or_default()
     }
 
     fn failed(&self) -> bool {
@@ -348,8 +376,12 @@ impl<'a> TablesJob<'a> {
     /// Table `t`'s keys, ascending, from its parent's ascending keys: in the parent's order
     /// they are already grouped by the leading bits both share; sort within each group.
     fn derive_keys(&self, t: usize, parent: usize, parent_keys: &[u64]) -> Vec<u64> {
-        let mut keys = self.perms.rekey(parent, t).apply_all(parent_keys);
-        radix::sort_below(&mut keys, self.perms.sort_parent(t).1);
+        let (mut keys, mut scratch) = (self.spare_buffer(), self.spare_buffer());
+        self.perms
+            .rekey(parent, t)
+            .apply_into(parent_keys, &mut keys);
+        radix::sort_below(&mut keys, self.perms.sort_parent(t).1, &mut scratch);
+        self.keep(scratch);
         debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
         keys
     }
