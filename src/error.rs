@@ -106,11 +106,69 @@ impl Error {
         }
     }
 
+    /// Whether this is redb refusing a write because an earlier one in the same transaction
+    /// failed: a consequence, not a cause.
+    pub(crate) fn follows_earlier_io_error(&self) -> bool {
+        matches!(self, Error::Redb { source, .. } if matches!(**source, redb::Error::PreviousIo))
+    }
+
+    /// Of two errors met by work done at once, the one to report: the cause, not redb's
+    /// "previous I/O error" that the cause brought on the others.
+    pub(crate) fn cause(self, other: Error) -> Error {
+        if self.follows_earlier_io_error() && !other.follows_earlier_io_error() {
+            other
+        } else {
+            self
+        }
+    }
+
     /// Adds where a corruption was found (file, table, block) to its message.
     pub(crate) fn at(self, place: impl std::fmt::Display) -> Self {
         match self {
             Error::Corrupt(msg) => Error::Corrupt(format!("{place}: {msg}")),
             other => other,
         }
+    }
+}
+
+/// The values of work done at once on one redb write transaction, or the error that caused
+/// its failure (see [`Error::cause`]).
+pub(crate) fn all_or_cause<T>(results: impl IntoIterator<Item = Result<T>>) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    let mut failure: Option<Error> = None;
+    for result in results {
+        match (result, failure.take()) {
+            (Ok(value), failure_so_far) => {
+                values.push(value);
+                failure = failure_so_far;
+            }
+            (Err(e), None) => failure = Some(e),
+            (Err(e), Some(earlier)) => failure = Some(earlier.cause(e)),
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(values),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cause_is_reported_not_redbs_previous_io_error() {
+        let consequence = || Error::redb("f", redb::Error::PreviousIo);
+        let cause = || Error::Corrupt("the cause".into());
+        for results in [
+            vec![Ok(1), Err(consequence()), Err(cause())],
+            vec![Err(cause()), Ok(2), Err(consequence())],
+        ] {
+            let e = all_or_cause(results).unwrap_err();
+            assert!(e.to_string().contains("the cause"), "{e}");
+        }
+        let e = all_or_cause::<u8>(vec![Err(consequence())]).unwrap_err();
+        assert!(e.follows_earlier_io_error());
+        assert_eq!(all_or_cause(vec![Ok(1), Ok(2)]).unwrap(), vec![1, 2]);
     }
 }

@@ -25,7 +25,7 @@ use crate::block::docs::DocState;
 use crate::block::entries::{EntryWriter, Payload};
 use crate::block::postings::Posting;
 use crate::catalog::{sync_dir, RunMeta};
-use crate::error::{Error, Result};
+use crate::error::{all_or_cause, Error, Result};
 use crate::permutation::Permutations;
 use crate::run::{
     append_entries, close_db, create_db, shard_file, shard_file_count, EntryScan, KeyScan,
@@ -525,10 +525,11 @@ fn merge_shard_file(
     path: &Path,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
     let file = ShardWriter::new(path.to_path_buf());
-    let written: Vec<(u64, u64)> = (0..perms.tables().len())
+    let results: Vec<Result<(u64, u64)>> = (0..perms.tables().len())
         .into_par_iter()
         .map(|t| merge_table(inputs, perms, t, shards, dead, &file))
-        .collect::<Result<_>>()?;
+        .collect();
+    let written = all_or_cause(results)?;
     Ok(file.finish()?.then(|| written.into_iter().unzip()))
 }
 

@@ -152,38 +152,49 @@ pub(crate) fn append_keys(
     Ok(bytes)
 }
 
-/// Writes docs.redb; returns (docs bytes, postings bytes).
+/// Writes docs.redb; returns (docs bytes, postings bytes). Documents and postings are two
+/// tables of one write transaction, written at once from two threads.
 fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> {
     let path = run_dir.join(DOCS_FILE);
     let db = create_db(&path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
-    let mut bytes = (0u64, 0u64);
-    append_entries(&txn, &path, DOCS, |emit| {
-        entries::encode(
-            contents
-                .documents
-                .iter()
-                .map(|&(hash, id, state)| (hash, id.as_bytes(), state)),
-            |key, block| {
-                bytes.0 += block.len() as u64;
-                emit(key, block)
-            },
-        )
-    })?;
-    append_entries(&txn, &path, POSTINGS, |emit| {
-        entries::encode(
-            contents
-                .postings
-                .iter()
-                .map(|&(fp, id)| (fp, id.as_bytes(), Posting)),
-            |key, block| {
-                bytes.1 += block.len() as u64;
-                emit(key, block)
-            },
-        )
-    })?;
+    let documents = contents
+        .documents
+        .iter()
+        .map(|&(hash, id, state)| (hash, id.as_bytes(), state));
+    let postings = contents
+        .postings
+        .iter()
+        .map(|&(fp, id)| (fp, id.as_bytes(), Posting));
+    let (docs_bytes, postings_bytes) = rayon::join(
+        || append_all_entries(&txn, &path, DOCS, documents),
+        || append_all_entries(&txn, &path, POSTINGS, postings),
+    );
+    let bytes = match (docs_bytes, postings_bytes) {
+        (Ok(docs), Ok(postings)) => (docs, postings),
+        (Err(a), Err(b)) => return Err(a.cause(b)),
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
     txn.commit().map_err(|e| Error::redb(&path, e))?;
     close_db(db, &path)?;
+    Ok(bytes)
+}
+
+/// Appends `entries` (ascending, after any the table holds) to table `def` as entry blocks;
+/// returns the bytes of blocks written.
+fn append_all_entries<'e, P: entries::Payload + 'e>(
+    txn: &redb::WriteTransaction,
+    path: &Path,
+    def: TableDefinition<&[u8], &[u8]>,
+    entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
+) -> Result<u64> {
+    let mut bytes = 0;
+    append_entries(txn, path, def, |emit| {
+        entries::encode(entries, |key, block| {
+            bytes += block.len() as u64;
+            emit(key, block)
+        })
+    })?;
     Ok(bytes)
 }
 
@@ -214,7 +225,9 @@ pub(crate) fn append_entries<T>(
 /// written concurrently.
 pub(crate) struct ShardWriter {
     path: PathBuf,
-    open: OnceLock<(Database, redb::WriteTransaction)>,
+    /// The open file, once the first key came; None if opening it failed (the writer that
+    /// met the failure reports it; the others report a consequence).
+    open: OnceLock<Option<(Database, redb::WriteTransaction)>>,
     creating: Mutex<()>,
 }
 
@@ -234,26 +247,44 @@ impl ShardWriter {
     }
 
     fn txn(&self) -> Result<&redb::WriteTransaction> {
-        if let Some((_, txn)) = self.open.get() {
-            return Ok(txn);
-        }
-        let _creating = self.creating.lock().expect("no writer panicked");
         if self.open.get().is_none() {
-            let db = create_db(&self.path)?;
-            let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
-            let _ = self.open.set((db, txn));
+            let _creating = self.creating.lock().expect("no writer panicked");
+            if self.open.get().is_none() {
+                let created = create_db(&self.path).and_then(|db| {
+                    let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
+                    Ok((db, txn))
+                });
+                match created {
+                    Ok(open) => {
+                        let _ = self.open.set(Some(open));
+                    }
+                    Err(e) => {
+                        let _ = self.open.set(None);
+                        return Err(e);
+                    }
+                }
+            }
         }
-        Ok(&self.open.get().expect("set above").1)
+        match self.open.get() {
+            Some(Some((_, txn))) => Ok(txn),
+            _ => Err(self.failed_before()),
+        }
+    }
+
+    /// What a writer of a file whose opening failed gets: a consequence of that failure.
+    fn failed_before(&self) -> Error {
+        Error::redb(&self.path, redb::Error::PreviousIo)
     }
 
     /// Commits and closes the file; false when no key came and there is no file.
     pub(crate) fn finish(self) -> Result<bool> {
         match self.open.into_inner() {
-            Some((db, txn)) => {
+            Some(Some((db, txn))) => {
                 txn.commit().map_err(|e| Error::redb(&self.path, e))?;
                 close_db(db, &self.path)?;
                 Ok(true)
             }
+            Some(None) => Err(Error::redb(&self.path, redb::Error::PreviousIo)),
             None => Ok(false),
         }
     }
@@ -340,10 +371,11 @@ impl<'a> TablesJob<'a> {
             });
         }
         if let Err(e) = self.write_keys(t, &keys) {
-            self.failure
-                .lock()
-                .expect("no writer panicked")
-                .get_or_insert(e);
+            let mut failure = self.failure.lock().expect("no writer panicked");
+            *failure = Some(match failure.take() {
+                Some(earlier) => earlier.cause(e),
+                None => e,
+            });
         }
         self.recycle(keys);
     }
