@@ -15,6 +15,9 @@ use std::time::Instant;
 
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
+mod common;
+use common::Args;
+
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -25,24 +28,21 @@ fn peak_rss_mib() -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .map(|i| args[i + 1].clone())
-    };
+    let args = Args::from_env();
     let data = args.first().expect("usage: audit DATA.u64 [--dir DIR]");
-    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| "bench-data/audit".into()));
-    let reuse = args.iter().any(|a| a == "--reuse") && dir.join("CATALOG").exists();
+    let dir = PathBuf::from(
+        args.flag("--dir")
+            .unwrap_or_else(|| "bench-data/audit".into()),
+    );
+    let reuse = args.has("--reuse") && dir.join("CATALOG").exists();
 
     let mut build_s = 0.0;
     if !reuse {
         let t = Instant::now();
         let bytes = std::fs::read(data).expect("data file");
-        let batches: usize = flag("--batches").map_or(1, |b| b.parse().expect("--batches B"));
+        let batches: usize = args
+            .flag("--batches")
+            .map_or(1, |b| b.parse().expect("--batches B"));
         let n = bytes.len() / 8;
         let _ = std::fs::remove_dir_all(&dir);
         let mut store = Store::create(&dir, Settings::default()).unwrap();
@@ -89,7 +89,7 @@ fn main() {
         );
     }
     println!("{{\"figure\":\"peak_rss\",\"mib\":{:.0}}}", peak_rss_mib());
-    if let Some(path) = flag("--pairs-out") {
+    if let Some(path) = args.flag("--pairs-out") {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
         for p in &pairs {
             out.write_all(&p.a.to_le_bytes()).unwrap();

@@ -15,13 +15,8 @@ use std::time::Instant;
 use simhashdb::catalog::CompactionPolicy;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{splitmix, Args};
 
 /// Median and p99 single-query latency in microseconds over `queries`.
 fn latency(dir: &std::path::Path, queries: &[u64]) -> (f64, f64) {
@@ -39,31 +34,32 @@ fn latency(dir: &std::path::Path, queries: &[u64]) -> (f64, f64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args = Args::from_env();
     let n: usize = args
         .first()
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .map(|i| args[i + 1].clone())
-    };
-    let runs: usize = flag("--runs").and_then(|r| r.parse().ok()).unwrap_or(8);
-    let delete: f64 = flag("--delete")
+    let runs: usize = args
+        .flag("--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(8);
+    let delete: f64 = args
+        .flag("--delete")
         .and_then(|d| d.parse().ok())
         .unwrap_or(0.05);
-    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| format!("bench-data/compact-{n}")));
+    let dir = PathBuf::from(
+        args.flag("--dir")
+            .unwrap_or_else(|| format!("bench-data/compact-{n}")),
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     let mut rng = 42u64;
     let settings = Settings {
-        blocks: flag("--blocks").map_or(Settings::default().blocks, |m| {
-            m.parse().expect("--blocks M")
-        }),
+        blocks: args
+            .flag("--blocks")
+            .map_or(Settings::default().blocks, |m| {
+                m.parse().expect("--blocks M")
+            }),
         ..Settings::default()
     };
     let mut store = Store::create(&dir, settings).unwrap();
@@ -120,7 +116,7 @@ fn main() {
         s.dropped_documents,
     );
     drop(store);
-    if !args.iter().any(|a| a == "--keep") {
+    if !args.has("--keep") {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

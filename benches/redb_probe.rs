@@ -21,13 +21,8 @@ use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
 use simhashdb::block::keys::{self, KeyBlock};
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{append_blocks, splitmix, Args};
 
 fn table(t: usize) -> TableDefinition<'static, u64, &'static [u8]> {
     // Leaked once per table: TableDefinition borrows its name.
@@ -42,27 +37,16 @@ enum Work {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .map(|i| args[i + 1].clone())
-    };
-    let number = |name: &str, default: f64| {
-        flag(name).map_or(default, |v| v.parse::<f64>().expect("a number")) as usize
-    };
-    let fingerprints = args
-        .first()
-        .filter(|a| !a.starts_with("--"))
-        .map_or(1e7, |a| a.parse::<f64>().expect("FINGERPRINTS")) as usize;
-    let queries = number("--queries", 1e4);
-    let tables = number("--tables", 4.0);
-    let threads = number("--threads", 2.0);
-    let cache = number("--cache-mib", 25.0) << 20;
-    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| "bench-data/redb-probe".into()));
+    let args = Args::from_env();
+    let fingerprints = args.count(10_000_000);
+    let queries = args.number("--queries", 1e4) as usize;
+    let tables = args.number("--tables", 4.0) as usize;
+    let threads = args.number("--threads", 2.0) as usize;
+    let cache = (args.number("--cache-mib", 25.0) as usize) << 20;
+    let dir = PathBuf::from(
+        args.flag("--dir")
+            .unwrap_or_else(|| "bench-data/redb-probe".into()),
+    );
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("tables.redb");
 
@@ -76,18 +60,16 @@ fn main() {
             .set_cache_size(256 << 20)
             .create(&path)
             .unwrap();
+        let mut blocks: Vec<(u64, Vec<u8>)> = Vec::new();
+        keys::encode(&keys, |last, block| {
+            blocks.push((last, block.to_vec()));
+            Ok(())
+        })
+        .unwrap();
         let txn = db.begin_write().unwrap();
         for t in 0..tables {
-            let mut table = txn.open_table(table(t)).unwrap();
-            let mut cursor = table
-                .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-                .unwrap();
-            keys::encode(&keys, |last, block| {
-                cursor.insert_before(last, block).unwrap();
-                Ok(())
-            })
-            .unwrap();
-            cursor.close().unwrap();
+            let blocks = blocks.iter().map(|(last, b)| (*last, &b[..]));
+            append_blocks(&txn, &format!("t{t:03}"), blocks);
         }
         txn.commit().unwrap();
     }

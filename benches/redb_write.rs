@@ -17,36 +17,27 @@ use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
 use simhashdb::block::keys;
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{append_blocks, splitmix, Args};
 
 const TABLES: usize = 10;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args = Args::from_env();
     let entries: usize = args
         .first()
         .and_then(|a| a.parse::<f64>().ok())
         .map_or(10_000_000, |n| n as usize);
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .map(|i| args[i + 1].clone())
-    };
-    let files: Vec<usize> = flag("--files")
+    let files: Vec<usize> = args
+        .flag("--files")
         .unwrap_or_else(|| "1,2,8".into())
         .split(',')
         .map(|f| f.parse().expect("--files 1,2,8"))
         .collect();
-    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| "bench-data/redb-write".into()));
+    let dir = PathBuf::from(
+        args.flag("--dir")
+            .unwrap_or_else(|| "bench-data/redb-write".into()),
+    );
     std::fs::create_dir_all(&dir).unwrap();
 
     // One table's worth of blocks, written to every table of every file.
@@ -75,17 +66,8 @@ fn main() {
                 .unwrap();
             let txn = db.begin_write().unwrap();
             for t in 0..TABLES {
-                let name = format!("t{t:03}");
-                let mut table = txn
-                    .open_table(TableDefinition::<u64, &[u8]>::new(&name))
-                    .unwrap();
-                let mut cursor = table
-                    .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-                    .unwrap();
-                for (last, block) in &blocks {
-                    cursor.insert_before(*last, &block[..]).unwrap();
-                }
-                cursor.close().unwrap();
+                let blocks = blocks.iter().map(|(last, b)| (*last, &b[..]));
+                append_blocks(&txn, &format!("t{t:03}"), blocks);
             }
             txn.commit().unwrap();
         });

@@ -13,13 +13,8 @@ use std::time::Instant;
 
 use simhashdb::{Batch, Settings, Snapshot, Stats, Store};
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{splitmix, Args};
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -76,25 +71,21 @@ fn build(
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args = Args::from_env();
     let n: usize = args
         .first()
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .map(|i| args[i + 1].clone())
-    };
-    let dir = PathBuf::from(flag("--dir").unwrap_or_else(|| format!("bench-data/scale-{n}")));
-    let daily: usize = flag("--daily")
+    let dir = PathBuf::from(
+        args.flag("--dir")
+            .unwrap_or_else(|| format!("bench-data/scale-{n}")),
+    );
+    let daily: usize = args
+        .flag("--daily")
         .and_then(|d| d.parse().ok())
         .unwrap_or(1_000_000);
     let mut rng = 42u64;
-    let fps: Vec<u64> = match flag("--data") {
+    let fps: Vec<u64> = match args.flag("--data") {
         Some(path) => std::fs::read(&path)
             .expect("data file")
             .chunks_exact(8)
@@ -103,17 +94,21 @@ fn main() {
             .collect(),
         None => (0..n).map(|_| splitmix(&mut rng)).collect(),
     };
-    let reuse = args.iter().any(|a| a == "--reuse") && dir.join("CATALOG").exists();
-    let cache: usize = flag("--cache")
+    let reuse = args.has("--reuse") && dir.join("CATALOG").exists();
+    let cache: usize = args
+        .flag("--cache")
         .and_then(|c| c.parse().ok())
         .unwrap_or(simhashdb::DEFAULT_CACHE_BYTES);
     if !reuse {
         let _ = std::fs::remove_dir_all(&dir);
         let settings = Settings {
-            blocks: flag("--blocks").map_or(5, |m| m.parse().expect("--blocks M")),
+            blocks: args
+                .flag("--blocks")
+                .map_or(5, |m| m.parse().expect("--blocks M")),
             ..Settings::default()
         };
-        let run_documents = flag("--run-documents")
+        let run_documents = args
+            .flag("--run-documents")
             .map_or(simhashdb::insertion::DEFAULT_RUN_DOCUMENTS, |r| {
                 r.parse().expect("--run-documents N")
             });
