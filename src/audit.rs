@@ -11,6 +11,7 @@
 //! fingerprints of every posting (to find fingerprints stored under several ids).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -18,6 +19,7 @@ use crate::error::Result;
 use crate::permutation::Permutations;
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
+use crate::sorted_tables;
 
 /// Two distinct fingerprints within the audit's distance; `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -87,18 +89,23 @@ pub fn find_all(
 ) -> Vec<FingerprintPair> {
     let perms = Permutations::new(settings);
     let distance = u32::from(settings.distance);
-    let mut pairs: Vec<FingerprintPair> = (0..perms.tables().len())
-        .into_par_iter()
-        .flat_map_iter(|t| {
-            let table = &perms.tables()[t];
-            let mut keys: Vec<u64> = fingerprints.iter().map(|&f| table.permute(f)).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            let mut out = Vec::new();
-            close_pairs_in_sorted(&perms, t, &keys, distance, &mut out);
-            progress(1);
-            out
-        })
+    let mut unique = fingerprints.to_vec();
+    unique.par_sort_unstable();
+    unique.dedup();
+    let parts = Mutex::new(Vec::new());
+    sorted_tables::for_each(&perms, &unique, |t, keys| {
+        let mut out = Vec::new();
+        close_pairs_in_sorted(&perms, t, keys, distance, &mut out);
+        progress(1);
+        parts.lock().expect("no visit panicked").push(out);
+        Ok(())
+    })
+    .expect("the visits do not fail");
+    let mut pairs: Vec<FingerprintPair> = parts
+        .into_inner()
+        .expect("no visit panicked")
+        .into_iter()
+        .flatten()
         .collect();
     pairs.par_sort_unstable();
     pairs

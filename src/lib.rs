@@ -64,6 +64,7 @@ mod radix;
 pub mod run;
 pub mod settings;
 pub mod snapshot;
+mod sorted_tables;
 pub mod stats;
 pub mod store;
 pub mod verify;

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 use redb::{
@@ -29,7 +29,7 @@ use crate::block::postings::Posting;
 use crate::catalog::{sync_dir, RunMeta};
 use crate::error::{Error, Result};
 use crate::permutation::Permutations;
-use crate::radix;
+use crate::sorted_tables;
 
 pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
 pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
@@ -292,10 +292,6 @@ impl ShardWriter {
 
 /// Writes every permuted table into the shard files; returns (shard files, files present,
 /// bytes per table).
-///
-/// Each table's keys are sorted from its sort parent's sorted keys ([`Permutations::sort_parent`]):
-/// a tree rooted at table 0, whose keys are the (sorted) fingerprints. Children run as parallel
-/// tasks holding their parent's keys until they have derived their own.
 fn write_tables(
     run_dir: &Path,
     perms: &Permutations,
@@ -303,28 +299,25 @@ fn write_tables(
     fingerprints: &[u64],
 ) -> Result<(u16, Vec<u16>, Vec<u64>)> {
     let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
-    let tables = perms.tables().len();
-    let mut children = vec![Vec::new(); tables];
-    for t in 1..tables {
-        children[perms.sort_parent(t).0].push(t);
-    }
-    let job = TablesJob {
-        perms,
-        children,
-        shards_per_file: shards / files,
-        writers: (0..files)
-            .map(|s| ShardWriter::new(shard_file(run_dir, s)))
-            .collect(),
-        bytes: (0..tables).map(|_| AtomicU64::new(0)).collect(),
-        failure: Mutex::new(None),
-        spare: Mutex::new(Vec::new()),
-    };
-    rayon::scope(|scope| job.table(scope, 0, Arc::new(fingerprints.to_vec())));
-    if let Some(e) = job.failure.into_inner().expect("no writer panicked") {
-        return Err(e);
-    }
-    let present: Vec<u16> = job
-        .writers
+    let shards_per_file = shards / files;
+    let writers: Vec<ShardWriter> = (0..files)
+        .map(|s| ShardWriter::new(shard_file(run_dir, s)))
+        .collect();
+    let bytes: Vec<AtomicU64> = perms.tables().iter().map(|_| AtomicU64::new(0)).collect();
+    sorted_tables::for_each(perms, fingerprints, |t, keys| {
+        // Each shard file's slice of the ascending keys goes to that file.
+        let mut start = 0;
+        while start < keys.len() {
+            let file = perms.shard_of(keys[start]) / shards_per_file;
+            let end = start
+                + keys[start..].partition_point(|&k| perms.shard_of(k) / shards_per_file == file);
+            let written = writers[file].append_keys(t, &keys[start..end])?;
+            bytes[t].fetch_add(written, Ordering::Relaxed);
+            start = end;
+        }
+        Ok(())
+    })?;
+    let present: Vec<u16> = writers
         .into_par_iter()
         .enumerate()
         .filter_map(|(s, w)| {
@@ -333,105 +326,8 @@ fn write_tables(
                 .transpose()
         })
         .collect::<Result<_>>()?;
-    let bytes = job
-        .bytes
-        .iter()
-        .map(|b| b.load(Ordering::Relaxed))
-        .collect();
+    let bytes = bytes.iter().map(|b| b.load(Ordering::Relaxed)).collect();
     Ok((files as u16, present, bytes))
-}
-
-/// The shared state of the tasks that write a run's tables.
-struct TablesJob<'a> {
-    perms: &'a Permutations,
-    /// The tables sorted from each table's keys.
-    children: Vec<Vec<usize>>,
-    shards_per_file: usize,
-    writers: Vec<ShardWriter>,
-    bytes: Vec<AtomicU64>,
-    /// The first error any task met; the others stop at their next step.
-    failure: Mutex<Option<Error>>,
-    /// Key buffers no table needs any more, for later tables to reuse: fresh memory costs a
-    /// page fault per 4 KiB (about 0.4 ms per MB on the project's VM).
-    spare: Mutex<Vec<Vec<u64>>>,
-}
-
-impl<'a> TablesJob<'a> {
-    /// Writes table `t` from its sorted `keys`, after spawning the tasks of its children.
-    fn table<'s>(&'s self, scope: &rayon::Scope<'s>, t: usize, keys: Arc<Vec<u64>>) {
-        if self.failed() {
-            return;
-        }
-        for &child in &self.children[t] {
-            let parent_keys = Arc::clone(&keys);
-            scope.spawn(move |scope| {
-                let own = self.derive_keys(child, t, &parent_keys);
-                self.recycle(parent_keys);
-                self.table(scope, child, Arc::new(own));
-            });
-        }
-        if let Err(e) = self.write_keys(t, &keys) {
-            let mut failure = self.failure.lock().expect("no writer panicked");
-            *failure = Some(match failure.take() {
-                Some(earlier) => earlier.cause(e),
-                None => e,
-            });
-        }
-        self.recycle(keys);
-    }
-
-    /// Drops a holder of a table's keys; the last one to go keeps the buffer for reuse.
-    fn recycle(&self, keys: Arc<Vec<u64>>) {
-        if let Some(keys) = Arc::into_inner(keys) {
-            self.keep(keys);
-        }
-    }
-
-    fn keep(&self, buffer: Vec<u64>) {
-        if buffer.capacity() > 0 {
-            self.spare.lock().expect("no writer panicked").push(buffer);
-        }
-    }
-
-    fn spare_buffer(&self) -> Vec<u64> {
-        self.spare
-            .lock()
-            .expect("no writer panicked")
-            .pop()
-            .unwrap_or_default()
-    }
-
-    fn failed(&self) -> bool {
-        self.failure.lock().expect("no writer panicked").is_some()
-    }
-
-    /// Table `t`'s keys, ascending, from its parent's ascending keys: in the parent's order
-    /// they are already grouped by the leading bits both share; sort within each group.
-    fn derive_keys(&self, t: usize, parent: usize, parent_keys: &[u64]) -> Vec<u64> {
-        let (mut keys, mut scratch) = (self.spare_buffer(), self.spare_buffer());
-        self.perms
-            .rekey(parent, t)
-            .apply_into(parent_keys, &mut keys);
-        radix::sort_below(&mut keys, self.perms.sort_parent(t).1, &mut scratch);
-        self.keep(scratch);
-        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
-        keys
-    }
-
-    /// Appends each shard's slice of table `t`'s ascending keys to its shard file.
-    fn write_keys(&self, t: usize, keys: &[u64]) -> Result<()> {
-        let mut start = 0;
-        while start < keys.len() {
-            let file = self.perms.shard_of(keys[start]) / self.shards_per_file;
-            let end = start
-                + keys[start..]
-                    .partition_point(|&k| self.perms.shard_of(k) / self.shards_per_file == file);
-            let bytes = self.writers[file].append_keys(t, &keys[start..end])?;
-            self.bytes[t].fetch_add(bytes, Ordering::Relaxed);
-            start = end;
-        }
-        Ok(())
-    }
 }
 
 /// Read access to one committed run.
