@@ -490,6 +490,20 @@ mod tests {
         }
     }
 
+    proptest! {
+        #[test]
+        fn hex_parses_as_the_standard_parser_does(digits in "[0-9a-fA-FgxG ]{0,17}") {
+            let standard = if (1..=16).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                u64::from_str_radix(&digits, 16).ok()
+            } else {
+                None
+            };
+            prop_assert_eq!(parse_hex(digits.as_bytes()), standard);
+        }
+    }
+
     fn read(text: &str, skip: bool) -> Result<(Batch, ReadSummary)> {
         let mut batch = Batch::new();
         let options = ReadOptions {

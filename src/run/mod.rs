@@ -267,13 +267,8 @@ impl ShardWriter {
         }
         match self.open.get() {
             Some(Some((_, txn))) => Ok(txn),
-            _ => Err(self.failed_before()),
+            _ => Err(failed_before(&self.path)),
         }
-    }
-
-    /// What a writer of a file whose opening failed gets: a consequence of that failure.
-    fn failed_before(&self) -> Error {
-        Error::redb(&self.path, redb::Error::PreviousIo)
     }
 
     /// Commits and closes the file; false when no key came and there is no file.
@@ -284,10 +279,15 @@ impl ShardWriter {
                 close_db(db, &self.path)?;
                 Ok(true)
             }
-            Some(None) => Err(Error::redb(&self.path, redb::Error::PreviousIo)),
+            Some(None) => Err(failed_before(&self.path)),
             None => Ok(false),
         }
     }
+}
+
+/// What a writer of a shard file whose opening failed gets: a consequence of that failure.
+fn failed_before(path: &Path) -> Error {
+    Error::redb(path, redb::Error::PreviousIo)
 }
 
 /// Writes every permuted table into the shard files; returns (shard files, files present,
@@ -721,5 +721,30 @@ impl DocsFile {
             i = end.max(i + 1);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::plan::{self, Fault};
+
+    #[test]
+    fn a_shard_file_that_failed_to_open_fails_its_other_writers_as_a_consequence() {
+        let _serial = plan::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let writer = ShardWriter::new(dir.path().join("shard-000.redb"));
+        // The file is created, then its first write fails.
+        let plan = plan::install(Fault::FailWrite(0));
+        let first = writer.append_keys(0, &[1, 2, 3]);
+        plan::clear();
+        assert!(plan.fired.load(std::sync::atomic::Ordering::SeqCst));
+        let first = first.unwrap_err();
+        assert!(first.to_string().contains("injected fault"), "{first}");
+        // Another table's writer must not try to create the file again ("File exists").
+        let second = writer.append_keys(1, &[4]).unwrap_err();
+        assert!(second.follows_earlier_io_error(), "{second}");
+        assert!(first.cause(second).to_string().contains("injected fault"));
+        assert!(writer.finish().unwrap_err().follows_earlier_io_error());
     }
 }
