@@ -19,10 +19,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
-use simhashdb::block::keys::{self, KeyBlock};
+use simhashdb::block::keys::KeyBlock;
 
 mod common;
-use common::{append_blocks, splitmix, Args};
+use common::{append_blocks, encode_blocks, splitmix, Args};
 
 fn table(t: usize) -> TableDefinition<'static, u64, &'static [u8]> {
     // Leaked once per table: TableDefinition borrows its name.
@@ -60,12 +60,7 @@ fn main() {
             .set_cache_size(256 << 20)
             .create(&path)
             .unwrap();
-        let mut blocks: Vec<(u64, Vec<u8>)> = Vec::new();
-        keys::encode(&keys, |last, block| {
-            blocks.push((last, block.to_vec()));
-            Ok(())
-        })
-        .unwrap();
+        let blocks = encode_blocks(&keys);
         let txn = db.begin_write().unwrap();
         for t in 0..tables {
             let blocks = blocks.iter().map(|(last, b)| (*last, &b[..]));

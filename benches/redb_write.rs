@@ -18,7 +18,7 @@ use redb::{Database, ReadableDatabase, TableDefinition};
 use simhashdb::block::keys;
 
 mod common;
-use common::{append_blocks, splitmix, Args};
+use common::{append_blocks, encode_blocks, splitmix, Args};
 
 const TABLES: usize = 10;
 
@@ -47,12 +47,7 @@ fn main() {
         let mut keys_of_file: Vec<u64> = (0..per_table / f).map(|_| splitmix(&mut rng)).collect();
         keys_of_file.sort_unstable();
         keys_of_file.dedup();
-        let mut blocks: Vec<(u64, Vec<u8>)> = Vec::new();
-        keys::encode(&keys_of_file, |last, block| {
-            blocks.push((last, block.to_vec()));
-            Ok(())
-        })
-        .unwrap();
+        let blocks = encode_blocks(&keys_of_file);
         let bytes: usize = blocks.iter().map(|(_, b)| b.len()).sum::<usize>() * TABLES * f;
         let written = keys_of_file.len() * TABLES * f;
 

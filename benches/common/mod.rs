@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each bench uses a part
 
 use redb::TableDefinition;
+use simhashdb::block::keys;
 
 /// splitmix64: the benches' random fingerprints (the same sequence as ../shared/bench uses
 /// for its seeds).
@@ -83,4 +84,15 @@ pub fn append_blocks<'b>(
         cursor.insert_before(last, block).unwrap();
     }
     cursor.close().unwrap();
+}
+
+/// Strictly increasing `keys` encoded as a run encodes them: `(last key, block)` per block.
+pub fn encode_blocks(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
+    let mut blocks = Vec::new();
+    keys::encode(keys, |last, block| {
+        blocks.push((last, block.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    blocks
 }
