@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::catalog::CompactionPolicy;
+use simhashdb::CompactionPolicy;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 mod common;

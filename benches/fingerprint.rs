@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use simhashdb::fingerprint::Scheme;
+use simhashdb::Scheme;
 
 fn main() {
     let path = std::env::args()

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
-use simhashdb::block::keys::KeyBlock;
+use simhashdb::internals::KeyBlock;
 
 mod common;
 use common::{append_blocks, encode_blocks, splitmix, Args};

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
-use simhashdb::block::keys;
+use simhashdb::internals::KeyBlock;
 
 mod common;
 use common::{append_blocks, encode_blocks, splitmix, Args};
@@ -86,7 +86,7 @@ fn main() {
                         .unwrap();
                     for item in table.range::<u64>(..).unwrap() {
                         let (_, block) = item.unwrap();
-                        let block = keys::KeyBlock::parse(block.value()).unwrap();
+                        let block = KeyBlock::parse(block.value()).unwrap();
                         block.for_each(|_| n += 1).unwrap();
                     }
                 }

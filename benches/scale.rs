@@ -109,7 +109,7 @@ fn main() {
         };
         let run_documents = args
             .flag("--run-documents")
-            .map_or(simhashdb::insertion::DEFAULT_RUN_DOCUMENTS, |r| {
+            .map_or(simhashdb::DEFAULT_RUN_DOCUMENTS, |r| {
                 r.parse().expect("--run-documents N")
             });
         build(&dir, settings, &fps, run_documents, daily, &mut rng);

@@ -24,16 +24,22 @@ use crate::sorted_tables;
 /// Two distinct fingerprints within the audit's distance; `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FingerprintPair {
+    /// The smaller fingerprint.
     pub a: u64,
+    /// The larger fingerprint.
     pub b: u64,
+    /// Their Hamming distance.
     pub distance: u32,
 }
 
 /// Two stored documents within the audit's distance; `a < b`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DocumentPair {
+    /// The smaller id.
     pub a: String,
+    /// The larger id.
     pub b: String,
+    /// The Hamming distance between their fingerprints.
     pub distance: u32,
 }
 
@@ -76,7 +82,7 @@ fn close_pairs_in_sorted(
 /// Sorted by (a, b).
 ///
 /// ```
-/// use simhashdb::{audit::find_all, Settings};
+/// use simhashdb::{find_all, Settings};
 /// let settings = Settings { blocks: 6, distance: 3, shards: 1 };
 /// let pairs = find_all(&[0b1111, 0b0111, 1 << 63], &settings, |_| {});
 /// assert_eq!(pairs.len(), 1);

@@ -125,17 +125,17 @@ impl DocumentSink for Batch {
 /// Checks an id against the rules of [`Batch::push`].
 pub fn check_id(id: &str) -> Result<()> {
     if id.is_empty() {
-        return Err(Error::Input("the id is empty".into()));
+        return Err(Error::input("the id is empty"));
     }
     if id.len() > MAX_ID_BYTES {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "the id is {} bytes long; at most {MAX_ID_BYTES} are allowed",
             id.len()
         )));
     }
     if id.contains(['\t', '\n', '\r']) {
-        return Err(Error::Input(
-            "the id contains a tab, carriage return or line feed".into(),
+        return Err(Error::input(
+            "the id contains a tab, carriage return or line feed",
         ));
     }
     Ok(())

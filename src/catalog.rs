@@ -16,11 +16,13 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fault::{injected, Op};
 use crate::fingerprint::Scheme;
+use crate::layout::{self, sync_dir};
+use crate::policy::CompactionPolicy;
 use crate::settings::Settings;
 
 /// The format version this build writes. See migrations/ for the history.
@@ -34,12 +36,11 @@ const HEADER_BYTES: usize = 16;
 /// Decoding refuses a payload larger than this: a corrupted length must not allocate at will.
 const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 
-/// The file name of the catalog inside a store directory.
-pub const CATALOG_FILE: &str = "CATALOG";
-
 /// Everything a reader needs to see one consistent state of the store.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
 pub struct Catalog {
+    /// The settings the store was created with.
     pub settings: Settings,
     /// When `insert` merges runs by itself.
     pub compaction: CompactionPolicy,
@@ -61,7 +62,9 @@ pub struct Catalog {
 
 /// One immutable run: the documents, postings and new fingerprints of one batch.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
 pub struct RunMeta {
+    /// The run's number, which names its directory.
     pub id: u64,
     /// How many shard files the run's S shards are grouped into (a power of two <= S): file
     /// f holds shards f*S/F .. (f+1)*S/F. Small runs use one file, since every redb file
@@ -75,18 +78,23 @@ pub struct RunMeta {
     pub documents: u64,
     /// Block bytes written per permuted table.
     pub table_bytes: Vec<u64>,
-    /// Block bytes of the docs and postings tables.
+    /// Block bytes of the docs table.
     pub docs_bytes: u64,
+    /// Block bytes of the postings table.
     pub postings_bytes: u64,
 }
 
 /// One committed change of documents: an `insert`, `delete` or `expire`.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
 pub struct BatchMeta {
+    /// The batch's number, counting from 1.
     pub id: u64,
+    /// What the batch did.
     pub kind: BatchKind,
     /// Seconds since the Unix epoch when the batch was committed.
     pub committed_unix_s: u64,
+    /// The label the batch was given, if any (an expire records what it expired by).
     pub label: Option<String>,
     /// Ids that were not stored before.
     pub inserted: u64,
@@ -103,12 +111,23 @@ pub struct BatchMeta {
 /// What a batch did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub enum BatchKind {
+    /// Documents inserted (or replaced).
     Insert,
+    /// Documents deleted by id.
     Delete,
+    /// Documents deleted because the insert batches that stored them expired.
     Expire,
 }
 
+impl BatchMeta {
+    /// When the batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    pub fn committed_utc(&self) -> String {
+        crate::dates::format_utc(self.committed_unix_s)
+    }
+}
+
 impl BatchKind {
+    /// The kind's name, as `batches` prints it.
     pub fn name(self) -> &'static str {
         match self {
             BatchKind::Insert => "insert",
@@ -118,29 +137,9 @@ impl BatchKind {
     }
 }
 
-/// When `insert` compacts by itself: see [`crate::compaction::plan`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub struct CompactionPolicy {
-    /// Past this many runs, an insert merges the newest ones; 0 never merges automatically.
-    pub max_runs: u16,
-    /// Merge this many runs of about the same size into one (a size tier spans this factor).
-    pub merge_factor: u16,
-}
-
-impl Default for CompactionPolicy {
-    /// Queries probe every run, so keep them few; merging 4 at a time rewrites a fingerprint
-    /// about log4(N / batch) times over its life.
-    fn default() -> Self {
-        CompactionPolicy {
-            max_runs: 12,
-            merge_factor: 4,
-        }
-    }
-}
-
 impl Catalog {
     /// A new, empty catalog.
-    pub fn new(settings: Settings) -> Self {
+    pub(crate) fn new(settings: Settings) -> Self {
         Catalog {
             settings,
             compaction: CompactionPolicy::default(),
@@ -163,6 +162,19 @@ impl Catalog {
             .transpose()
     }
 
+    /// The scheme text given to this store is fingerprinted with: an error when the store
+    /// records none (stores made by format v1 take fingerprints, not text) or one this build
+    /// does not know.
+    pub fn text_scheme(&self) -> Result<Scheme> {
+        self.scheme()?.ok_or_else(|| {
+            Error::Scheme(
+                "the store records no fingerprint scheme (it was made before schemes were \
+                 recorded), so it takes fingerprints, not text"
+                    .into(),
+            )
+        })
+    }
+
     /// Reads and checks the catalog of the store at `dir`.
     pub fn read(dir: &Path) -> Result<Self> {
         Self::decode(&read_file(dir)?, dir)
@@ -177,7 +189,7 @@ impl Catalog {
     }
 
     /// The catalog file's bytes.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let payload = bincode::encode_to_vec(self, bincode::config::standard())
             .expect("encoding to a Vec cannot fail");
         seal(FORMAT_VERSION, &payload)
@@ -185,19 +197,14 @@ impl Catalog {
 
     /// Commits this catalog to the store at `dir`: after this returns, a crash or a reader sees
     /// it; if it fails, they see the previous one.
-    pub fn commit(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn commit(&self, dir: &Path) -> Result<()> {
         commit_bytes(dir, &self.encode())
-    }
-
-    /// The directory of run `id`.
-    pub fn run_dir(dir: &Path, id: u64) -> PathBuf {
-        dir.join("runs").join(format!("{id:010}"))
     }
 }
 
 /// The bytes of the catalog file of the store at `dir`.
 pub(crate) fn read_file(dir: &Path) -> Result<Vec<u8>> {
-    let path = dir.join(CATALOG_FILE);
+    let path = layout::catalog_file(dir);
     std::fs::read(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::NotAStore {
@@ -226,19 +233,19 @@ pub(crate) fn unseal<'b>(bytes: &'b [u8], dir: &Path) -> Result<(u32, &'b [u8])>
     let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
     if len > MAX_PAYLOAD_BYTES || bytes.len() != HEADER_BYTES + len + 4 {
         return Err(Error::corrupt(format!(
-            "{}: catalog is {} bytes but its header says {}",
-            dir.join(CATALOG_FILE).display(),
+            "catalog is {} bytes but its header says {}",
             bytes.len(),
             HEADER_BYTES + len + 4
-        )));
+        ))
+        .in_file(&layout::catalog_file(dir)));
     }
     let stored = u32::from_le_bytes(bytes[HEADER_BYTES + len..].try_into().expect("4"));
     let actual = crc32fast::hash(&bytes[..HEADER_BYTES + len]);
     if stored != actual {
         return Err(Error::corrupt(format!(
-            "{}: catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}",
-            dir.join(CATALOG_FILE).display()
-        )));
+            "catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}"
+        ))
+        .in_file(&layout::catalog_file(dir)));
     }
     Ok((version, &bytes[HEADER_BYTES..HEADER_BYTES + len]))
 }
@@ -268,8 +275,8 @@ pub(crate) fn seal(version: u32, payload: &[u8]) -> Vec<u8> {
 
 /// Replaces the catalog file of the store at `dir` atomically (see the module docs).
 pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = dir.join(format!("{CATALOG_FILE}.tmp"));
-    let path = dir.join(CATALOG_FILE);
+    let tmp = layout::catalog_tmp_file(dir);
+    let path = layout::catalog_file(dir);
     let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     injected(Op::Write)
         .and_then(|_| file.write_all(bytes))
@@ -282,7 +289,7 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
-pub fn check_version(version: u32, dir: &Path) -> Result<()> {
+pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
     if version == FORMAT_VERSION {
         Ok(())
     } else if UPGRADABLE_VERSIONS.contains(&version) {
@@ -298,13 +305,6 @@ pub fn check_version(version: u32, dir: &Path) -> Result<()> {
             current: FORMAT_VERSION,
         })
     }
-}
-
-/// Makes a directory's entries (created, renamed or removed files) durable.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, e))
 }
 
 #[cfg(test)]

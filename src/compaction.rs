@@ -1,160 +1,175 @@
-//! The compaction policy: which runs to merge, decided from their sizes alone.
-//!
-//! Queries probe every run, so runs must stay few; merging rewrites data, so a fingerprint
-//! should be rewritten few times. The policy is size-tiered, like tantivy's log merge policy,
-//! with one difference: it only ever merges a suffix of the runs (the newest ones), which keeps
-//! the merge free of reads of other runs (see `merge.rs`).
-//!
-//! A run of `s` entries is in tier `floor(log_F(s))` (F = the merge factor). The plan finds the
-//! smallest tier T such that the longest suffix of runs in tiers <= T holds F runs of tier T,
-//! and merges that suffix (the smaller runs in it go along); and, when there are more than
-//! `max_runs` runs, it merges enough of the newest to get back to `max_runs`. Equal daily
-//! batches thus merge 4 into 1, four of those into 1, and so on.
+//! Compaction: merging runs into one, as the store's [`CompactionPolicy`](crate::CompactionPolicy) asks
+//! ([`Store::compact_if_due`]) or all of them ([`Store::compact`]). The policy decides which
+//! runs ([`crate::policy`]); [`crate::run::merge`] merges them; the merged run replaces its
+//! inputs in one catalog commit, and the inputs' files are deleted after it.
 
-use crate::catalog::CompactionPolicy;
+use std::path::Path;
 
-/// The index of the first run to merge (the merge takes it and every newer run), or None when
-/// no merge is due. `sizes` are the runs' entry counts, oldest first.
-pub fn plan(sizes: &[u64], policy: &CompactionPolicy) -> Option<usize> {
-    let n = sizes.len();
-    if policy.max_runs == 0 || n < 2 {
-        return None;
+use crate::catalog::{Catalog, RunMeta};
+use crate::error::{Error, Result};
+use crate::layout::{self, sync_dir};
+use crate::policy;
+use crate::run::merge::merge_runs;
+use crate::store::Store;
+
+impl Store {
+    /// Merges every run into one: drops deleted documents, replaced postings and fingerprints
+    /// no id has any more, and reclaims their space.
+    pub fn compact(&mut self) -> Result<CompactSummary> {
+        if self.catalog().runs.is_empty() {
+            return Ok(CompactSummary::nothing(self.catalog()));
+        }
+        self.merge_from(0)
     }
-    let mut start: Option<usize> = None;
-    let factor = u64::from(policy.merge_factor);
-    if factor >= 2 {
-        let tiers: Vec<u32> = sizes.iter().map(|&s| tier(s, factor)).collect();
-        let mut candidates = tiers.clone();
-        candidates.sort_unstable();
-        candidates.dedup();
-        for top in candidates {
-            // The longest suffix whose runs are all in tier `top` or below, if F of them are
-            // in tier `top`.
-            let suffix = tiers.iter().rev().take_while(|&&t| t <= top);
-            let (len, at_top) =
-                suffix.fold((0, 0), |(len, at), &t| (len + 1, at + (t == top) as usize));
-            if at_top >= factor as usize {
-                start = Some(n - len);
-                break;
+
+    /// Whether the compaction policy asks for a merge now (what [`Store::compact_if_due`]
+    /// would do).
+    pub fn compaction_due(&self) -> bool {
+        self.due_merge().is_some()
+    }
+
+    /// The first run of the merge the policy asks for now, if any.
+    fn due_merge(&self) -> Option<usize> {
+        let sizes: Vec<u64> = self.catalog().runs.iter().map(run_size).collect();
+        policy::plan(&sizes, &self.catalog().compaction)
+    }
+
+    /// Merges what the compaction policy says is due, repeatedly; None when nothing was.
+    pub fn compact_if_due(&mut self) -> Result<Option<CompactSummary>> {
+        let mut total: Option<CompactSummary> = None;
+        loop {
+            let Some(start) = self.due_merge() else {
+                return Ok(total);
+            };
+            let step = self.merge_from(start)?;
+            total = Some(match total {
+                None => step,
+                Some(t) => t.then(step),
+            });
+            if self.catalog().runs.len() <= 1 {
+                return Ok(total);
             }
         }
     }
-    let max = usize::from(policy.max_runs).max(1);
-    if n > max {
-        // Merging runs max-1.. leaves exactly max runs.
-        let cap_start = max - 1;
-        start = Some(start.map_or(cap_start, |s| s.min(cap_start)));
+
+    /// Merges runs `start..` into one run that takes their place.
+    fn merge_from(&mut self, start: usize) -> Result<CompactSummary> {
+        let began = std::time::Instant::now();
+        let bytes_before = runs_bytes(self.dir(), self.catalog())?;
+        let snapshot = self.snapshot()?;
+        let mut pending = self.begin_commit();
+        let mut merged = None;
+        let meta = pending.write_run(|dir, id| {
+            let m = merge_runs(
+                &snapshot.runs()[start..],
+                start == 0,
+                dir,
+                id,
+                snapshot.permutations(),
+                usize::from(snapshot.settings().shards),
+            )?;
+            let meta = m.meta.clone();
+            merged = Some(m);
+            Ok(meta)
+        })?;
+        let merged = merged.expect("set by the write");
+        let next = pending.catalog_mut();
+        let inputs: Vec<u64> = next.runs.drain(start..).map(|r| r.id).collect();
+        next.runs.push(meta);
+        let runs_before = self.catalog().runs.len();
+        self.commit(pending)?;
+        drop(snapshot);
+        // The inputs are garbage now; if removing one fails, the next writer removes it.
+        for &id in &inputs {
+            let _ = std::fs::remove_dir_all(layout::run_dir(self.dir(), id));
+        }
+        let _ = sync_dir(&layout::runs_dir(self.dir()));
+        Ok(CompactSummary {
+            runs_before,
+            runs_after: self.catalog().runs.len(),
+            merged_runs: inputs.len(),
+            bytes_before,
+            bytes_after: runs_bytes(self.dir(), self.catalog())?,
+            dropped_documents: merged.dropped_documents,
+            dropped_fingerprints: merged.dropped_fingerprints,
+            table_entries: merged.table_entries,
+            seconds: began.elapsed().as_secs_f64(),
+        })
     }
-    start
 }
 
-/// The size tier of a run of `size` entries: floor(log_factor(size)), with empty runs in 0.
-fn tier(size: u64, factor: u64) -> u32 {
-    let mut tier = 0;
-    let mut bound = factor;
-    while size >= bound {
-        tier += 1;
-        match bound.checked_mul(factor) {
-            Some(b) => bound = b,
-            None => break,
-        }
-    }
-    tier
+/// The entries of a run, as the compaction policy weighs it.
+fn run_size(run: &RunMeta) -> u64 {
+    run.documents.max(run.fingerprints)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
+/// Bytes of the files of the catalog's runs.
+pub(crate) fn runs_bytes(dir: &Path, catalog: &Catalog) -> Result<u64> {
+    let mut total = 0;
+    for run in &catalog.runs {
+        let run_dir = layout::run_dir(dir, run.id);
+        for entry in std::fs::read_dir(&run_dir).map_err(|e| Error::io(&run_dir, e))? {
+            let entry = entry.map_err(|e| Error::io(&run_dir, e))?;
+            total += entry
+                .metadata()
+                .map_err(|e| Error::io(entry.path(), e))?
+                .len();
+        }
+    }
+    Ok(total)
+}
 
-    fn policy(max_runs: u16, merge_factor: u16) -> CompactionPolicy {
-        CompactionPolicy {
-            max_runs,
-            merge_factor,
+/// What a compaction did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CompactSummary {
+    /// Runs before the compaction.
+    pub runs_before: usize,
+    /// Runs after it.
+    pub runs_after: usize,
+    /// Runs merged (over every step of an automatic compaction).
+    pub merged_runs: usize,
+    /// Bytes of run files before.
+    pub bytes_before: u64,
+    /// Bytes of run files after.
+    pub bytes_after: u64,
+    /// Document entries dropped (deletions, replaced entries).
+    pub dropped_documents: u64,
+    /// Fingerprints dropped from the tables (no id has them any more).
+    pub dropped_fingerprints: u64,
+    /// Table entries read and merged.
+    pub table_entries: u64,
+    /// Seconds the compaction took.
+    pub seconds: f64,
+}
+
+impl CompactSummary {
+    fn nothing(catalog: &Catalog) -> Self {
+        CompactSummary {
+            runs_before: catalog.runs.len(),
+            runs_after: catalog.runs.len(),
+            merged_runs: 0,
+            bytes_before: 0,
+            bytes_after: 0,
+            dropped_documents: 0,
+            dropped_fingerprints: 0,
+            table_entries: 0,
+            seconds: 0.0,
         }
     }
 
-    /// Applies the plan after every insert of `batch` entries; returns the runs left and how
-    /// many times each inserted entry was rewritten, at most.
-    fn simulate(batches: &[u64], p: &CompactionPolicy) -> (Vec<u64>, u64) {
-        let mut runs: Vec<(u64, u64)> = Vec::new(); // (size, rewrites of its entries)
-        for &b in batches {
-            runs.push((b, 0));
-            while let Some(start) = plan(&runs.iter().map(|r| r.0).collect::<Vec<_>>(), p) {
-                let merged: Vec<(u64, u64)> = runs.drain(start..).collect();
-                let size = merged.iter().map(|r| r.0).sum();
-                let rewrites = merged.iter().map(|r| r.1).max().unwrap() + 1;
-                runs.push((size, rewrites));
-                if runs.len() == 1 {
-                    break;
-                }
-            }
-        }
-        let worst = runs.iter().map(|r| r.1).max().unwrap_or(0);
-        (runs.iter().map(|r| r.0).collect(), worst)
-    }
-
-    #[test]
-    fn tiers_are_log_factor() {
-        assert_eq!(tier(0, 4), 0);
-        assert_eq!(tier(3, 4), 0);
-        assert_eq!(tier(4, 4), 1);
-        assert_eq!(tier(15, 4), 1);
-        assert_eq!(tier(16, 4), 2);
-        assert_eq!(tier(u64::MAX, 4), 31);
-    }
-
-    #[test]
-    fn merges_factor_runs_of_one_tier_and_nothing_before() {
-        let p = policy(100, 4);
-        assert_eq!(plan(&[1000, 10, 10, 10], &p), None);
-        assert_eq!(plan(&[1000, 10, 10, 10, 10], &p), Some(1));
-        // Smaller runs go along with the tier they follow, but do not count toward it.
-        assert_eq!(plan(&[1000, 50, 10, 2, 1], &p), None);
-        assert_eq!(plan(&[1000, 20, 20, 20, 1, 20], &p), Some(1));
-        assert_eq!(plan(&[], &p), None);
-        assert_eq!(plan(&[5], &p), None);
-    }
-
-    #[test]
-    fn max_runs_caps_the_count_and_zero_disables() {
-        assert_eq!(
-            plan(&[1 << 40, 1 << 30, 1 << 20, 1 << 10], &policy(2, 4)),
-            Some(1)
-        );
-        assert_eq!(plan(&[10, 10, 10, 10, 10], &policy(0, 4)), None);
-        assert_eq!(plan(&[10, 10, 10], &policy(1, 0)), Some(0));
-    }
-
-    #[test]
-    fn daily_batches_stay_few_and_are_rewritten_logarithmically() {
-        let p = CompactionPolicy::default();
-        let (runs, worst) = simulate(&vec![1_000_000; 1000], &p);
-        assert!(runs.len() <= usize::from(p.max_runs), "{runs:?}");
-        // 1000 batches, factor 4: about log4(1000) = 5 rewrites, plus the cap's merges.
-        assert!(worst <= 8, "rewritten {worst} times");
-        assert_eq!(runs.iter().sum::<u64>(), 1_000_000_000);
-    }
-
-    proptest! {
-        #[test]
-        fn a_plan_is_a_suffix_of_two_or_more_that_respects_the_cap(
-            sizes in proptest::collection::vec(0u64..1_000_000, 0..40),
-            max_runs in 0u16..20,
-            factor in 0u16..10,
-        ) {
-            let p = policy(max_runs, factor);
-            match plan(&sizes, &p) {
-                None => prop_assert!(max_runs == 0 || sizes.len() <= usize::from(max_runs.max(1))),
-                Some(start) => {
-                    prop_assert!(max_runs > 0);
-                    prop_assert!(start + 2 <= sizes.len());
-                    let after = start + 1;
-                    if sizes.len() > usize::from(max_runs.max(1)) {
-                        prop_assert!(after <= usize::from(max_runs.max(1)));
-                    }
-                }
-            }
+    /// This step followed by `next`.
+    fn then(self, next: CompactSummary) -> Self {
+        CompactSummary {
+            runs_before: self.runs_before,
+            runs_after: next.runs_after,
+            merged_runs: self.merged_runs + next.merged_runs,
+            bytes_before: self.bytes_before,
+            bytes_after: next.bytes_after,
+            dropped_documents: self.dropped_documents + next.dropped_documents,
+            dropped_fingerprints: self.dropped_fingerprints + next.dropped_fingerprints,
+            table_entries: self.table_entries + next.table_entries,
+            seconds: self.seconds + next.seconds,
         }
     }
 }

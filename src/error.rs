@@ -1,119 +1,306 @@
 //! The library's errors. Each variant says what went wrong and, where it helps, how to fix it;
 //! the CLI prints the whole chain.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// Everything the engine can fail with.
+/// Everything the engine can fail with. Each variant says what went wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Settings that cannot make a working store (see [`crate::Settings::validate`]).
-    #[error("invalid settings: {0}")]
-    Settings(String),
+    /// A setting whose value cannot make a working store (see [`crate::Settings::validate`]).
+    /// Fix: choose another value, as `problem` says.
+    #[error("invalid {setting}: {problem}")]
+    Settings {
+        /// The setting at fault.
+        setting: Setting,
+        /// What is wrong with its value, and what would do.
+        problem: String,
+    },
 
-    /// An input line or value that is not what the format requires.
-    #[error("{0}")]
-    Input(String),
+    /// An input document, line or value that is not what its format requires. Fix the input at
+    /// the place named, or skip invalid documents (see [`crate::ReadOptions::skip_invalid`]).
+    #[error("{}", at_place(origin.as_deref(), *line, problem))]
+    Input {
+        /// The input: a file's path, `<stdin>`, or a name the caller gave.
+        origin: Option<String>,
+        /// The 1-based line, for line formats.
+        line: Option<u64>,
+        /// What is wrong.
+        problem: String,
+    },
 
-    /// A file's operating-system error, with the path it concerns.
-    #[error("{path}: {source}")]
+    /// A file's operating-system error, with the path it concerns. Fix: as the error says
+    /// (permissions, free space, a missing file).
+    #[error("{path}: {error}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        /// The operating system's error.
+        error: std::io::Error,
     },
 
-    /// redb failed, with the file it concerns.
-    #[error("{path}: {source}")]
+    /// redb failed on a file of the store. Fix: as the error says; if it reports damage, run
+    /// [`crate::verify_store`].
+    #[error("{path}: {error}")]
     Redb {
+        /// The redb file.
         path: PathBuf,
-        #[source]
-        source: Box<redb::Error>,
+        /// redb's error.
+        error: Box<redb::Error>,
     },
 
-    /// Stored bytes fail their checksum or structure checks. The store is damaged: run
-    /// `simhashdb verify` to list every damaged block, and restore from a copy.
-    #[error("corrupted data: {0}")]
-    Corrupt(String),
+    /// Stored bytes fail their checksum or structure checks: the store is damaged where it
+    /// says. Fix: [`crate::verify_store`] lists every damaged block; restore the store from a
+    /// copy.
+    #[error("{}", corruption_message(file.as_deref(), table.as_deref(), block.as_deref(), problem))]
+    Corruption {
+        /// The damaged file, when known.
+        file: Option<PathBuf>,
+        /// The table of that file (`docs`, `postings`, `t000`...), when known.
+        table: Option<String>,
+        /// The block: the key it is filed under, as 16 hex digits, when known.
+        block: Option<String>,
+        /// What is wrong.
+        problem: String,
+    },
 
-    /// The path is not a simhashdb store.
+    /// The path is not a simhashdb store. Fix: give the directory made by
+    /// [`crate::Store::create`].
     #[error("{path}: not a simhashdb store ({why})")]
-    NotAStore { path: PathBuf, why: String },
+    NotAStore {
+        /// The path given.
+        path: PathBuf,
+        /// Why it is not a store.
+        why: String,
+    },
 
-    /// The store was written by an older format this build can upgrade.
+    /// The path to create a store at is taken. Fix: choose a new path, or an empty directory.
+    #[error("{path}: {why}; choose a new path")]
+    AlreadyExists {
+        /// The path given.
+        path: PathBuf,
+        /// What is there.
+        why: String,
+    },
+
+    /// The store was written by an older format this build can upgrade. Fix: run
+    /// [`crate::migrate`] (`simhashdb migrate`).
     #[error(
         "{path}: store format version {found} is older than this build's {current}: \
          upgrade required: run `simhashdb migrate {path}`"
     )]
     UpgradeRequired {
+        /// The store.
         path: PathBuf,
+        /// Its format version.
         found: u32,
+        /// This build's.
         current: u32,
     },
 
-    /// The store was written by a newer or unknown format.
+    /// The store was written by a newer or unknown format. Fix: use a newer simhashdb.
     #[error(
         "{path}: store format version {found} is not known to this build (which reads \
          version {current}); use a newer simhashdb"
     )]
     UnknownVersion {
+        /// The store.
         path: PathBuf,
+        /// Its format version.
         found: u32,
+        /// This build's.
         current: u32,
     },
 
-    /// Another process holds the writer lock.
+    /// Another process holds the writer lock. Fix: wait for it to finish.
     #[error(
         "{path}: store is locked by pid {pid} (another insert, delete or compaction is running)"
     )]
-    Locked { path: PathBuf, pid: String },
+    Locked {
+        /// The store.
+        path: PathBuf,
+        /// The pid written in the lock file by its holder.
+        pid: String,
+    },
 
-    /// A fingerprint scheme that this build does not know, or text given to a store without
-    /// one.
+    /// A fingerprint scheme that this build does not know, or text given to a store that
+    /// records no scheme. Fix: as the message says.
     #[error("{0}")]
     Scheme(String),
 
-    /// A query asked for more than the store supports.
-    #[error(
-        "distance {asked} exceeds the store's maximum distance {max} (set by `init --distance`)"
-    )]
-    DistanceTooLarge { asked: u32, max: u32 },
+    /// A query asked for more bits than the store's tables can find. Fix: ask for at most
+    /// `max`, or make a store with a larger distance.
+    #[error("distance {asked} exceeds the store's maximum distance {max}")]
+    DistanceTooLarge {
+        /// The distance asked for.
+        asked: u32,
+        /// The store's K.
+        max: u32,
+    },
+
+    /// No insert batch has the label an expiry asked for. Fix: list the batches
+    /// ([`crate::Catalog::batches`]) and use one of their labels.
+    #[error("no insert batch has the label {label:?}")]
+    NoSuchLabel {
+        /// The label asked for.
+        label: String,
+    },
+
+    /// A file not read or written because an earlier attempt to open or write it failed: a
+    /// consequence, reported only when its cause is not known.
+    #[error("{path}: not used, because an earlier attempt to open or write it failed")]
+    AfterEarlierFailure {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// The settings of a store and of its operations, as [`Error::Settings`] names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// m, the number of blocks a fingerprint is split into ([`crate::Settings::blocks`]).
+    Blocks,
+    /// K, the largest distance a query may ask for ([`crate::Settings::distance`]).
+    Distance,
+    /// The number of shards ([`crate::Settings::shards`]).
+    Shards,
+    /// The store size the settings are planned for ([`crate::Settings::for_size`]).
+    ExpectedSize,
+    /// The fingerprint scheme ([`crate::Scheme`]).
+    Scheme,
+    /// The least Jaccard similarity a verified pair keeps ([`crate::verify_pairs`]).
+    MinJaccard,
+}
+
+impl Setting {
+    /// The setting's name, as messages print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Blocks => "blocks",
+            Setting::Distance => "distance",
+            Setting::Shards => "shards",
+            Setting::ExpectedSize => "expected size",
+            Setting::Scheme => "scheme",
+            Setting::MinJaccard => "minimum Jaccard similarity",
+        }
+    }
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn at_place(source: Option<&str>, line: Option<u64>, problem: &str) -> String {
+    match (source, line) {
+        (Some(source), Some(line)) => format!("{source}:{line}: {problem}"),
+        (Some(source), None) => format!("{source}: {problem}"),
+        (None, Some(line)) => format!("line {line}: {problem}"),
+        (None, None) => problem.to_string(),
+    }
+}
+
+/// `FILE table TABLE block BLOCK: PROBLEM`, with the parts that are known.
+fn corruption_message(
+    file: Option<&Path>,
+    table: Option<&str>,
+    block: Option<&str>,
+    problem: &str,
+) -> String {
+    let location = corruption_location(file, table, block);
+    if location.is_empty() {
+        format!("corrupted data: {problem}")
+    } else {
+        format!("corrupted data in {location}: {problem}")
+    }
+}
+
+/// `FILE table TABLE block BLOCK`, with the parts that are known.
+pub(crate) fn corruption_location(
+    file: Option<&Path>,
+    table: Option<&str>,
+    block: Option<&str>,
+) -> String {
+    let mut parts = Vec::new();
+    if let Some(file) = file {
+        parts.push(file.display().to_string());
+    }
+    if let Some(table) = table {
+        parts.push(format!("table {table}"));
+    }
+    if let Some(block) = block {
+        parts.push(format!("block {block}"));
+    }
+    parts.join(" ")
 }
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn settings(msg: impl Into<String>) -> Self {
-        Error::Settings(msg.into())
+    pub(crate) fn settings(setting: Setting, problem: impl Into<String>) -> Self {
+        Error::Settings {
+            setting,
+            problem: problem.into(),
+        }
     }
 
-    pub(crate) fn corrupt(msg: impl Into<String>) -> Self {
-        Error::Corrupt(msg.into())
+    /// A corruption found by a codec, before the reader says where.
+    pub(crate) fn corrupt(problem: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: None,
+            table: None,
+            block: None,
+            problem: problem.into(),
+        }
     }
 
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// An input error with no place: a value the caller handed over.
+    pub(crate) fn input(problem: impl Into<String>) -> Self {
+        Error::Input {
+            origin: None,
+            line: None,
+            problem: problem.into(),
+        }
+    }
+
+    /// An input error at `source`, line `line`.
+    pub(crate) fn input_at(source: &str, line: Option<u64>, problem: impl Into<String>) -> Self {
+        Error::Input {
+            origin: Some(source.to_string()),
+            line,
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 
-    pub(crate) fn redb(path: impl Into<PathBuf>, source: impl Into<redb::Error>) -> Self {
+    pub(crate) fn redb(path: impl Into<PathBuf>, error: impl Into<redb::Error>) -> Self {
         Error::Redb {
             path: path.into(),
-            source: Box::new(source.into()),
+            error: Box::new(error.into()),
         }
     }
 
-    /// Whether this is redb refusing a write because an earlier one in the same transaction
-    /// failed: a consequence, not a cause.
+    /// Whether this is a write refused because an earlier one to the same file failed: a
+    /// consequence, not a cause.
     pub(crate) fn follows_earlier_io_error(&self) -> bool {
-        matches!(self, Error::Redb { source, .. } if matches!(**source, redb::Error::PreviousIo))
+        match self {
+            Error::Redb { error, .. } => matches!(**error, redb::Error::PreviousIo),
+            Error::AfterEarlierFailure { .. } => true,
+            _ => false,
+        }
     }
 
-    /// Of two errors met by work done at once, the one to report: the cause, not redb's
-    /// "previous I/O error" that the cause brought on the others.
+    /// Of two errors met by work done at once, the one to report: the cause, not the
+    /// consequences it brought on the others.
     pub(crate) fn cause(self, other: Error) -> Error {
         if self.follows_earlier_io_error() && !other.follows_earlier_io_error() {
             other
@@ -122,10 +309,38 @@ impl Error {
         }
     }
 
-    /// Adds where a corruption was found (file, table, block) to its message.
-    pub(crate) fn at(self, place: impl std::fmt::Display) -> Self {
+    /// Fills in where a corruption was found, keeping what is already known.
+    pub(crate) fn at(self, file: &Path, table: &str, block: Option<String>) -> Self {
         match self {
-            Error::Corrupt(msg) => Error::Corrupt(format!("{place}: {msg}")),
+            Error::Corruption {
+                file: f,
+                table: t,
+                block: b,
+                problem,
+            } => Error::Corruption {
+                file: f.or_else(|| Some(file.to_path_buf())),
+                table: t.or_else(|| Some(table.to_string())),
+                block: b.or(block),
+                problem,
+            },
+            other => other,
+        }
+    }
+
+    /// Places a corruption in `file`, unless its place is known.
+    pub(crate) fn in_file(self, file: &Path) -> Self {
+        match self {
+            Error::Corruption {
+                file: None,
+                table,
+                block,
+                problem,
+            } => Error::Corruption {
+                file: Some(file.to_path_buf()),
+                table,
+                block,
+                problem,
+            },
             other => other,
         }
     }
@@ -159,7 +374,7 @@ mod tests {
     #[test]
     fn the_cause_is_reported_not_redbs_previous_io_error() {
         let consequence = || Error::redb("f", redb::Error::PreviousIo);
-        let cause = || Error::Corrupt("the cause".into());
+        let cause = || Error::corrupt("the cause");
         for results in [
             vec![Ok(1), Err(consequence()), Err(cause())],
             vec![Err(cause()), Ok(2), Err(consequence())],

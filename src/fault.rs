@@ -174,7 +174,7 @@ mod tests {
     use std::sync::atomic::Ordering;
 
     use super::plan::{self, Fault};
-    use crate::catalog::CompactionPolicy;
+    use crate::policy::CompactionPolicy;
     use crate::verify::verify_store;
     use crate::{Batch, Settings, Snapshot, Store};
 

@@ -14,20 +14,20 @@
 //! exception: nothing is written for an unchanged id, so if it comes again in a later run it
 //! counts as unchanged (or replaced) again instead of superseded.
 
-use std::path::PathBuf;
-
 use rayon::prelude::*;
 
 use crate::batch::{Batch, DocumentSink};
 use crate::block::docs::DocState;
-use crate::catalog::{BatchKind, BatchMeta, Catalog};
+use crate::catalog::BatchKind;
+use crate::commit::PendingCommit;
+use crate::compaction::CompactSummary;
 use crate::error::Result;
-use crate::run::RunContents;
+use crate::run::{RunContents, RunReader};
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::store::Store;
 
 /// What an insert did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct InsertSummary {
     /// The batch number, or None when nothing changed and no batch was recorded.
     pub batch: Option<u64>,
@@ -43,6 +43,11 @@ pub struct InsertSummary {
     pub new_fingerprints: u64,
     /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
     pub runs: u64,
+    /// The merge the store's compaction policy asked for after the commit, if one ran.
+    pub compaction: Option<CompactSummary>,
+    /// Why that merge failed, if it did. The batch is committed all the same and the store is
+    /// intact; [`Store::compact_if_due`] tries again.
+    pub compaction_failure: Option<String>,
 }
 
 impl Store {
@@ -86,27 +91,26 @@ pub const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
 /// ```
 pub struct Insertion<'s> {
     store: &'s mut Store,
-    /// The catalog to commit: the store's, plus the runs written so far.
-    next: Catalog,
+    /// The store's catalog plus the runs written so far, and those runs' directories.
+    commit: PendingCommit,
     label: Option<String>,
     summary: InsertSummary,
     /// Documents not yet written.
     pending: Batch,
     run_documents: usize,
-    /// Directories of the runs written and not yet committed.
-    written: Vec<PathBuf>,
+    compact_after: bool,
 }
 
 impl<'s> Insertion<'s> {
     pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {
         Insertion {
-            next: store.catalog().clone(),
+            commit: store.begin_commit(),
             store,
             label: label.map(str::to_string),
             summary: InsertSummary::default(),
             pending: Batch::new(),
             run_documents: DEFAULT_RUN_DOCUMENTS,
-            written: Vec::new(),
+            compact_after: true,
         }
     }
 
@@ -114,6 +118,14 @@ impl<'s> Insertion<'s> {
     /// queries probe fewer places; more, smaller ones use less memory.
     pub fn run_documents(mut self, n: usize) -> Self {
         self.run_documents = n.max(1);
+        self
+    }
+
+    /// Whether [`Insertion::commit`] merges runs after the commit when the store's
+    /// [`CompactionPolicy`](crate::CompactionPolicy) asks for it (the default). Without it the
+    /// runs wait for [`Store::compact_if_due`], e.g. called in the background.
+    pub fn compact_after(mut self, compact: bool) -> Self {
+        self.compact_after = compact;
         self
     }
 
@@ -154,9 +166,12 @@ impl<'s> Insertion<'s> {
         if documents.is_empty() {
             return Ok(());
         }
-        let batch_id = self.next.next_batch;
-        let snapshot =
-            Snapshot::from_catalog(self.store.dir(), self.next.clone(), DEFAULT_CACHE_BYTES)?;
+        let batch_id = self.commit.catalog().next_batch;
+        let snapshot = Snapshot::from_catalog(
+            self.store.dir(),
+            self.commit.catalog().clone(),
+            DEFAULT_CACHE_BYTES,
+        )?;
         let order = documents.sorted_unique();
         let summary = &mut self.summary;
         summary.superseded += (documents.len() - order.len()) as u64;
@@ -173,7 +188,7 @@ impl<'s> Insertion<'s> {
                 .map(|&(hash, i)| (hash, documents.id(i as usize)))
                 .collect()
         };
-        let states_in = |runs: &[crate::run::RunReader]| -> Result<Vec<Option<DocState>>> {
+        let states_in = |runs: &[RunReader]| -> Result<Vec<Option<DocState>>> {
             let mut states = vec![None; if runs.is_empty() { 0 } else { keys.len() }];
             for run in runs.iter().rev() {
                 run.docs()?.states_sorted(&keys, &mut states)?;
@@ -244,45 +259,46 @@ impl<'s> Insertion<'s> {
         summary.new_fingerprints += fingerprints.len() as u64;
         drop(snapshot);
 
-        self.next.documents += inserted;
-        let run_dir = self.store.write_pending_run(
-            &mut self.next,
-            &RunContents {
-                documents: &changed,
-                postings: &postings,
-                fingerprints: &fingerprints,
-            },
-        )?;
-        self.written.push(run_dir);
-        Ok(())
+        self.commit.catalog_mut().documents += inserted;
+        self.commit.add_run(&RunContents {
+            documents: &changed,
+            postings: &postings,
+            fingerprints: &fingerprints,
+        })
     }
 
     /// Writes what is pending and commits every run of the batch at once. When nothing
-    /// changed, no batch is recorded (`batch` is None in the summary).
+    /// changed, no batch is recorded (`batch` is None in the summary). Then, unless
+    /// [`Insertion::compact_after`] said otherwise, merges runs as the store's compaction policy
+    /// asks; the batch is committed whether or not that merge succeeds (see
+    /// [`InsertSummary::compaction_failure`]).
     pub fn commit(mut self) -> Result<InsertSummary> {
         let pending = std::mem::take(&mut self.pending);
         self.write(&pending)?;
         let mut summary = self.summary.clone();
-        summary.runs = self.written.len() as u64;
-        if self.written.is_empty() {
+        summary.runs = self.commit.written_runs() as u64;
+        if summary.runs == 0 {
             return Ok(summary);
         }
-        let mut next = self.next.clone();
-        let batch = BatchMeta {
-            inserted: summary.inserted,
-            replaced: summary.replaced,
-            unchanged: summary.unchanged,
-            ..self
-                .store
-                .batch_meta(BatchKind::Insert, self.label.as_deref())
-        };
+        let Insertion {
+            store,
+            mut commit,
+            label,
+            compact_after,
+            ..
+        } = self;
+        let batch = commit.add_batch(BatchKind::Insert, label.as_deref());
+        batch.inserted = summary.inserted;
+        batch.replaced = summary.replaced;
+        batch.unchanged = summary.unchanged;
         summary.batch = Some(batch.id);
-        next.next_batch += 1;
-        next.batches.push(batch);
-        // From here the runs are not ours to remove: a failed commit may still have reached
-        // the disk, and the next writer to open the store removes them if it did not.
-        self.written.clear();
-        self.store.commit(next)?;
+        store.commit(commit)?;
+        if compact_after {
+            match store.compact_if_due() {
+                Ok(compaction) => summary.compaction = compaction,
+                Err(e) => summary.compaction_failure = Some(e.to_string()),
+            }
+        }
         Ok(summary)
     }
 }
@@ -357,16 +373,6 @@ fn tally(
         None => {
             summary.inserted += 1;
             true
-        }
-    }
-}
-
-impl Drop for Insertion<'_> {
-    /// An insertion dropped before its commit leaves the store as it was: its runs go. What
-    /// cannot be removed now, the next writer to open the store removes.
-    fn drop(&mut self) {
-        for dir in &self.written {
-            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

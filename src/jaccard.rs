@@ -6,11 +6,16 @@
 //! probability ~2^-64 per pair, far below any threshold's resolution.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::audit::DocumentPair;
+use crate::error::{Error, Result, Setting};
 use crate::fingerprint::{shingle_hashes, Features};
+use crate::input::{read_texts, ReadOptions};
 
 /// Words per shingle in verification (the usual near-duplicate definition).
 pub const SHINGLE_WORDS: u8 = 3;
@@ -46,28 +51,62 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     }
 }
 
-/// The pairs whose documents' Jaccard similarity is at least `min_jaccard`, with it. `sets`
-/// maps ids to their shingle sets ([`shingle_set`]); a pair with an id missing from it is an
-/// error naming the id, since it cannot be verified.
-pub fn verify(
+/// The pairs whose documents' Jaccard similarity is at least `min_jaccard` (in 0..=1), with
+/// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`read_corpus_shingles`]); a
+/// pair with an id missing from it is an input error naming the id, since it cannot be
+/// verified.
+pub fn verify_pairs(
     pairs: Vec<DocumentPair>,
     sets: &HashMap<String, Vec<u64>>,
     min_jaccard: f64,
-) -> Result<Vec<(DocumentPair, f64)>, String> {
+) -> Result<Vec<(DocumentPair, f64)>> {
+    if !(0.0..=1.0).contains(&min_jaccard) {
+        return Err(Error::settings(
+            Setting::MinJaccard,
+            format!("{min_jaccard} is not between 0 and 1"),
+        ));
+    }
+    let shingles = |id: &str| {
+        sets.get(id)
+            .ok_or_else(|| Error::input(format!("no text for document {id:?}")))
+    };
     let checked: Vec<Option<(DocumentPair, f64)>> = pairs
         .into_par_iter()
         .map(|p| {
-            let a = sets
-                .get(&p.a)
-                .ok_or_else(|| format!("no text for document {:?}", p.a))?;
-            let b = sets
-                .get(&p.b)
-                .ok_or_else(|| format!("no text for document {:?}", p.b))?;
-            let j = jaccard(a, b);
+            let j = jaccard(shingles(&p.a)?, shingles(&p.b)?);
             Ok((j >= min_jaccard).then_some((p, j)))
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_>>()?;
     Ok(checked.into_iter().flatten().collect())
+}
+
+/// The shingle sets ([`shingle_set`]) of the documents of a JSON Lines corpus whose ids
+/// `wanted` accepts, computed in parallel. Ids and texts are read as
+/// [`crate::read_documents`] reads them, from `options.id_field` and `options.text_field`.
+pub fn read_corpus_shingles(
+    corpus: &Path,
+    options: &ReadOptions,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<HashMap<String, Vec<u64>>> {
+    let file = File::open(corpus).map_err(|e| Error::io(corpus, e))?;
+    let mut texts = Vec::new();
+    read_texts(
+        BufReader::with_capacity(1 << 20, file),
+        &corpus.display().to_string(),
+        options,
+        |id, text| {
+            if wanted(&id) {
+                texts.push((id, text));
+            }
+        },
+    )?;
+    Ok(texts
+        .into_par_iter()
+        .map(|(id, text)| {
+            let set = shingle_set(&text);
+            (id, set)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -98,9 +137,9 @@ mod tests {
             b: b.into(),
             distance: 1,
         };
-        let kept = verify(vec![pair("a", "b"), pair("a", "c")], &sets, 0.6).unwrap();
+        let kept = verify_pairs(vec![pair("a", "b"), pair("a", "c")], &sets, 0.6).unwrap();
         assert_eq!(kept, vec![(pair("a", "b"), 0.6)]);
-        let err = verify(vec![pair("a", "zz")], &sets, 0.5).unwrap_err();
-        assert!(err.contains("\"zz\""));
+        let err = verify_pairs(vec![pair("a", "zz")], &sets, 0.5).unwrap_err();
+        assert!(err.to_string().contains("\"zz\""), "{err}");
     }
 }

@@ -40,40 +40,83 @@
 //! # Quirks and limits
 //! - A fingerprint whose last id was replaced or deleted stays in the tables (it matches
 //!   nothing) until a compaction that includes its run drops it.
-//! - Each batch adds a run (a batch larger than [`insertion::DEFAULT_RUN_DOCUMENTS`] adds one
-//!   per that many documents, see [`Insertion`]) and queries probe every run; inserts merge the
-//!   newest runs past the store's `max_runs` (see [`compaction`]), and `Store::compact` merges
-//!   them all.
+//! - Each batch adds a run (a batch larger than [`DEFAULT_RUN_DOCUMENTS`] adds one per that
+//!   many documents, see [`Insertion`]) and queries probe every run. After each insert the
+//!   library merges runs as the store's [`CompactionPolicy`] asks ([`Insertion::commit`];
+//!   [`Insertion::compact_after`] leaves that to [`Store::compact_if_due`]), and
+//!   [`Store::compact`] merges them all.
+//!
+//! # The API
+//! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
+//!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`]),
+//!   fed by a [`Batch`] or any reader into a [`DocumentSink`].
+//! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
+//!   [`Snapshot::audit`]), [`Stats`], [`verify_store`], [`migrate`].
+//! - Without a store: [`find_all`], [`clusters`], [`Scheme`] (text to fingerprints),
+//!   [`jaccard`] and [`verify_pairs`].
+//! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
+//!   [`read_queries`], [`read_fingerprints`], [`read_ids`], [`read_corpus_shingles`], one format
+//!   detector ([`InputFormat::detect`]).
+//! - Errors: [`Error`], whose variants say what to do; damaged bytes are a
+//!   [`Error::Corruption`] naming the file, table and block.
 
-pub mod audit;
-pub mod batch;
-pub mod block;
-pub mod catalog;
-pub mod compaction;
-pub mod error;
+#![deny(missing_docs)]
+// The library reports; only its clients print.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod audit;
+mod batch;
+mod block;
+mod catalog;
+mod commit;
+mod compaction;
+mod dates;
+mod deletion;
+mod error;
 mod fault;
-pub mod fingerprint;
-pub mod input;
-pub mod insertion;
-pub mod jaccard;
-pub mod lock;
-mod merge;
-pub mod migrate;
-pub mod permutation;
+mod fingerprint;
+mod input;
+mod insertion;
+mod jaccard;
+mod layout;
+mod lock;
+mod migrate;
+mod permutation;
+mod policy;
 mod radix;
-pub mod run;
-pub mod settings;
-pub mod snapshot;
+mod run;
+mod settings;
+mod snapshot;
 mod sorted_tables;
-pub mod stats;
-pub mod store;
-pub mod verify;
+mod stats;
+mod store;
+mod verify;
 
-pub use batch::{Batch, DocumentSink};
-pub use error::{Error, Result};
-pub use input::{format_fingerprint, parse_fingerprint, InputFormat};
-pub use insertion::{InsertSummary, Insertion};
-pub use settings::Settings;
-pub use snapshot::{Match, Snapshot, DEFAULT_CACHE_BYTES};
-pub use stats::Stats;
+pub use audit::{clusters, find_all, DocumentPair, FingerprintPair};
+pub use batch::{check_id, Batch, DocumentSink, MAX_ID_BYTES};
+pub use catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
+pub use compaction::CompactSummary;
+pub use deletion::{DeleteSummary, ExpireSelector};
+pub use error::{Error, Result, Setting};
+pub use fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
+pub use input::{
+    fingerprint_text, format_fingerprint, parse_fingerprint, read_documents, read_fingerprints,
+    read_ids, read_queries, read_sources, read_texts, InputFormat, Query, ReadOptions, ReadSummary,
+};
+pub use insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
+pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
+pub use migrate::{migrate, Migration};
+pub use policy::CompactionPolicy;
+pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
+pub use snapshot::{Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+pub use stats::{Stats, TableStats};
 pub use store::Store;
+pub use verify::{verify_store, Finding, Report};
+
+/// Internals that the benchmarks measure on their own (the key block codec). Not part of the
+/// API: it may change in any release.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::block::keys::{encode as encode_key_blocks, KeyBlock};
+}

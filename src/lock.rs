@@ -11,9 +11,6 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// The name of the lock file inside a store directory.
-pub const LOCK_FILE: &str = "LOCK";
-
 /// Held while a process may write to a store; released on drop.
 #[derive(Debug)]
 pub struct WriterLock {
@@ -23,7 +20,7 @@ pub struct WriterLock {
 impl WriterLock {
     /// Takes the lock of the store at `dir`, or fails at once naming the pid that holds it.
     pub fn acquire(dir: &Path) -> Result<Self> {
-        let path = dir.join(LOCK_FILE);
+        let path = crate::layout::lock_file(dir);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -11,11 +11,12 @@
 use std::path::Path;
 
 use crate::catalog::{
-    commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog,
-    CompactionPolicy, RunMeta, FORMAT_VERSION,
+    commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog, RunMeta,
+    FORMAT_VERSION,
 };
 use crate::error::{Error, Result};
 use crate::lock::WriterLock;
+use crate::policy::CompactionPolicy;
 use crate::settings::Settings;
 
 /// What `migrate` did.
@@ -48,7 +49,7 @@ pub fn migrate(dir: &Path) -> Result<Migration> {
         let next = match version {
             1 => v1::to_v2(decode_payload(payload)?),
             other => {
-                return Err(Error::Corrupt(format!(
+                return Err(Error::corrupt(format!(
                     "no migration step from format version {other}"
                 )))
             }

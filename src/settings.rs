@@ -1,7 +1,7 @@
 //! A store's settings: how fingerprints are split into blocks, how far a query may reach, and how
 //! the permuted tables are sharded. Fixed at `init`, recorded in the catalog.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 
 /// Bits in a fingerprint.
 pub const FINGERPRINT_BITS: u32 = 64;
@@ -14,7 +14,7 @@ pub const MIN_PREFIX_BITS: u32 = 8;
 ///
 /// Invariants (checked by [`Settings::validate`]):
 /// 1. `1 <= distance < blocks <= 64`;
-/// 2. every table's leading `blocks - distance` blocks span at least [`MIN_PREFIX_BITS`] bits;
+/// 2. every table's leading `blocks - distance` blocks span at least 8 bits;
 /// 3. `shards` is a power of two, `1 <= shards <= 256`, and `log2(shards)` is at most that span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct Settings {
@@ -47,37 +47,48 @@ impl Settings {
     pub fn validate(&self) -> Result<()> {
         let (m, k) = (u32::from(self.blocks), u32::from(self.distance));
         if !(2..=FINGERPRINT_BITS).contains(&m) {
-            return Err(Error::settings(format!(
-                "--blocks {m} is out of range: it must be between 2 and 64"
-            )));
+            return Err(Error::settings(
+                Setting::Blocks,
+                format!("{m} is out of range: it must be between 2 and 64"),
+            ));
         }
         if k < 1 || k >= m {
-            return Err(Error::settings(format!(
-                "--distance {k} must be at least 1 and less than --blocks {m} \
-                 (two fingerprints within K bits agree on at least M-K blocks, so M-K must be >= 1)"
-            )));
+            return Err(Error::settings(
+                Setting::Distance,
+                format!(
+                    "{k} must be at least 1 and less than the number of blocks, {m} (two \
+                     fingerprints within K bits agree on at least M-K blocks, so M-K must be >= 1)"
+                ),
+            ));
         }
         let prefix = self.min_prefix_bits();
         if prefix < MIN_PREFIX_BITS {
-            return Err(Error::settings(format!(
-                "--blocks {m} --distance {k} leaves a leading prefix of only {prefix} bits \
-                 (M-K = {} blocks of {} bits); at least {MIN_PREFIX_BITS} are needed, so use fewer \
-                 blocks or a smaller distance",
-                m - k,
-                FINGERPRINT_BITS / m
-            )));
+            return Err(Error::settings(
+                Setting::Blocks,
+                format!(
+                    "{m} blocks at distance {k} leave a leading prefix of only {prefix} bits \
+                     (M-K = {} blocks of {} bits); at least {MIN_PREFIX_BITS} are needed, so use \
+                     fewer blocks or a smaller distance",
+                    m - k,
+                    FINGERPRINT_BITS / m
+                ),
+            ));
         }
         let s = u32::from(self.shards);
         if s == 0 || s > 256 || !s.is_power_of_two() {
-            return Err(Error::settings(format!(
-                "--shards {s} must be a power of two between 1 and 256"
-            )));
+            return Err(Error::settings(
+                Setting::Shards,
+                format!("{s} must be a power of two between 1 and 256"),
+            ));
         }
         if self.shard_bits() > prefix {
-            return Err(Error::settings(format!(
-                "--shards {s} needs {} leading bits but the tables share only {prefix}",
-                self.shard_bits()
-            )));
+            return Err(Error::settings(
+                Setting::Shards,
+                format!(
+                    "{s} shards need {} leading bits but the tables share only {prefix}",
+                    self.shard_bits()
+                ),
+            ));
         }
         Ok(())
     }
@@ -128,7 +139,7 @@ pub const PRACTICAL_CANDIDATES: f64 = 10_000.0;
 impl Settings {
     /// The settings for distance K at about `expected` fingerprints: the number of blocks m
     /// that minimises the work of a query. A query makes C(m, K) probes; each reads the block
-    /// that holds its prefix, and one more block per [`KEYS_PER_BLOCK`] keys that share the
+    /// that holds its prefix, and one more block per ~667 keys (a 4 KB block of ~6-byte keys) that share the
     /// prefix: `C(m, K) * (1 + expected / 2^p / KEYS_PER_BLOCK)`, p the narrowest leading
     /// prefix. This is Manku et al.'s trade-off (longer prefixes, fewer candidates, more
     /// tables) with the candidates priced as this store reads them: a block at a time.
@@ -143,7 +154,8 @@ impl Settings {
     pub fn for_size(distance: u8, expected: u64) -> Result<Settings> {
         if distance == 0 {
             return Err(Error::settings(
-                "--distance 0 finds only equal fingerprints: use at least 1".to_string(),
+                Setting::Distance,
+                "0 finds only equal fingerprints: use at least 1",
             ));
         }
         let mut best: Option<(f64, Settings)> = None;
@@ -163,10 +175,13 @@ impl Settings {
             }
         }
         best.map(|(_, s)| s).ok_or_else(|| {
-            Error::settings(format!(
-                "no number of blocks works for --distance {distance}: the leading prefix \
-                 would be under {MIN_PREFIX_BITS} bits (the largest possible distance is 56)"
-            ))
+            Error::settings(
+                Setting::Distance,
+                format!(
+                    "no number of blocks works for distance {distance}: the leading prefix \
+                     would be under {MIN_PREFIX_BITS} bits (the largest possible distance is 56)"
+                ),
+            )
         })
     }
 
@@ -200,7 +215,7 @@ impl Settings {
                 "M={} K={} keeps {tables} tables: each fingerprint is stored {tables} times \
                  (~{} bytes on disk) and each query makes {tables} probes per run; that is \
                  practical only for small stores. For quality at scale prefer a small K and \
-                 `audit --verify-text` (docs/quality.md)",
+                 verify the pairs by their text's Jaccard similarity (docs/quality.md)",
                 self.blocks,
                 self.distance,
                 tables * 6
@@ -211,7 +226,7 @@ impl Settings {
             warnings.push(format!(
                 "M={} K={} sorts by a {}-bit prefix: at {expected} fingerprints each probe reads \
                  ~{candidates:.0} keys, so queries scan rather than look up; use more blocks \
-                 (or give --expected-size and let init choose)",
+                 (or let the blocks be chosen for the expected size)",
                 self.blocks,
                 self.distance,
                 self.min_prefix_bits()

@@ -87,7 +87,7 @@ impl Snapshot {
     }
 
     /// Opens the store at `dir` for a process that answers a batch of queries once, with the
-    /// cache [`batch_cache_bytes`] sizes from the store.
+    /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
     pub fn open_for_batch(dir: &Path) -> Result<Self> {
         Self::open_sized(dir, batch_cache_bytes)
     }
@@ -101,8 +101,8 @@ impl Snapshot {
             let catalog = Catalog::read(dir)?;
             let cache = cache_bytes(&catalog);
             match Self::from_catalog(dir, catalog, cache) {
-                Err(Error::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
                 {
                     attempt += 1;
                 }
@@ -122,7 +122,7 @@ impl Snapshot {
             .map(|meta| {
                 RunReader::new(
                     meta.clone(),
-                    Catalog::run_dir(dir, meta.id),
+                    crate::layout::run_dir(dir, meta.id),
                     shards,
                     perms.tables().len(),
                     per_file,

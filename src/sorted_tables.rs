@@ -161,7 +161,7 @@ mod tests {
         });
         let result = for_each(&perms, &[1, 2, 3], |t, _| {
             if t == 0 {
-                Err(Error::Corrupt("table 0 failed".into()))
+                Err(Error::corrupt("table 0 failed"))
             } else {
                 Ok(())
             }

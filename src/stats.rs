@@ -7,24 +7,33 @@ use crate::snapshot::Snapshot;
 
 /// A summary of a store, from its catalog and the sizes of its files.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct Stats {
+    /// m: the blocks a fingerprint is split into.
     pub blocks: u8,
+    /// K: the largest distance a query may ask for.
     pub distance: u8,
+    /// The shards of each table.
     pub shards: u16,
+    /// The permuted tables, C(m, K).
     pub tables: usize,
+    /// The on-disk format version.
     pub format_version: u32,
     /// The fingerprint scheme text is fingerprinted with (see [`crate::fingerprint::Scheme::name`]).
     pub scheme: Option<String>,
     /// Ids with a live fingerprint.
     pub documents: u64,
+    /// Committed batches.
     pub batches: usize,
+    /// Live runs.
     pub runs: usize,
     /// Fingerprints held in each permuted table (live, or dead until the next compaction).
     pub fingerprints: u64,
     /// Per permuted table: its entries and block bytes.
     pub per_table: Vec<TableStats>,
-    /// Block bytes of the documents and postings.
+    /// Block bytes of the documents.
     pub docs_bytes: u64,
+    /// Block bytes of the postings.
     pub postings_bytes: u64,
     /// Bytes allocated on disk to every shard file (the permuted tables, redb overhead
     /// included; redb extends files sparsely, so this is less than their length).
@@ -41,12 +50,17 @@ pub struct Stats {
 
 /// One permuted table's share.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct TableStats {
+    /// The table's number.
     pub table: usize,
     /// Leading bits the table groups keys by.
     pub prefix_bits: u32,
+    /// Keys in the table.
     pub entries: u64,
+    /// Bytes of its blocks.
     pub block_bytes: u64,
+    /// block_bytes / entries.
     pub block_bytes_per_fingerprint: f64,
 }
 
@@ -77,11 +91,11 @@ impl Stats {
             .collect();
         let (mut table_file_bytes, mut docs_file_bytes) = (0, 0);
         for run in &catalog.runs {
-            let dir = crate::catalog::Catalog::run_dir(snapshot.dir(), run.id);
+            let dir = crate::layout::run_dir(snapshot.dir(), run.id);
             for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
                 let entry = entry.map_err(|e| Error::io(&dir, e))?;
                 let len = allocated(&entry.metadata().map_err(|e| Error::io(entry.path(), e))?);
-                if entry.file_name().to_string_lossy().starts_with("shard-") {
+                if crate::layout::is_shard_file(&entry.file_name()) {
                     table_file_bytes += len;
                 } else {
                     docs_file_bytes += len;

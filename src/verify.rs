@@ -18,39 +18,63 @@ use std::path::{Path, PathBuf};
 use crate::block::docs::DocState;
 use crate::block::entries::Payload;
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{corruption_location, Error, Result};
+use crate::layout::{self, docs_file, shard_file};
 use crate::lock::WriterLock;
 use crate::permutation::Permutations;
-use crate::run::{shard_file, EntryScan, RunReader, DOCS_FILE};
+use crate::run::table_name;
+use crate::run::{EntryScan, RunReader};
 use crate::snapshot::Snapshot;
 
-/// One problem `verify` found.
+/// One problem `verify` found: where it is, as far as known, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Finding {
-    /// Where: a file, table and block, or the catalog.
-    pub location: String,
+    /// The file (or directory) at fault.
+    pub file: Option<PathBuf>,
+    /// The table of that file.
+    pub table: Option<String>,
+    /// The block: the key it is filed under, as 16 hex digits.
+    pub block: Option<String>,
     /// What is wrong.
     pub problem: String,
 }
 
+impl Finding {
+    /// Where the problem is: `FILE table TABLE block BLOCK`, with the parts that are known.
+    pub fn location(&self) -> String {
+        corruption_location(
+            self.file.as_deref(),
+            self.table.as_deref(),
+            self.block.as_deref(),
+        )
+    }
+}
+
 /// What `verify` checked and found.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Report {
+    /// Every problem found, in the order found.
     pub findings: Vec<Finding>,
+    /// Runs checked.
     pub runs: usize,
     /// Blocks whose checksum and structure were checked.
     pub blocks: u64,
-    /// Live documents and the fingerprints in the tables.
+    /// Live documents.
     pub documents: u64,
+    /// Distinct fingerprints in the tables.
     pub fingerprints: u64,
     /// Files that redb's integrity check examined (with `deep`).
     pub deep_checked: usize,
 }
 
 impl Report {
-    fn find(&mut self, location: impl Into<String>, problem: impl Into<String>) {
+    fn find(&mut self, file: &Path, table: Option<&str>, problem: impl Into<String>) {
         self.findings.push(Finding {
-            location: location.into(),
+            file: Some(file.to_path_buf()),
+            table: table.map(str::to_string),
+            block: None,
             problem: problem.into(),
         });
     }
@@ -58,12 +82,18 @@ impl Report {
     /// Records a corruption as a finding; any other error ends the verification.
     fn absorb(&mut self, result: Result<()>) -> Result<()> {
         match result {
-            Err(Error::Corrupt(msg)) => {
-                let (location, problem) = match msg.split_once(": ") {
-                    Some((l, p)) => (l.to_string(), p.to_string()),
-                    None => (String::new(), msg),
-                };
-                self.find(location, problem);
+            Err(Error::Corruption {
+                file,
+                table,
+                block,
+                problem,
+            }) => {
+                self.findings.push(Finding {
+                    file,
+                    table,
+                    block,
+                    problem,
+                });
                 Ok(())
             }
             other => other,
@@ -82,15 +112,12 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     };
     let snapshot = match Snapshot::open(dir) {
         Ok(s) => s,
-        Err(Error::Corrupt(msg)) => {
-            report.find(dir.join("CATALOG").display().to_string(), msg);
+        Err(e @ Error::Corruption { .. }) => {
+            report.absorb(Err(e.in_file(&layout::catalog_file(dir))))?;
             return Ok(report);
         }
-        Err(Error::Io { path, source }) if source.kind() == std::io::ErrorKind::NotFound => {
-            report.find(
-                path.display().to_string(),
-                "a file the catalog names is missing",
-            );
+        Err(Error::Io { path, error }) if error.kind() == std::io::ErrorKind::NotFound => {
+            report.find(&path, None, "a file the catalog names is missing");
             return Ok(report);
         }
         Err(e) => return Err(e),
@@ -100,7 +127,7 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();
     for run in snapshot.runs() {
-        let run_dir = Catalog::run_dir(dir, run.meta().id);
+        let run_dir = layout::run_dir(dir, run.meta().id);
         check_docs(run, &run_dir, &mut report)?;
         check_tables(
             run,
@@ -150,12 +177,13 @@ fn pair_hash(fingerprint: u64, id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), fingerprint)
 }
 
-/// Walks every block of an entry table (named `place` in findings): checks each block and the
+/// Walks every block of entry table `table` of `file`: checks each block and the
 /// order across blocks, calls `f` on each entry, and compares the block bytes with `bytes`
 /// from the catalog. Returns the number of entries.
 fn check_entries<P: Payload>(
     mut scan: EntryScan<P>,
-    place: &str,
+    file: &Path,
+    table: &str,
     catalog_bytes: u64,
     report: &mut Report,
     mut f: impl FnMut(u64, &str, &P),
@@ -179,7 +207,8 @@ fn check_entries<P: Payload>(
         if let (Some(prev), Some(first)) = (&previous, block.first()) {
             if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
                 report.find(
-                    place,
+                    file,
+                    Some(table),
                     format!("entry {:016x} {:?} is out of order", first.0, first.1),
                 );
             }
@@ -194,7 +223,8 @@ fn check_entries<P: Payload>(
     }
     if scan.bytes != catalog_bytes {
         report.find(
-            place,
+            file,
+            Some(table),
             format!(
                 "holds {} block bytes; the catalog says {catalog_bytes}",
                 scan.bytes
@@ -206,13 +236,13 @@ fn check_entries<P: Payload>(
 
 /// The docs and postings tables of one run.
 fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
-    let path = run_dir.join(DOCS_FILE);
-    let place = path.display().to_string();
+    let path = docs_file(run_dir);
     let docs = run.docs()?;
     let mut live = Digest::default();
     let entries = check_entries(
         docs.scan_documents()?,
-        &format!("{place} table docs"),
+        &path,
+        "docs",
         run.meta().docs_bytes,
         report,
         |_, id, state| {
@@ -223,7 +253,8 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
     )?;
     if entries != run.meta().documents {
         report.find(
-            format!("{place} table docs"),
+            &path,
+            Some("docs"),
             format!(
                 "holds {entries} entries; the catalog says {}",
                 run.meta().documents
@@ -233,14 +264,16 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
     let mut postings = Digest::default();
     check_entries(
         docs.scan_postings()?,
-        &format!("{place} table postings"),
+        &path,
+        "postings",
         run.meta().postings_bytes,
         report,
         |fp, id, _| postings.add(pair_hash(fp, id)),
     )?;
     if postings != live {
         report.find(
-            place,
+            &path,
+            None,
             format!(
                 "the postings ({} entries) differ from the live document entries ({})",
                 postings.count, live.count
@@ -271,7 +304,8 @@ fn check_tables(
         if !listed {
             if path.exists() {
                 report.find(
-                    path.display().to_string(),
+                    &path,
+                    None,
                     "the file exists but the catalog does not list it",
                 );
             }
@@ -301,7 +335,8 @@ fn check_tables(
                 if let (Some(p), Some(&first)) = (previous, keys.first()) {
                     if first <= p {
                         report.find(
-                            format!("{} table t{t:03}", path.display()),
+                            &path,
+                            Some(&table_name(t)),
                             format!("key {first:016x} is out of order after {p:016x}"),
                         );
                     }
@@ -321,17 +356,18 @@ fn check_tables(
             bytes[t] += scan.bytes;
             if misplaced > 0 {
                 report.find(
-                    format!("{} table t{t:03}", path.display()),
+                    &path,
+                    Some(&table_name(t)),
                     format!("{misplaced} keys belong to shards outside this file"),
                 );
             }
         }
     }
-    let place = run_dir.display().to_string();
     for (t, digest) in digests.iter().enumerate() {
         if digest.count != meta.fingerprints {
             report.find(
-                format!("{place} table t{t:03}"),
+                run_dir,
+                Some(&table_name(t)),
                 format!(
                     "holds {} keys; the catalog says the run has {} fingerprints",
                     digest.count, meta.fingerprints
@@ -339,13 +375,15 @@ fn check_tables(
             );
         } else if *digest != digests[0] {
             report.find(
-                format!("{place} table t{t:03}"),
+                run_dir,
+                Some(&table_name(t)),
                 "holds a different set of fingerprints than table t000",
             );
         }
         if meta.table_bytes.get(t) != Some(&bytes[t]) {
             report.find(
-                format!("{place} table t{t:03}"),
+                run_dir,
+                Some(&table_name(t)),
                 format!(
                     "holds {} block bytes; the catalog says {:?}",
                     bytes[t],
@@ -369,7 +407,8 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
     }
     for fp in twice.iter().take(10) {
         report.find(
-            snapshot.dir().join("runs").display().to_string(),
+            &layout::runs_dir(snapshot.dir()),
+            None,
             format!("fingerprint {fp:016x} is in the tables of more than one run"),
         );
     }
@@ -392,13 +431,15 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
         .collect();
     for fp in missing.iter().take(10) {
         report.find(
-            snapshot.dir().join("runs").display().to_string(),
+            &layout::runs_dir(snapshot.dir()),
+            None,
             format!("live fingerprint {fp:016x} is in no run's tables: queries cannot find it"),
         );
     }
     if missing.len() > 10 {
         report.find(
-            snapshot.dir().join("runs").display().to_string(),
+            &layout::runs_dir(snapshot.dir()),
+            None,
             format!(
                 "... and {} more live fingerprints in no tables",
                 missing.len() - 10
@@ -408,7 +449,8 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
     report.documents = documents;
     if documents != snapshot.catalog().documents {
         report.find(
-            snapshot.dir().join("CATALOG").display().to_string(),
+            &layout::catalog_file(snapshot.dir()),
+            None,
             format!(
                 "says {} documents but {documents} are live",
                 snapshot.catalog().documents
@@ -421,8 +463,8 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
 /// redb's own integrity check of every file of every run.
 fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> {
     for run in &catalog.runs {
-        let run_dir = Catalog::run_dir(dir, run.id);
-        let mut files: Vec<PathBuf> = vec![run_dir.join(DOCS_FILE)];
+        let run_dir = layout::run_dir(dir, run.id);
+        let mut files: Vec<PathBuf> = vec![docs_file(&run_dir)];
         files.extend(
             run.present_files
                 .iter()
@@ -434,13 +476,11 @@ fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> 
             match outcome {
                 Ok(true) => {}
                 Ok(false) => report.find(
-                    path.display().to_string(),
+                    &path,
+                    None,
                     "redb's integrity check failed and redb repaired the file",
                 ),
-                Err(e) => report.find(
-                    path.display().to_string(),
-                    format!("redb's integrity check failed: {e}"),
-                ),
+                Err(e) => report.find(&path, None, format!("redb's integrity check failed: {e}")),
             }
         }
     }

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use simhashdb::audit::{clusters, find_all, DocumentPair};
+use simhashdb::{clusters, find_all, DocumentPair};
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::engine::{batches, fingerprint, settings};

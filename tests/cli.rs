@@ -20,7 +20,7 @@ fn init_refuses_impossible_settings_and_existing_paths() {
     for (args, says) in [
         (
             vec!["--blocks", "6", "--distance", "6"],
-            "less than --blocks",
+            "--distance: 6 must be at least 1 and less than the number of blocks",
         ),
         (
             vec!["--blocks", "16", "--distance", "15"],
@@ -31,7 +31,7 @@ fn init_refuses_impossible_settings_and_existing_paths() {
         let mut all = vec!["init", s];
         all.extend(args);
         let out = simhashdb(&all, "");
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(2), "bad usage");
         assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
     }
     std::fs::create_dir_all(&store).unwrap();
@@ -71,7 +71,7 @@ fn insert_then_query_prints_the_documented_columns() {
         "{\"distance\":0,\"fingerprint\":\"0123456789abcdee\",\"id\":\"b\",\"query\":\"0123456789abcdee\"}\n"
     );
     let out = simhashdb(&["query", &store, "--distance", "4", "0"], "");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad usage");
     assert!(text(&out.stderr).contains("exceeds the store's maximum distance 3"));
     let out = simhashdb(
         &["query", &store, "--cache-mib", "1", "0123456789abcdef"],
@@ -303,7 +303,7 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     assert_eq!(first, r#"{"a":"a","b":"b","distance":1}"#);
 
     let out = simhashdb(&["audit", &store, "--distance", "4"], "");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad usage");
     assert!(text(&out.stderr).contains("4"), "{}", text(&out.stderr));
     let out = simhashdb(&["audit", path_str(&dir.path().join("missing"))], "");
     assert_eq!(out.status.code(), Some(1));
@@ -333,7 +333,7 @@ fn find_all_lists_fingerprint_pairs_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "0123456789abcdee\t0123456789abcdef\t1\n");
     let out = simhashdb(&["find-all", "--blocks", "4", "--distance", "4"], "");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad usage");
     let out = simhashdb(&["find-all"], "0123\nnot-a-fingerprint\n");
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -432,7 +432,7 @@ fn fingerprint_names_bad_documents_or_counts_them_when_skipping() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("missing"));
     let out = simhashdb(&["fingerprint", "--scheme", "minhash"], "");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad usage");
     assert!(text(&out.stderr).contains("unknown scheme"));
 }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use simhashdb::catalog::FORMAT_VERSION;
+use simhashdb::FORMAT_VERSION;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::util::{brute_force, query_tuples};
@@ -99,12 +99,12 @@ fn every_format_version_opens_with_its_contents() {
                     && err.to_string().contains("simhashdb migrate"),
                 "{err}"
             );
-            let done = simhashdb::migrate::migrate(&store).unwrap();
+            let done = simhashdb::migrate(&store).unwrap();
             assert_eq!((done.from, done.to), (version, FORMAT_VERSION));
-            let again = simhashdb::migrate::migrate(&store).unwrap();
+            let again = simhashdb::migrate(&store).unwrap();
             assert_eq!(again.from, FORMAT_VERSION, "migrating twice is a no-op");
         }
-        let report = simhashdb::verify::verify_store(&store, false).unwrap();
+        let report = simhashdb::verify_store(&store, false).unwrap();
         assert!(
             report.findings.is_empty(),
             "v{version}: {:?}",

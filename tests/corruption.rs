@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-use simhashdb::verify::verify_store;
+use simhashdb::verify_store;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 fn build(dir: &Path) -> Vec<(String, u64)> {
@@ -87,7 +87,7 @@ fn every_flipped_byte_of_a_key_block_is_found_and_fails_reads() {
             report
                 .findings
                 .iter()
-                .any(|f| f.location.contains("shard-000.redb table t000")),
+                .any(|f| f.location().contains("shard-000.redb table t000")),
             "flip at block byte {offset}: {:?}",
             report.findings
         );
@@ -116,7 +116,7 @@ fn every_flipped_byte_of_a_docs_block_is_found_and_fails_reads() {
                 report
                     .findings
                     .iter()
-                    .any(|f| f.location.contains(&format!("docs.redb table {table}"))),
+                    .any(|f| f.location().contains(&format!("docs.redb table {table}"))),
                 "{table} flip at block byte {offset}: {:?}",
                 report.findings
             );
@@ -135,7 +135,7 @@ fn a_damaged_catalog_is_a_finding_and_a_missing_file_too() {
     flip(&catalog, 20);
     let report = verify_store(&store, false).unwrap();
     assert!(
-        report.findings[0].location.ends_with("CATALOG"),
+        report.findings[0].location().ends_with("CATALOG"),
         "{:?}",
         report.findings
     );
@@ -143,7 +143,7 @@ fn a_damaged_catalog_is_a_finding_and_a_missing_file_too() {
     std::fs::remove_file(run_file(&store, "docs.redb")).unwrap();
     let report = verify_store(&store, false).unwrap();
     assert!(
-        report.findings[0].location.ends_with("docs.redb"),
+        report.findings[0].location().ends_with("docs.redb"),
         "{:?}",
         report.findings
     );

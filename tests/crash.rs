@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use simhashdb::verify::verify_store;
+use simhashdb::verify_store;
 use simhashdb::{Snapshot, Store};
 
 type Model = BTreeMap<String, u64>;
@@ -96,7 +96,7 @@ fn contents(store: &Path) -> Model {
 }
 
 fn run_ids(store: &Path) -> Vec<u64> {
-    simhashdb::catalog::Catalog::read(store)
+    simhashdb::Catalog::read(store)
         .unwrap()
         .runs
         .iter()
@@ -131,7 +131,7 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
     )
     .unwrap();
     // Inserts merge often, so kills land in automatic compactions too.
-    s.set_compaction_policy(simhashdb::catalog::CompactionPolicy {
+    s.set_compaction_policy(simhashdb::CompactionPolicy {
         max_runs: 4,
         merge_factor: 2,
     })
@@ -261,7 +261,7 @@ fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
                 "round {round}: {e}"
             ),
         }
-        simhashdb::migrate::migrate(&store).unwrap();
+        simhashdb::migrate(&store).unwrap();
         assert_clean(&store, &format!("migrate round {round}"));
     }
 }

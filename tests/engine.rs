@@ -191,7 +191,7 @@ proptest! {
         for (id, &fp) in &model {
             prop_assert_eq!(snapshot.get(id).unwrap(), Some(fp));
         }
-        let report = simhashdb::verify::verify_store(&chunked, false).unwrap();
+        let report = simhashdb::verify_store(&chunked, false).unwrap();
         prop_assert!(report.findings.is_empty(), "{:?}", report.findings);
     }
 }

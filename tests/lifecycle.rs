@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use simhashdb::catalog::CompactionPolicy;
-use simhashdb::store::ExpireSelector;
+use simhashdb::CompactionPolicy;
+use simhashdb::ExpireSelector;
 use simhashdb::{Batch, Snapshot, Store};
 
 use crate::engine::{fingerprint, settings};
@@ -67,7 +67,7 @@ fn check(snapshot: &Snapshot, model: &Model, k: u32) -> Result<(), TestCaseError
             d
         );
     }
-    let report = simhashdb::verify::verify_store(snapshot.dir(), false).unwrap();
+    let report = simhashdb::verify_store(snapshot.dir(), false).unwrap();
     prop_assert!(report.findings.is_empty(), "verify: {:?}", report.findings);
     Ok(())
 }
@@ -118,7 +118,7 @@ proptest! {
                 }
                 Op::ExpireLabel(n) => {
                     let label = format!("L{n}");
-                    let has = store.catalog().batches.iter().any(|b| b.label.as_deref() == Some(&label) && b.kind == simhashdb::catalog::BatchKind::Insert);
+                    let has = store.catalog().batches.iter().any(|b| b.label.as_deref() == Some(&label) && b.kind == simhashdb::BatchKind::Insert);
                     let result = store.expire(&ExpireSelector::Label(label.clone()));
                     if has {
                         let expected = model.values().filter(|(_, l)| *l == label).count() as u64;
@@ -193,7 +193,7 @@ fn compaction_regroups_keys_across_shard_files() {
         store.catalog().runs[0].shard_files > 1,
         "the merged run spans several files"
     );
-    let report = simhashdb::verify::verify_store(&path, false).unwrap();
+    let report = simhashdb::verify_store(&path, false).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert_eq!(report.documents, model.len() as u64);
     let snapshot = store.snapshot().unwrap();
@@ -218,7 +218,7 @@ fn the_largest_fingerprint_survives_compaction() {
     assert_eq!(store.catalog().runs[0].fingerprints, 1);
     let hits = store.snapshot().unwrap().query(u64::MAX, 0).unwrap();
     assert_eq!(hits.len(), 1);
-    assert!(simhashdb::verify::verify_store(&path, false)
+    assert!(simhashdb::verify_store(&path, false)
         .unwrap()
         .findings
         .is_empty());

@@ -3,7 +3,6 @@
 #![allow(dead_code)] // each bench uses a part
 
 use redb::TableDefinition;
-use simhashdb::block::keys;
 
 /// splitmix64: the benches' random fingerprints (the same sequence as ../shared/bench uses
 /// for its seeds).
@@ -87,9 +86,10 @@ pub fn append_blocks<'b>(
 }
 
 /// Strictly increasing `keys` encoded as a run encodes them: `(last key, block)` per block.
+#[cfg(feature = "internals")]
 pub fn encode_blocks(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
     let mut blocks = Vec::new();
-    keys::encode(keys, |last, block| {
+    simhashdb::internals::encode_key_blocks(keys, |last, block| {
         blocks.push((last, block.to_vec()));
         Ok(())
     })

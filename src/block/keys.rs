@@ -103,11 +103,13 @@ impl<'a> KeyBlock<'a> {
     }
 
     /// Number of keys in the block.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn len(&self) -> usize {
         self.n
     }
 
     /// Always false: a block holds at least one key.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn is_empty(&self) -> bool {
         false
     }

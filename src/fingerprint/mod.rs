@@ -42,7 +42,7 @@ pub enum Weighting {
     /// Each feature as often as it occurs.
     Count,
     /// Each distinct feature once, in a 1-bit one-permutation minhash instead of the bit vote
-    /// (see [`minhash`]): bits differ with probability ~(1 - J) / 2 for feature sets of
+    /// (a one-permutation minhash of one bit per position): bits differ with probability ~(1 - J) / 2 for feature sets of
     /// Jaccard J, against ~arccos(2J / (1 + J)) / pi for the vote.
     MinHash,
 }
@@ -53,7 +53,9 @@ pub enum Weighting {
 pub enum Scheme {
     /// simhashdb's tokenizer, shingles and XXH3-64 hashes.
     Shingles {
+        /// What a feature is.
         features: Features,
+        /// How features make the bits.
         weighting: Weighting,
     },
     /// seomoz simhash-py 0.4's README pipeline.
@@ -165,7 +167,7 @@ impl Scheme {
     /// this build does not know.
     ///
     /// ```
-    /// use simhashdb::fingerprint::Scheme;
+    /// use simhashdb::Scheme;
     /// assert_eq!(Scheme::from_name("words-2-minhash"), Ok(Scheme::default()));
     /// assert!(Scheme::from_name("minhash-3-set").is_err());
     /// ```
@@ -200,7 +202,7 @@ impl Scheme {
     /// The fingerprint of `text`.
     ///
     /// ```
-    /// use simhashdb::fingerprint::Scheme;
+    /// use simhashdb::Scheme;
     /// let scheme = Scheme::default();
     /// let a = scheme.fingerprint("The quick brown fox jumps over the lazy dog, again and again.");
     /// let b = scheme.fingerprint("the QUICK brown fox jumps over the lazy dog -- again and again");

@@ -16,7 +16,7 @@ pub const SHINGLE: usize = 4;
 /// The first 8 bytes of the MD5 digest of `bytes`, big-endian.
 ///
 /// ```
-/// assert_eq!(simhashdb::fingerprint::seomoz::unsigned_hash(b"hello"), 0x5d41402abc4b2a76);
+/// assert_eq!(simhashdb::seomoz::unsigned_hash(b"hello"), 0x5d41402abc4b2a76);
 /// ```
 pub fn unsigned_hash(bytes: &[u8]) -> u64 {
     let digest = Md5::digest(bytes);
@@ -37,7 +37,7 @@ fn is_python_space(c: char) -> bool {
 /// The fingerprint simhash-py's README pipeline gives `text`.
 ///
 /// ```
-/// use simhashdb::fingerprint::seomoz::fingerprint;
+/// use simhashdb::seomoz::fingerprint;
 /// assert_eq!(fingerprint("The quick brown fox jumps over the lazy dog"), 0xa103cb172b8a9085);
 /// assert_eq!(fingerprint("three tokens only"), 0);
 /// ```

@@ -4,9 +4,9 @@
 /// `Numeric`); every other character separates tokens. The caller lower-cases first.
 ///
 /// ```
-/// let t: Vec<&str> = simhashdb::fingerprint::tokens("don't stop—café 42_x").collect();
+/// let t: Vec<&str> = simhashdb::tokens("don't stop—café 42_x").collect();
 /// assert_eq!(t, ["don", "t", "stop", "café", "42", "x"]);
-/// let t: Vec<&str> = simhashdb::fingerprint::tokens("١٢ 𝔸b, ß.").collect();
+/// let t: Vec<&str> = simhashdb::tokens("١٢ 𝔸b, ß.").collect();
 /// assert_eq!(t, ["١٢", "𝔸b", "ß"]);
 /// ```
 pub fn tokens(text: &str) -> Tokens<'_> {

@@ -13,10 +13,13 @@
 //! are skipped; a trailing carriage return is dropped. Every error names `source:line` (or
 //! the file, for text documents). [`sources`] reads files, directories and stdin.
 
-pub mod sources;
+mod corpus;
+mod queries;
+mod sources;
 
 use std::borrow::Cow;
 use std::io::BufRead;
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -24,9 +27,11 @@ use crate::batch::{check_id, Batch, DocumentSink};
 use crate::error::{Error, Result};
 use crate::fingerprint::{tokens, Scheme};
 
+pub use corpus::read_texts;
+pub use queries::{read_queries, Query};
 pub use sources::read_sources;
 
-/// How documents are written.
+/// How documents (or queries) are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
     /// `ID<TAB>FINGERPRINT` lines.
@@ -35,16 +40,34 @@ pub enum InputFormat {
     Jsonl,
     /// A whole input is one text document.
     Text,
+    /// Queries only ([`read_queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
+    Fingerprints,
 }
 
 impl InputFormat {
-    /// The line format of an input that starts with `first_line`: jsonl if it starts with `{`,
-    /// else tsv.
-    pub fn detect(first_line: &[u8]) -> Self {
-        if first_line.trim_ascii_start().first() == Some(&b'{') {
-            InputFormat::Jsonl
-        } else {
-            InputFormat::Tsv
+    /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`);
+    /// text, for a file found inside a directory; jsonl, when its first non-blank byte
+    /// (`head` holds the input's first bytes) is `{`; else `fallback`.
+    pub fn detect(
+        path: Option<&Path>,
+        in_directory: bool,
+        head: &[u8],
+        fallback: InputFormat,
+    ) -> InputFormat {
+        path.and_then(InputFormat::by_name)
+            .or(in_directory.then_some(InputFormat::Text))
+            .unwrap_or_else(|| match head.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{') => InputFormat::Jsonl,
+                _ => fallback,
+            })
+    }
+
+    /// The format a path's name says (`.jsonl`, `.tsv`), if it says one.
+    pub(crate) fn by_name(path: &Path) -> Option<InputFormat> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") => Some(InputFormat::Jsonl),
+            Some("tsv") => Some(InputFormat::Tsv),
+            _ => None,
         }
     }
 }
@@ -52,7 +75,7 @@ impl InputFormat {
 /// How documents are read.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
-    /// The format of every input; None detects it per input (see [`sources`]).
+    /// The format of every input; None detects it per input (see [`InputFormat::detect`]).
     pub format: Option<InputFormat>,
     /// The format of an input that detection does not recognise: tsv for `insert`, text for
     /// `fingerprint`.
@@ -137,7 +160,7 @@ fn parse_document<'a>(
     format: InputFormat,
 ) -> std::result::Result<(Cow<'a, str>, u64), String> {
     match format {
-        InputFormat::Tsv | InputFormat::Text => {
+        InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints => {
             let mut fields = line.split('\t');
             let (Some(id), Some(fp), None) = (fields.next(), fields.next(), fields.next()) else {
                 return Err(format!(
@@ -146,24 +169,13 @@ fn parse_document<'a>(
                     line.split('\t').count()
                 ));
             };
-            check_id(id).map_err(|e| e.to_string())?;
+            check_id(id).map_err(problem_of)?;
             Ok((Cow::Borrowed(id), parse_fingerprint(fp)?))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
-            let id_field = &options.id_field;
-            let id = match object.get(id_field) {
-                Some(serde_json::Value::String(id)) => id.clone(),
-                Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
-                Some(other) => {
-                    return Err(format!(
-                        "{id_field:?} must be a string or an integer, found {other}"
-                    ))
-                }
-                None => return Err(format!("no {id_field:?} field")),
-            };
-            check_id(&id).map_err(|e| e.to_string())?;
+            let id = json_id(&object, &options.id_field)?;
             let fp = match (object.get("fingerprint"), object.get(&options.text_field)) {
                 (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
                 (Some(serde_json::Value::Number(n)), _) => n
@@ -194,6 +206,26 @@ fn parse_document<'a>(
             Ok((Cow::Owned(id), fp))
         }
     }
+}
+
+/// The id of a JSON document: the `id_field` string, or an integer taken as its decimal
+/// text, checked as [`Batch::push`] checks ids.
+fn json_id(
+    object: &serde_json::Map<String, serde_json::Value>,
+    id_field: &str,
+) -> std::result::Result<String, String> {
+    let id = match object.get(id_field) {
+        Some(serde_json::Value::String(id)) => id.clone(),
+        Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+        Some(other) => {
+            return Err(format!(
+                "{id_field:?} must be a string or an integer, found {other}"
+            ))
+        }
+        None => return Err(format!("no {id_field:?} field")),
+    };
+    check_id(&id).map_err(problem_of)?;
+    Ok(id)
 }
 
 /// What reading one input did.
@@ -231,7 +263,7 @@ pub fn read_documents(
         let mut bytes = Vec::new();
         reader
             .read_to_end(&mut bytes)
-            .map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+            .map_err(|e| Error::io(source, e))?;
         progress(bytes.len() as u64);
         let result = text_document(source, &bytes, options);
         summary.record(result, sink, options.skip_invalid)?;
@@ -250,7 +282,7 @@ pub fn read_documents(
             while chunk.len() < CHUNK_BYTES {
                 let n = reader
                     .read_until(b'\n', &mut chunk)
-                    .map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+                    .map_err(|e| Error::io(source, e))?;
                 if n == 0 {
                     eof = true;
                     break;
@@ -267,21 +299,24 @@ pub fn read_documents(
                 break;
             }
         }
-        if format.is_none() {
-            format = chunks
-                .iter()
-                .flat_map(|(_, c)| c.split(|&b| b == b'\n'))
-                .find(|l| !l.trim_ascii().is_empty())
-                .map(InputFormat::detect);
+        let fmt = *format.get_or_insert_with(|| {
+            let head = chunks.first().map_or(&[][..], |(_, c)| &c[..]);
+            InputFormat::detect(None, false, head, options.fallback)
+        });
+        if fmt == InputFormat::Fingerprints {
+            return Err(Error::input_at(
+                source,
+                None,
+                "a list of fingerprints holds no documents (read it as queries)",
+            ));
         }
-        let fmt = format.unwrap_or(InputFormat::Tsv);
         let parsed: Vec<ChunkResult> = chunks
             .par_iter()
             .map(|(first, chunk)| parse_chunk(chunk, *first, options, fmt, source))
             .collect();
         for result in parsed {
             if let Some(err) = result.error {
-                return Err(Error::Input(err));
+                return Err(err);
             }
             summary.lines += result.lines;
             summary.skipped += result.skipped.len() as u64;
@@ -303,7 +338,7 @@ impl ReadSummary {
     /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
     fn record(
         &mut self,
-        result: std::result::Result<(String, u64), String>,
+        result: Result<(String, u64)>,
         sink: &mut dyn DocumentSink,
         skip_invalid: bool,
     ) -> Result<()> {
@@ -313,15 +348,18 @@ impl ReadSummary {
                 sink.push(&id, fp)?;
                 self.documents += 1;
             }
-            Err(msg) if skip_invalid => {
-                self.skipped += 1;
-                if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
-                    self.first_skipped.push(msg);
-                }
-            }
-            Err(msg) => return Err(Error::Input(msg)),
+            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
+            Err(e) => return Err(e),
         }
         Ok(())
+    }
+
+    /// Counts an invalid document skipped, keeping the first few errors.
+    fn skip(&mut self, error: Error) {
+        self.skipped += 1;
+        if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+            self.first_skipped.push(error.to_string());
+        }
     }
 
     /// Adds the counts of another read.
@@ -337,30 +375,36 @@ impl ReadSummary {
     }
 }
 
-/// A whole input as one text document with id `source`: `(id, fingerprint)` or
-/// `source: what is wrong`.
-fn text_document(
-    source: &str,
-    bytes: &[u8],
-    options: &ReadOptions,
-) -> std::result::Result<(String, u64), String> {
+/// A whole input as one text document with id `source`: `(id, fingerprint)`, or an input
+/// error at `source`.
+fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(String, u64)> {
+    let invalid = |problem: String| Error::input_at(source, None, problem);
     let text = std::str::from_utf8(bytes)
-        .map_err(|e| format!("{source}: not valid UTF-8 at byte {}", e.valid_up_to()))?;
+        .map_err(|e| invalid(format!("not valid UTF-8 at byte {}", e.valid_up_to())))?;
     let scheme = options
         .scheme
         .as_ref()
-        .map_err(|why| format!("{source}: {why}"))?;
-    check_id(source).map_err(|e| format!("{source}: the path cannot be an id: {e}"))?;
+        .map_err(|why| invalid(why.clone()))?;
+    check_id(source)
+        .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
     fingerprint_text(scheme, text)
         .map(|fp| (source.to_string(), fp))
-        .map_err(|e| format!("{source}: {e}"))
+        .map_err(invalid)
+}
+
+/// The problem an error states, without its place.
+fn problem_of(e: Error) -> String {
+    match e {
+        Error::Input { problem, .. } => problem,
+        other => other.to_string(),
+    }
 }
 
 struct ChunkResult {
     batch: Batch,
     lines: u64,
     skipped: Vec<String>,
-    error: Option<String>,
+    error: Option<Error>,
 }
 
 fn parse_chunk(
@@ -387,12 +431,12 @@ fn parse_chunk(
             .and_then(|line| parse_document(line, options, format));
         match parsed {
             Ok((id, fp)) => out.batch.push(&id, fp).expect("id checked while parsing"),
-            Err(msg) => {
-                let msg = format!("{source}:{}: {msg}", first_line + i as u64 + 1);
+            Err(problem) => {
+                let error = Error::input_at(source, Some(first_line + i as u64 + 1), problem);
                 if options.skip_invalid {
-                    out.skipped.push(msg);
+                    out.skipped.push(error.to_string());
                 } else {
-                    out.error = Some(msg);
+                    out.error = Some(error);
                     return out;
                 }
             }
@@ -409,18 +453,16 @@ fn bytecount_newlines(bytes: &[u8]) -> u64 {
 pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+        let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
+        let line = line.map_err(|e| Error::io(source, e))?;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
         let text = std::str::from_utf8(line)
-            .map_err(|_| Error::Input(format!("{source}:{}: the line is not valid UTF-8", i + 1)))?
+            .map_err(|_| at("the line is not valid UTF-8".into()))?
             .trim();
         if text.is_empty() {
             continue;
         }
-        out.push(
-            parse_fingerprint(text)
-                .map_err(|msg| Error::Input(format!("{source}:{}: {msg}", i + 1)))?,
-        );
+        out.push(parse_fingerprint(text).map_err(at)?);
     }
     Ok(out)
 }
@@ -431,31 +473,26 @@ pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>>
 pub fn read_ids(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
-        let at = || format!("{source}:{}", i + 1);
-        let line = line.map_err(|e| Error::Input(format!("{source}: cannot read: {e}")))?;
+        let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
+        let line = line.map_err(|e| Error::io(source, e))?;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        let text = std::str::from_utf8(line)
-            .map_err(|_| Error::Input(format!("{}: the line is not valid UTF-8", at())))?;
+        let text =
+            std::str::from_utf8(line).map_err(|_| at("the line is not valid UTF-8".into()))?;
         if text.trim().is_empty() {
             continue;
         }
         let id = if text.trim_start().starts_with('{') {
-            let value: serde_json::Value = serde_json::from_str(text)
-                .map_err(|e| Error::Input(format!("{}: invalid JSON: {e}", at())))?;
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| at(format!("invalid JSON: {e}")))?;
             match value.get("id") {
                 Some(serde_json::Value::String(id)) => id.clone(),
-                Some(other) => {
-                    return Err(Error::Input(format!(
-                        "{}: \"id\" must be a string, not {other}",
-                        at()
-                    )))
-                }
-                None => return Err(Error::Input(format!("{}: the object has no \"id\"", at()))),
+                Some(other) => return Err(at(format!("\"id\" must be a string, not {other}"))),
+                None => return Err(at("the object has no \"id\"".into())),
             }
         } else {
             text.split('\t').next().unwrap_or(text).to_string()
         };
-        crate::batch::check_id(&id).map_err(|e| Error::Input(format!("{}: {e}", at())))?;
+        check_id(&id).map_err(|e| at(problem_of(e)))?;
         out.push(id);
     }
     Ok(out)

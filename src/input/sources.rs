@@ -50,8 +50,7 @@ pub fn read_sources(
             )?;
             continue;
         }
-        let meta = std::fs::metadata(input)
-            .map_err(|e| Error::Input(format!("{}: cannot read: {e}", input.display())))?;
+        let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
         if meta.is_dir() {
             let mut files = Vec::new();
             walk(input, &mut files)?;
@@ -79,11 +78,10 @@ struct SourceReader<'a> {
 
 impl SourceReader<'_> {
     fn read_file(&mut self, path: &Path, len: u64, in_directory: bool) -> Result<()> {
-        let by_name = format_by_name(path);
         let format = self
             .options
             .format
-            .or(by_name)
+            .or(InputFormat::by_name(path))
             .or(in_directory.then_some(InputFormat::Text));
         if format == Some(InputFormat::Text) {
             self.texts.push(path.to_path_buf());
@@ -95,8 +93,7 @@ impl SourceReader<'_> {
         }
         self.flush_texts()?;
         let name = path.display().to_string();
-        let file =
-            File::open(path).map_err(|e| Error::Input(format!("{name}: cannot open: {e}")))?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
         self.read_stream(BufReader::with_capacity(1 << 20, file), &name, format)
     }
 
@@ -110,13 +107,8 @@ impl SourceReader<'_> {
         let format = match format.or(self.options.format) {
             Some(f) => f,
             None => {
-                let head = reader
-                    .fill_buf()
-                    .map_err(|e| Error::Input(format!("{name}: cannot read: {e}")))?;
-                match head.iter().find(|b| !b.is_ascii_whitespace()) {
-                    Some(b'{') => InputFormat::Jsonl,
-                    _ => self.options.fallback,
-                }
+                let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
+                InputFormat::detect(None, false, head, self.options.fallback)
             }
         };
         let options = ReadOptions {
@@ -132,7 +124,7 @@ impl SourceReader<'_> {
     fn flush_texts(&mut self) -> Result<()> {
         let options = self.options;
         let progress = self.progress;
-        let results: Vec<Result<std::result::Result<(String, u64), String>>> = self
+        let results: Vec<Result<Result<(String, u64)>>> = self
             .texts
             .par_iter()
             .map(|path| {
@@ -140,7 +132,7 @@ impl SourceReader<'_> {
                 let mut bytes = Vec::new();
                 File::open(path)
                     .and_then(|mut f| f.read_to_end(&mut bytes))
-                    .map_err(|e| Error::Input(format!("{name}: cannot read: {e}")))?;
+                    .map_err(|e| Error::io(path, e))?;
                 progress(bytes.len() as u64);
                 Ok(text_document(&name, &bytes, options))
             })
@@ -155,25 +147,13 @@ impl SourceReader<'_> {
     }
 }
 
-/// The format a file's name says: `.jsonl` jsonl, `.tsv` tsv; None otherwise.
-pub fn format_by_name(path: &Path) -> Option<InputFormat> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("jsonl") => Some(InputFormat::Jsonl),
-        Some("tsv") => Some(InputFormat::Tsv),
-        _ => None,
-    }
-}
-
 /// Every regular file below `dir`, with its length.
 fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
-    let cannot = |e: std::io::Error| {
-        Error::Input(format!("{}: cannot read the directory: {e}", dir.display()))
-    };
+    let cannot = |e: std::io::Error| Error::io(dir, e);
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;
         let path = entry.path();
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| Error::Input(format!("{}: cannot read: {e}", path.display())))?;
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         if meta.is_dir() {
             walk(&path, files)?;
         } else if meta.is_file() {

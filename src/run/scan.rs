@@ -65,13 +65,7 @@ impl KeyScan {
                 })
             })
             .and_then(|block_last| check_last(block_last, last))
-            .map_err(|e| {
-                e.at(format!(
-                    "{} table {} block {last:016x}",
-                    self.path.display(),
-                    self.table
-                ))
-            })?;
+            .map_err(|e| e.at(&self.path, &self.table, Some(format!("{last:016x}"))))?;
         Ok(true)
     }
 }
@@ -165,7 +159,7 @@ impl<P: Payload> EntryScan<P> {
             }
             _ => Ok(()),
         })
-        .map_err(|e| e.at(format!("{} table {}", self.path.display(), self.table)))?;
+        .map_err(|e| e.at(&self.path, self.table, None))?;
         let (lo, hi) = (self.lo, self.hi);
         if out.last().is_some_and(|(key, _, _)| *key > hi) {
             self.range = None;

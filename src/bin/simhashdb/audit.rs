@@ -1,19 +1,17 @@
 //! `simhashdb audit`: every near-duplicate pair and cluster in a store.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
+use anyhow::{Context, Result};
+use simhashdb::{
+    clusters, read_corpus_shingles, verify_pairs, DocumentPair, Snapshot, SCAN_CACHE_BYTES,
+};
 
-use anyhow::{anyhow, bail, Context, Result};
-use rayon::prelude::*;
-use simhashdb::audit::{clusters, DocumentPair};
-use simhashdb::jaccard::{shingle_set, verify};
-use simhashdb::Snapshot;
-
+use crate::documents::FieldArgs;
 use crate::{output, progress};
 
 /// List every pair of stored documents within D bits, and their clusters.
@@ -45,6 +43,8 @@ pub struct Args {
     /// 3-shingle Jaccard similarity is at least --min-jaccard, printed as a fourth column.
     #[arg(long, value_name = "CORPUS.jsonl")]
     verify_text: Option<PathBuf>,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// The least Jaccard similarity a verified pair keeps (with --verify-text).
     #[arg(
         long,
@@ -57,7 +57,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    let snapshot = Snapshot::open_with_cache(&args.store, simhashdb::snapshot::SCAN_CACHE_BYTES)
+    let snapshot = Snapshot::open_with_cache(&args.store, SCAN_CACHE_BYTES)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = args
         .distance
@@ -68,12 +68,15 @@ pub fn run(args: Args) -> Result<()> {
     let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
         None => pairs.into_iter().map(|p| (p, None)).collect(),
         Some(corpus) => {
-            if !(0.0..=1.0).contains(&args.min_jaccard) {
-                bail!("--min-jaccard {} is not between 0 and 1", args.min_jaccard);
-            }
-            let sets = read_shingle_sets(corpus, &pairs)?;
-            verify(pairs, &sets, args.min_jaccard)
-                .map_err(|e| anyhow!("{}: {e}", corpus.display()))?
+            let wanted: HashSet<&str> = pairs
+                .iter()
+                .flat_map(|p| [p.a.as_str(), p.b.as_str()])
+                .collect();
+            let options = args.fields.options(Err(String::new()), false);
+            let sets = read_corpus_shingles(corpus, &options, |id| wanted.contains(id))?;
+            drop(wanted);
+            verify_pairs(pairs, &sets, args.min_jaccard)
+                .with_context(|| corpus.display().to_string())?
                 .into_iter()
                 .map(|(p, j)| (p, Some(j)))
                 .collect()
@@ -154,52 +157,6 @@ fn write_pairs(
         }
     }
     Ok(())
-}
-
-/// The shingle sets of the documents of `corpus` that appear in `pairs`.
-fn read_shingle_sets(corpus: &Path, pairs: &[DocumentPair]) -> Result<HashMap<String, Vec<u64>>> {
-    let wanted: HashSet<&str> = pairs
-        .iter()
-        .flat_map(|p| [p.a.as_str(), p.b.as_str()])
-        .collect();
-    let name = corpus.display().to_string();
-    let file = File::open(corpus).with_context(|| format!("{name}: cannot open"))?;
-    let mut texts = Vec::new();
-    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.with_context(|| format!("{name}: cannot read"))?;
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
-        }
-        #[derive(serde::Deserialize)]
-        struct Doc {
-            id: serde_json::Value,
-            text: String,
-        }
-        let doc: Doc = serde_json::from_slice(&line).with_context(|| {
-            format!(
-                "{name}:{}: expected {{\"id\": ..., \"text\": \"...\"}}",
-                i + 1
-            )
-        })?;
-        let id = match doc.id {
-            serde_json::Value::String(s) => s,
-            serde_json::Value::Number(n) => n.to_string(),
-            other => bail!(
-                "{name}:{}: the id is {other}, not a string or a number",
-                i + 1
-            ),
-        };
-        if wanted.contains(id.as_str()) {
-            texts.push((id, doc.text));
-        }
-    }
-    Ok(texts
-        .into_par_iter()
-        .map(|(id, text)| {
-            let set = shingle_set(&text);
-            (id, set)
-        })
-        .collect())
 }
 
 fn write_clusters(out: &mut dyn Write, groups: &[Vec<String>], json: bool) -> Result<()> {

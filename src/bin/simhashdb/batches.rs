@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use simhashdb::Snapshot;
 
-use crate::{dates, output};
+use crate::output;
 
 /// List every committed batch, oldest first, as tab-separated columns:
 /// BATCH KIND COMMITTED_UTC LABEL INSERTED REPLACED UNCHANGED DELETED EXPIRED_BY
@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<()> {
             let value = serde_json::json!({
                 "batch": b.id,
                 "kind": b.kind.name(),
-                "committed_utc": dates::format_utc(b.committed_unix_s),
+                "committed_utc": b.committed_utc(),
                 "committed_unix_s": b.committed_unix_s,
                 "label": b.label,
                 "inserted": b.inserted,
@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<()> {
                 "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                 b.id,
                 b.kind.name(),
-                dates::format_utc(b.committed_unix_s),
+                b.committed_utc(),
                 b.label.as_deref().unwrap_or("-"),
                 b.inserted,
                 b.replaced,

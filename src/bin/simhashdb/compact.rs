@@ -4,8 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::store::CompactSummary;
-use simhashdb::Store;
+use simhashdb::{CompactSummary, Store};
 
 use crate::output;
 

@@ -4,9 +4,10 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
-use simhashdb::input::read_ids;
-use simhashdb::Store;
+use anyhow::{Context, Result};
+use simhashdb::{check_id, read_ids, Store};
+
+use crate::exit_codes::usage;
 
 use crate::output;
 
@@ -32,7 +33,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let mut ids = args.ids.clone();
     for id in &ids {
-        simhashdb::batch::check_id(id).with_context(|| format!("argument {id:?}"))?;
+        check_id(id).map_err(|e| usage(format!("argument {id:?}: {e}")))?;
     }
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
@@ -47,7 +48,9 @@ pub fn run(args: Args) -> Result<()> {
         ids.extend(read.context("nothing was deleted")?);
     }
     if ids.is_empty() && args.input.is_none() {
-        bail!("no ids to delete: give them as arguments or with --input FILE");
+        return Err(usage(
+            "no ids to delete: give them as arguments or with --input FILE",
+        ));
     }
     let summary = store
         .delete(ids.iter().map(String::as_str))

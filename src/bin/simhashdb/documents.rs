@@ -3,12 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Result};
-use simhashdb::catalog::Catalog;
-use simhashdb::fingerprint::Scheme;
-use simhashdb::input::{read_sources, ReadOptions, ReadSummary};
-use simhashdb::DocumentSink;
+use anyhow::{anyhow, Result};
+use simhashdb::{read_sources, Catalog, DocumentSink, ReadOptions, ReadSummary, Scheme};
 
+use crate::exit_codes::usage;
 use crate::progress;
 
 /// How text becomes a fingerprint (`init` records it in the store).
@@ -44,7 +42,7 @@ impl SchemeArgs {
             self.shingle,
             self.weight.as_deref(),
         )
-        .map_err(|e| anyhow!(e))
+        .map_err(|e| usage(e.to_string()))
     }
 }
 
@@ -78,15 +76,9 @@ impl FieldArgs {
 
 /// The scheme text is fingerprinted with in the store at `store`, or why there is none.
 pub fn store_scheme(catalog: &Catalog, store: &Path) -> std::result::Result<Scheme, String> {
-    match catalog.scheme() {
-        Ok(Some(scheme)) => Ok(scheme),
-        Ok(None) => Err(format!(
-            "{}: the store records no fingerprint scheme (it was made before schemes were \
-             recorded), so it takes fingerprints, not text",
-            store.display()
-        )),
-        Err(e) => Err(format!("{}: {e}", store.display())),
-    }
+    catalog
+        .text_scheme()
+        .map_err(|e| format!("{}: {e}", store.display()))
 }
 
 /// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports
@@ -103,7 +95,7 @@ pub fn read(
         inputs
     };
     if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
-        bail!("stdin ('-') can be read only once");
+        return Err(usage("stdin ('-') can be read only once"));
     }
     let bar = progress::bytes("reading");
     let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
@@ -122,14 +114,14 @@ pub fn push_texts(
     sink: &mut dyn DocumentSink,
 ) -> Result<()> {
     if ids.len() != texts.len() {
-        bail!(
+        return Err(usage(format!(
             "--id and --text go in pairs: {} --id and {} --text given",
             ids.len(),
             texts.len()
-        );
+        )));
     }
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
-        let fp = simhashdb::input::fingerprint_text(scheme, text)
+        let fp = simhashdb::fingerprint_text(scheme, text)
             .map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
         sink.push(id, fp)
             .map_err(|e| anyhow!("--id {}: {e}", i + 1))?;

@@ -4,14 +4,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::store::ExpireSelector;
-use simhashdb::Store;
+use simhashdb::{ExpireSelector, Store};
 
-use crate::{dates, output};
+use crate::exit_codes::usage;
+use crate::output;
 
 /// Delete every document still held from the insert batches committed before a date, or with
 /// a label (see `simhashdb batches`). A document belongs to the batch that last changed its
-/// fingerprint; re-inserting it unchanged does not move it to a newer batch.
+/// fingerprint; re-inserting it unchanged does not move it to a newer batch. A batch expires
+/// once: expiring it again changes nothing and records nothing.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("which").required(true).args(["before", "batch"])))]
 pub struct Args {
@@ -31,11 +32,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let selector = match (&args.before, &args.batch) {
-        (Some(date), None) => ExpireSelector::Before(
-            dates::parse_time(date, dates::now_unix_s())
-                .map_err(anyhow::Error::msg)
-                .context("--before")?,
-        ),
+        (Some(date), None) => {
+            ExpireSelector::before_date(date).map_err(|e| usage(format!("--before: {e}")))?
+        }
         (None, Some(label)) => ExpireSelector::Label(label.clone()),
         _ => unreachable!("clap requires exactly one of --before and --batch"),
     };
@@ -44,18 +43,7 @@ pub fn run(args: Args) -> Result<()> {
     let summary = store
         .expire(&selector)
         .with_context(|| format!("{}: nothing was expired", args.store.display()))?;
-    let expired: Vec<u64> = summary
-        .batch
-        .map(|b| {
-            store
-                .catalog()
-                .batches
-                .iter()
-                .filter(|m| m.expired_by == Some(b))
-                .map(|m| m.id)
-                .collect()
-        })
-        .unwrap_or_default();
+    let expired = &summary.expired_batches;
     let mut out = output::stdout();
     if args.json {
         let value = serde_json::json!({

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use simhashdb::audit::find_all;
-use simhashdb::input::read_fingerprints;
-use simhashdb::Settings;
+use simhashdb::{find_all, read_fingerprints, Settings};
 
 use crate::{output, progress};
 

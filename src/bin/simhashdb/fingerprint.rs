@@ -4,8 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::catalog::Catalog;
-use simhashdb::{Batch, InputFormat};
+use simhashdb::{Batch, Catalog, InputFormat};
 
 use crate::documents::{self, FieldArgs, SchemeArgs};
 use crate::output;

@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::catalog::CompactionPolicy;
-use simhashdb::settings::DEFAULT_EXPECTED_SIZE;
-use simhashdb::{Settings, Store};
+use simhashdb::{CompactionPolicy, Settings, Store, DEFAULT_EXPECTED_SIZE};
 
 use crate::documents::SchemeArgs;
 

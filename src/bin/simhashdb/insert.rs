@@ -4,8 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::insertion::DEFAULT_RUN_DOCUMENTS;
-use simhashdb::{InputFormat, Store};
+use simhashdb::{InputFormat, Store, DEFAULT_RUN_DOCUMENTS};
 
 use crate::documents::{self, FieldArgs};
 use crate::output;
@@ -87,9 +86,11 @@ pub fn run(args: Args) -> Result<()> {
             args.store.display()
         )
     };
+    // The merge the policy asks for is run below, after a note that it starts.
     let mut insertion = store
         .begin_insert(args.label.as_deref())
-        .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX));
+        .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX))
+        .compact_after(false);
     let (mut lines, mut skipped) = (args.text.len() as u64, 0);
     if !args.text.is_empty() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
@@ -105,7 +106,9 @@ pub fn run(args: Args) -> Result<()> {
         skipped += summary.skipped;
     }
     let summary = insertion.commit().with_context(not_inserted)?;
-    // The batch is committed; a failed compaction leaves the store as the batch left it.
+    // The batch is committed: a failed compaction leaves the store as the batch left it, and
+    // the command still succeeds (a script must not send the batch again).
+    let mut compaction_failure = None;
     let compaction = if args.no_compact {
         None
     } else {
@@ -116,13 +119,21 @@ pub fn run(args: Args) -> Result<()> {
                 summary.batch.unwrap_or_default()
             );
         }
-        store.compact_if_due().with_context(|| {
-            format!(
-                "{}: the batch was inserted, but the automatic compaction after it failed \
-                 (the store is intact; run `simhashdb compact` to retry)",
-                args.store.display()
-            )
-        })?
+        match store.compact_if_due() {
+            Ok(compaction) => compaction,
+            Err(e) => {
+                let e = anyhow::Error::from(e);
+                eprintln!(
+                    "simhashdb: warning: {}: the batch was inserted, but the automatic \
+                     compaction after it failed: {} (the store is intact; `simhashdb compact` \
+                     retries it)",
+                    args.store.display(),
+                    crate::exit_codes::message(&e)
+                );
+                compaction_failure = Some(crate::exit_codes::message(&e));
+                None
+            }
+        }
     };
     if summary.runs > 1 && compaction.is_none() && !args.json {
         eprintln!(
@@ -149,6 +160,7 @@ pub fn run(args: Args) -> Result<()> {
             "new_fingerprints": summary.new_fingerprints,
             "runs": summary.runs,
             "compaction": compaction.as_ref().map(crate::compact::to_json),
+            "compaction_failure": compaction_failure,
         });
         writeln!(out, "{value}")?;
     } else {

@@ -1,14 +1,14 @@
 //! The `simhashdb` command: a thin client of the simhashdb library.
 //!
-//! Results go to stdout, errors and progress to stderr. Exit codes: 0 success, 1 error,
-//! 2 bad usage (from clap); `verify` has its own (0 clean, 1 findings, 2 error). A closed stdout (e.g. `| head`) ends the command quietly with 0.
+//! Results go to stdout, errors and progress to stderr. Exit codes are in [`exit_codes`]. A
+//! closed stdout (e.g. `| head`) ends the command quietly with 0.
 
 mod audit;
 mod batches;
 mod compact;
-mod dates;
 mod delete;
 mod documents;
+mod exit_codes;
 mod expire;
 mod find_all;
 mod fingerprint;
@@ -87,11 +87,7 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => fingerprint::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("simhashdb: {err:#}");
-            ExitCode::FAILURE
-        }
+        Ok(()) => ExitCode::from(exit_codes::SUCCESS),
+        Err(err) => exit_codes::report(&err),
     }
 }

@@ -14,7 +14,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let done = simhashdb::migrate::migrate(&args.store)
+    let done = simhashdb::migrate(&args.store)
         .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
     if done.from == done.to {
         eprintln!(

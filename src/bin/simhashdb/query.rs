@@ -1,13 +1,16 @@
 //! `simhashdb query`: find stored documents near fingerprints.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Context, Result};
-use simhashdb::input::{read_documents, read_fingerprints, ReadOptions};
-use simhashdb::{format_fingerprint, parse_fingerprint, Batch, InputFormat, Snapshot};
+use anyhow::{anyhow, Context, Result};
+use simhashdb::{
+    fingerprint_text, format_fingerprint, parse_fingerprint, read_queries, InputFormat, Query,
+    Snapshot,
+};
 
 use crate::documents::{self, FieldArgs};
+use crate::exit_codes::usage;
 use crate::output;
 
 /// Print every stored document within D bits of each query.
@@ -16,8 +19,8 @@ use crate::output;
 /// each query's matches by distance, fingerprint, id. QUERY is the query fingerprint, or for
 /// documents read from --input the document's id. Text (--text, or documents in --input) is
 /// fingerprinted with the store's scheme. Without --format an --input is read by name (a
-/// directory as text files, .jsonl, .tsv), else as jsonl if it starts with '{', as tsv
-/// (ID<TAB>FINGERPRINT) if its first line has a tab, else as one fingerprint per line.
+/// directory as text files, .jsonl, .tsv), else as jsonl if it starts with '{', else as one
+/// query per line: a fingerprint, or ID<TAB>FINGERPRINT.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -54,17 +57,11 @@ pub struct Args {
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum QueryFormat {
-    /// One fingerprint per line.
+    /// One query per line: a fingerprint, or ID<TAB>FINGERPRINT.
     Fingerprints,
     Tsv,
     Jsonl,
     Text,
-}
-
-/// One query: a fingerprint, and the document it came from when it is not given as such.
-struct Query {
-    document: Option<String>,
-    fingerprint: u64,
 }
 
 /// Queries answered per parallel round; bounds the memory held for results.
@@ -74,14 +71,19 @@ pub fn run(args: Args) -> Result<()> {
     let mut queries = Vec::new();
     for (i, text) in args.fingerprints.iter().enumerate() {
         let fingerprint =
-            parse_fingerprint(text).map_err(|msg| anyhow!("argument {}: {msg}", i + 1))?;
+            parse_fingerprint(text).map_err(|msg| usage(format!("argument {}: {msg}", i + 1)))?;
         queries.push(Query {
-            document: None,
+            id: None,
             fingerprint,
         });
     }
     if queries.is_empty() && args.input.is_empty() && args.text.is_empty() {
-        bail!("no query: give fingerprints as arguments, --input FILE or --text TEXT");
+        return Err(usage(
+            "no query: give fingerprints as arguments, --input FILE or --text TEXT",
+        ));
+    }
+    if args.input.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
+        return Err(usage("stdin ('-') can be read only once"));
     }
     let snapshot = match args.cache_mib {
         Some(mib) => Snapshot::open_with_cache(&args.store, (mib as usize) << 20),
@@ -91,16 +93,27 @@ pub fn run(args: Args) -> Result<()> {
     let scheme = documents::store_scheme(snapshot.catalog(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        let fingerprint = simhashdb::input::fingerprint_text(scheme, text)
-            .map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
+        let fingerprint =
+            fingerprint_text(scheme, text).map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
         queries.push(Query {
-            document: None,
+            id: None,
             fingerprint,
         });
     }
-    let options = args.fields.options(scheme, args.skip_invalid);
+    let mut options = args.fields.options(scheme, args.skip_invalid);
+    options.format = args.format.map(InputFormat::from);
     for input in &args.input {
-        read_queries(input, args.format, &options, &mut queries)?;
+        let summary = read_queries(input, &options, &mut queries)?;
+        for msg in &summary.first_skipped {
+            eprintln!("simhashdb: skipped {msg}");
+        }
+        if summary.skipped > 0 {
+            eprintln!(
+                "simhashdb: skipped {} invalid documents in {}",
+                summary.skipped,
+                input.display()
+            );
+        }
     }
     let distance = args
         .distance
@@ -110,7 +123,7 @@ pub fn run(args: Args) -> Result<()> {
         let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
         let answers = snapshot.query_many(&fingerprints, distance)?;
         for (q, matches) in round.iter().zip(answers) {
-            let label = match &q.document {
+            let label = match &q.id {
                 Some(id) => id.clone(),
                 None => format_fingerprint(q.fingerprint),
             };
@@ -122,7 +135,7 @@ pub fn run(args: Args) -> Result<()> {
                         "fingerprint": format_fingerprint(m.fingerprint),
                         "distance": m.distance,
                     });
-                    if q.document.is_some() {
+                    if q.id.is_some() {
                         value["query_fingerprint"] = format_fingerprint(q.fingerprint).into();
                     }
                     writeln!(out, "{value}")?;
@@ -140,106 +153,13 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Reads the queries of one --input (see [`Args`] for how its format is found).
-fn read_queries(
-    input: &Path,
-    format: Option<QueryFormat>,
-    options: &ReadOptions,
-    queries: &mut Vec<Query>,
-) -> Result<()> {
-    let name = if input.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        input.display().to_string()
-    };
-    let is_dir = input.as_os_str() != "-" && input.is_dir();
-    let by_name = if is_dir {
-        Some(QueryFormat::Text)
-    } else {
-        simhashdb::input::sources::format_by_name(input).map(|f| match f {
-            InputFormat::Jsonl => QueryFormat::Jsonl,
-            InputFormat::Tsv => QueryFormat::Tsv,
-            InputFormat::Text => QueryFormat::Text,
-        })
-    };
-    let format = format.or(by_name);
-    if is_dir {
-        let mut options = options.clone();
-        let format = InputFormat::try_from(format.unwrap_or(QueryFormat::Text));
-        options.format = Some(format.map_err(|()| {
-            anyhow!("{name}: a directory holds documents, not a list of fingerprints")
-        })?);
-        let mut batch = Batch::new();
-        documents::read(&[input.to_path_buf()], &options, &mut batch)?;
-        push_documents(&batch, queries);
-        return Ok(());
-    }
-    let mut bytes = Vec::new();
-    if input.as_os_str() == "-" {
-        std::io::stdin().lock().read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(input).and_then(|mut f| f.read_to_end(&mut bytes))
-    }
-    .with_context(|| format!("{name}: cannot read"))?;
-    let format = format.unwrap_or_else(|| {
-        let first = bytes
-            .split(|&b| b == b'\n')
-            .find(|l| !l.trim_ascii().is_empty())
-            .unwrap_or_default();
-        if first.trim_ascii_start().starts_with(b"{") {
-            QueryFormat::Jsonl
-        } else if first.contains(&b'\t') {
-            QueryFormat::Tsv
-        } else {
-            QueryFormat::Fingerprints
-        }
-    });
-    let Some(format) = InputFormat::try_from(format).ok() else {
-        for fingerprint in read_fingerprints(&bytes[..], &name)? {
-            queries.push(Query {
-                document: None,
-                fingerprint,
-            });
-        }
-        return Ok(());
-    };
-    let options = ReadOptions {
-        format: Some(format),
-        ..options.clone()
-    };
-    let mut batch = Batch::new();
-    let summary = read_documents(&bytes[..], &name, &options, &mut batch, &|_| {})?;
-    for msg in &summary.first_skipped {
-        eprintln!("simhashdb: skipped {msg}");
-    }
-    if summary.skipped > 0 {
-        eprintln!(
-            "simhashdb: skipped {} invalid documents in {name}",
-            summary.skipped
-        );
-    }
-    push_documents(&batch, queries);
-    Ok(())
-}
-
-fn push_documents(batch: &Batch, queries: &mut Vec<Query>) {
-    for i in 0..batch.len() {
-        queries.push(Query {
-            document: Some(batch.id(i).to_string()),
-            fingerprint: batch.fingerprint(i),
-        });
-    }
-}
-
-impl TryFrom<QueryFormat> for InputFormat {
-    type Error = ();
-    /// The document format, or Err for a list of fingerprints.
-    fn try_from(format: QueryFormat) -> Result<Self, ()> {
+impl From<QueryFormat> for InputFormat {
+    fn from(format: QueryFormat) -> Self {
         match format {
-            QueryFormat::Fingerprints => Err(()),
-            QueryFormat::Tsv => Ok(InputFormat::Tsv),
-            QueryFormat::Jsonl => Ok(InputFormat::Jsonl),
-            QueryFormat::Text => Ok(InputFormat::Text),
+            QueryFormat::Fingerprints => InputFormat::Fingerprints,
+            QueryFormat::Tsv => InputFormat::Tsv,
+            QueryFormat::Jsonl => InputFormat::Jsonl,
+            QueryFormat::Text => InputFormat::Text,
         }
     }
 }

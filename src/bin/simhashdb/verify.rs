@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhashdb::verify::verify_store;
+use simhashdb::verify_store;
+
+use crate::exit_codes;
 
 use crate::output;
 
@@ -29,12 +31,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     match check(&args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(err) if crate::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::from(exit_codes::SUCCESS),
+        Ok(false) => ExitCode::from(exit_codes::VERIFY_FINDINGS),
+        Err(err) if exit_codes::is_broken_pipe(&err) => ExitCode::from(exit_codes::SUCCESS),
         Err(err) => {
-            eprintln!("simhashdb: {err:#}");
-            ExitCode::from(2)
+            eprintln!("simhashdb: {}", exit_codes::message(&err));
+            ExitCode::from(exit_codes::VERIFY_ERROR)
         }
     }
 }
@@ -48,7 +50,7 @@ fn check(args: &Args) -> anyhow::Result<bool> {
         let findings: Vec<_> = report
             .findings
             .iter()
-            .map(|f| serde_json::json!({"location": f.location, "problem": f.problem}))
+            .map(|f| serde_json::json!({"location": f.location(), "problem": f.problem}))
             .collect();
         let value = serde_json::json!({
             "clean": report.findings.is_empty(),
@@ -62,7 +64,7 @@ fn check(args: &Args) -> anyhow::Result<bool> {
         writeln!(out, "{value}")?;
     } else {
         for f in &report.findings {
-            writeln!(out, "{}\t{}", f.location, f.problem)?;
+            writeln!(out, "{}\t{}", f.location(), f.problem)?;
         }
     }
     out.flush()?;

@@ -21,16 +21,15 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::write::{append_entries, close_db, create_db, shard_file_count, ShardWriter};
+use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS};
 use crate::block::docs::DocState;
 use crate::block::entries::{EntryWriter, Payload};
 use crate::block::postings::Posting;
-use crate::catalog::{sync_dir, RunMeta};
+use crate::catalog::RunMeta;
 use crate::error::{all_or_cause, Error, Result};
+use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
-use crate::run::{
-    append_entries, close_db, create_db, shard_file, shard_file_count, EntryScan, KeyScan,
-    RunReader, ShardWriter, DOCS, DOCS_FILE, POSTINGS,
-};
 
 /// What a merge wrote and dropped.
 #[derive(Clone, Debug)]
@@ -209,7 +208,7 @@ pub(crate) fn merge_runs(
     shards: usize,
 ) -> Result<Merged> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    let docs_path = out_dir.join(DOCS_FILE);
+    let docs_path = layout::docs_file(out_dir);
     let db = create_db(&docs_path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;
     let documents: u64 = inputs.iter().map(|r| r.meta().documents).sum();
@@ -257,7 +256,7 @@ pub(crate) fn merge_runs(
                         perms,
                         (f * per_file, (f + 1) * per_file),
                         &dead,
-                        &shard_file(out_dir, f),
+                        &layout::shard_file(out_dir, f),
                     )
                 })
                 .collect::<Result<Vec<Option<(Vec<u64>, Vec<u64>)>>>>()
@@ -292,10 +291,10 @@ pub(crate) fn merge_runs(
     // every table holds them all.
     if keys.iter().any(|&k| k != keys[0]) {
         return Err(Error::corrupt(format!(
-            "merging into {}: the merged tables hold different numbers of keys ({keys:?}); \
-             run `simhashdb verify` on the store",
-            out_dir.display()
-        )));
+            "the merged tables hold different numbers of keys ({keys:?}): an input run is \
+             damaged; verify the store"
+        ))
+        .in_file(out_dir));
     }
     meta.fingerprints = keys[0];
     for run in inputs {

@@ -1,0 +1,398 @@
+//! Reading a committed run: its files opened lazily, probes of the permuted tables, and
+//! lookups of documents and postings.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
+
+use super::{table_name, EntryScan, KeyScan, DOCS, POSTINGS};
+use crate::block::docs::{id_hash, DocState};
+use crate::block::entries::{self, block_key};
+use crate::block::keys::KeyBlock;
+use crate::block::postings::Posting;
+use crate::catalog::RunMeta;
+use crate::error::{Error, Result};
+use crate::layout;
+
+/// Read access to one committed run.
+///
+/// Every file of the run is opened (as a plain file) when the reader is made, so a compaction
+/// that deletes the run's directory afterwards cannot pull it from under the reader; redb opens
+/// each one on first use.
+pub struct RunReader {
+    meta: RunMeta,
+    cache_bytes: usize,
+    tables: usize,
+    docs: LazyFile<DocsFile>,
+    files: Vec<Option<LazyFile<ShardFile>>>,
+    shards_per_file: usize,
+}
+
+/// A pinned file, turned into an open redb file `T` on first use.
+struct LazyFile<T> {
+    path: PathBuf,
+    pinned: Mutex<Option<std::fs::File>>,
+    open: OnceLock<T>,
+}
+
+impl<T> LazyFile<T> {
+    fn pin(path: PathBuf) -> Result<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(LazyFile {
+            path,
+            pinned: Mutex::new(Some(file)),
+            open: OnceLock::new(),
+        })
+    }
+
+    fn get(
+        &self,
+        cache_bytes: usize,
+        open: impl FnOnce(&Path, ReadOnlyDatabase) -> Result<T>,
+    ) -> Result<&T> {
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        let mut pinned = self.pinned.lock().expect("no opener panicked");
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        let file = pinned.take().ok_or_else(|| Error::AfterEarlierFailure {
+            path: self.path.clone(),
+        })?;
+        let backend =
+            redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&self.path, e))?;
+        let db = redb::Builder::new()
+            .set_cache_size(cache_bytes)
+            .open_read_only_with_backend(backend)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let _ = self.open.set(open(&self.path, db)?);
+        Ok(self.open.get().expect("set above"))
+    }
+}
+
+impl RunReader {
+    /// A reader of run `meta` stored in `dir`, giving each file it opens `cache_bytes` of cache.
+    /// Fails with an I/O error (NotFound) when a file of the run is gone.
+    pub fn new(
+        meta: RunMeta,
+        dir: PathBuf,
+        shards: usize,
+        tables: usize,
+        cache_bytes: usize,
+    ) -> Result<Self> {
+        let count = usize::from(meta.shard_files).clamp(1, shards);
+        let mut files: Vec<Option<LazyFile<ShardFile>>> = (0..count).map(|_| None).collect();
+        for &f in &meta.present_files {
+            if let Some(slot) = files.get_mut(usize::from(f)) {
+                *slot = Some(LazyFile::pin(layout::shard_file(&dir, usize::from(f)))?);
+            }
+        }
+        Ok(RunReader {
+            docs: LazyFile::pin(layout::docs_file(&dir))?,
+            meta,
+            cache_bytes,
+            tables,
+            files,
+            shards_per_file: shards / count,
+        })
+    }
+
+    /// The catalog's description of this run.
+    pub fn meta(&self) -> &RunMeta {
+        &self.meta
+    }
+
+    /// The shard file that holds `shard`, or None when the run has no keys there.
+    pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
+        let Some(lazy) = &self.files[shard / self.shards_per_file] else {
+            return Ok(None);
+        };
+        let tables = self.tables;
+        lazy.get(self.cache_bytes, |path, db| {
+            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+            let tables = (0..tables)
+                .map(
+                    |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
+                        Ok(table) => Ok(Some(table)),
+                        Err(TableError::TableDoesNotExist(_)) => Ok(None),
+                        Err(e) => Err(Error::redb(path, e)),
+                    },
+                )
+                .collect::<Result<_>>()?;
+            Ok(ShardFile {
+                path: path.to_path_buf(),
+                tables,
+                _db: db,
+            })
+        })
+        .map(Some)
+    }
+
+    /// The shard files that hold shards `first..end`, in key order, each once.
+    pub fn shard_files(&self, first: usize, end: usize) -> Result<Vec<&ShardFile>> {
+        let mut out: Vec<&ShardFile> = Vec::new();
+        for f in first / self.shards_per_file..end.div_ceil(self.shards_per_file) {
+            if let Some(file) = self.shard(f * self.shards_per_file)? {
+                out.push(file);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The run's docs file.
+    pub fn docs(&self) -> Result<&DocsFile> {
+        self.docs.get(self.cache_bytes, |path, db| {
+            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+            let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
+            Ok(DocsFile {
+                docs: open(DOCS)?,
+                postings: open(POSTINGS)?,
+                path: path.to_path_buf(),
+                _db: db,
+            })
+        })
+    }
+}
+
+/// One open shard file of a run.
+pub struct ShardFile {
+    path: PathBuf,
+    tables: Vec<Option<ReadOnlyTable<u64, &'static [u8]>>>,
+    _db: ReadOnlyDatabase,
+}
+
+impl ShardFile {
+    /// The keys of table `t` in `lo..=hi`, a block at a time.
+    pub fn scan(&self, t: usize, lo: u64, hi: u64) -> Result<KeyScan> {
+        KeyScan::new(
+            self.path.clone(),
+            table_name(t),
+            self.tables[t].as_ref(),
+            lo,
+            hi,
+        )
+    }
+
+    /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
+    pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let range = table.range(lo..).map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each_in(lo, hi, &mut f))
+                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+            if last >= hi {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are
+    /// the fingerprints themselves).
+    pub fn contains_sorted(&self, fingerprints: &[u64], found: &mut [bool]) -> Result<()> {
+        let Some(table) = &self.tables[0] else {
+            return Ok(());
+        };
+        let mut i = 0;
+        let mut keys = Vec::new();
+        while i < fingerprints.len() {
+            // The block that may hold fingerprints[i]; then every later fingerprint it covers.
+            let mut range = table
+                .range(fingerprints[i]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            keys.clear();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .map_err(|e| e.at(&self.path, "t000", Some(format!("{last:016x}"))))?;
+            while i < fingerprints.len() && fingerprints[i] <= last {
+                if keys.binary_search(&fingerprints[i]).is_ok() {
+                    found[i] = true;
+                }
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `(key, id)` of an entry block's redb key (see [`block_key`]).
+fn split_block_key(key: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, id) = key.split_at_checked(8)?;
+    Some((u64::from_be_bytes(head.try_into().ok()?), id))
+}
+
+/// One open docs file of a run.
+pub struct DocsFile {
+    path: PathBuf,
+    docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    postings: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    _db: ReadOnlyDatabase,
+}
+
+impl DocsFile {
+    /// Every document entry, a block at a time, ordered by `(id_hash, id)`.
+    pub fn scan_documents(&self) -> Result<EntryScan<DocState>> {
+        self.scan_documents_in(0, u64::MAX)
+    }
+
+    /// The documents whose id hashes are within `lo..=hi`, a block at a time.
+    pub fn scan_documents_in(&self, lo: u64, hi: u64) -> Result<EntryScan<DocState>> {
+        EntryScan::new(self.path.clone(), "docs", &self.docs, lo, hi)
+    }
+
+    /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
+    pub fn scan_postings(&self) -> Result<EntryScan<Posting>> {
+        self.scan_postings_in(0, u64::MAX)
+    }
+
+    /// The postings of fingerprints within `lo..=hi`, a block at a time.
+    pub fn scan_postings_in(&self, lo: u64, hi: u64) -> Result<EntryScan<Posting>> {
+        EntryScan::new(self.path.clone(), "postings", &self.postings, lo, hi)
+    }
+
+    /// Calls `f` on every id this run lists under `fingerprint`.
+    pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+        let from = fingerprint.to_be_bytes();
+        let range = self
+            .postings
+            .range(&from[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let mut past = false;
+            entries::decode::<Posting>(block.value(), |fp, id, _| {
+                if fp == fingerprint {
+                    f(id);
+                }
+                past = fp > fingerprint;
+                !past
+            })
+            .map_err(|e| e.at(&self.path, "postings", None))?;
+            if past || key.value()[..8] != from[..] {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on every document entry of this run, ordered by `(id_hash, id)`.
+    pub fn for_each_document(&self, mut f: impl FnMut(u64, &str, DocState)) -> Result<()> {
+        self.for_each_entry(&self.docs, "docs", |hash, id, state| f(hash, id, state))
+    }
+
+    /// Calls `f` on the fingerprint of every posting of this run, in order.
+    pub fn for_each_posting(&self, mut f: impl FnMut(u64)) -> Result<()> {
+        self.for_each_entry::<Posting>(&self.postings, "postings", |fp, _, _| f(fp))
+    }
+
+    /// Decodes every block of `table` (named `name` in errors), calling `f` on each entry.
+    fn for_each_entry<P: entries::Payload>(
+        &self,
+        table: &ReadOnlyTable<&'static [u8], &'static [u8]>,
+        name: &str,
+        mut f: impl FnMut(u64, &str, P),
+    ) -> Result<()> {
+        let range = table
+            .range::<&[u8]>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            entries::decode::<P>(block.value(), |key, id, payload| {
+                f(key, id, payload);
+                true
+            })
+            .map_err(|e| e.at(&self.path, name, None))?;
+        }
+        Ok(())
+    }
+
+    /// What this run says of `id`, if anything.
+    pub fn state_of(&self, id: &str) -> Result<Option<DocState>> {
+        let hash = id_hash(id.as_bytes());
+        let key = block_key(hash, id.as_bytes());
+        let mut range = self
+            .docs
+            .range(&key[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let Some(item) = range.next() else {
+            return Ok(None);
+        };
+        let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        let mut found = None;
+        entries::decode::<DocState>(block.value(), |h, other, state| {
+            if h == hash && other == id {
+                found = Some(state);
+            }
+            (h, other.as_bytes()) < (hash, id.as_bytes())
+        })
+        .map_err(|e| e.at(&self.path, "docs", None))?;
+        Ok(found)
+    }
+
+    /// For documents ordered by `(id_hash, id)`, fills `states[i]` with what this run says of
+    /// document i, where `states[i]` is still None. Chunks of the documents are looked up in
+    /// parallel; within a chunk each block is read once and merged with the documents it
+    /// covers, with no copy of its entries.
+    pub fn states_sorted(
+        &self,
+        documents: &[(u64, &str)],
+        states: &mut [Option<DocState>],
+    ) -> Result<()> {
+        /// Documents per parallel lookup task: enough to amortise a task, few enough to share.
+        const CHUNK: usize = 1 << 14;
+        documents
+            .par_chunks(CHUNK)
+            .zip(states.par_chunks_mut(CHUNK))
+            .try_for_each(|(documents, states)| self.states_sorted_chunk(documents, states))
+    }
+
+    fn states_sorted_chunk(
+        &self,
+        documents: &[(u64, &str)],
+        states: &mut [Option<DocState>],
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < documents.len() {
+            let (hash, id) = documents[i];
+            let key = block_key(hash, id.as_bytes());
+            let mut range = self
+                .docs
+                .range(&key[..]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = split_block_key(last.value()).ok_or_else(|| {
+                Error::corrupt("docs block key is shorter than 8 bytes")
+                    .at(&self.path, "docs", None)
+            })?;
+            // The documents this block covers: i..end (at least i, since its last key >= key).
+            let end = i + documents[i..]
+                .partition_point(|&(h, id)| (h, id.as_bytes()) <= (last.0, last.1));
+            let mut j = i;
+            entries::decode::<DocState>(block.value(), |h, other, state| {
+                while j < end && (documents[j].0, documents[j].1) < (h, other) {
+                    j += 1;
+                }
+                if j < end && (documents[j].0, documents[j].1) == (h, other) {
+                    states[j].get_or_insert(state);
+                    j += 1;
+                }
+                j < end
+            })
+            .map_err(|e| e.at(&self.path, "docs", None))?;
+            i = end.max(i + 1);
+        }
+        Ok(())
+    }
+}
