@@ -292,7 +292,9 @@ mod tests {
                         );
                     }
                 }
-                let leftovers = std::fs::read_dir(path.join("runs")).unwrap().count();
+                let leftovers = std::fs::read_dir(crate::layout::runs_dir(&path))
+                    .unwrap()
+                    .count();
                 assert_eq!(
                     leftovers,
                     Snapshot::open(&path).unwrap().catalog().runs.len()

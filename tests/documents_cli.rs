@@ -339,7 +339,7 @@ fn bad_documents_are_named_or_counted_and_store_nothing() {
     // Plain text given as tsv says how to read it as text.
     let plain = dir.path().join("notes");
     std::fs::write(&plain, "just some words").unwrap();
-    fails(&["insert", s, path_str(&plain)], "", "--format text");
+    fails(&["insert", s, path_str(&plain)], "", "need the text format");
     // Only the one good batch is in.
     let out = ok(&["stats", s], "");
     assert!(out.contains("documents\t1\n"), "{out}");

@@ -165,7 +165,7 @@ fn parse_document<'a>(
             let (Some(id), Some(fp), None) = (fields.next(), fields.next(), fields.next()) else {
                 return Err(format!(
                     "expected ID<TAB>FINGERPRINT (2 tab-separated fields), found {} \
-                     (plain text documents need --format text)",
+                     (plain text documents need the text format)",
                     line.split('\t').count()
                 ));
             };

@@ -309,7 +309,7 @@ mod tests {
     fn a_shard_file_that_failed_to_open_fails_its_other_writers_as_a_consequence() {
         let _serial = plan::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let writer = ShardWriter::new(dir.path().join("shard-000.redb"));
+        let writer = ShardWriter::new(layout::shard_file(dir.path(), 0));
         // The file is created, then its first write fails.
         let plan = plan::install(Fault::FailWrite(0));
         let first = writer.append_keys(0, &[1, 2, 3]);
