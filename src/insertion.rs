@@ -277,9 +277,6 @@ impl<'s> Insertion<'s> {
         self.write(&pending)?;
         let mut summary = self.summary.clone();
         summary.runs = self.commit.written_runs() as u64;
-        if summary.runs == 0 {
-            return Ok(summary);
-        }
         let Insertion {
             store,
             mut commit,
@@ -287,12 +284,15 @@ impl<'s> Insertion<'s> {
             compact_after,
             ..
         } = self;
-        let batch = commit.add_batch(BatchKind::Insert, label.as_deref());
-        batch.inserted = summary.inserted;
-        batch.replaced = summary.replaced;
-        batch.unchanged = summary.unchanged;
-        summary.batch = Some(batch.id);
-        store.commit(commit)?;
+        if summary.runs > 0 {
+            let batch = commit.add_batch(BatchKind::Insert, label.as_deref());
+            batch.inserted = summary.inserted;
+            batch.replaced = summary.replaced;
+            batch.unchanged = summary.unchanged;
+            summary.batch = Some(batch.id);
+            store.commit(commit)?;
+        }
+        // Even when nothing changed: runs left by deletions may be due a merge.
         if compact_after {
             match store.compact_if_due() {
                 Ok(compaction) => summary.compaction = compaction,

@@ -318,6 +318,19 @@ fn a_corrupted_block_fails_the_query_instead_of_answering_wrong() {
         .map(|e| e.to_string())
         .collect();
     assert!(!errors.is_empty(), "some query reads a corrupted block");
+    // A checksum failure says where it is, as data: the shard file, its table, the block.
+    let located = results.iter().filter_map(|r| r.as_ref().err()).any(|e| {
+        matches!(
+            e,
+            simhashdb::Error::Corruption {
+                file: Some(f),
+                table: Some(t),
+                block: Some(b),
+                ..
+            } if *f == file && t.starts_with('t') && b.len() == 16
+        )
+    });
+    assert!(located, "{errors:?}");
     assert!(
         errors
             .iter()

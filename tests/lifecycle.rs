@@ -105,6 +105,10 @@ proptest! {
                         }
                     }
                     store.insert(&batch, Some(&label)).unwrap();
+                    prop_assert!(
+                        store.catalog().runs.len() <= 3,
+                        "the insert applies the store's compaction policy"
+                    );
                 }
                 Op::Delete(ids) => {
                     let ids: Vec<String> = ids.iter().map(|i| format!("id-{i}")).collect();
@@ -222,4 +226,77 @@ fn the_largest_fingerprint_survives_compaction() {
         .unwrap()
         .findings
         .is_empty());
+}
+
+fn batch_of(ids: std::ops::Range<u64>) -> Batch {
+    let mut batch = Batch::new();
+    for i in ids {
+        batch
+            .push(&format!("d{i}"), i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .unwrap();
+    }
+    batch
+}
+
+#[test]
+fn inserts_apply_the_compaction_policy_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    let policy = CompactionPolicy {
+        max_runs: 2,
+        merge_factor: 8,
+    };
+    store.set_compaction_policy(policy).unwrap();
+    let first = store.insert(&batch_of(0..10), None).unwrap();
+    let second = store.insert(&batch_of(10..20), None).unwrap();
+    assert_eq!(
+        (first.compaction.is_none(), second.compaction.is_none()),
+        (true, true)
+    );
+    let third = store.insert(&batch_of(20..30), None).unwrap();
+    let merged = third.compaction.expect("a third run is past max_runs = 2");
+    assert_eq!((merged.runs_before, merged.runs_after), (3, 2));
+    assert_eq!(store.catalog().runs.len(), 2);
+
+    let mut insertion = store.begin_insert(None).compact_after(false);
+    insertion.write(&batch_of(30..40)).unwrap();
+    let summary = insertion.commit().unwrap();
+    assert!(summary.compaction.is_none() && summary.compaction_failure.is_none());
+    assert_eq!(store.catalog().runs.len(), 3, "left for compact_if_due");
+    assert!(store.compaction_due());
+    store.compact_if_due().unwrap();
+    assert_eq!(store.catalog().runs.len(), 2);
+    assert_eq!(Snapshot::open(&path).unwrap().catalog().documents, 40);
+}
+
+#[test]
+fn expiring_the_same_batches_again_changes_and_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    store.insert(&batch_of(0..10), Some("day-1")).unwrap();
+    store.insert(&batch_of(10..20), Some("day-2")).unwrap();
+    let first = store
+        .expire(&ExpireSelector::Label("day-1".into()))
+        .unwrap();
+    assert_eq!(
+        (first.deleted, first.expired_batches.clone()),
+        (10, vec![1])
+    );
+    assert!(first.batch.is_some());
+    let batches = store.catalog().batches.len();
+    let again = store
+        .expire(&ExpireSelector::Label("day-1".into()))
+        .unwrap();
+    assert_eq!((again.batch, again.deleted), (None, 0));
+    assert!(again.expired_batches.is_empty());
+    // Every batch committed before now was expired or is day-2's.
+    let before_now = ExpireSelector::before_date("0d").unwrap();
+    assert_eq!(before_now.batches(store.catalog()), Vec::<u64>::new());
+    assert_eq!(store.catalog().batches.len(), batches);
+    let unknown = store.expire(&ExpireSelector::Label("day-9".into()));
+    assert!(matches!(unknown, Err(simhashdb::Error::NoSuchLabel { .. })));
+    let bad = ExpireSelector::before_date("yesterday").unwrap_err();
+    assert!(bad.to_string().contains("yesterday"), "{bad}");
 }
