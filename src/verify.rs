@@ -1,5 +1,6 @@
 //! `verify`: reads every byte of a store that the engine wrote and checks every invariant,
-//! reporting each finding with where it is. It never writes (except `deep`, see below).
+//! reporting each finding with where it is. It never writes to the store: its files are
+//! byte-identical before and after, with `deep` too (see [`verify_store`]).
 //!
 //! Checks, per run: every block's CRC-32 and structure; blocks and entries in strictly
 //! increasing order and filed under their last key; every key in the shard file that should
@@ -20,7 +21,6 @@ use crate::block::entries::Payload;
 use crate::catalog::Catalog;
 use crate::error::{corruption_location, Error, Result};
 use crate::layout::{self, docs_file, shard_file};
-use crate::lock::WriterLock;
 use crate::permutation::Permutations;
 use crate::run::table_name;
 use crate::run::{EntryScan, RunReader};
@@ -101,15 +101,15 @@ impl Report {
     }
 }
 
-/// Checks the store at `dir`. With `deep`, also runs redb's integrity check on every file,
-/// which needs write access and takes the writer lock (redb may repair what it finds).
+/// Checks the store at `dir`, reading it only.
+///
+/// With `deep`, also runs redb's own integrity check (its page checksums and B-tree
+/// structure) on every file of every run. That check needs a writable file and may repair
+/// what it finds, so it runs on a private copy of each file, one at a time, in the system's
+/// temporary directory (`TMPDIR`): it needs as much free space there as the largest file of
+/// the store, and reads every byte of the store once more.
 pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     let mut report = Report::default();
-    let _lock = if deep {
-        Some(WriterLock::acquire(dir)?)
-    } else {
-        None
-    };
     let snapshot = match Snapshot::open(dir) {
         Ok(s) => s,
         Err(e @ Error::Corruption { .. }) => {
@@ -140,10 +140,7 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     }
     check_across_runs(&snapshot, table_fingerprints, &mut report)?;
     if deep {
-        // redb opens a file for writing only when no reader has it open.
-        let catalog = snapshot.catalog().clone();
-        drop(snapshot);
-        deep_check(dir, &catalog, &mut report)?;
+        deep_check(dir, snapshot.catalog(), &mut report)?;
     }
     Ok(report)
 }
@@ -460,8 +457,13 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
     Ok(())
 }
 
-/// redb's own integrity check of every file of every run.
+/// redb's own integrity check of every file of every run, each on a private copy.
 fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> {
+    let scratch = tempfile::Builder::new()
+        .prefix("simhashdb-verify-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let copy = scratch.path().join("copy.redb");
     for run in &catalog.runs {
         let run_dir = layout::run_dir(dir, run.id);
         let mut files: Vec<PathBuf> = vec![docs_file(&run_dir)];
@@ -471,17 +473,20 @@ fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> 
                 .map(|&f| shard_file(&run_dir, usize::from(f))),
         );
         for path in files {
+            std::fs::copy(&path, &copy).map_err(|e| Error::io(&copy, e))?;
             report.deep_checked += 1;
-            let outcome = redb::Database::open(&path).and_then(|mut db| db.check_integrity());
+            let outcome = redb::Database::open(&copy).and_then(|mut db| db.check_integrity());
             match outcome {
                 Ok(true) => {}
                 Ok(false) => report.find(
                     &path,
                     None,
-                    "redb's integrity check failed and redb repaired the file",
+                    "redb's integrity check found damage (it repaired its private copy; the \
+                     store's file is unchanged)",
                 ),
                 Err(e) => report.find(&path, None, format!("redb's integrity check failed: {e}")),
             }
+            std::fs::remove_file(&copy).map_err(|e| Error::io(&copy, e))?;
         }
     }
     Ok(())

@@ -11,7 +11,8 @@ use crate::exit_codes;
 
 use crate::output;
 
-/// Check a store without changing it: every block checksum, every invariant (each live
+/// Check a store without changing it (its files stay byte-identical): every block checksum,
+/// every invariant (each live
 /// fingerprint exactly once in each permuted table, ids and fingerprints consistent, counts
 /// equal to the catalog's). Prints one LOCATION<TAB>PROBLEM line per finding.
 ///
@@ -20,8 +21,9 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
-    /// Also run redb's integrity check on every file. It needs write access, takes the writer
-    /// lock, and redb may repair what it finds.
+    /// Also run redb's own integrity check (its page checksums and B-tree structure) on every
+    /// file. It runs on a private copy of each file in TMPDIR, one at a time (free space: the
+    /// largest file), so the store is never written.
     #[arg(long)]
     deep: bool,
     /// Print one JSON object.
