@@ -230,6 +230,29 @@ impl Snapshot {
         }
         Ok(shared)
     }
+
+    /// The clusters of `pairs` ([`clusters`]), and with `singletons` every other live document
+    /// as a cluster of one: every cluster's members sorted, clusters ordered by their first.
+    pub fn clusters_with_singletons(
+        &self,
+        pairs: &[DocumentPair],
+        singletons: bool,
+    ) -> Result<Vec<Vec<String>>> {
+        let mut groups = clusters(pairs);
+        if singletons {
+            let mut members: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
+            members.sort_unstable();
+            let mut alone = Vec::new();
+            self.for_each_live_document(|id, _, _| {
+                if members.binary_search(&id).is_err() {
+                    alone.push(vec![id.to_string()]);
+                }
+            })?;
+            groups.extend(alone);
+            groups.sort_unstable();
+        }
+        Ok(groups)
+    }
 }
 
 /// The connected components of the graph the pairs draw, each with at least two members:

@@ -122,6 +122,27 @@ impl DocumentSink for Batch {
     }
 }
 
+/// The longest batch label accepted, in bytes.
+pub const MAX_LABEL_BYTES: usize = 256;
+
+/// Checks a batch label: at most [`MAX_LABEL_BYTES`] bytes of UTF-8 with no control character
+/// (a tab or a line end would break the batch list's columns).
+pub fn check_label(label: &str) -> Result<()> {
+    if label.len() > MAX_LABEL_BYTES {
+        return Err(Error::input(format!(
+            "the label is {} bytes long; at most {MAX_LABEL_BYTES} are allowed",
+            label.len()
+        )));
+    }
+    if let Some(c) = label.chars().find(|c| c.is_control()) {
+        return Err(Error::input(format!(
+            "the label {label:?} contains the control character {c:?} (tabs and line ends \
+             would break the batch list)"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks an id against the rules of [`Batch::push`].
 pub fn check_id(id: &str) -> Result<()> {
     if id.is_empty() {

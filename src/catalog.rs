@@ -183,8 +183,9 @@ impl Catalog {
     fn decode(bytes: &[u8], dir: &Path) -> Result<Self> {
         let (version, payload) = unseal(bytes, dir)?;
         check_version(version, dir)?;
-        let catalog: Catalog = decode_payload(payload)?;
-        catalog.settings.validate()?;
+        let catalog: Catalog =
+            decode_payload(payload).map_err(|e| e.in_file(&layout::catalog_file(dir)))?;
+        check_settings(&catalog.settings, dir)?;
         Ok(catalog)
     }
 
@@ -200,6 +201,14 @@ impl Catalog {
     pub(crate) fn commit(&self, dir: &Path) -> Result<()> {
         commit_bytes(dir, &self.encode())
     }
+}
+
+/// Stored settings that no store could have been made with are damage, not a caller's error.
+pub(crate) fn check_settings(settings: &Settings, dir: &Path) -> Result<()> {
+    settings.validate().map_err(|e| {
+        Error::corrupt(format!("the catalog holds impossible settings: {e}"))
+            .in_file(&layout::catalog_file(dir))
+    })
 }
 
 /// The bytes of the catalog file of the store at `dir`.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{BatchKind, BatchMeta, Catalog, RunMeta};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layout;
 use crate::permutation::Permutations;
 use crate::run::{write_run, RunContents};
@@ -50,14 +50,17 @@ impl PendingCommit {
         self.written.len()
     }
 
-    /// Writes a new run with `write(run_dir, run_id)` and returns its description, which the
-    /// caller places in the catalog's runs. A run that fails half-written is removed at once.
+    /// Writes a new run with `write(run_dir, run_id)` into a directory it creates, and returns
+    /// the run's description, which the caller places in the catalog's runs. A run that fails
+    /// half-written is removed at once. A directory that exists already is never touched: it
+    /// may be a committed run (of a commit whose outcome this writer did not learn).
     pub(crate) fn write_run(
         &mut self,
         write: impl FnOnce(&Path, u64) -> Result<RunMeta>,
     ) -> Result<RunMeta> {
         let id = self.next.next_run;
         let dir = layout::run_dir(&self.store, id);
+        std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         let meta = write(&dir, id).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })?;

@@ -3,13 +3,12 @@
 //! runs ([`crate::policy`]); [`crate::run::merge`] merges them; the merged run replaces its
 //! inputs in one catalog commit, and the inputs' files are deleted after it.
 
-use std::path::Path;
-
 use crate::catalog::{Catalog, RunMeta};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::{self, sync_dir};
 use crate::policy;
 use crate::run::merge::merge_runs;
+use crate::stats::DiskBytes;
 use crate::store::Store;
 
 impl Store {
@@ -55,7 +54,7 @@ impl Store {
     /// Merges runs `start..` into one run that takes their place.
     fn merge_from(&mut self, start: usize) -> Result<CompactSummary> {
         let began = std::time::Instant::now();
-        let bytes_before = runs_bytes(self.dir(), self.catalog())?;
+        let before = DiskBytes::of_runs(self.dir(), self.catalog())?;
         let snapshot = self.snapshot()?;
         let mut pending = self.begin_commit();
         let mut merged = None;
@@ -84,12 +83,15 @@ impl Store {
             let _ = std::fs::remove_dir_all(layout::run_dir(self.dir(), id));
         }
         let _ = sync_dir(&layout::runs_dir(self.dir()));
+        let after = DiskBytes::of_runs(self.dir(), self.catalog())?;
         Ok(CompactSummary {
             runs_before,
             runs_after: self.catalog().runs.len(),
             merged_runs: inputs.len(),
-            bytes_before,
-            bytes_after: runs_bytes(self.dir(), self.catalog())?,
+            bytes_before: before.used,
+            bytes_after: after.used,
+            file_bytes_before: before.files,
+            file_bytes_after: after.files,
             dropped_documents: merged.dropped_documents,
             dropped_fingerprints: merged.dropped_fingerprints,
             table_entries: merged.table_entries,
@@ -103,22 +105,6 @@ fn run_size(run: &RunMeta) -> u64 {
     run.documents.max(run.fingerprints)
 }
 
-/// Bytes of the files of the catalog's runs.
-pub(crate) fn runs_bytes(dir: &Path, catalog: &Catalog) -> Result<u64> {
-    let mut total = 0;
-    for run in &catalog.runs {
-        let run_dir = layout::run_dir(dir, run.id);
-        for entry in std::fs::read_dir(&run_dir).map_err(|e| Error::io(&run_dir, e))? {
-            let entry = entry.map_err(|e| Error::io(&run_dir, e))?;
-            total += entry
-                .metadata()
-                .map_err(|e| Error::io(entry.path(), e))?
-                .len();
-        }
-    }
-    Ok(total)
-}
-
 /// What a compaction did.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -129,10 +115,14 @@ pub struct CompactSummary {
     pub runs_after: usize,
     /// Runs merged (over every step of an automatic compaction).
     pub merged_runs: usize,
-    /// Bytes of run files before.
+    /// Bytes the runs' files used on disk before (allocated, as `stats` counts them).
     pub bytes_before: u64,
-    /// Bytes of run files after.
+    /// Bytes the runs' files use on disk after.
     pub bytes_after: u64,
+    /// The lengths of the runs' files before (redb extends files ahead of use).
+    pub file_bytes_before: u64,
+    /// The lengths of the runs' files after.
+    pub file_bytes_after: u64,
     /// Document entries dropped (deletions, replaced entries).
     pub dropped_documents: u64,
     /// Fingerprints dropped from the tables (no id has them any more).
@@ -151,6 +141,8 @@ impl CompactSummary {
             merged_runs: 0,
             bytes_before: 0,
             bytes_after: 0,
+            file_bytes_before: 0,
+            file_bytes_after: 0,
             dropped_documents: 0,
             dropped_fingerprints: 0,
             table_entries: 0,
@@ -166,6 +158,8 @@ impl CompactSummary {
             merged_runs: self.merged_runs + next.merged_runs,
             bytes_before: self.bytes_before,
             bytes_after: next.bytes_after,
+            file_bytes_before: self.file_bytes_before,
+            file_bytes_after: next.file_bytes_after,
             dropped_documents: self.dropped_documents + next.dropped_documents,
             dropped_fingerprints: self.dropped_fingerprints + next.dropped_fingerprints,
             table_entries: self.table_entries + next.table_entries,

@@ -165,6 +165,7 @@ impl ExpireSelector {
 
 /// What a delete or expire did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeleteSummary {
     /// The batch number, or None when nothing changed.
     pub batch: Option<u64>,

@@ -36,6 +36,7 @@ pub enum Error {
         /// The file or directory.
         path: PathBuf,
         /// The operating system's error.
+        #[source]
         error: std::io::Error,
     },
 
@@ -46,6 +47,7 @@ pub enum Error {
         /// The redb file.
         path: PathBuf,
         /// redb's error.
+        #[source]
         error: Box<redb::Error>,
     },
 
@@ -171,6 +173,8 @@ pub enum Setting {
     Scheme,
     /// The least Jaccard similarity a verified pair keeps ([`crate::verify_pairs`]).
     MinJaccard,
+    /// Runs merged into one ([`crate::CompactionPolicy::merge_factor`]).
+    MergeFactor,
 }
 
 impl Setting {
@@ -183,6 +187,7 @@ impl Setting {
             Setting::ExpectedSize => "expected size",
             Setting::Scheme => "scheme",
             Setting::MinJaccard => "minimum Jaccard similarity",
+            Setting::MergeFactor => "merge factor",
         }
     }
 }

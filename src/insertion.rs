@@ -16,18 +16,19 @@
 
 use rayon::prelude::*;
 
-use crate::batch::{Batch, DocumentSink};
+use crate::batch::{check_label, Batch, DocumentSink};
 use crate::block::docs::DocState;
 use crate::catalog::BatchKind;
 use crate::commit::PendingCommit;
 use crate::compaction::CompactSummary;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::run::{RunContents, RunReader};
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::store::Store;
 
 /// What an insert did.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct InsertSummary {
     /// The batch number, or None when nothing changed and no batch was recorded.
     pub batch: Option<u64>,
@@ -99,6 +100,9 @@ pub struct Insertion<'s> {
     pending: Batch,
     run_documents: usize,
     compact_after: bool,
+    /// A write failed part-way: the counts may hold documents no run holds, so the insertion
+    /// refuses to go on (its runs are removed when it is dropped).
+    failed: bool,
 }
 
 impl<'s> Insertion<'s> {
@@ -111,6 +115,7 @@ impl<'s> Insertion<'s> {
             pending: Batch::new(),
             run_documents: DEFAULT_RUN_DOCUMENTS,
             compact_after: true,
+            failed: false,
         }
     }
 
@@ -158,10 +163,28 @@ impl<'s> Insertion<'s> {
 
     /// Writes `documents` as one run of this batch (whatever their number), after the
     /// documents added before them.
+    /// After a failed write the insertion refuses every later call: start the batch again.
     pub fn write(&mut self, documents: &Batch) -> Result<()> {
+        self.check_usable()?;
+        let written = self.write_run(documents);
+        self.failed = written.is_err();
+        written
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::AfterEarlierFailure {
+                path: self.store.dir().to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Insertion::write`] without the check.
+    fn write_run(&mut self, documents: &Batch) -> Result<()> {
         if !self.pending.is_empty() {
             let pending = std::mem::take(&mut self.pending);
-            self.write(&pending)?;
+            self.write_run(&pending)?;
         }
         if documents.is_empty() {
             return Ok(());
@@ -267,12 +290,17 @@ impl<'s> Insertion<'s> {
         })
     }
 
-    /// Writes what is pending and commits every run of the batch at once. When nothing
+    /// Writes what is pending and commits every run of the batch at once, after checking its
+    /// label ([`crate::check_label`]). When nothing
     /// changed, no batch is recorded (`batch` is None in the summary). Then, unless
     /// [`Insertion::compact_after`] said otherwise, merges runs as the store's compaction policy
     /// asks; the batch is committed whether or not that merge succeeds (see
     /// [`InsertSummary::compaction_failure`]).
     pub fn commit(mut self) -> Result<InsertSummary> {
+        self.check_usable()?;
+        if let Some(label) = &self.label {
+            check_label(label)?;
+        }
         let pending = std::mem::take(&mut self.pending);
         self.write(&pending)?;
         let mut summary = self.summary.clone();

@@ -6,8 +6,6 @@
 //! probability ~2^-64 per pair, far below any threshold's resolution.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -15,7 +13,7 @@ use rayon::prelude::*;
 use crate::audit::DocumentPair;
 use crate::error::{Error, Result, Setting};
 use crate::fingerprint::{shingle_hashes, Features};
-use crate::input::{read_texts, ReadOptions};
+use crate::input::{open_input, read_texts, ReadOptions};
 
 /// Words per shingle in verification (the usual near-duplicate definition).
 pub const SHINGLE_WORDS: u8 = 3;
@@ -88,10 +86,9 @@ pub fn read_corpus_shingles(
     options: &ReadOptions,
     wanted: impl Fn(&str) -> bool,
 ) -> Result<HashMap<String, Vec<u64>>> {
-    let file = File::open(corpus).map_err(|e| Error::io(corpus, e))?;
     let mut texts = Vec::new();
     read_texts(
-        BufReader::with_capacity(1 << 20, file),
+        open_input(corpus)?,
         &corpus.display().to_string(),
         options,
         |id, text| {

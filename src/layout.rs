@@ -52,8 +52,9 @@ pub(crate) fn run_dir(store: &Path, id: u64) -> PathBuf {
 
 /// The run id a directory entry of [`runs_dir`] is named after, if it is a run's.
 pub(crate) fn run_id(name: &OsStr) -> Option<u64> {
+    // At least 10 digits: ids from 1e10 on are written with more.
     name.to_str()
-        .filter(|n| n.len() == 10 && n.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|n| n.len() >= 10 && n.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|n| n.parse().ok())
 }
 
@@ -86,11 +87,11 @@ mod tests {
     #[test]
     fn run_ids_round_trip_through_their_directory_names() {
         let store = Path::new("s");
-        for id in [0, 1, 42, 9_999_999_999] {
+        for id in [0, 1, 42, 9_999_999_999, 12_345_678_901] {
             let dir = run_dir(store, id);
             assert_eq!(run_id(dir.file_name().unwrap()), Some(id));
         }
-        for name in ["", "12", "abcdefghij", "00000000001", "0000000001.tmp"] {
+        for name in ["", "12", "abcdefghij", "000000001", "0000000001.tmp"] {
             assert_eq!(run_id(OsStr::new(name)), None, "{name}");
         }
     }

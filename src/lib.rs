@@ -93,15 +93,16 @@ mod store;
 mod verify;
 
 pub use audit::{clusters, find_all, DocumentPair, FingerprintPair};
-pub use batch::{check_id, Batch, DocumentSink, MAX_ID_BYTES};
+pub use batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
 pub use catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
 pub use compaction::CompactSummary;
 pub use deletion::{DeleteSummary, ExpireSelector};
 pub use error::{Error, Result, Setting};
 pub use fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
 pub use input::{
-    fingerprint_text, format_fingerprint, parse_fingerprint, read_documents, read_fingerprints,
-    read_ids, read_queries, read_sources, read_texts, InputFormat, Query, ReadOptions, ReadSummary,
+    fingerprint_text, format_fingerprint, open_input, parse_fingerprint, read_documents,
+    read_fingerprints, read_ids, read_queries, read_sources, read_texts, InputFormat, Query,
+    ReadOptions, ReadSummary,
 };
 pub use insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
 pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};

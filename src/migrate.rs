@@ -21,6 +21,7 @@ use crate::settings::Settings;
 
 /// What `migrate` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Migration {
     /// The version the store had.
     pub from: u32,
@@ -54,7 +55,7 @@ pub fn migrate(dir: &Path) -> Result<Migration> {
                 )))
             }
         };
-        next.settings.validate()?;
+        crate::catalog::check_settings(&next.settings, dir)?;
         commit_bytes(dir, &next.encode())?;
     }
 }

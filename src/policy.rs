@@ -11,6 +11,8 @@
 //! `max_runs` runs, it merges enough of the newest to get back to `max_runs`. Equal daily
 //! batches thus merge 4 into 1, four of those into 1, and so on.
 
+use crate::error::{Error, Result, Setting};
+
 /// When a store merges runs by itself (after each insert).
 ///
 /// The policy is size-tiered: a run of `s` entries is in tier `floor(log_F(s))`, F the merge
@@ -33,6 +35,22 @@ impl Default for CompactionPolicy {
             max_runs: 12,
             merge_factor: 4,
         }
+    }
+}
+
+impl CompactionPolicy {
+    /// Checks that the policy can work: a merge factor of at least 2.
+    pub fn validate(&self) -> Result<()> {
+        if self.merge_factor < 2 {
+            return Err(Error::settings(
+                Setting::MergeFactor,
+                format!(
+                    "{} cannot merge runs: at least 2 runs go into one",
+                    self.merge_factor
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 
@@ -40,8 +41,11 @@ pub struct Stats {
     pub table_file_bytes: u64,
     /// Bytes of every docs file.
     pub docs_file_bytes: u64,
-    /// All files of the store.
+    /// Bytes the store's files use on disk (allocated blocks, what `du` counts).
     pub total_bytes: u64,
+    /// The sum of the store's file lengths. redb extends its files ahead of use, so this is
+    /// more than they use.
+    pub file_bytes: u64,
     /// table_file_bytes / (fingerprints * tables).
     pub disk_bytes_per_fingerprint_per_table: f64,
     /// total_bytes / documents.
@@ -102,7 +106,10 @@ impl Stats {
                 }
             }
         }
-        let total_bytes = dir_bytes(snapshot.dir())?;
+        let DiskBytes {
+            used: total_bytes,
+            files: file_bytes,
+        } = DiskBytes::below(snapshot.dir())?;
         Ok(Stats {
             blocks: settings.blocks,
             distance: settings.distance,
@@ -120,6 +127,7 @@ impl Stats {
             table_file_bytes,
             docs_file_bytes,
             total_bytes,
+            file_bytes,
             disk_bytes_per_fingerprint_per_table: ratio(
                 table_file_bytes,
                 fingerprints * tables.len() as u64,
@@ -144,16 +152,44 @@ fn allocated(meta: &std::fs::Metadata) -> u64 {
     meta.blocks() * 512
 }
 
-fn dir_bytes(dir: &Path) -> Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
-        total += if meta.is_dir() {
-            dir_bytes(&entry.path())?
-        } else {
-            allocated(&meta)
-        };
+/// What files take on disk, measured two ways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DiskBytes {
+    /// Allocated blocks (what `du` counts).
+    pub used: u64,
+    /// File lengths (what `ls -l` shows).
+    pub files: u64,
+}
+
+impl DiskBytes {
+    /// Every file below `dir`.
+    pub(crate) fn below(dir: &Path) -> Result<Self> {
+        let mut total = DiskBytes::default();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
+            let part = if meta.is_dir() {
+                DiskBytes::below(&entry.path())?
+            } else {
+                DiskBytes {
+                    used: allocated(&meta),
+                    files: meta.len(),
+                }
+            };
+            total.used += part.used;
+            total.files += part.files;
+        }
+        Ok(total)
     }
-    Ok(total)
+
+    /// The files of the catalog's runs.
+    pub(crate) fn of_runs(store: &Path, catalog: &Catalog) -> Result<Self> {
+        let mut total = DiskBytes::default();
+        for run in &catalog.runs {
+            let part = DiskBytes::below(&crate::layout::run_dir(store, run.id))?;
+            total.used += part.used;
+            total.files += part.files;
+        }
+        Ok(total)
+    }
 }

@@ -56,6 +56,7 @@ impl Store {
         policy: CompactionPolicy,
     ) -> Result<Self> {
         settings.validate()?;
+        policy.validate()?;
         match std::fs::read_dir(dir) {
             Ok(mut entries) => {
                 if entries.next().is_some() {
@@ -149,6 +150,7 @@ impl Store {
 
     /// Sets when inserts compact by themselves (see [`CompactionPolicy`]).
     pub fn set_compaction_policy(&mut self, policy: CompactionPolicy) -> Result<()> {
+        policy.validate()?;
         let mut pending = self.begin_commit();
         pending.catalog_mut().compaction = policy;
         self.commit(pending)
@@ -182,10 +184,25 @@ impl Store {
         PendingCommit::new(&self.dir, &self.catalog)
     }
 
-    /// Commits `pending`, which must have started from the committed catalog.
+    /// Commits `pending`, which must have started from the committed catalog. When the commit
+    /// fails, the catalog on disk may be the old or the new one (the rename may have happened
+    /// before the failure): the store takes whichever is there, so that its next commit never
+    /// reuses a run id that a committed catalog names, and removes the runs it does not name.
     pub(crate) fn commit(&mut self, pending: PendingCommit) -> Result<()> {
-        self.catalog = pending.commit()?;
-        Ok(())
+        match pending.commit() {
+            Ok(next) => {
+                self.catalog = next;
+                Ok(())
+            }
+            Err(e) => {
+                if let Ok(on_disk) = Catalog::read(&self.dir) {
+                    self.catalog = on_disk;
+                    // Runs the catalog on disk does not name are this commit's: garbage now.
+                    let _ = self.remove_abandoned_runs();
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The store's directory.

@@ -22,7 +22,7 @@ use crate::catalog::Catalog;
 use crate::error::{corruption_location, Error, Result};
 use crate::layout::{self, docs_file, shard_file};
 use crate::permutation::Permutations;
-use crate::run::table_name;
+use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
 use crate::run::{EntryScan, RunReader};
 use crate::snapshot::Snapshot;
 
@@ -239,7 +239,7 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
     let entries = check_entries(
         docs.scan_documents()?,
         &path,
-        "docs",
+        DOCS_TABLE,
         run.meta().docs_bytes,
         report,
         |_, id, state| {
@@ -251,7 +251,7 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
     if entries != run.meta().documents {
         report.find(
             &path,
-            Some("docs"),
+            Some(DOCS_TABLE),
             format!(
                 "holds {entries} entries; the catalog says {}",
                 run.meta().documents
@@ -262,7 +262,7 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
     check_entries(
         docs.scan_postings()?,
         &path,
-        "postings",
+        POSTINGS_TABLE,
         run.meta().postings_bytes,
         report,
         |fp, id, _| postings.add(pair_hash(fp, id)),
@@ -381,11 +381,15 @@ fn check_tables(
             report.find(
                 run_dir,
                 Some(&table_name(t)),
-                format!(
-                    "holds {} block bytes; the catalog says {:?}",
-                    bytes[t],
-                    meta.table_bytes.get(t)
-                ),
+                match meta.table_bytes.get(t) {
+                    Some(listed) => {
+                        format!("holds {} block bytes; the catalog says {listed}", bytes[t])
+                    }
+                    None => format!(
+                        "holds {} block bytes; the catalog lists no size for this table",
+                        bytes[t]
+                    ),
+                },
             );
         }
     }

@@ -305,16 +305,21 @@ fn bad_documents_are_named_or_counted_and_store_nothing() {
         "",
         "in pairs",
     );
-    fails(
+    misused(
         &["insert", s, "--id", "a", "--text", "..."],
         "",
         "--text 1: the document has no token",
+    );
+    misused(
+        &["insert", s, "--id", "a\tb", "--text", "fox"],
+        "",
+        "--id 1: the id contains a tab",
     );
     assert_eq!(
         simhashdb(&["insert", s, "--id", "a"], "").status.code(),
         Some(2)
     );
-    fails(
+    misused(
         &["query", s, "--text", "???"],
         "",
         "--text 1: the document has no token",

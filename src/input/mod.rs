@@ -14,6 +14,7 @@
 //! the file, for text documents). [`sources`] reads files, directories and stdin.
 
 mod corpus;
+mod decode;
 mod queries;
 mod sources;
 
@@ -29,7 +30,10 @@ use crate::fingerprint::{tokens, Scheme};
 
 pub use corpus::read_texts;
 pub use queries::{read_queries, Query};
-pub use sources::read_sources;
+pub use sources::{open_input, read_sources};
+
+/// How errors name standard input.
+pub(crate) const STDIN: &str = "<stdin>";
 
 /// How documents (or queries) are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,8 +66,14 @@ impl InputFormat {
             })
     }
 
-    /// The format a path's name says (`.jsonl`, `.tsv`), if it says one.
+    /// The format a path's name says (`.jsonl`, `.tsv`, also before `.gz` or `.zst`), if it
+    /// says one.
     pub(crate) fn by_name(path: &Path) -> Option<InputFormat> {
+        let compressed = |e: &str| matches!(e, "gz" | "zst" | "zstd");
+        let path = match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if compressed(e) => Path::new(path.file_stem()?),
+            _ => path,
+        };
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl") => Some(InputFormat::Jsonl),
             Some("tsv") => Some(InputFormat::Tsv),
@@ -230,6 +240,7 @@ fn json_id(
 
 /// What reading one input did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadSummary {
     /// Non-blank lines read.
     pub lines: u64,
@@ -248,7 +259,8 @@ const CHUNK_BYTES: usize = 4 << 20;
 
 /// Reads documents from `reader` into `sink`, and reports the bytes read to `progress`.
 /// `source` names the input in errors and is the id of a text document. With no format in
-/// `options` the first non-blank line decides between jsonl and tsv. An invalid document fails
+/// `options` the input's first bytes decide ([`InputFormat::detect`], falling back to
+/// `options.fallback`). An invalid document fails
 /// the whole read with `source:line: what is wrong` unless `options.skip_invalid`, which
 /// counts and skips it.
 pub fn read_documents(
@@ -259,17 +271,33 @@ pub fn read_documents(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
-    if options.format == Some(InputFormat::Text) {
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(source, e))?;
-        progress(bytes.len() as u64);
-        let result = text_document(source, &bytes, options);
-        summary.record(result, sink, options.skip_invalid)?;
-        return Ok(summary);
+    let format = match options.format {
+        Some(format) => format,
+        None => {
+            let head = reader.fill_buf().map_err(|e| Error::io(source, e))?;
+            InputFormat::detect(None, false, head, options.fallback)
+        }
+    };
+    match format {
+        InputFormat::Text => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            progress(bytes.len() as u64);
+            let result = text_document(source, &bytes, options);
+            summary.record(result, sink, options.skip_invalid)?;
+            return Ok(summary);
+        }
+        InputFormat::Fingerprints => {
+            return Err(Error::input_at(
+                source,
+                None,
+                "a list of fingerprints holds no documents (read it as queries)",
+            ))
+        }
+        InputFormat::Tsv | InputFormat::Jsonl => {}
     }
-    let mut format = options.format;
     let mut line_no = 0u64;
     let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
     loop {
@@ -299,20 +327,9 @@ pub fn read_documents(
                 break;
             }
         }
-        let fmt = *format.get_or_insert_with(|| {
-            let head = chunks.first().map_or(&[][..], |(_, c)| &c[..]);
-            InputFormat::detect(None, false, head, options.fallback)
-        });
-        if fmt == InputFormat::Fingerprints {
-            return Err(Error::input_at(
-                source,
-                None,
-                "a list of fingerprints holds no documents (read it as queries)",
-            ));
-        }
         let parsed: Vec<ChunkResult> = chunks
             .par_iter()
-            .map(|(first, chunk)| parse_chunk(chunk, *first, options, fmt, source))
+            .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source))
             .collect();
         for result in parsed {
             if let Some(err) = result.error {

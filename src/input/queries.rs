@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{parse_document, parse_fingerprint, read_documents, read_sources};
+use super::{open_input, parse_document, parse_fingerprint, read_documents, read_sources, STDIN};
 use super::{InputFormat, ReadOptions, ReadSummary};
 use crate::batch::Batch;
 use crate::error::{Error, Result};
@@ -32,7 +32,7 @@ pub fn read_queries(
 ) -> Result<ReadSummary> {
     let stdin = input.as_os_str() == "-";
     let name = if stdin {
-        "<stdin>".to_string()
+        STDIN.to_string()
     } else {
         input.display().to_string()
     };
@@ -50,12 +50,9 @@ pub fn read_queries(
         return Ok(summary);
     }
     let mut bytes = Vec::new();
-    if stdin {
-        std::io::stdin().lock().read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(input).and_then(|mut f| f.read_to_end(&mut bytes))
-    }
-    .map_err(|e| Error::io(&name, e))?;
+    open_input(input)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(&name, e))?;
     let path = (!stdin).then_some(input);
     let format = options
         .format

@@ -9,12 +9,13 @@
 //! group, not by the input.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::{read_documents, text_document, InputFormat, ReadOptions, ReadSummary};
+use super::decode::{decoded, decoded_bytes};
+use super::{read_documents, text_document, InputFormat, ReadOptions, ReadSummary, STDIN};
 use crate::batch::DocumentSink;
 use crate::error::{Error, Result};
 
@@ -22,6 +23,16 @@ use crate::error::{Error, Result};
 pub const GROUP_BYTES: u64 = 64 << 20;
 /// ... or this many files.
 const GROUP_FILES: usize = 4096;
+
+/// An input given by the user: `-` for stdin, else a file, decompressed when it is gzip or
+/// zstd and without a byte-order mark. Errors name the file (stdin is `<stdin>`).
+pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>> {
+    if path.as_os_str() == "-" {
+        return decoded(std::io::stdin().lock(), STDIN);
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    decoded(file, &path.display().to_string())
+}
 
 /// Reads every document of `inputs` (paths, `-` for stdin) into `sink`, in input order, and
 /// reports the bytes read to `progress`.
@@ -31,6 +42,9 @@ pub fn read_sources(
     sink: &mut dyn DocumentSink,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
+    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
+        return Err(Error::input("stdin ('-') can be read only once"));
+    }
     let mut reader = SourceReader {
         options,
         sink,
@@ -42,12 +56,8 @@ pub fn read_sources(
     for input in inputs {
         if input.as_os_str() == "-" {
             reader.flush_texts()?;
-            let stdin = std::io::stdin();
-            reader.read_stream(
-                BufReader::with_capacity(1 << 20, stdin.lock()),
-                "<stdin>",
-                None,
-            )?;
+            let stdin = decoded(std::io::stdin().lock(), STDIN)?;
+            reader.read_stream(stdin, STDIN, None)?;
             continue;
         }
         let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
@@ -94,7 +104,7 @@ impl SourceReader<'_> {
         self.flush_texts()?;
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        self.read_stream(BufReader::with_capacity(1 << 20, file), &name, format)
+        self.read_stream(decoded(file, &name)?, &name, format)
     }
 
     /// Reads one stream whose format is `format`, or detected from its first bytes.
@@ -129,10 +139,8 @@ impl SourceReader<'_> {
             .par_iter()
             .map(|path| {
                 let name = path.display().to_string();
-                let mut bytes = Vec::new();
-                File::open(path)
-                    .and_then(|mut f| f.read_to_end(&mut bytes))
-                    .map_err(|e| Error::io(path, e))?;
+                let file = File::open(path).map_err(|e| Error::io(path, e))?;
+                let bytes = decoded_bytes(file, &name)?;
                 progress(bytes.len() as u64);
                 Ok(text_document(&name, &bytes, options))
             })

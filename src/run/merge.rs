@@ -207,7 +207,6 @@ pub(crate) fn merge_runs(
     perms: &Permutations,
     shards: usize,
 ) -> Result<Merged> {
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let docs_path = layout::docs_file(out_dir);
     let db = create_db(&docs_path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;
@@ -290,11 +289,11 @@ pub(crate) fn merge_runs(
     // Each file holds other fingerprints of each table (its shards are of permuted keys), but
     // every table holds them all.
     if keys.iter().any(|&k| k != keys[0]) {
+        let runs: Vec<u64> = inputs.iter().map(|r| r.meta().id).collect();
         return Err(Error::corrupt(format!(
-            "the merged tables hold different numbers of keys ({keys:?}): an input run is \
-             damaged; verify the store"
-        ))
-        .in_file(out_dir));
+            "merging runs {runs:?}: the merged tables hold different numbers of keys \
+             ({keys:?}), so an input run is damaged; verify the store"
+        )));
     }
     meta.fingerprints = keys[0];
     for run in inputs {

@@ -25,8 +25,12 @@ pub(crate) use read::RunReader;
 pub(crate) use scan::{EntryScan, KeyScan};
 pub(crate) use write::write_run;
 
-pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("docs");
-pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("postings");
+/// The redb table of a docs file that maps ids to their state.
+pub(crate) const DOCS_TABLE: &str = "docs";
+/// The redb table of a docs file that lists the ids of each fingerprint.
+pub(crate) const POSTINGS_TABLE: &str = "postings";
+pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(DOCS_TABLE);
+pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(POSTINGS_TABLE);
 
 /// The redb table name of permuted table `t`.
 pub(crate) fn table_name(t: usize) -> String {

@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
-use super::{table_name, EntryScan, KeyScan, DOCS, POSTINGS};
+use super::{table_name, EntryScan, KeyScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
 use crate::block::docs::{id_hash, DocState};
 use crate::block::entries::{self, block_key};
 use crate::block::keys::KeyBlock;
@@ -248,7 +248,7 @@ impl DocsFile {
 
     /// The documents whose id hashes are within `lo..=hi`, a block at a time.
     pub fn scan_documents_in(&self, lo: u64, hi: u64) -> Result<EntryScan<DocState>> {
-        EntryScan::new(self.path.clone(), "docs", &self.docs, lo, hi)
+        EntryScan::new(self.path.clone(), DOCS_TABLE, &self.docs, lo, hi)
     }
 
     /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
@@ -258,7 +258,7 @@ impl DocsFile {
 
     /// The postings of fingerprints within `lo..=hi`, a block at a time.
     pub fn scan_postings_in(&self, lo: u64, hi: u64) -> Result<EntryScan<Posting>> {
-        EntryScan::new(self.path.clone(), "postings", &self.postings, lo, hi)
+        EntryScan::new(self.path.clone(), POSTINGS_TABLE, &self.postings, lo, hi)
     }
 
     /// Calls `f` on every id this run lists under `fingerprint`.
@@ -278,7 +278,7 @@ impl DocsFile {
                 past = fp > fingerprint;
                 !past
             })
-            .map_err(|e| e.at(&self.path, "postings", None))?;
+            .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
             if past || key.value()[..8] != from[..] {
                 break;
             }
@@ -288,12 +288,12 @@ impl DocsFile {
 
     /// Calls `f` on every document entry of this run, ordered by `(id_hash, id)`.
     pub fn for_each_document(&self, mut f: impl FnMut(u64, &str, DocState)) -> Result<()> {
-        self.for_each_entry(&self.docs, "docs", |hash, id, state| f(hash, id, state))
+        self.for_each_entry(&self.docs, DOCS_TABLE, |hash, id, state| f(hash, id, state))
     }
 
     /// Calls `f` on the fingerprint of every posting of this run, in order.
     pub fn for_each_posting(&self, mut f: impl FnMut(u64)) -> Result<()> {
-        self.for_each_entry::<Posting>(&self.postings, "postings", |fp, _, _| f(fp))
+        self.for_each_entry::<Posting>(&self.postings, POSTINGS_TABLE, |fp, _, _| f(fp))
     }
 
     /// Decodes every block of `table` (named `name` in errors), calling `f` on each entry.
@@ -336,7 +336,7 @@ impl DocsFile {
             }
             (h, other.as_bytes()) < (hash, id.as_bytes())
         })
-        .map_err(|e| e.at(&self.path, "docs", None))?;
+        .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
         Ok(found)
     }
 
@@ -374,7 +374,7 @@ impl DocsFile {
             let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
             let last = split_block_key(last.value()).ok_or_else(|| {
                 Error::corrupt("docs block key is shorter than 8 bytes")
-                    .at(&self.path, "docs", None)
+                    .at(&self.path, DOCS_TABLE, None)
             })?;
             // The documents this block covers: i..end (at least i, since its last key >= key).
             let end = i + documents[i..]
@@ -390,7 +390,7 @@ impl DocsFile {
                 }
                 j < end
             })
-            .map_err(|e| e.at(&self.path, "docs", None))?;
+            .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
             i = end.max(i + 1);
         }
         Ok(())

@@ -51,7 +51,6 @@ pub(crate) fn write_run(
     shards: usize,
     contents: &RunContents<'_>,
 ) -> Result<RunMeta> {
-    std::fs::create_dir_all(run_dir).map_err(|e| Error::io(run_dir, e))?;
     let (docs, tables) = rayon::join(
         || write_docs(run_dir, contents),
         || write_tables(run_dir, perms, shards, contents.fingerprints),

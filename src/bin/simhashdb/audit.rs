@@ -91,22 +91,15 @@ pub fn run(args: Args) -> Result<()> {
         write_to(path, |out| write_pairs(out, &pairs, args.json))?;
     }
     let plain: Vec<DocumentPair> = pairs.iter().map(|(p, _)| p.clone()).collect();
-    let mut groups = clusters(&plain);
+    let groups = clusters(&plain);
     let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
     let clustered = groups.len();
     if let Some(path) = &args.clusters {
-        if args.singletons {
-            let mut members: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
-            members.sort_unstable();
-            let mut alone = Vec::new();
-            snapshot.for_each_live_document(|id, _, _| {
-                if members.binary_search(&id).is_err() {
-                    alone.push(vec![id.to_string()]);
-                }
-            })?;
-            groups.extend(alone);
-            groups.sort_unstable();
-        }
+        let groups = if args.singletons {
+            snapshot.clusters_with_singletons(&plain, true)?
+        } else {
+            groups
+        };
         write_to(path, |out| write_clusters(out, &groups, args.json))?;
     }
     eprintln!(

@@ -55,6 +55,8 @@ pub fn to_json(s: &CompactSummary) -> serde_json::Value {
         "merged_runs": s.merged_runs,
         "bytes_before": s.bytes_before,
         "bytes_after": s.bytes_after,
+        "file_bytes_before": s.file_bytes_before,
+        "file_bytes_after": s.file_bytes_after,
         "dropped_documents": s.dropped_documents,
         "dropped_fingerprints": s.dropped_fingerprints,
         "table_entries": s.table_entries,
@@ -70,13 +72,16 @@ pub fn describe(s: &CompactSummary) -> String {
         0.0
     };
     format!(
-        "compacted: runs {} -> {} ({} merged); {} bytes before, {} after; dropped {} document \
-         entries and {} fingerprints; {} table entries in {:.2} s ({rate:.1} M/s)",
+        "compacted: runs {} -> {} ({} merged); {} bytes used on disk before, {} after (file \
+         lengths {} -> {}); dropped {} document entries and {} fingerprints; {} table entries \
+         in {:.2} s ({rate:.1} M/s)",
         s.runs_before,
         s.runs_after,
         s.merged_runs,
         s.bytes_before,
         s.bytes_after,
+        s.file_bytes_before,
+        s.file_bytes_after,
         s.dropped_documents,
         s.dropped_fingerprints,
         s.table_entries,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use simhashdb::{read_sources, Catalog, DocumentSink, ReadOptions, ReadSummary, Scheme};
 
 use crate::exit_codes::usage;
@@ -94,9 +94,6 @@ pub fn read(
     } else {
         inputs
     };
-    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
-        return Err(usage("stdin ('-') can be read only once"));
-    }
     let bar = progress::bytes("reading");
     let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
     bar.finish_and_clear();
@@ -122,9 +119,9 @@ pub fn push_texts(
     }
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
         let fp = simhashdb::fingerprint_text(scheme, text)
-            .map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
-        sink.push(id, fp)
-            .map_err(|e| anyhow!("--id {}: {e}", i + 1))?;
+            .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
+        simhashdb::check_id(id).map_err(|e| usage(format!("--id {}: {e}", i + 1)))?;
+        sink.push(id, fp)?;
     }
     Ok(())
 }

@@ -74,9 +74,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// The whole cause chain, each cause once, with the library's setting names given as the
 /// flags that set them.
 pub fn message(err: &anyhow::Error) -> String {
-    let parts: Vec<String> = err
-        .chain()
-        .map(|cause| match cause.downcast_ref::<Error>() {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = match cause.downcast_ref::<Error>() {
             Some(Error::Settings { setting, problem }) => {
                 format!("invalid {}: {problem}", flag(*setting))
             }
@@ -85,8 +85,12 @@ pub fn message(err: &anyhow::Error) -> String {
                  `init --distance`)"
             ),
             _ => cause.to_string(),
-        })
-        .collect();
+        };
+        // An error that shows its source in its own message: the source says nothing new.
+        if !parts.last().is_some_and(|last| last.ends_with(&text)) {
+            parts.push(text);
+        }
+    }
     parts.join(": ")
 }
 
@@ -99,6 +103,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::ExpectedSize => "--expected-size",
         Setting::Scheme => "--scheme",
         Setting::MinJaccard => "--min-jaccard",
+        Setting::MergeFactor => "--merge-factor",
         _ => "setting",
     }
 }

@@ -7,6 +7,7 @@ use anyhow::{anyhow, Context, Result};
 use simhashdb::{InputFormat, Store, DEFAULT_RUN_DOCUMENTS};
 
 use crate::documents::{self, FieldArgs};
+use crate::exit_codes::usage;
 use crate::output;
 
 /// Insert one batch of documents, all or nothing.
@@ -75,6 +76,9 @@ impl From<Format> for InputFormat {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(label) = &args.label {
+        simhashdb::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
+    }
     // Open (and lock) the store first: a bad store path fails before reading the input.
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;

@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<()> {
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
         let fingerprint =
-            fingerprint_text(scheme, text).map_err(|e| anyhow!("--text {}: {e}", i + 1))?;
+            fingerprint_text(scheme, text).map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
         queries.push(Query {
             id: None,
             fingerprint,

@@ -13,7 +13,7 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
-    /// Print one JSON object.
+    /// Print one JSON object on one line.
     #[arg(long)]
     json: bool,
 }
@@ -24,7 +24,7 @@ pub fn run(args: Args) -> Result<()> {
     let stats = Stats::of(&snapshot)?;
     let mut out = output::stdout();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?;
+        writeln!(out, "{}", serde_json::to_string(&stats)?)?;
     } else {
         let s = &stats;
         writeln!(out, "store\t{}", args.store.display())?;
@@ -40,7 +40,8 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(out, "runs\t{}", s.runs)?;
         writeln!(out, "table files bytes\t{}", s.table_file_bytes)?;
         writeln!(out, "docs files bytes\t{}", s.docs_file_bytes)?;
-        writeln!(out, "total bytes\t{}", s.total_bytes)?;
+        writeln!(out, "total bytes (used on disk)\t{}", s.total_bytes)?;
+        writeln!(out, "file bytes (lengths)\t{}", s.file_bytes)?;
         writeln!(
             out,
             "disk bytes per fingerprint per table\t{:.2}",

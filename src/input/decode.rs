@@ -1,0 +1,85 @@
+//! Input bytes as the user meant them: gzip and zstd are decompressed (recognised by their
+//! magic bytes, whatever the file is called), and a UTF-8 byte-order mark is dropped.
+
+use std::io::{BufRead, BufReader, Cursor, Read};
+
+use crate::error::{Error, Result};
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+const BOM: &[u8] = &[0xef, 0xbb, 0xbf];
+
+/// Buffered reads of decompressed input.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// `reader`'s content, decompressed and without a byte-order mark. `source` names the input
+/// in errors.
+pub(crate) fn decoded<'a>(reader: impl Read + 'a, source: &str) -> Result<Box<dyn BufRead + 'a>> {
+    let (head, rest) = peek(reader, ZSTD_MAGIC.len(), source)?;
+    let is_gzip = head.starts_with(GZIP_MAGIC);
+    let is_zstd = head.starts_with(ZSTD_MAGIC);
+    let whole = Cursor::new(head).chain(rest);
+    let content: Box<dyn Read + 'a> = if is_gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(whole))
+    } else if is_zstd {
+        Box::new(zstd::stream::read::Decoder::new(whole).map_err(|e| Error::io(source, e))?)
+    } else {
+        Box::new(whole)
+    };
+    let (mut head, rest) = peek(content, BOM.len(), source)?;
+    if head.starts_with(BOM) {
+        head.clear();
+    }
+    Ok(Box::new(BufReader::with_capacity(
+        BUFFER_BYTES,
+        Cursor::new(head).chain(rest),
+    )))
+}
+
+/// The whole content of `reader`, decoded as [`decoded`] does.
+pub(crate) fn decoded_bytes(reader: impl Read, source: &str) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    decoded(reader, source)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(source, e))?;
+    Ok(bytes)
+}
+
+/// The first `n` bytes of `reader` (fewer at its end), and `reader` past them.
+fn peek<R: Read>(mut reader: R, n: usize, source: &str) -> Result<(Vec<u8>, R)> {
+    let mut head = Vec::with_capacity(n);
+    (&mut reader)
+        .take(n as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(source, e))?;
+    Ok((head, reader))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn read(bytes: &[u8]) -> Vec<u8> {
+        decoded_bytes(bytes, "test").unwrap()
+    }
+
+    #[test]
+    fn gzip_zstd_and_a_bom_are_taken_off_and_plain_input_is_kept() {
+        let text = "\u{feff}a\t0x1\nb\t0x2\n".as_bytes();
+        let plain = &text[3..];
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let zst = zstd::encode_all(text, 1).unwrap();
+        assert_eq!(read(text), plain);
+        assert_eq!(read(plain), plain);
+        assert_eq!(read(&gz), plain);
+        assert_eq!(read(&zst), plain);
+        for short in [&b""[..], b"a", b"\xef\xbb", b"\x1f"] {
+            assert_eq!(read(short), short);
+        }
+        let err = decoded_bytes(&gz[..gz.len() / 2], "half.gz").unwrap_err();
+        assert!(err.to_string().starts_with("half.gz: "), "{err}");
+    }
+}
