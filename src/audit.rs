@@ -76,6 +76,101 @@ fn close_pairs_in_sorted(
     }
 }
 
+/// The document pairs of `fingerprint_pairs`, given the ids of each fingerprint (`ids[i]` for
+/// `fingerprints[i]`, which ascend and hold every fingerprint of a pair): the ids that share a
+/// fingerprint at distance 0, and every id of `a` with every id of `b`. Each pair has `a < b`;
+/// sorted.
+fn expand_pairs(
+    fingerprints: &[u64],
+    ids: &[Vec<String>],
+    fingerprint_pairs: &[FingerprintPair],
+) -> Vec<DocumentPair> {
+    let ids_of = |fp: u64| {
+        &ids[fingerprints
+            .binary_search(&fp)
+            .expect("a pair's fingerprint")]
+    };
+    let mut pairs = Vec::new();
+    let mut push = |x: &str, y: &str, distance| {
+        let (a, b) = if x < y { (x, y) } else { (y, x) };
+        pairs.push(DocumentPair {
+            a: a.to_string(),
+            b: b.to_string(),
+            distance,
+        });
+    };
+    for same in ids {
+        for i in 0..same.len() {
+            for j in i + 1..same.len() {
+                push(&same[i], &same[j], 0);
+            }
+        }
+    }
+    for p in fingerprint_pairs {
+        for x in ids_of(p.a) {
+            for y in ids_of(p.b) {
+                push(x, y, p.distance);
+            }
+        }
+    }
+    pairs.par_sort_unstable();
+    pairs
+}
+
+/// The settings [`find_all`] uses for `distance` over `fingerprints` distinct fingerprints:
+/// `blocks` when given, else the blocks [`Settings::for_size`] picks for that many; one shard.
+pub fn find_all_settings(distance: u8, fingerprints: u64, blocks: Option<u8>) -> Result<Settings> {
+    let settings = match blocks {
+        Some(blocks) => Settings {
+            blocks,
+            distance,
+            shards: 1,
+        },
+        None => Settings {
+            shards: 1,
+            ..Settings::for_size(distance, fingerprints.max(1))?
+        },
+    };
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// Every pair of `documents` (id, fingerprint) within `distance` bits, as an audit lists them:
+/// [`find_all`] on their distinct fingerprints with `blocks` (or those [`find_all_settings`]
+/// picks), each pair of fingerprints expanded to the pairs of their ids, and the ids sharing a
+/// fingerprint paired at distance 0 (so distance 0 lists exact duplicates). A later document
+/// with the same id replaces an earlier one, as in a batch.
+pub fn find_all_documents(
+    documents: &[(String, u64)],
+    distance: u8,
+    blocks: Option<u8>,
+    progress: impl Fn(u64) + Sync,
+) -> Result<Vec<DocumentPair>> {
+    let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
+    for (id, fp) in documents {
+        latest.insert(id, *fp);
+    }
+    let mut by_fingerprint: Vec<(u64, &str)> =
+        latest.into_iter().map(|(id, fp)| (fp, id)).collect();
+    by_fingerprint.par_sort_unstable();
+    let mut fingerprints: Vec<u64> = Vec::new();
+    let mut ids: Vec<Vec<String>> = Vec::new();
+    for (fp, id) in by_fingerprint {
+        if fingerprints.last() != Some(&fp) {
+            fingerprints.push(fp);
+            ids.push(Vec::new());
+        }
+        ids.last_mut().expect("pushed").push(id.to_string());
+    }
+    let fingerprint_pairs = if distance == 0 {
+        Vec::new()
+    } else {
+        let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
+        find_all(&fingerprints, &settings, progress)
+    };
+    Ok(expand_pairs(&fingerprints, &ids, &fingerprint_pairs))
+}
+
 /// Every pair of distinct fingerprints in `fingerprints` within `settings.distance` bits,
 /// computed in memory with the permuted tables of `settings` (seomoz's `find_all`, without
 /// its collapse of equal values: equal fingerprints are one value here too, as in seomoz).
@@ -184,33 +279,7 @@ impl Snapshot {
                 Ok(ids)
             })
             .collect::<Result<_>>()?;
-        let ids_of = |fp: u64| &ids[wanted.binary_search(&fp).expect("wanted holds it")];
-
-        let mut pairs = Vec::new();
-        let mut push = |x: &str, y: &str, distance| {
-            let (a, b) = if x < y { (x, y) } else { (y, x) };
-            pairs.push(DocumentPair {
-                a: a.to_string(),
-                b: b.to_string(),
-                distance,
-            });
-        };
-        for same in &ids {
-            for i in 0..same.len() {
-                for j in i + 1..same.len() {
-                    push(&same[i], &same[j], 0);
-                }
-            }
-        }
-        for p in &fingerprint_pairs {
-            for x in ids_of(p.a) {
-                for y in ids_of(p.b) {
-                    push(x, y, p.distance);
-                }
-            }
-        }
-        pairs.par_sort_unstable();
-        Ok(pairs)
+        Ok(expand_pairs(&wanted, &ids, &fingerprint_pairs))
     }
 
     /// Fingerprints listed by two or more postings across the live runs, ascending.

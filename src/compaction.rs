@@ -33,6 +33,43 @@ impl Store {
         policy::plan(&sizes, &self.catalog().compaction)
     }
 
+    /// Which runs [`Store::compact`] (`if_due` false) or [`Store::compact_if_due`] (`if_due`
+    /// true) would merge now, without merging them.
+    pub fn preview_compaction(&self, if_due: bool) -> CompactionPreview {
+        let runs = &self.catalog().runs;
+        let mut sizes: Vec<u64> = runs.iter().map(run_size).collect();
+        let mut merged = 0;
+        if !if_due {
+            // Even one run is rewritten: compact drops what it no longer needs.
+            merged = runs.len();
+        } else {
+            // The merges compact_if_due would make, each run of a merge counted as the sum of
+            // its inputs' sizes (what the merged run holds at most).
+            while let Some(start) = policy::plan(&sizes, &self.catalog().compaction) {
+                let total = sizes.drain(start..).sum();
+                merged = merged.max(runs.len() - start);
+                sizes.push(total);
+                if sizes.len() <= 1 {
+                    break;
+                }
+            }
+        }
+        let merged_runs: Vec<u64> = runs[runs.len() - merged..].iter().map(|r| r.id).collect();
+        CompactionPreview {
+            runs_before: runs.len(),
+            runs_after: if merged == 0 {
+                runs.len()
+            } else {
+                runs.len() - merged + 1
+            },
+            table_entries: runs[runs.len() - merged..]
+                .iter()
+                .map(|r| r.fingerprints * r.table_bytes.len() as u64)
+                .sum(),
+            merged_runs,
+        }
+    }
+
     /// Merges what the compaction policy says is due, repeatedly; None when nothing was.
     pub fn compact_if_due(&mut self) -> Result<Option<CompactSummary>> {
         let mut total: Option<CompactSummary> = None;
@@ -103,6 +140,21 @@ impl Store {
 /// The entries of a run, as the compaction policy weighs it.
 fn run_size(run: &RunMeta) -> u64 {
     run.documents.max(run.fingerprints)
+}
+
+/// What a compaction would do: [`Store::preview_compaction`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactionPreview {
+    /// Runs now.
+    pub runs_before: usize,
+    /// Runs after the compaction.
+    pub runs_after: usize,
+    /// The ids of the runs it would merge (the newest ones), oldest first; empty when nothing
+    /// is due.
+    pub merged_runs: Vec<u64>,
+    /// Table entries it would read.
+    pub table_entries: u64,
 }
 
 /// What a compaction did.

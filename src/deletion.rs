@@ -17,6 +17,23 @@ impl Store {
     /// Deletes documents by id, all or nothing. Their fingerprints stop matching at once and
     /// leave the tables at the next compaction.
     pub fn delete<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> Result<DeleteSummary> {
+        let (live, summary) = self.plan_delete(ids)?;
+        self.delete_sorted(&live, BatchKind::Delete, None, summary, &[])
+    }
+
+    /// What [`Store::delete`] would do, without doing it: `batch` is None in the summary.
+    pub fn preview_delete<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<DeleteSummary> {
+        Ok(self.plan_delete(ids)?.1)
+    }
+
+    /// The live documents among `ids`, ordered by `(id_hash, id)`, and what deleting them does.
+    fn plan_delete<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(Vec<(u64, &'a str)>, DeleteSummary)> {
         let mut keys: Vec<(u64, &str)> = ids
             .into_iter()
             .map(|id| (id_hash(id.as_bytes()), id))
@@ -33,11 +50,34 @@ impl Store {
             repeated: asked - keys.len() as u64,
             expired_batches: Vec::new(),
         };
-        self.delete_sorted(&live, BatchKind::Delete, None, summary, &[])
+        Ok((live, summary))
     }
 
     /// Deletes every document still in the insert batches `selector` picks, all or nothing.
     pub fn expire(&mut self, selector: &ExpireSelector) -> Result<DeleteSummary> {
+        let (doomed, batches, summary) = self.plan_expire(selector)?;
+        let keys: Vec<(u64, &str)> = doomed.iter().map(|(h, id)| (*h, id.as_str())).collect();
+        let label = match selector {
+            ExpireSelector::Before(t) => format!("before {}", dates::format_utc(*t)),
+            ExpireSelector::Label(l) => format!("label {l}"),
+        };
+        self.delete_sorted(&keys, BatchKind::Expire, Some(&label), summary, &batches)
+    }
+
+    /// What [`Store::expire`] would do, without doing it: `batch` is None in the summary, and
+    /// `expired_batches` lists the batches it would expire.
+    pub fn preview_expire(&self, selector: &ExpireSelector) -> Result<DeleteSummary> {
+        let (_, batches, mut summary) = self.plan_expire(selector)?;
+        summary.expired_batches = batches;
+        Ok(summary)
+    }
+
+    /// The live documents an expiry deletes, ordered by `(id_hash, id)`, the batches it
+    /// expires, and its summary.
+    fn plan_expire(
+        &self,
+        selector: &ExpireSelector,
+    ) -> Result<(Vec<(u64, String)>, Vec<u64>, DeleteSummary)> {
         let batches = selector.batches(self.catalog());
         if let ExpireSelector::Label(label) = selector {
             let labelled =
@@ -57,19 +97,14 @@ impl Store {
             })?;
         }
         doomed.par_sort_unstable();
-        let keys: Vec<(u64, &str)> = doomed.iter().map(|(h, id)| (*h, id.as_str())).collect();
         let summary = DeleteSummary {
             batch: None,
-            deleted: keys.len() as u64,
+            deleted: doomed.len() as u64,
             not_found: 0,
             repeated: 0,
             expired_batches: Vec::new(),
         };
-        let label = match selector {
-            ExpireSelector::Before(t) => format!("before {}", dates::format_utc(*t)),
-            ExpireSelector::Label(l) => format!("label {l}"),
-        };
-        self.delete_sorted(&keys, BatchKind::Expire, Some(&label), summary, &batches)
+        Ok((doomed, batches, summary))
     }
 
     /// Commits deletions of the live documents `keys` (ordered by `(id_hash, id)`), marking

@@ -92,10 +92,12 @@ mod stats;
 mod store;
 mod verify;
 
-pub use audit::{clusters, find_all, DocumentPair, FingerprintPair};
+pub use audit::{
+    clusters, find_all, find_all_documents, find_all_settings, DocumentPair, FingerprintPair,
+};
 pub use batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
 pub use catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
-pub use compaction::CompactSummary;
+pub use compaction::{CompactSummary, CompactionPreview};
 pub use deletion::{DeleteSummary, ExpireSelector};
 pub use error::{Error, Result, Setting};
 pub use fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
@@ -109,7 +111,7 @@ pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
 pub use migrate::{migrate, Migration};
 pub use policy::CompactionPolicy;
 pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
-pub use snapshot::{Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+pub use snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
 pub use stats::{Stats, TableStats};
 pub use store::Store;
 pub use verify::{verify_store, Finding, Report};

@@ -52,6 +52,18 @@ pub struct Match {
     pub id: String,
 }
 
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Document {
+    /// Its id.
+    pub id: String,
+    /// Its fingerprint.
+    pub fingerprint: u64,
+    /// The insert batch that gave it this fingerprint.
+    pub batch: u64,
+}
+
 /// A read-only view of a store at one commit.
 pub struct Snapshot {
     dir: PathBuf,
@@ -288,9 +300,20 @@ impl Snapshot {
 
     /// The fingerprint `id` currently has, if it is stored.
     pub fn get(&self, id: &str) -> Result<Option<u64>> {
+        Ok(self.document(id)?.map(|d| d.fingerprint))
+    }
+
+    /// The stored document `id`, if it is stored: its fingerprint and the batch that set it.
+    pub fn document(&self, id: &str) -> Result<Option<Document>> {
         for run in self.runs.iter().rev() {
             match run.docs()?.state_of(id)? {
-                Some(DocState::Live { fingerprint, .. }) => return Ok(Some(fingerprint)),
+                Some(DocState::Live { fingerprint, batch }) => {
+                    return Ok(Some(Document {
+                        id: id.to_string(),
+                        fingerprint,
+                        batch,
+                    }))
+                }
                 Some(DocState::Deleted { .. }) => return Ok(None),
                 None => {}
             }

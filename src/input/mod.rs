@@ -2,7 +2,8 @@
 //!
 //! A document is an id and either a fingerprint or a text, which is fingerprinted with the
 //! [`ReadOptions::scheme`] (a store's scheme). Three formats:
-//! - [`InputFormat::Tsv`]: lines `ID<TAB>FINGERPRINT`;
+//! - [`InputFormat::Tsv`]: lines `ID<TAB>FINGERPRINT`, or `ID<TAB>FINGERPRINT<TAB>BATCH` as
+//!   `export` writes them (the batch is not part of the document);
 //! - [`InputFormat::Jsonl`]: one JSON object per line, with the id in the id field (a string,
 //!   or an integer taken as its decimal text) and a `fingerprint` (string or number) or, when
 //!   it has none, a text in the text field; other fields are ignored;
@@ -171,12 +172,22 @@ fn parse_document<'a>(
 ) -> std::result::Result<(Cow<'a, str>, u64), String> {
     match format {
         InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints => {
+            // A third field is the batch number `export` writes: not part of the document.
             let mut fields = line.split('\t');
-            let (Some(id), Some(fp), None) = (fields.next(), fields.next(), fields.next()) else {
+            let (Some(id), Some(fp), batch, None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
                 return Err(format!(
-                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields), found {} \
-                     (plain text documents need the text format)",
+                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields, or 3 with an exported \
+                     batch number), found {} (plain text documents need the text format)",
                     line.split('\t').count()
+                ));
+            };
+            if batch.is_some_and(|b| b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit())) {
+                return Err(format!(
+                    "the third field {:?} is not a batch number (export writes \
+                     ID<TAB>FINGERPRINT<TAB>BATCH)",
+                    batch.unwrap_or_default()
                 ));
             };
             check_id(id).map_err(problem_of)?;

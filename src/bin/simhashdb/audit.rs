@@ -1,9 +1,8 @@
 //! `simhashdb audit`: every near-duplicate pair and cluster in a store.
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -25,7 +24,7 @@ pub struct Args {
     /// The store.
     store: PathBuf,
     /// Largest distance to report (at most the store's K; default K).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
     distance: Option<u32>,
     /// Write the pairs to FILE ('-' = stdout).
     #[arg(long, value_name = "FILE")]
@@ -88,7 +87,7 @@ pub fn run(args: Args) -> Result<()> {
         (pairs, _) => pairs.clone(),
     };
     if let Some(path) = &pairs_to {
-        write_to(path, |out| write_pairs(out, &pairs, args.json))?;
+        output::write_to(Some(path), |out| write_pairs(out, &pairs, args.json))?;
     }
     let plain: Vec<DocumentPair> = pairs.iter().map(|(p, _)| p.clone()).collect();
     let groups = clusters(&plain);
@@ -100,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             groups
         };
-        write_to(path, |out| write_clusters(out, &groups, args.json))?;
+        output::write_to(Some(path), |out| write_clusters(out, &groups, args.json))?;
     }
     eprintln!(
         "audit: {} documents, distance {distance}: {} pairs, {clustered} clusters, largest {largest}, {:.2} s",
@@ -108,23 +107,6 @@ pub fn run(args: Args) -> Result<()> {
         pairs.len(),
         started.elapsed().as_secs_f64()
     );
-    Ok(())
-}
-
-/// Runs `write` on FILE, or on stdout for '-'.
-fn write_to(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let mut out = output::stdout();
-        write(&mut out)?;
-        out.flush()?;
-    } else {
-        let file =
-            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-        let mut out = BufWriter::new(file);
-        write(&mut out).with_context(|| format!("{}: cannot write", path.display()))?;
-        out.flush()
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
     Ok(())
 }
 

@@ -22,11 +22,39 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Say which runs would be merged, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    if args.dry_run {
+        let plan = store.preview_compaction(args.if_due);
+        let mut out = output::stdout();
+        if args.json {
+            let value = serde_json::json!({
+                "dry_run": true,
+                "runs_before": plan.runs_before,
+                "runs_after": plan.runs_after,
+                "merged_runs": plan.merged_runs,
+                "table_entries": plan.table_entries,
+            });
+            writeln!(out, "{value}")?;
+        } else if plan.merged_runs.is_empty() {
+            writeln!(out, "nothing to compact (dry run)")?;
+        } else {
+            writeln!(
+                out,
+                "would merge runs {:?}: runs {} -> {}, {} table entries (dry run: nothing \
+                 changed)",
+                plan.merged_runs, plan.runs_before, plan.runs_after, plan.table_entries
+            )?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
     let summary = if args.if_due {
         store.compact_if_due()
     } else {

@@ -28,6 +28,9 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Say what would be deleted, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -52,9 +55,13 @@ pub fn run(args: Args) -> Result<()> {
             "no ids to delete: give them as arguments or with --input FILE",
         ));
     }
-    let summary = store
-        .delete(ids.iter().map(String::as_str))
-        .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
+    let ids = ids.iter().map(String::as_str);
+    let summary = if args.dry_run {
+        store.preview_delete(ids)
+    } else {
+        store.delete(ids)
+    }
+    .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
         let value = serde_json::json!({
@@ -62,9 +69,19 @@ pub fn run(args: Args) -> Result<()> {
             "deleted": summary.deleted,
             "not_found": summary.not_found,
             "repeated": summary.repeated,
+            "dry_run": args.dry_run,
         });
         writeln!(out, "{value}")?;
     } else {
+        if args.dry_run {
+            writeln!(
+                out,
+                "would delete {}, not found {} (dry run: nothing changed)",
+                summary.deleted, summary.not_found
+            )?;
+            out.flush()?;
+            return Ok(());
+        }
         write!(
             out,
             "deleted {}, not found {}",

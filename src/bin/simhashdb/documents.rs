@@ -17,7 +17,7 @@ pub struct SchemeArgs {
     #[arg(long, value_name = "NAME")]
     pub scheme: Option<String>,
     /// Shingle size: words per shingle, or characters per n-gram.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub shingle: Option<u8>,
     /// How features make the bits: minhash (1-bit minhash of the distinct shingles, the
     /// default), or the simhash vote of each distinct shingle once (set) or of every one

@@ -28,6 +28,9 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Say which batches and how many documents would go, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -40,9 +43,12 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    let summary = store
-        .expire(&selector)
-        .with_context(|| format!("{}: nothing was expired", args.store.display()))?;
+    let summary = if args.dry_run {
+        store.preview_expire(&selector)
+    } else {
+        store.expire(&selector)
+    }
+    .with_context(|| format!("{}: nothing was expired", args.store.display()))?;
     let expired = &summary.expired_batches;
     let mut out = output::stdout();
     if args.json {
@@ -50,8 +56,15 @@ pub fn run(args: Args) -> Result<()> {
             "batch": summary.batch,
             "expired_batches": expired,
             "deleted": summary.deleted,
+            "dry_run": args.dry_run,
         });
         writeln!(out, "{value}")?;
+    } else if args.dry_run {
+        writeln!(
+            out,
+            "would expire batches {expired:?}: {} documents (dry run: nothing changed)",
+            summary.deleted
+        )?;
     } else {
         match summary.batch {
             Some(b) => writeln!(

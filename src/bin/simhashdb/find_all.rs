@@ -1,83 +1,121 @@
 //! `simhashdb find-all`: seomoz's find_all on a list of fingerprints, without a store.
 
-use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use simhashdb::{find_all, read_fingerprints, Settings};
+use anyhow::Result;
+use simhashdb::{
+    find_all, find_all_documents, find_all_settings, format_fingerprint, read_queries, InputFormat,
+    Query, ReadOptions, Settings,
+};
 
+use crate::exit_codes::usage;
 use crate::{output, progress};
 
-/// Print every pair of distinct fingerprints within K bits in a list, in memory.
+/// Print every pair within K bits in a list of fingerprints, in memory, with no store.
 ///
-/// Input: one fingerprint per line (16 hex digits, 0x hex or decimal); equal values count once,
-/// as in seomoz's find_all. Output: FP_A<TAB>FP_B<TAB>DISTANCE with FP_A < FP_B, sorted.
+/// Input: one fingerprint per line (16 hex digits, 0x hex or decimal), or documents: lines
+/// ID<TAB>FINGERPRINT or JSON Lines {"id", "fingerprint"}. For bare fingerprints, equal values
+/// count once, as in seomoz's find_all, and the output is FP_A<TAB>FP_B<TAB>DISTANCE with
+/// FP_A < FP_B, sorted. For documents the output is ID_A<TAB>ID_B<TAB>DISTANCE as `audit`
+/// prints it: documents sharing a fingerprint pair at distance 0, so --distance 0 lists the
+/// exact duplicates.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Files of fingerprints ('-' or none = stdin).
+    /// Files of fingerprints or documents ('-' or none = stdin).
     inputs: Vec<PathBuf>,
-    /// Blocks m each fingerprint is split into.
-    #[arg(long, value_name = "M", default_value_t = Settings::default().blocks)]
-    blocks: u8,
+    /// Blocks m each fingerprint is split into [default: chosen for K and the number of
+    /// fingerprints, as `init` chooses for --expected-size].
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
+    blocks: Option<u8>,
     /// Largest distance K to report (below M).
-    #[arg(long, value_name = "K", default_value_t = Settings::default().distance)]
+    #[arg(long, value_name = "K", default_value_t = Settings::default().distance,
+          allow_negative_numbers = true)]
     distance: u8,
-    /// Write JSON Lines {"a", "b", "distance"}.
+    /// Print JSON Lines: {"a", "b", "distance"}.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    let settings = Settings {
-        blocks: args.blocks,
-        distance: args.distance,
-        shards: 1,
-    };
-    settings.validate()?;
-    let mut fingerprints = Vec::new();
     let inputs = if args.inputs.is_empty() {
         vec![PathBuf::from("-")]
     } else {
         args.inputs.clone()
     };
-    for path in &inputs {
-        if path.as_os_str() == "-" {
-            fingerprints.extend(read_fingerprints(std::io::stdin().lock(), "<stdin>")?);
-        } else {
-            let file =
-                File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-            fingerprints.extend(read_fingerprints(
-                BufReader::new(file),
-                &path.display().to_string(),
-            )?);
-        }
+    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
+        return Err(usage("stdin ('-') can be read only once"));
     }
-    let bar = progress::bar(settings.table_count() as u64, "find-all");
-    let pairs = find_all(&fingerprints, &settings, |n| bar.inc(n));
-    bar.finish_and_clear();
+    let options = ReadOptions {
+        fallback: InputFormat::Fingerprints,
+        ..ReadOptions::default()
+    };
+    let mut queries: Vec<Query> = Vec::new();
+    for input in &inputs {
+        read_queries(input, &options, &mut queries)?;
+    }
+    let documents = queries.iter().any(|q| q.id.is_some());
     let mut out = output::stdout();
-    for p in &pairs {
-        if args.json {
-            let value = serde_json::json!({
-                "a": simhashdb::format_fingerprint(p.a),
-                "b": simhashdb::format_fingerprint(p.b),
-                "distance": p.distance,
-            });
-            writeln!(out, "{value}")?;
-        } else {
-            writeln!(out, "{:016x}\t{:016x}\t{}", p.a, p.b, p.distance)?;
+    let count;
+    if documents {
+        let labelled: Vec<(String, u64)> = queries
+            .into_iter()
+            .map(|q| {
+                let id = q.id.unwrap_or_else(|| format_fingerprint(q.fingerprint));
+                (id, q.fingerprint)
+            })
+            .collect();
+        let bar = progress::bar(0, "find-all");
+        let pairs = find_all_documents(&labelled, args.distance, args.blocks, |n| bar.inc(n))?;
+        bar.finish_and_clear();
+        for p in &pairs {
+            if args.json {
+                let value = serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance});
+                writeln!(out, "{value}")?;
+            } else {
+                writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
+            }
         }
+        count = (labelled.len(), pairs.len());
+    } else {
+        let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
+        let pairs = if args.distance == 0 {
+            Vec::new() // distinct fingerprints are never 0 bits apart
+        } else {
+            let settings =
+                find_all_settings(args.distance, fingerprints.len() as u64, args.blocks)?;
+            let bar = progress::bar(settings.table_count() as u64, "find-all");
+            let pairs = find_all(&fingerprints, &settings, |n| bar.inc(n));
+            bar.finish_and_clear();
+            pairs
+        };
+        for p in &pairs {
+            if args.json {
+                let value = serde_json::json!({
+                    "a": format_fingerprint(p.a),
+                    "b": format_fingerprint(p.b),
+                    "distance": p.distance,
+                });
+                writeln!(out, "{value}")?;
+            } else {
+                writeln!(out, "{:016x}\t{:016x}\t{}", p.a, p.b, p.distance)?;
+            }
+        }
+        count = (fingerprints.len(), pairs.len());
     }
     out.flush()?;
     eprintln!(
-        "find-all: {} fingerprints, m={} K={}: {} pairs, {:.2} s",
-        fingerprints.len(),
-        args.blocks,
+        "find-all: {} {}, K={}: {} pairs, {:.2} s",
+        count.0,
+        if documents {
+            "documents"
+        } else {
+            "fingerprints"
+        },
         args.distance,
-        pairs.len(),
+        count.1,
         started.elapsed().as_secs_f64()
     );
     Ok(())

@@ -39,6 +39,9 @@ pub struct Args {
     /// Also print the 64 bits, and with exactly two documents their distance.
     #[arg(long)]
     verbose: bool,
+    /// Print JSON Lines: {"id", "fingerprint"}.
+    #[arg(long, conflicts_with = "verbose")]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -62,7 +65,10 @@ pub fn run(args: Args) -> Result<()> {
     let mut out = output::stdout();
     for i in 0..batch.len() {
         let (id, fp) = (batch.id(i), batch.fingerprint(i));
-        if args.verbose {
+        if args.json {
+            let value = serde_json::json!({"id": id, "fingerprint": format!("{fp:016x}")});
+            writeln!(out, "{value}")?;
+        } else if args.verbose {
             writeln!(out, "{id}\t{fp:016x}\t{fp:064b}")?;
         } else {
             writeln!(out, "{id}\t{fp:016x}")?;

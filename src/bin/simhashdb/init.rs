@@ -17,25 +17,25 @@ pub struct Args {
     /// Directory to create; it must not exist or be empty.
     store: PathBuf,
     /// Blocks M each fingerprint is split into [default: chosen for K and the expected size].
-    #[arg(long = "blocks", value_name = "M")]
+    #[arg(long = "blocks", value_name = "M", allow_negative_numbers = true)]
     blocks: Option<u8>,
     /// Largest distance K a query may ask for; the store keeps C(M, K) permuted tables.
-    #[arg(long = "distance", value_name = "K", default_value_t = Settings::default().distance)]
+    #[arg(long = "distance", value_name = "K", default_value_t = Settings::default().distance, allow_negative_numbers = true)]
     distance: u8,
     /// About how many fingerprints the store will hold (chooses M when --blocks is absent).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_EXPECTED_SIZE, value_parser = parse_size)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_EXPECTED_SIZE, value_parser = parse_size, allow_negative_numbers = true)]
     expected_size: u64,
     /// Shard files per run, by the leading bits of the permuted keys (a power of two <= 256).
-    #[arg(long = "shards", value_name = "S")]
+    #[arg(long = "shards", value_name = "S", allow_negative_numbers = true)]
     shards: Option<u16>,
     #[command(flatten)]
     scheme: SchemeArgs,
     /// Past this many runs an insert merges the newest ones; 0 never merges automatically.
-    #[arg(long, value_name = "N", default_value_t = CompactionPolicy::default().max_runs)]
+    #[arg(long, value_name = "N", default_value_t = CompactionPolicy::default().max_runs, allow_negative_numbers = true)]
     max_runs: u16,
     /// Runs of about the same size merged into one (a size tier spans this factor; >= 2).
     #[arg(long, value_name = "F", default_value_t = CompactionPolicy::default().merge_factor,
-          value_parser = clap::value_parser!(u16).range(2..))]
+          value_parser = clap::value_parser!(u16).range(2..), allow_negative_numbers = true)]
     merge_factor: u16,
 }
 

@@ -51,7 +51,7 @@ pub struct Args {
     /// run is written); all of them commit together. Queries probe each run until compaction
     /// merges them.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_DOCUMENTS as u64,
-          value_parser = crate::init::parse_size)]
+          value_parser = crate::init::parse_size, allow_negative_numbers = true)]
     run_documents: u64,
     /// Print the summary as JSON.
     #[arg(long)]

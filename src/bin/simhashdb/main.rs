@@ -10,8 +10,10 @@ mod delete;
 mod documents;
 mod exit_codes;
 mod expire;
+mod export;
 mod find_all;
 mod fingerprint;
+mod get;
 mod init;
 mod insert;
 mod migrate;
@@ -49,6 +51,8 @@ enum Command {
     Audit(audit::Args),
     FindAll(find_all::Args),
     Fingerprint(fingerprint::Args),
+    Get(get::Args),
+    Export(export::Args),
 }
 
 /// Readers hold every file of the runs they read open (see docs/reliability.md): lift the
@@ -85,6 +89,8 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit::run(args),
         Command::FindAll(args) => find_all::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
+        Command::Get(args) => get::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(()) => ExitCode::from(exit_codes::SUCCESS),

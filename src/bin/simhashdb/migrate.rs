@@ -1,5 +1,6 @@
 //! `simhashdb migrate`: upgrade a store's on-disk format.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -11,12 +12,24 @@ use anyhow::{Context, Result};
 pub struct Args {
     /// The store.
     store: PathBuf,
+    /// Print the outcome as one JSON line: {"from", "to", "migrated"}.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let done = simhashdb::migrate(&args.store)
         .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
-    if done.from == done.to {
+    if args.json {
+        let value = serde_json::json!({
+            "from": done.from,
+            "to": done.to,
+            "migrated": done.from != done.to,
+        });
+        let mut out = crate::output::stdout();
+        writeln!(out, "{value}")?;
+        out.flush()?;
+    } else if done.from == done.to {
         eprintln!(
             "{}: already at format version {}: nothing to do",
             args.store.display(),

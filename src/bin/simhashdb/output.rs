@@ -1,8 +1,35 @@
-//! Writing results to stdout.
+//! Writing results: to stdout, or to a file a flag names.
 
-use std::io::BufWriter;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
 
 /// A buffered, locked stdout.
 pub fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
     BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}
+
+/// Runs `write` on the file at `path` (created or truncated), or on stdout for None or '-'.
+pub fn write_to(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    match path.filter(|p| p.as_os_str() != "-") {
+        None => {
+            let mut out = stdout();
+            write(&mut out)?;
+            out.flush()?;
+        }
+        Some(path) => {
+            let cannot = || format!("{}: cannot write", path.display());
+            let file =
+                File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            write(&mut out).with_context(cannot)?;
+            out.flush().with_context(cannot)?;
+        }
+    }
+    Ok(())
 }

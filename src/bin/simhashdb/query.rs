@@ -42,16 +42,19 @@ pub struct Args {
     #[arg(long)]
     skip_invalid: bool,
     /// Largest distance to report (at most the store's K; default K).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
     distance: Option<u32>,
     /// Print JSON Lines: {"query", "id", "fingerprint", "distance"}, plus
     /// "query_fingerprint" for documents.
     #[arg(long)]
     json: bool,
+    /// Write the matches to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// MiB of block cache spread over the store's files. The default holds the tables' branch
     /// pages (1/64 of the table bytes, 16 to 1024 MiB); more helps when queries repeat.
     #[arg(long, value_name = "MIB",
-          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30), allow_negative_numbers = true)]
     cache_mib: Option<u64>,
 }
 
@@ -118,7 +121,19 @@ pub fn run(args: Args) -> Result<()> {
     let distance = args
         .distance
         .unwrap_or(u32::from(snapshot.settings().distance));
-    let mut out = output::stdout();
+    output::write_to(args.output.as_deref(), |out| {
+        write_matches(out, &snapshot, &queries, distance, args.json)
+    })
+}
+
+/// Answers `queries` a round at a time and writes their matches.
+fn write_matches(
+    out: &mut dyn Write,
+    snapshot: &Snapshot,
+    queries: &[Query],
+    distance: u32,
+    json: bool,
+) -> Result<()> {
     for round in queries.chunks(ROUND) {
         let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
         let answers = snapshot.query_many(&fingerprints, distance)?;
@@ -128,7 +143,7 @@ pub fn run(args: Args) -> Result<()> {
                 None => format_fingerprint(q.fingerprint),
             };
             for m in matches {
-                if args.json {
+                if json {
                     let mut value = serde_json::json!({
                         "query": label,
                         "id": m.id,
@@ -149,7 +164,6 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
     }
-    out.flush()?;
     Ok(())
 }
 
