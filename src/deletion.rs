@@ -55,7 +55,11 @@ impl Store {
 
     /// Deletes every document still in the insert batches `selector` picks, all or nothing.
     pub fn expire(&mut self, selector: &ExpireSelector) -> Result<DeleteSummary> {
-        let (doomed, batches, summary) = self.plan_expire(selector)?;
+        let ExpirePlan {
+            doomed,
+            batches,
+            summary,
+        } = self.plan_expire(selector)?;
         let keys: Vec<(u64, &str)> = doomed.iter().map(|(h, id)| (*h, id.as_str())).collect();
         let label = match selector {
             ExpireSelector::Before(t) => format!("before {}", dates::format_utc(*t)),
@@ -67,17 +71,15 @@ impl Store {
     /// What [`Store::expire`] would do, without doing it: `batch` is None in the summary, and
     /// `expired_batches` lists the batches it would expire.
     pub fn preview_expire(&self, selector: &ExpireSelector) -> Result<DeleteSummary> {
-        let (_, batches, mut summary) = self.plan_expire(selector)?;
-        summary.expired_batches = batches;
-        Ok(summary)
+        let plan = self.plan_expire(selector)?;
+        Ok(DeleteSummary {
+            expired_batches: plan.batches,
+            ..plan.summary
+        })
     }
 
-    /// The live documents an expiry deletes, ordered by `(id_hash, id)`, the batches it
-    /// expires, and its summary.
-    fn plan_expire(
-        &self,
-        selector: &ExpireSelector,
-    ) -> Result<(Vec<(u64, String)>, Vec<u64>, DeleteSummary)> {
+    /// What an expiry deletes and expires.
+    fn plan_expire(&self, selector: &ExpireSelector) -> Result<ExpirePlan> {
         let batches = selector.batches(self.catalog());
         if let ExpireSelector::Label(label) = selector {
             let labelled =
@@ -104,7 +106,11 @@ impl Store {
             repeated: 0,
             expired_batches: Vec::new(),
         };
-        Ok((doomed, batches, summary))
+        Ok(ExpirePlan {
+            doomed,
+            batches,
+            summary,
+        })
     }
 
     /// Commits deletions of the live documents `keys` (ordered by `(id_hash, id)`), marking
@@ -145,6 +151,15 @@ impl Store {
         summary.expired_batches = expired.to_vec();
         Ok(summary)
     }
+}
+
+/// What an expiry would do.
+struct ExpirePlan {
+    /// The live documents it deletes, ordered by `(id_hash, id)`.
+    doomed: Vec<(u64, String)>,
+    /// The insert batches it expires, ascending.
+    batches: Vec<u64>,
+    summary: DeleteSummary,
 }
 
 /// The ids among `keys` (ordered by `(id_hash, id)`) that are live now.

@@ -150,7 +150,7 @@ fn a_damaged_catalog_is_a_finding_and_a_missing_file_too() {
 }
 
 /// Every file below `dir` with its bytes.
-fn all_files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+pub fn all_files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
     let mut out = std::collections::BTreeMap::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

@@ -437,3 +437,136 @@ fn a_scheme_the_build_does_not_know_is_refused_and_v1_stores_have_none() {
         "no fingerprint scheme",
     );
 }
+
+#[test]
+fn compressed_input_and_a_byte_order_mark_read_as_plain_text() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    let lines = "\u{feff}a\t0x10\nb\t0x11\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"c\t0x12\n").unwrap();
+    std::fs::write(dir.path().join("c.tsv.gz"), gz.finish().unwrap()).unwrap();
+    let zst = zstd::encode_all(&b"{\"id\": \"d\", \"fingerprint\": \"0x13\"}\n"[..], 3).unwrap();
+    std::fs::write(dir.path().join("d.data"), zst).unwrap();
+    ok(&["insert", s], lines);
+    ok(&["insert", s, path_str(&dir.path().join("c.tsv.gz"))], "");
+    ok(&["insert", s, path_str(&dir.path().join("d.data"))], "");
+    let out = ok(&["get", s, "a", "c", "d"], "");
+    assert_eq!(
+        out,
+        "a\t0000000000000010\t1\nc\t0000000000000012\t2\nd\t0000000000000013\t3\n"
+    );
+    let gz = std::fs::read(dir.path().join("c.tsv.gz")).unwrap();
+    let cut = dir.path().join("cut.tsv.gz");
+    std::fs::write(&cut, &gz[..gz.len() - 6]).unwrap();
+    fails(&["insert", s, path_str(&cut)], "", "cut.tsv.gz: ");
+    assert!(
+        ok(&["get", s, "c"], "").ends_with("\t2\n"),
+        "nothing of the cut file went in"
+    );
+}
+
+#[test]
+fn errors_name_each_cause_once_and_negative_numbers_get_a_plain_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let inside = file.join("child.tsv");
+    let out = simhashdb(&["insert", s, path_str(&inside)], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("os error 20").count(), 1, "{err}");
+    for args in [
+        vec!["query", s, "--distance", "-1", "0"],
+        vec!["init", "x", "--blocks", "-3"],
+    ] {
+        let out = simhashdb(&args, "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("invalid value '-"), "{err}");
+        assert!(
+            !err.contains("-- -"),
+            "no advice to pass it after '--': {err}"
+        );
+    }
+}
+
+#[test]
+fn every_json_output_is_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    ok(&["insert", s], "a\t0x10\n");
+    for (args, stdin) in [
+        (vec!["stats", s, "--json"], ""),
+        (vec!["migrate", s, "--json"], ""),
+        (vec!["fingerprint", "--json"], FOX),
+        (vec!["batches", s, "--json"], ""),
+        (vec!["verify", s, "--json"], ""),
+    ] {
+        let out = ok(&args, stdin);
+        assert_eq!(out.lines().count(), 1, "{args:?}: {out}");
+        let v: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+        assert!(v.is_object(), "{args:?}");
+    }
+    let migrate: serde_json::Value =
+        serde_json::from_str(&ok(&["migrate", s, "--json"], "")).unwrap();
+    assert_eq!(migrate["migrated"], false);
+    let fp: serde_json::Value = serde_json::from_str(&ok(&["fingerprint", "--json"], FOX)).unwrap();
+    assert_eq!(fp["id"], "<stdin>");
+    assert_eq!(fp["fingerprint"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn find_all_reads_documents_picks_blocks_and_allows_distance_0() {
+    let docs = "a\t0x10\nb\t0x10\nc\t0x11\nd\t0xff00\n";
+    assert_eq!(ok(&["find-all", "--distance", "0"], docs), "a\tb\t0\n");
+    assert_eq!(ok(&["find-all"], docs), "a\tb\t0\na\tc\t1\nb\tc\t1\n");
+    let out = simhashdb(&["find-all", "--format-ignored-by-nothing"], docs);
+    assert_eq!(out.status.code(), Some(2));
+    // Without --blocks, K = 8 works: the blocks are chosen for it.
+    assert_eq!(
+        ok(&["find-all", "--distance", "8"], "0x10\n0x11\n0x12\n"),
+        "0000000000000010\t0000000000000011\t1\n0000000000000010\t0000000000000012\t1\n\
+         0000000000000011\t0000000000000012\t2\n"
+    );
+    assert_eq!(ok(&["find-all", "--distance", "0"], "0x10\n0x10\n"), "");
+    let out = simhashdb(&["find-all", "--distance", "4", "--blocks", "4"], "0x10\n");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn query_output_goes_to_the_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s], "");
+    ok(&["insert", s], "a\t0x10\n");
+    let file = dir.path().join("matches.tsv");
+    assert_eq!(
+        ok(&["query", s, "0x11", "--output", path_str(&file)], ""),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "0000000000000011\ta\t0000000000000010\t1\n"
+    );
+    fails(
+        &[
+            "query",
+            s,
+            "0x11",
+            "--output",
+            path_str(&dir.path().join("no/such/dir")),
+        ],
+        "",
+        "cannot create",
+    );
+}

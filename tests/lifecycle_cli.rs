@@ -190,6 +190,128 @@ fn migrate_upgrades_the_v1_fixture_once() {
     assert_eq!(simhashdb(&["verify", s], "").status.code(), Some(0));
 }
 
+/// Runs the binary with `args` where no file may grow past `limit` bytes: writes past it fail
+/// with EFBIG, as on a full disk.
+fn with_file_limit(args: &[&str], limit: u64) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_simhashdb"));
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// The entries of a store's runs directory and the bytes its files use on disk.
+fn runs_on_disk(store: &str) -> (Vec<String>, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let runs = std::path::Path::new(store).join("runs");
+    let mut names = Vec::new();
+    let mut used = 0;
+    for run in std::fs::read_dir(&runs).unwrap() {
+        let run = run.unwrap();
+        names.push(run.file_name().to_string_lossy().into_owned());
+        for file in std::fs::read_dir(run.path()).unwrap() {
+            used += file.unwrap().metadata().unwrap().blocks() * 512;
+        }
+    }
+    names.sort();
+    (names, used)
+}
+
+fn tsv(prefix: &str, n: u64, multiplier: u64) -> String {
+    (0..n)
+        .map(|i| format!("{prefix}-{i}\t{:016x}\n", (i + 1).wrapping_mul(multiplier)))
+        .collect()
+}
+
+#[test]
+fn a_full_disk_fails_a_compaction_cleanly_and_the_insert_before_it_still_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = path_str(&dir.path().join("s")).to_string();
+    assert!(
+        simhashdb(&["init", &s, "--max-runs", "1", "--shards", "1"], "")
+            .status
+            .success()
+    );
+    let a = dir.path().join("a.tsv");
+    let b = dir.path().join("b.tsv");
+    std::fs::write(&a, tsv("a", 40_000, 0xD6E8_FEB8_6659_FD93)).unwrap();
+    std::fs::write(&b, tsv("b", 40_000, 0x9E37_79B9_7F4A_7C15)).unwrap();
+    assert!(simhashdb(&["insert", &s, path_str(&a)], "")
+        .status
+        .success());
+    // Room for the batch's run, not for the run merging both: the batch commits, its
+    // automatic compaction fails, and the insert still succeeds (a script must not send the
+    // batch again), with a warning.
+    let limit = 6 << 20;
+    let out = with_file_limit(&["insert", &s, path_str(&b)], limit);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("compaction after it failed"),
+        "{err}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "inserted 40000, replaced 0, unchanged 0 (batch 2)\n"
+    );
+    let out = with_file_limit(&["insert", &s, path_str(&b), "--json"], limit);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["batch"].clone(), v["unchanged"].clone()),
+        (serde_json::Value::Null, 40000.into())
+    );
+    assert!(
+        v["compaction_failure"]
+            .as_str()
+            .unwrap()
+            .contains("File too large"),
+        "{v}"
+    );
+    let before = runs_on_disk(&s);
+    assert_eq!(before.0.len(), 2, "the failed merge left no run behind");
+    assert_eq!(simhashdb(&["verify", &s], "").status.code(), Some(0));
+
+    // compact itself: fails with exit 1, and the disk holds what it held before.
+    let out = with_file_limit(&["compact", &s], limit);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the compaction failed; the store is as it was"));
+    assert_eq!(
+        runs_on_disk(&s),
+        before,
+        "the failed compaction removed what it wrote"
+    );
+    let out = simhashdb(&["stats", &s, "--json"], "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["documents"].clone(), v["runs"].clone()),
+        (80_000.into(), 2.into())
+    );
+
+    // With space again, the merge goes through; compact and stats count bytes alike.
+    let out = simhashdb(&["compact", &s, "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let compacted: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(compacted["runs_after"], 1);
+    let (_, used) = runs_on_disk(&s);
+    assert_eq!(
+        compacted["bytes_after"], used,
+        "compact reports the bytes used on disk"
+    );
+    assert!(compacted["file_bytes_after"].as_u64().unwrap() >= used);
+}
+
 #[test]
 fn a_full_disk_fails_the_batch_and_leaves_the_store_as_it_was() {
     let (_dir, s) = store_with_batches();
@@ -306,4 +428,136 @@ fn a_second_writer_is_refused_by_pid_and_readers_work_during_a_compaction() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     assert!(reader.join().unwrap() > 0);
+}
+
+#[test]
+fn labels_with_control_characters_are_refused_before_anything_is_read() {
+    let (_dir, s) = store_with_batches();
+    for label in ["tab\there", "line\nend", "cr\r"] {
+        let out = simhashdb(&["insert", &s, "--label", label], "x\t0x1\n");
+        assert_eq!(out.status.code(), Some(2), "{label:?}");
+        assert!(
+            text(&out.stderr).contains("--label"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = simhashdb(&["batches", &s], "");
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        4,
+        "header and the three batches"
+    );
+}
+
+#[test]
+fn expire_records_a_batch_once_and_labels_it_with_a_date() {
+    let (_dir, s) = store_with_batches();
+    let out = simhashdb(&["expire", &s, "--before", "2999-01-01", "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["expired_batches"], serde_json::json!([1, 2, 3]));
+    assert_eq!(v["deleted"], 150);
+    let out = simhashdb(&["expire", &s, "--before", "2999-01-01"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "no batch matched: nothing changed\n");
+    let out = simhashdb(&["batches", &s], "");
+    let listing = text(&out.stdout);
+    let rows: Vec<&str> = listing.lines().collect();
+    assert_eq!(rows.len(), 5, "one expire row: {listing}");
+    assert!(
+        rows[4].starts_with("4\texpire\t") && rows[4].contains("\tbefore 2999-01-01T00:00:00Z\t"),
+        "{}",
+        rows[4]
+    );
+}
+
+#[test]
+fn dry_runs_say_what_would_change_and_change_nothing() {
+    let (dir, s) = store_with_batches();
+    let files = || crate::corruption::all_files(&dir.path().join("s"));
+    let before = files();
+    let out = simhashdb(&["delete", &s, "day1-0", "day1-1", "nope", "--dry-run"], "");
+    assert_eq!(
+        text(&out.stdout),
+        "would delete 2, not found 1 (dry run: nothing changed)\n"
+    );
+    let out = simhashdb(&["expire", &s, "--batch", "day2", "--dry-run"], "");
+    assert_eq!(
+        text(&out.stdout),
+        "would expire batches [2]: 50 documents (dry run: nothing changed)\n"
+    );
+    let out = simhashdb(&["compact", &s, "--dry-run", "--json"], "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["merged_runs"], serde_json::json!([1, 2, 3]));
+    assert_eq!(
+        (v["runs_before"].clone(), v["runs_after"].clone()),
+        (3.into(), 1.into())
+    );
+    let out = simhashdb(&["compact", &s, "--if-due", "--dry-run"], "");
+    assert_eq!(text(&out.stdout), "nothing to compact (dry run)\n");
+    // The lock file holds the pid of the last writer; every other byte is as it was.
+    let mut after = files();
+    let lock = dir.path().join("s/LOCK");
+    after.insert(lock.clone(), before[&lock].clone());
+    assert!(after == before, "a dry run changed the store");
+}
+
+#[test]
+fn get_and_export_list_stored_documents_and_export_reinserts() {
+    let (dir, s) = store_with_batches();
+    let out = simhashdb(&["delete", &s, "day1-0"], "");
+    assert!(out.status.success());
+    let out = simhashdb(&["get", &s, "day2-3", "day1-0", "day3-0"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "day2-3\t{:016x}\t2\nday3-0\t{:016x}\t3\n",
+            203u64.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            300u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        )
+    );
+    assert!(text(&out.stderr).contains("not stored: day1-0"));
+    let out = simhashdb(&["get", &s, "day3-0", "--json"], "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["batch"], 3);
+
+    let exported = dir.path().join("all.tsv");
+    let out = simhashdb(&["export", &s, "--output", path_str(&exported)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut lines: Vec<String> = std::fs::read_to_string(&exported)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(lines.len(), 149);
+    assert!(
+        lines[0].starts_with("day1-1\t") && lines[0].ends_with("\t1"),
+        "{}",
+        lines[0]
+    );
+    let jsonl = simhashdb(&["export", &s, "--format", "jsonl"], "");
+    assert_eq!(text(&jsonl.stdout).lines().count(), 149);
+    // What export writes, insert reads back: another store answers the same.
+    let copy = path_str(&dir.path().join("copy")).to_string();
+    assert!(simhashdb(&["init", &copy], "").status.success());
+    let out = simhashdb(&["insert", &copy, path_str(&exported)], "");
+    assert_eq!(
+        text(&out.stdout),
+        "inserted 149, replaced 0, unchanged 0 (batch 1)\n"
+    );
+    let out = simhashdb(
+        &["insert", &copy, "--format", "jsonl"],
+        &text(&jsonl.stdout),
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "inserted 0, replaced 0, unchanged 149 (nothing changed: no batch recorded)\n"
+    );
+    let query = |store: &str| {
+        text(&simhashdb(&["query", store, "--input", path_str(&exported)], "").stdout)
+    };
+    assert_eq!(query(&copy), query(&s));
 }

@@ -58,8 +58,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let documents = queries.iter().any(|q| q.id.is_some());
     let mut out = output::stdout();
-    let count;
-    if documents {
+    let count = if documents {
         let labelled: Vec<(String, u64)> = queries
             .into_iter()
             .map(|q| {
@@ -78,7 +77,7 @@ pub fn run(args: Args) -> Result<()> {
                 writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
             }
         }
-        count = (labelled.len(), pairs.len());
+        (labelled.len(), pairs.len())
     } else {
         let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
         let pairs = if args.distance == 0 {
@@ -103,8 +102,8 @@ pub fn run(args: Args) -> Result<()> {
                 writeln!(out, "{:016x}\t{:016x}\t{}", p.a, p.b, p.distance)?;
             }
         }
-        count = (fingerprints.len(), pairs.len());
-    }
+        (fingerprints.len(), pairs.len())
+    };
     out.flush()?;
     eprintln!(
         "find-all: {} {}, K={}: {} pairs, {:.2} s",
