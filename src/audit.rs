@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::error::Result;
+use crate::error::{guard_redb, Result};
 use crate::permutation::Permutations;
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
@@ -264,6 +264,14 @@ impl Snapshot {
     /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
     /// documents sharing a fingerprint pair with each other at distance 0.
     pub fn audit(&self, distance: u32, progress: impl Fn(u64) + Sync) -> Result<Vec<DocumentPair>> {
+        guard_redb(self.dir(), || self.audit_unguarded(distance, progress))
+    }
+
+    fn audit_unguarded(
+        &self,
+        distance: u32,
+        progress: impl Fn(u64) + Sync,
+    ) -> Result<Vec<DocumentPair>> {
         let fingerprint_pairs = self.fingerprint_pairs(distance, progress)?;
         // The fingerprints whose ids are needed: those in a pair, and those with two or more
         // postings (possibly several live ids).

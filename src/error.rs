@@ -351,6 +351,20 @@ impl Error {
     }
 }
 
+/// Runs `read`, which reads redb files of the store at `place`, turning a panic into a
+/// corruption there: redb checks its page checksums only in its integrity check, and on some
+/// damaged pages it panics instead of returning an error.
+pub(crate) fn guard_redb<T>(place: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        Err(Error::corrupt(format!("redb failed on damaged pages ({what})")).in_file(place))
+    })
+}
+
 /// The values of work done at once on one redb write transaction, or the error that caused
 /// its failure (see [`Error::cause`]).
 pub(crate) fn all_or_cause<T>(results: impl IntoIterator<Item = Result<T>>) -> Result<Vec<T>> {

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::block::docs::DocState;
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{guard_redb, Error, Result};
 use crate::permutation::Permutations;
 use crate::run::RunReader;
 use crate::settings::Settings;
@@ -175,6 +175,10 @@ impl Snapshot {
     /// Every stored document whose fingerprint is within `distance` bits of `query`, ordered by
     /// (distance, fingerprint, id). `distance` may not exceed the store's K.
     pub fn query(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        guard_redb(&self.dir, || self.query_unguarded(query, distance))
+    }
+
+    fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
         self.check_distance(distance)?;
         let mut found: Vec<(u64, u32)> = Vec::new();
         for (t, table) in self.perms.tables().iter().enumerate() {
@@ -256,7 +260,11 @@ impl Snapshot {
     }
 
     /// Calls `f(id, fingerprint, batch)` on every live document, run by run.
-    pub fn for_each_live_document(&self, mut f: impl FnMut(&str, u64, u64)) -> Result<()> {
+    pub fn for_each_live_document(&self, f: impl FnMut(&str, u64, u64)) -> Result<()> {
+        guard_redb(&self.dir, || self.for_each_live_document_unguarded(f))
+    }
+
+    fn for_each_live_document_unguarded(&self, mut f: impl FnMut(&str, u64, u64)) -> Result<()> {
         const CHUNK: usize = 1 << 16;
         for (r, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[r + 1..];
@@ -305,6 +313,10 @@ impl Snapshot {
 
     /// The stored document `id`, if it is stored: its fingerprint and the batch that set it.
     pub fn document(&self, id: &str) -> Result<Option<Document>> {
+        guard_redb(&self.dir, || self.document_unguarded(id))
+    }
+
+    fn document_unguarded(&self, id: &str) -> Result<Option<Document>> {
         for run in self.runs.iter().rev() {
             match run.docs()?.state_of(id)? {
                 Some(DocState::Live { fingerprint, batch }) => {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::block::docs::DocState;
 use crate::block::entries::Payload;
 use crate::catalog::Catalog;
-use crate::error::{corruption_location, Error, Result};
+use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::layout::{self, docs_file, shard_file};
 use crate::permutation::Permutations;
 use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
@@ -128,17 +128,26 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     let mut table_fingerprints: Vec<u64> = Vec::new();
     for run in snapshot.runs() {
         let run_dir = layout::run_dir(dir, run.meta().id);
-        check_docs(run, &run_dir, &mut report)?;
-        check_tables(
-            run,
-            &run_dir,
-            &perms,
-            shards,
-            &mut report,
-            &mut table_fingerprints,
-        )?;
+        let checked = guard_redb(&docs_file(&run_dir), || {
+            check_docs(run, &run_dir, &mut report)
+        });
+        report.absorb(checked)?;
+        let checked = guard_redb(&run_dir, || {
+            check_tables(
+                run,
+                &run_dir,
+                &perms,
+                shards,
+                &mut report,
+                &mut table_fingerprints,
+            )
+        });
+        report.absorb(checked)?;
     }
-    check_across_runs(&snapshot, table_fingerprints, &mut report)?;
+    let checked = guard_redb(&layout::runs_dir(dir), || {
+        check_across_runs(&snapshot, table_fingerprints, &mut report)
+    });
+    report.absorb(checked)?;
     if deep {
         deep_check(dir, snapshot.catalog(), &mut report)?;
     }

@@ -192,7 +192,7 @@ fn migrate_upgrades_the_v1_fixture_once() {
 
 /// Runs the binary with `args` where no file may grow past `limit` bytes: writes past it fail
 /// with EFBIG, as on a full disk.
-fn with_file_limit(args: &[&str], limit: u64) -> std::process::Output {
+pub fn with_file_limit(args: &[&str], limit: u64) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_simhashdb"));
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
@@ -213,7 +213,7 @@ fn with_file_limit(args: &[&str], limit: u64) -> std::process::Output {
 }
 
 /// The entries of a store's runs directory and the bytes its files use on disk.
-fn runs_on_disk(store: &str) -> (Vec<String>, u64) {
+pub fn runs_on_disk(store: &str) -> (Vec<String>, u64) {
     use std::os::unix::fs::MetadataExt;
     let runs = std::path::Path::new(store).join("runs");
     let mut names = Vec::new();

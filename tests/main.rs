@@ -9,4 +9,5 @@ mod documents_cli;
 mod engine;
 mod lifecycle;
 mod lifecycle_cli;
+mod repair;
 mod util;

@@ -10,10 +10,12 @@
 //! - [`write`]: writing a new run's files;
 //! - [`read`]: [`RunReader`], a committed run's files opened on first use;
 //! - [`scan`]: block-at-a-time scans of a table, for merges and `verify`;
-//! - [`merge`]: the k-way merge of runs behind compaction.
+//! - [`merge`]: the k-way merge of runs behind compaction;
+//! - [`salvage`]: what is intact in a damaged run, for repair.
 
 pub(crate) mod merge;
 pub(crate) mod read;
+pub(crate) mod salvage;
 pub(crate) mod scan;
 pub(crate) mod write;
 

@@ -55,7 +55,8 @@ impl<T> LazyFile<T> {
         if let Some(t) = self.open.get() {
             return Ok(t);
         }
-        let mut pinned = self.pinned.lock().expect("no opener panicked");
+        // An opener that panicked (redb, on a damaged file) took the file: later ones fail.
+        let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = self.open.get() {
             return Ok(t);
         }

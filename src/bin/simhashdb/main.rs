@@ -20,6 +20,7 @@ mod migrate;
 mod output;
 mod progress;
 mod query;
+mod repair;
 mod stats;
 mod verify;
 
@@ -46,6 +47,7 @@ enum Command {
     Batches(batches::Args),
     Compact(compact::Args),
     Verify(verify::Args),
+    Repair(repair::Args),
     Migrate(migrate::Args),
     Stats(stats::Args),
     Audit(audit::Args),
@@ -72,8 +74,21 @@ fn raise_open_file_limit() {
     }
 }
 
+/// redb panics on some damaged pages instead of returning an error; the library turns those
+/// panics into corruption errors, which are reported like any other: the panic's own message
+/// would only repeat it.
+fn quiet_redb_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !info.location().is_some_and(|l| l.file().contains("/redb-")) {
+            default(info);
+        }
+    }));
+}
+
 fn main() -> ExitCode {
     raise_open_file_limit();
+    quiet_redb_panics();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Init(args) => init::run(args),
@@ -84,6 +99,7 @@ fn main() -> ExitCode {
         Command::Batches(args) => batches::run(args),
         Command::Compact(args) => compact::run(args),
         Command::Verify(args) => return verify::run(args),
+        Command::Repair(args) => repair::run(args),
         Command::Migrate(args) => migrate::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Audit(args) => audit::run(args),

@@ -1,0 +1,279 @@
+//! Reading what is intact in a damaged run, for `repair`.
+//!
+//! Every block is read on its own: a block that fails its checksum or structure is skipped and
+//! its key range recorded, a table redb cannot read past is recorded from the last good block
+//! to its end, and a file that is missing or that redb refuses to open counts as wholly lost.
+//! Nothing is written.
+
+use std::path::Path;
+
+use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
+
+use super::{table_name, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
+use crate::block::docs::DocState;
+use crate::block::entries::{self, Payload};
+use crate::block::keys::KeyBlock;
+use crate::block::postings::Posting;
+use crate::catalog::RunMeta;
+use crate::layout;
+use crate::permutation::Permutations;
+
+/// What could be read of one run.
+#[derive(Debug, Default)]
+pub(crate) struct Salvaged {
+    /// The document entries of intact blocks, in key order.
+    pub documents: Vec<(u64, String, DocState)>,
+    /// The postings of intact blocks, in key order.
+    pub postings: Vec<(u64, String)>,
+    /// Every fingerprint found in an intact block of any permuted table, ascending, distinct.
+    pub fingerprints: Vec<u64>,
+    /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
+    pub lost_documents: Vec<(u64, u64)>,
+    /// Whether the postings lost anything.
+    pub lost_postings: bool,
+    /// Whether any permuted table lost anything.
+    pub lost_keys: bool,
+    /// What is damaged, one line per place.
+    pub damage: Vec<String>,
+}
+
+impl Salvaged {
+    /// Whether anything of the run was lost.
+    pub(crate) fn is_damaged(&self) -> bool {
+        !self.damage.is_empty()
+    }
+}
+
+/// Reads every intact block of the run `meta` in `run_dir`; with `keep` false only the damage
+/// is recorded (to find which runs need repair without holding their contents).
+pub(crate) fn salvage(
+    run_dir: &Path,
+    meta: &RunMeta,
+    perms: &Permutations,
+    keep: bool,
+) -> Salvaged {
+    let mut out = Salvaged::default();
+    let docs_path = layout::docs_file(run_dir);
+    match open(&docs_path) {
+        Ok(db) => {
+            out.lost_documents = guarded(&docs_path, DOCS_TABLE, &mut out, |out| {
+                entries_of::<DocState>(
+                    &db,
+                    DOCS,
+                    DOCS_TABLE,
+                    &docs_path,
+                    keep,
+                    out,
+                    |out, k, id, state| out.documents.push((k, id, state)),
+                )
+            });
+            let lost = guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
+                entries_of::<Posting>(
+                    &db,
+                    POSTINGS,
+                    POSTINGS_TABLE,
+                    &docs_path,
+                    keep,
+                    out,
+                    |out, k, id, _| out.postings.push((k, id)),
+                )
+            });
+            out.lost_postings = !lost.is_empty();
+        }
+        Err(why) => {
+            out.damage.push(format!("{}: {why}", docs_path.display()));
+            out.lost_documents = vec![(0, u64::MAX)];
+            out.lost_postings = true;
+        }
+    }
+    for &f in &meta.present_files {
+        let path = layout::shard_file(run_dir, usize::from(f));
+        let db = match open(&path) {
+            Ok(db) => db,
+            Err(why) => {
+                out.damage.push(format!("{}: {why}", path.display()));
+                out.lost_keys = true;
+                continue;
+            }
+        };
+        for (t, table) in perms.tables().iter().enumerate() {
+            let name = table_name(t);
+            let lost = guarded(&path, &name, &mut out, |out| {
+                let lost = keys_of(&db, &name, &path, out, |out, key| {
+                    if keep {
+                        out.fingerprints.push(table.unpermute(key));
+                    }
+                });
+                if lost {
+                    vec![(0, u64::MAX)]
+                } else {
+                    Vec::new()
+                }
+            });
+            out.lost_keys |= !lost.is_empty();
+        }
+    }
+    out.fingerprints.sort_unstable();
+    out.fingerprints.dedup();
+    out
+}
+
+/// Runs `read` on one table, which returns the key ranges it lost; a panic of redb on damaged
+/// pages loses the whole table (what was read of it before stays).
+fn guarded(
+    path: &Path,
+    table: &str,
+    out: &mut Salvaged,
+    read: impl FnOnce(&mut Salvaged) -> Vec<(u64, u64)>,
+) -> Vec<(u64, u64)> {
+    match crate::error::guard_redb(path, || Ok(read(&mut *out))) {
+        Ok(lost) => lost,
+        Err(e) => {
+            out.damage
+                .push(format!("{} table {table}: {e}", path.display()));
+            vec![(0, u64::MAX)]
+        }
+    }
+}
+
+/// Opens a run file read-only, or says why it cannot be.
+fn open(path: &Path) -> Result<ReadOnlyDatabase, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let backend = redb::backends::FileBackend::new(file).map_err(|e| e.to_string())?;
+    redb::Builder::new()
+        .open_read_only_with_backend(backend)
+        .map_err(|e| format!("redb cannot open it: {e}"))
+}
+
+/// Reads the intact blocks of an entry table, handing each entry to `push` (when `keep`);
+/// returns the key-hash ranges whose entries were lost.
+fn entries_of<P: Payload>(
+    db: &ReadOnlyDatabase,
+    def: TableDefinition<&[u8], &[u8]>,
+    name: &str,
+    path: &Path,
+    keep: bool,
+    out: &mut Salvaged,
+    mut push: impl FnMut(&mut Salvaged, u64, String, P),
+) -> Vec<(u64, u64)> {
+    let place = format!("{} table {name}", path.display());
+    let mut lost = Vec::new();
+    let range = db
+        .begin_read()
+        .map_err(|e| e.to_string())
+        .and_then(|txn| txn.open_table(def).map_err(|e| e.to_string()))
+        .and_then(|table| table.range::<&[u8]>(..).map_err(|e| e.to_string()));
+    let range = match range {
+        Ok(range) => range,
+        Err(why) => {
+            out.damage.push(format!("{place}: unreadable: {why}"));
+            return vec![(0, u64::MAX)];
+        }
+    };
+    // Blocks are filed under their last entry: a lost block held the keys after the previous
+    // block's last one, up to its own.
+    let mut after = 0u64;
+    let mut block_entries: Vec<(u64, String, P)> = Vec::new();
+    for item in range {
+        let (key, block) = match item {
+            Ok(item) => item,
+            Err(e) => {
+                out.damage.push(format!(
+                    "{place}: unreadable past key hash {after:016x}: {e}"
+                ));
+                lost.push((after, u64::MAX));
+                return lost;
+            }
+        };
+        let filed = key.value();
+        let last = filed.get(..8).map_or(u64::MAX, |b| {
+            u64::from_be_bytes(b.try_into().expect("8 bytes"))
+        });
+        block_entries.clear();
+        let decoded = entries::decode::<P>(block.value(), |k, id, payload| {
+            block_entries.push((k, id.to_string(), payload));
+            true
+        });
+        match decoded {
+            Ok(()) if keep => {
+                for (k, id, payload) in block_entries.drain(..) {
+                    push(out, k, id, payload);
+                }
+            }
+            Ok(()) => {}
+            Err(e) => {
+                out.damage.push(format!("{place}: block {last:016x}: {e}"));
+                lost.push((after, last));
+            }
+        }
+        after = last;
+    }
+    lost
+}
+
+/// Reads the intact blocks of permuted table `name` of a shard file, handing each key to
+/// `push`; returns whether anything was lost.
+fn keys_of(
+    db: &ReadOnlyDatabase,
+    name: &str,
+    path: &Path,
+    out: &mut Salvaged,
+    mut push: impl FnMut(&mut Salvaged, u64),
+) -> bool {
+    let place = format!("{} table {name}", path.display());
+    let txn = match db.begin_read() {
+        Ok(txn) => txn,
+        Err(e) => {
+            out.damage.push(format!("{place}: unreadable: {e}"));
+            return true;
+        }
+    };
+    let table = match txn.open_table(TableDefinition::<u64, &[u8]>::new(name)) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return false,
+        Err(e) => {
+            out.damage.push(format!("{place}: unreadable: {e}"));
+            return true;
+        }
+    };
+    let range = match table.range::<u64>(..) {
+        Ok(range) => range,
+        Err(e) => {
+            out.damage.push(format!("{place}: unreadable: {e}"));
+            return true;
+        }
+    };
+    let mut lost = false;
+    let mut keys = Vec::new();
+    for item in range {
+        let (last, block) = match item {
+            Ok(item) => item,
+            Err(e) => {
+                out.damage
+                    .push(format!("{place}: unreadable past a block: {e}"));
+                return true;
+            }
+        };
+        let last = last.value();
+        keys.clear();
+        let parsed = KeyBlock::parse(block.value()).and_then(|b| b.for_each(|k| keys.push(k)));
+        match parsed {
+            Ok(block_last) if block_last == last => {
+                for &k in &keys {
+                    push(out, k);
+                }
+            }
+            Ok(block_last) => {
+                out.damage.push(format!(
+                    "{place}: block {last:016x}: its last key is {block_last:016x}"
+                ));
+                lost = true;
+            }
+            Err(e) => {
+                out.damage.push(format!("{place}: block {last:016x}: {e}"));
+                lost = true;
+            }
+        }
+    }
+    lost
+}

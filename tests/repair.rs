@@ -1,0 +1,306 @@
+//! Damage and repair: flipped bytes in every file of a store are reported by `verify`, or are
+//! harmless, or refuse the read with an error, and never change an answer; `repair` rebuilds a
+//! damaged data block from the store's other copies, and survives SIGKILL and a full disk.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use simhashdb::{verify_store, Batch, Settings, Snapshot, Store};
+
+use crate::compat::copy_dir;
+use crate::util::{path_str, simhashdb, text};
+
+/// A store of two runs (the second replaces and deletes some ids of the first), and the
+/// fingerprints to query it with.
+fn build(dir: &Path) -> Vec<u64> {
+    let mut store = Store::create(
+        dir,
+        Settings {
+            blocks: 5,
+            distance: 3,
+            shards: 1,
+        },
+    )
+    .unwrap();
+    let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(7);
+    let mut batch = Batch::new();
+    for i in 0..150u64 {
+        batch.push(&format!("doc-{i}"), fp(i)).unwrap();
+    }
+    store.insert(&batch, Some("first")).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..10u64 {
+        batch.push(&format!("doc-{i}"), fp(i) ^ 0b101).unwrap();
+    }
+    store.insert(&batch, Some("second")).unwrap();
+    store
+        .delete(
+            (10..15)
+                .map(|i| format!("doc-{i}"))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        )
+        .unwrap();
+    (0..150u64).map(fp).collect()
+}
+
+/// Everything the store answers: every query's matches, the audit, every live document.
+type Answers = (
+    Vec<Vec<(u32, u64, String)>>,
+    Vec<(String, String, u32)>,
+    BTreeSet<(String, u64, u64)>,
+);
+
+fn answers(store: &Path, queries: &[u64]) -> simhashdb::Result<Answers> {
+    let snapshot = Snapshot::open(store)?;
+    let mut matches = Vec::new();
+    for &q in queries.iter().step_by(8) {
+        let m = snapshot.query(q, 3)?;
+        matches.push(
+            m.into_iter()
+                .map(|m| (m.distance, m.fingerprint, m.id))
+                .collect(),
+        );
+    }
+    let audit = snapshot
+        .audit(3, |_| {})?
+        .into_iter()
+        .map(|p| (p.a, p.b, p.distance))
+        .collect();
+    let mut documents = BTreeSet::new();
+    snapshot.for_each_live_document(|id, fp, batch| {
+        documents.insert((id.to_string(), fp, batch));
+    })?;
+    Ok((matches, audit, documents))
+}
+
+fn flip(file: &Path, at: usize) {
+    let mut bytes = std::fs::read(file).unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// Offsets to flip in `file`: every `stride`-th byte of each 4 KiB page that holds data, and
+/// the first byte of each empty page.
+fn offsets(file: &Path, stride: usize) -> Vec<usize> {
+    let bytes = std::fs::read(file).unwrap();
+    let mut out = Vec::new();
+    for (p, page) in bytes.chunks(4096).enumerate() {
+        let base = p * 4096;
+        if page.iter().all(|&b| b == 0) {
+            out.push(base);
+        } else {
+            out.extend((0..page.len()).step_by(stride).map(|i| base + i));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let queries = build(&store);
+    let expected = answers(&store, &queries).unwrap();
+    let run = store.join("runs/0000000001");
+    let files: Vec<PathBuf> = vec![
+        store.join("CATALOG"),
+        run.join("docs.redb"),
+        run.join("shard-000.redb"),
+    ];
+    let stride: usize = std::env::var("SIMHASHDB_FLIP_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
+    let (mut reported, mut harmless, mut refused, mut repaired) = (0, 0, 0, 0);
+    for file in &files {
+        let stride = if file.ends_with("CATALOG") { 1 } else { stride };
+        for at in offsets(file, stride) {
+            flip(file, at);
+            let place = format!("{} byte {at}", file.display());
+            match verify_store(&store, false) {
+                Ok(report) if !report.findings.is_empty() => {
+                    reported += 1;
+                    // A damaged data block: repair brings back every document and answer.
+                    if report.findings.iter().any(|f| f.block.is_some()) {
+                        let copy = dir.path().join("copy");
+                        let _ = std::fs::remove_dir_all(&copy);
+                        copy_dir(&store, &copy);
+                        let mut s = Store::open(&copy).unwrap();
+                        let done = s.repair(false).unwrap_or_else(|e| panic!("{place}: {e}"));
+                        assert!(done.committed, "{place}");
+                        drop(s);
+                        let after = verify_store(&copy, false).unwrap();
+                        assert!(after.findings.is_empty(), "{place}: {:?}", after.findings);
+                        assert!(
+                            answers(&copy, &queries).unwrap() == expected,
+                            "{place}: repaired wrong"
+                        );
+                        repaired += 1;
+                    }
+                }
+                Ok(_) => match answers(&store, &queries) {
+                    Ok(got) => {
+                        assert!(got == expected, "{place}: unreported and answers differ");
+                        harmless += 1;
+                    }
+                    Err(e) => {
+                        assert!(!e.to_string().is_empty());
+                        refused += 1;
+                    }
+                },
+                Err(e) => {
+                    // Refused: then no read may answer differently either.
+                    assert!(!e.to_string().is_empty(), "{place}");
+                    if let Ok(got) = answers(&store, &queries) {
+                        assert!(got == expected, "{place}: answers differ");
+                    }
+                    refused += 1;
+                }
+            }
+            flip(file, at);
+        }
+    }
+    assert!(repaired > 50, "flips in data blocks: {repaired}");
+    assert!(reported + harmless + refused > 500);
+    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+}
+
+#[test]
+fn repair_rebuilds_a_lost_shard_file_and_a_lost_docs_table_from_the_other_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let queries = build(&store);
+    let expected = answers(&store, &queries).unwrap();
+    // Every table of the first run's only shard file: its live fingerprints come back from the
+    // postings of every run.
+    std::fs::remove_file(store.join("runs/0000000001/shard-000.redb")).unwrap();
+    let out = simhashdb(&["repair", path_str(&store)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("shard-000.redb: No such file") && said.contains("repaired 1 of 3 runs"),
+        "{said}"
+    );
+    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(answers(&store, &queries).unwrap() == expected);
+    assert_eq!(
+        simhashdb(&["repair", path_str(&store)], "").stdout,
+        b"no damage found in 3 runs\n"
+    );
+}
+
+#[test]
+fn a_repair_killed_at_any_moment_leaves_the_damaged_or_the_repaired_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let pristine = dir.path().join("pristine");
+    let queries = build(&pristine);
+    // A bigger run, so the repair takes long enough to be killed in the middle.
+    let mut s = Store::open(&pristine).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..200_000u64 {
+        batch
+            .push(&format!("bulk-{i}"), i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            .unwrap();
+    }
+    s.insert(&batch, None).unwrap();
+    drop(s);
+    let expected = answers(&pristine, &queries).unwrap();
+    let big = std::fs::read_dir(pristine.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap()
+        .join("docs.redb");
+    let big = big.strip_prefix(&pristine).unwrap().to_path_buf();
+    let kills: u64 = std::env::var("CRASH_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8);
+    let mut outcomes = BTreeSet::new();
+    for k in 0..kills {
+        let store = dir.path().join(format!("s{k}"));
+        copy_dir(&pristine, &store);
+        let file = store.join(&big);
+        let len = std::fs::metadata(&file).unwrap().len() as usize;
+        // A byte in the middle of the data: a block's checksum fails.
+        let bytes = std::fs::read(&file).unwrap();
+        let at = (len / 3..len).find(|&i| bytes[i] != 0).unwrap();
+        flip(&file, at);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+            .args(["repair", path_str(&store)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20 + 40 * k));
+        let _ = child.kill();
+        outcomes.insert(child.wait().unwrap().success());
+        // The store opens, and is either still damaged (then repair finishes the job) or
+        // repaired; no other state.
+        let report = verify_store(&store, false).unwrap();
+        if !report.findings.is_empty() {
+            let out = simhashdb(&["repair", path_str(&store)], "");
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let report = verify_store(&store, false).unwrap();
+        assert!(
+            report.findings.is_empty(),
+            "kill {k}: {:?}",
+            report.findings
+        );
+        let snapshot = Snapshot::open(&store).unwrap();
+        assert_eq!(
+            snapshot.catalog().documents as usize,
+            expected.2.len(),
+            "kill {k}"
+        );
+        drop(snapshot);
+        assert!(answers(&store, &queries).unwrap() == expected, "kill {k}");
+        std::fs::remove_dir_all(&store).unwrap();
+    }
+    assert!(
+        outcomes.contains(&false),
+        "some repair was killed before it finished"
+    );
+}
+
+#[test]
+fn a_repair_that_fills_the_disk_leaves_it_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    build(&store);
+    let mut s = Store::open(&store).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..60_000u64 {
+        batch
+            .push(&format!("bulk-{i}"), i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            .unwrap();
+    }
+    s.insert(&batch, None).unwrap();
+    drop(s);
+    let big_run = std::fs::read_dir(store.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let file = big_run.join("docs.redb");
+    let bytes = std::fs::read(&file).unwrap();
+    let at = (bytes.len() / 3..bytes.len())
+        .find(|&i| bytes[i] != 0)
+        .unwrap();
+    flip(&file, at);
+    let s = path_str(&store).to_string();
+    let before = crate::lifecycle_cli::runs_on_disk(&s);
+    // Room for nothing as large as the run being rebuilt.
+    let out = crate::lifecycle_cli::with_file_limit(&["repair", &s], 64 << 10);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the repair failed; the store is as it was"));
+    assert_eq!(crate::lifecycle_cli::runs_on_disk(&s), before);
+    let out = simhashdb(&["repair", &s], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+}
