@@ -15,6 +15,7 @@ use crate::catalog::{BatchKind, BatchMeta, Catalog, RunMeta};
 use crate::error::{Error, Result};
 use crate::layout;
 use crate::permutation::Permutations;
+use crate::progress::Progress;
 use crate::run::{write_run, RunContents};
 
 /// The next catalog of a store and the runs written for it, not committed yet.
@@ -70,11 +71,22 @@ impl PendingCommit {
     }
 
     /// Writes `contents` as a new run and adds it to the catalog's runs, newest.
-    pub(crate) fn add_run(&mut self, contents: &RunContents<'_>) -> Result<()> {
+    pub(crate) fn add_run(
+        &mut self,
+        contents: &RunContents<'_>,
+        progress: &dyn Progress,
+    ) -> Result<()> {
         let settings = self.next.settings;
         let perms = Permutations::new(&settings);
         let meta = self.write_run(|dir, id| {
-            write_run(dir, id, &perms, usize::from(settings.shards), contents)
+            write_run(
+                dir,
+                id,
+                &perms,
+                usize::from(settings.shards),
+                contents,
+                progress,
+            )
         })?;
         self.next.runs.push(meta);
         Ok(())

@@ -103,6 +103,7 @@ impl Store {
                 id,
                 snapshot.permutations(),
                 usize::from(snapshot.settings().shards),
+                self.progress(),
             )?;
             let meta = m.meta.clone();
             merged = Some(m);

@@ -141,11 +141,12 @@ impl Store {
                 b.expired_by = Some(batch);
             }
         }
-        pending.add_run(&RunContents {
+        let contents = RunContents {
             documents: &documents,
             postings: &[],
             fingerprints: &[],
-        })?;
+        };
+        pending.add_run(&contents, self.progress())?;
         self.commit(pending)?;
         summary.batch = Some(batch);
         summary.expired_batches = expired.to_vec();

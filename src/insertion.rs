@@ -283,11 +283,12 @@ impl<'s> Insertion<'s> {
         drop(snapshot);
 
         self.commit.catalog_mut().documents += inserted;
-        self.commit.add_run(&RunContents {
+        let contents = RunContents {
             documents: &changed,
             postings: &postings,
             fingerprints: &fingerprints,
-        })
+        };
+        self.commit.add_run(&contents, self.store.progress())
     }
 
     /// Writes what is pending and commits every run of the batch at once, after checking its

@@ -83,6 +83,7 @@ mod lock;
 mod migrate;
 mod permutation;
 mod policy;
+mod progress;
 mod radix;
 mod repair;
 mod run;
@@ -111,12 +112,13 @@ pub use insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
 pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
 pub use migrate::{migrate, Migration};
 pub use policy::CompactionPolicy;
+pub use progress::{Progress, Silent};
 pub use repair::{RepairReport, RunRepair};
 pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
 pub use snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
 pub use stats::{Stats, TableStats};
 pub use store::Store;
-pub use verify::{verify_store, Finding, Report};
+pub use verify::{verify_store, verify_store_with_progress, Finding, Report};
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the
 /// API: it may change in any release.

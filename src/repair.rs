@@ -26,6 +26,7 @@ use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
+use crate::progress::phase;
 use crate::run::salvage::{salvage, Salvaged};
 use crate::run::{write_run, RunContents};
 use crate::snapshot::{Snapshot, SCAN_CACHE_BYTES};
@@ -89,13 +90,21 @@ impl Store {
             ..RepairReport::default()
         };
         // Which runs are damaged, without holding their contents.
-        let damaged: Vec<usize> = catalog
-            .runs
-            .par_iter()
-            .enumerate()
-            .filter(|(_, meta)| salvage(&run_dir(meta.id), meta, &perms, false).is_damaged())
-            .map(|(i, _)| i)
-            .collect();
+        let progress = self.progress();
+        let damaged: Vec<usize> =
+            phase(progress, "checking runs", catalog.runs.len() as u64, || {
+                catalog
+                    .runs
+                    .par_iter()
+                    .enumerate()
+                    .filter(|(_, meta)| {
+                        let damaged = salvage(&run_dir(meta.id), meta, &perms, false).is_damaged();
+                        progress.advance(1);
+                        damaged
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            });
         if damaged.is_empty() {
             return Ok(report);
         }
@@ -147,8 +156,8 @@ impl Store {
                     fingerprints: &r.fingerprints,
                 };
                 let shards = usize::from(catalog.settings.shards);
-                let new =
-                    pending.write_run(|dir, id| write_run(dir, id, &perms, shards, &contents))?;
+                let new = pending
+                    .write_run(|dir, id| write_run(dir, id, &perms, shards, &contents, progress))?;
                 entry.replaced_by = Some(new.id);
                 pending.catalog_mut().runs[*i] = new;
             }

@@ -17,6 +17,7 @@
 //! then deletes the inputs (readers that still use them keep their files open).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::commit::PendingCommit;
@@ -25,6 +26,7 @@ use crate::fingerprint::Scheme;
 use crate::layout::{self, sync_dir};
 use crate::lock::WriterLock;
 use crate::policy::CompactionPolicy;
+use crate::progress::{Progress, Silent};
 use crate::settings::Settings;
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 
@@ -32,6 +34,7 @@ use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 pub struct Store {
     dir: PathBuf,
     catalog: Catalog,
+    progress: Arc<dyn Progress>,
     _lock: WriterLock,
 }
 
@@ -91,6 +94,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_path_buf(),
             catalog,
+            progress: Arc::new(Silent),
             _lock: lock,
         })
     }
@@ -105,6 +109,7 @@ impl Store {
         let store = Store {
             dir: dir.to_path_buf(),
             catalog,
+            progress: Arc::new(Silent),
             _lock: lock,
         };
         store.remove_abandoned_runs()?;
@@ -131,6 +136,17 @@ impl Store {
             sync_dir(&runs)?;
         }
         Ok(())
+    }
+
+    /// Tells `progress` how this store's long operations advance: writing a run's tables,
+    /// merging runs, checking runs for repair.
+    pub fn set_progress(&mut self, progress: Arc<dyn Progress>) {
+        self.progress = progress;
+    }
+
+    /// Where this store reports progress.
+    pub(crate) fn progress(&self) -> &dyn Progress {
+        self.progress.as_ref()
     }
 
     /// The store's settings.

@@ -22,6 +22,7 @@ use crate::catalog::Catalog;
 use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::layout::{self, docs_file, shard_file};
 use crate::permutation::Permutations;
+use crate::progress::{phase, Progress, Silent};
 use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
 use crate::run::{EntryScan, RunReader};
 use crate::snapshot::Snapshot;
@@ -109,6 +110,15 @@ impl Report {
 /// temporary directory (`TMPDIR`): it needs as much free space there as the largest file of
 /// the store, and reads every byte of the store once more.
 pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
+    verify_store_with_progress(dir, deep, &Silent)
+}
+
+/// [`verify_store`], telling `progress` of each run checked (and with `deep`, each file).
+pub fn verify_store_with_progress(
+    dir: &Path,
+    deep: bool,
+    progress: &dyn Progress,
+) -> Result<Report> {
     let mut report = Report::default();
     let snapshot = match Snapshot::open(dir) {
         Ok(s) => s,
@@ -126,6 +136,7 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
     let perms = snapshot.permutations().clone();
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();
+    progress.start("verifying runs", snapshot.runs().len() as u64 + 1);
     for run in snapshot.runs() {
         let run_dir = layout::run_dir(dir, run.meta().id);
         let checked = guard_redb(&docs_file(&run_dir), || {
@@ -143,13 +154,19 @@ pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
             )
         });
         report.absorb(checked)?;
+        progress.advance(1);
     }
     let checked = guard_redb(&layout::runs_dir(dir), || {
         check_across_runs(&snapshot, table_fingerprints, &mut report)
     });
+    progress.finish();
     report.absorb(checked)?;
     if deep {
-        deep_check(dir, snapshot.catalog(), &mut report)?;
+        let files = snapshot.catalog().runs.iter();
+        let files: usize = files.map(|r| r.present_files.len() + 1).sum();
+        phase(progress, "checking files with redb", files as u64, || {
+            deep_check(dir, snapshot.catalog(), &mut report, progress)
+        })?;
     }
     Ok(report)
 }
@@ -471,7 +488,12 @@ fn check_across_runs(snapshot: &Snapshot, mut stored: Vec<u64>, report: &mut Rep
 }
 
 /// redb's own integrity check of every file of every run, each on a private copy.
-fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> {
+fn deep_check(
+    dir: &Path,
+    catalog: &Catalog,
+    report: &mut Report,
+    progress: &dyn Progress,
+) -> Result<()> {
     let scratch = tempfile::Builder::new()
         .prefix("simhashdb-verify-")
         .tempdir()
@@ -500,6 +522,7 @@ fn deep_check(dir: &Path, catalog: &Catalog, report: &mut Report) -> Result<()> 
                 Err(e) => report.find(&path, None, format!("redb's integrity check failed: {e}")),
             }
             std::fs::remove_file(&copy).map_err(|e| Error::io(&copy, e))?;
+            progress.advance(1);
         }
     }
     Ok(())

@@ -302,3 +302,67 @@ fn expiring_the_same_batches_again_changes_and_records_nothing() {
     let bad = ExpireSelector::before_date("yesterday").unwrap_err();
     assert!(bad.to_string().contains("yesterday"), "{bad}");
 }
+
+/// Records what a store says of its progress.
+#[derive(Default)]
+struct Recorder {
+    phases: std::sync::Mutex<Vec<(String, u64)>>,
+    done: std::sync::atomic::AtomicU64,
+    finished: std::sync::atomic::AtomicU64,
+}
+
+impl simhashdb::Progress for Recorder {
+    fn start(&self, phase: &str, steps: u64) {
+        self.phases.lock().unwrap().push((phase.to_string(), steps));
+    }
+    fn advance(&self, steps: u64) {
+        self.done
+            .fetch_add(steps, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn finish(&self) {
+        self.finished
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn long_operations_report_their_phases_and_steps() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = Store::create(&path, simhashdb::Settings::default()).unwrap();
+    let recorder = std::sync::Arc::new(Recorder::default());
+    store.set_progress(recorder.clone());
+    store.insert(&batch_of(0..1000), None).unwrap();
+    assert_eq!(
+        *recorder.phases.lock().unwrap(),
+        [("writing tables".to_string(), 10)]
+    );
+    assert_eq!(
+        recorder.done.load(Ordering::SeqCst),
+        10,
+        "one step per table"
+    );
+    store.insert(&batch_of(1000..2000), None).unwrap();
+    store.compact().unwrap();
+    let phases = recorder.phases.lock().unwrap().clone();
+    assert_eq!(phases.last().unwrap().0, "merging 2 runs");
+    let starts = phases.len() as u64;
+    assert_eq!(
+        recorder.finished.load(Ordering::SeqCst),
+        starts,
+        "every phase finishes"
+    );
+    let recorder = Recorder::default();
+    let report = simhashdb::verify_store_with_progress(&path, true, &recorder).unwrap();
+    assert!(report.findings.is_empty());
+    let phases = recorder.phases.lock().unwrap().clone();
+    assert_eq!(
+        phases,
+        [
+            ("verifying runs".to_string(), 2),
+            ("checking files with redb".to_string(), 2)
+        ]
+    );
+    assert_eq!(recorder.done.load(Ordering::SeqCst), 1 + 2);
+}

@@ -30,6 +30,7 @@ use crate::catalog::RunMeta;
 use crate::error::{all_or_cause, Error, Result};
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
+use crate::progress::{self, Progress};
 
 /// What a merge wrote and dropped.
 #[derive(Clone, Debug)]
@@ -206,6 +207,23 @@ pub(crate) fn merge_runs(
     id: u64,
     perms: &Permutations,
     shards: usize,
+    progress: &dyn Progress,
+) -> Result<Merged> {
+    let phase = format!("merging {} runs", inputs.len());
+    progress::phase(progress, &phase, 0, || {
+        merge_runs_reporting(inputs, full, out_dir, id, perms, shards, progress)
+    })
+}
+
+/// [`merge_runs`], telling `progress` of each file merged.
+fn merge_runs_reporting(
+    inputs: &[RunReader],
+    full: bool,
+    out_dir: &Path,
+    id: u64,
+    perms: &Permutations,
+    shards: usize,
+    progress: &dyn Progress,
 ) -> Result<Merged> {
     let docs_path = layout::docs_file(out_dir);
     let db = create_db(&docs_path)?;
@@ -244,19 +262,23 @@ pub(crate) fn merge_runs(
     let (docs_committed, written) = rayon::join(
         || {
             txn.commit().map_err(|e| Error::redb(&docs_path, e))?;
-            close_db(db, &docs_path)
+            close_db(db, &docs_path)?;
+            progress.advance(1);
+            Ok(())
         },
         || {
             (0..files)
                 .into_par_iter()
                 .map(|f| {
-                    merge_shard_file(
+                    let merged = merge_shard_file(
                         inputs,
                         perms,
                         (f * per_file, (f + 1) * per_file),
                         &dead,
                         &layout::shard_file(out_dir, f),
-                    )
+                    );
+                    progress.advance(1);
+                    merged
                 })
                 .collect::<Result<Vec<Option<(Vec<u64>, Vec<u64>)>>>>()
         },

@@ -18,6 +18,7 @@ use crate::catalog::RunMeta;
 use crate::error::{Error, Result};
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
+use crate::progress::{phase, Progress};
 use crate::sorted_tables;
 
 /// Table bytes a shard file aims for: bigger runs are split into more files, written in
@@ -50,10 +51,16 @@ pub(crate) fn write_run(
     perms: &Permutations,
     shards: usize,
     contents: &RunContents<'_>,
+    progress: &dyn Progress,
 ) -> Result<RunMeta> {
     let (docs, tables) = rayon::join(
         || write_docs(run_dir, contents),
-        || write_tables(run_dir, perms, shards, contents.fingerprints),
+        || {
+            let tables = perms.tables().len() as u64;
+            phase(progress, "writing tables", tables, || {
+                write_tables(run_dir, perms, shards, contents.fingerprints, progress)
+            })
+        },
     );
     let (docs_bytes, postings_bytes) = docs?;
     let (shard_files, present_files, table_bytes) = tables?;
@@ -266,6 +273,7 @@ fn write_tables(
     perms: &Permutations,
     shards: usize,
     fingerprints: &[u64],
+    progress: &dyn Progress,
 ) -> Result<(u16, Vec<u16>, Vec<u64>)> {
     let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
     let shards_per_file = shards / files;
@@ -284,6 +292,7 @@ fn write_tables(
             bytes[t].fetch_add(written, Ordering::Relaxed);
             start = end;
         }
+        progress.advance(1);
         Ok(())
     })?;
     let present: Vec<u16> = writers

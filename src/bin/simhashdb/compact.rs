@@ -30,6 +30,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     if args.dry_run {
         let plan = store.preview_compaction(args.if_due);
         let mut out = output::stdout();

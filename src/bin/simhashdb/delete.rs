@@ -40,6 +40,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     if let Some(input) = &args.input {
         let read = if input.as_os_str() == "-" {
             read_ids(std::io::stdin().lock(), "<stdin>")

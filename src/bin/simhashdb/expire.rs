@@ -43,6 +43,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     let summary = if args.dry_run {
         store.preview_expire(&selector)
     } else {

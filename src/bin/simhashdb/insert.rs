@@ -82,6 +82,7 @@ pub fn run(args: Args) -> Result<()> {
     // Open (and lock) the store first: a bad store path fails before reading the input.
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     let scheme = documents::store_scheme(store.catalog(), &args.store);
     // Every failure before the commit leaves the store as it was.
     let not_inserted = || {

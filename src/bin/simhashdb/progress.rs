@@ -25,3 +25,59 @@ pub fn bytes(what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// The library's progress, drawn as one bar per phase on stderr (hidden when stderr is not a
+/// terminal).
+#[derive(Default)]
+pub struct Bars {
+    current: std::sync::Mutex<Option<ProgressBar>>,
+}
+
+impl Bars {
+    /// Bars for a store's long operations.
+    pub fn shared() -> std::sync::Arc<Bars> {
+        std::sync::Arc::new(Bars::default())
+    }
+
+    fn with(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
+        f(&mut self.current.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+impl simhashdb::Progress for Bars {
+    fn start(&self, phase: &str, steps: u64) {
+        let bar = if steps == 0 {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{msg} {spinner} {elapsed_precise}")
+                    .expect("a valid template"),
+            );
+            bar.set_message(phase.to_string());
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            bar
+        } else {
+            self::bar(steps, phase)
+        };
+        self.with(|current| {
+            if let Some(old) = current.replace(bar) {
+                old.finish_and_clear();
+            }
+        });
+    }
+
+    fn advance(&self, steps: u64) {
+        self.with(|current| {
+            if let Some(bar) = current {
+                bar.inc(steps);
+            }
+        });
+    }
+
+    fn finish(&self) {
+        self.with(|current| {
+            if let Some(bar) = current.take() {
+                bar.finish_and_clear();
+            }
+        });
+    }
+}

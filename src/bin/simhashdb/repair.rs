@@ -28,6 +28,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     let report = store.repair(args.dry_run).with_context(|| {
         format!(
             "{}: the repair failed; the store is as it was",

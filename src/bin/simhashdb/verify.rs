@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhashdb::verify_store;
+use simhashdb::verify_store_with_progress;
 
 use crate::exit_codes;
 
@@ -45,7 +45,8 @@ pub fn run(args: Args) -> ExitCode {
 
 /// Whether the store is clean.
 fn check(args: &Args) -> anyhow::Result<bool> {
-    let report = verify_store(&args.store, args.deep)
+    let bars = crate::progress::Bars::default();
+    let report = verify_store_with_progress(&args.store, args.deep, &bars)
         .with_context(|| format!("{}: cannot verify the store", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
