@@ -8,9 +8,9 @@
 //!   live document that no table of any run holds any more is put back in the tables too;
 //! - the postings are the live entries of the docs table, rebuilt;
 //! - a docs entry lost from a damaged block comes back from its posting, with the batch the
-//!   run's other documents have (exact when they all have one; otherwise the newest of them,
-//!   and the report says how many). A deletion entry has no second copy: the ids an older run
-//!   holds in the lost range, which the deletion may have covered, are reported by id.
+//!   run's other documents have (the newest of them; exact for a run one insert wrote, and
+//!   counted in the report as inferred). A deletion entry has no second copy: the ids an older
+//!   run holds in the lost range, which the deletion may have covered, are reported by id.
 //!
 //! Each damaged run is rebuilt as a new run that takes its place in the run list, all in one
 //! catalog commit, like a compaction; the damaged files are deleted only after the commit, so a
@@ -61,7 +61,8 @@ pub struct RunRepair {
     pub fingerprints: u64,
     /// Document entries that came back from their postings.
     pub documents_from_postings: u64,
-    /// Of those, the ones whose batch is the newest of the run's, not known for sure.
+    /// Of those, the ones given the newest batch of the run's other documents: a posting does
+    /// not say its batch (exact for a run one insert wrote; a merged run holds several).
     pub batches_guessed: u64,
     /// Fingerprints of live documents that no table held any more, put back.
     pub fingerprints_restored: u64,
@@ -79,7 +80,10 @@ const LISTED_IDS: usize = 1000;
 impl Store {
     /// Reads every block of every run and rebuilds the damaged runs from their intact copies
     /// (see the module docs), in one commit. With `dry_run` it only reports what it would
-    /// rebuild. Memory: the contents of one damaged run, plus 8 bytes per posting of the store.
+    /// rebuild. Memory: the contents of every damaged run, plus 8 bytes per posting of the
+    /// store. A run file that cannot be read (permissions, an I/O error) fails the repair, which
+    /// then changes nothing; one that is missing, or that redb cannot open even after its own
+    /// recovery on a copy, is taken as lost.
     pub fn repair(&mut self, dry_run: bool) -> Result<RepairReport> {
         let catalog = self.catalog().clone();
         let perms = Permutations::new(&catalog.settings);
@@ -91,20 +95,19 @@ impl Store {
         };
         // Which runs are damaged, without holding their contents.
         let progress = self.progress();
-        let damaged: Vec<usize> =
+        let checked: Vec<bool> =
             phase(progress, "checking runs", catalog.runs.len() as u64, || {
                 catalog
                     .runs
                     .par_iter()
-                    .enumerate()
-                    .filter(|(_, meta)| {
-                        let damaged = salvage(&run_dir(meta.id), meta, &perms, false).is_damaged();
+                    .map(|meta| {
+                        let damaged = salvage(&run_dir(meta.id), meta, &perms, false)?.is_damaged();
                         progress.advance(1);
-                        damaged
+                        Ok(damaged)
                     })
-                    .map(|(i, _)| i)
-                    .collect()
-            });
+                    .collect::<Result<_>>()
+            })?;
+        let damaged: Vec<usize> = (0..checked.len()).filter(|&i| checked[i]).collect();
         if damaged.is_empty() {
             return Ok(report);
         }
@@ -119,7 +122,7 @@ impl Store {
         let mut rebuilt: Vec<(usize, Rebuilt)> = Vec::new();
         for &i in &damaged {
             let meta = &catalog.runs[i];
-            let salvaged = salvage(&run_dir(meta.id), meta, &perms, true);
+            let salvaged = salvage(&run_dir(meta.id), meta, &perms, true)?;
             rebuilt.push((i, Rebuilt::from(salvaged, meta.documents, newest_insert)));
         }
         // The runs that are intact, read as usual.
@@ -220,7 +223,6 @@ impl Rebuilt {
         batches.sort_unstable();
         batches.dedup();
         let guess = batches.last().copied().unwrap_or(fallback_batch);
-        let exact = batches.len() == 1;
         let mut recovered = Vec::new();
         for (fp, id) in &s.postings {
             if !known.contains_key(id.as_str()) {
@@ -235,6 +237,8 @@ impl Rebuilt {
         let from_postings = recovered.len() as u64;
         documents.extend(recovered);
         documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        // Misfiled blocks may repeat an entry: keep one.
+        documents.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
         let mut postings: Vec<(u64, String)> = documents
             .iter()
             .filter_map(|(_, id, state)| match state {
@@ -251,7 +255,7 @@ impl Rebuilt {
             lost_documents: s.lost_documents,
             damage: s.damage,
             from_postings,
-            batches_guessed: if exact { 0 } else { from_postings },
+            batches_guessed: from_postings,
             fingerprints_restored: 0,
             ids_maybe_undeleted: Vec::new(),
         }

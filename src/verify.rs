@@ -137,6 +137,7 @@ pub fn verify_store_with_progress(
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();
     progress.start("verifying runs", snapshot.runs().len() as u64 + 1);
+    // The last step is the check across runs.
     for run in snapshot.runs() {
         let run_dir = layout::run_dir(dir, run.meta().id);
         let checked = guard_redb(&docs_file(&run_dir), || {
@@ -159,6 +160,7 @@ pub fn verify_store_with_progress(
     let checked = guard_redb(&layout::runs_dir(dir), || {
         check_across_runs(&snapshot, table_fingerprints, &mut report)
     });
+    progress.advance(1);
     progress.finish();
     report.absorb(checked)?;
     if deep {
@@ -510,7 +512,11 @@ fn deep_check(
         for path in files {
             std::fs::copy(&path, &copy).map_err(|e| Error::io(&copy, e))?;
             report.deep_checked += 1;
-            let outcome = redb::Database::open(&copy).and_then(|mut db| db.check_integrity());
+            let outcome = guard_redb(&path, || {
+                redb::Database::open(&copy)
+                    .and_then(|mut db| db.check_integrity())
+                    .map_err(|e| Error::redb(&path, e))
+            });
             match outcome {
                 Ok(true) => {}
                 Ok(false) => report.find(

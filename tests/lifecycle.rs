@@ -364,5 +364,9 @@ fn long_operations_report_their_phases_and_steps() {
             ("checking files with redb".to_string(), 2)
         ]
     );
-    assert_eq!(recorder.done.load(Ordering::SeqCst), 1 + 2);
+    assert_eq!(
+        recorder.done.load(Ordering::SeqCst),
+        2 + 2,
+        "every step advanced"
+    );
 }

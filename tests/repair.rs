@@ -135,10 +135,19 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
                         drop(s);
                         let after = verify_store(&copy, false).unwrap();
                         assert!(after.findings.is_empty(), "{place}: {:?}", after.findings);
+                        let got = answers(&copy, &queries).unwrap();
                         assert!(
-                            answers(&copy, &queries).unwrap() == expected,
-                            "{place}: repaired wrong"
+                            got.0 == expected.0 && got.1 == expected.1,
+                            "{place}: answers"
                         );
+                        // The same documents; their batches too, unless the repair says it
+                        // inferred some (a posting does not record its batch).
+                        let inferred: u64 = done.runs.iter().map(|r| r.batches_guessed).sum();
+                        let ids = |docs: &BTreeSet<(String, u64, u64)>| -> Vec<(String, u64)> {
+                            docs.iter().map(|(id, fp, _)| (id.clone(), *fp)).collect()
+                        };
+                        assert!(ids(&got.2) == ids(&expected.2), "{place}: documents");
+                        assert!(inferred > 0 || got.2 == expected.2, "{place}: batches");
                         repaired += 1;
                     }
                 }
@@ -170,7 +179,7 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
 }
 
 #[test]
-fn repair_rebuilds_a_lost_shard_file_and_a_lost_docs_table_from_the_other_copies() {
+fn repair_rebuilds_a_lost_shard_file_from_the_other_copies() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     let queries = build(&store);
@@ -303,4 +312,77 @@ fn a_repair_that_fills_the_disk_leaves_it_as_it_was() {
     let out = simhashdb(&["repair", &s], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(verify_store(&store, false).unwrap().findings.is_empty());
+}
+
+#[test]
+fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    build(&store);
+    // A docs file that is no redb file at all: its entries and postings have no other copy.
+    let docs = store.join("runs/0000000001/docs.redb");
+    std::fs::write(&docs, vec![0x5au8; 8192]).unwrap();
+    let before = crate::corruption::all_files(&store);
+    let out = simhashdb(&["repair", s, "--dry-run", "--json"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "one damaged run, then the summary");
+    assert_eq!(lines[0]["run"], 1);
+    assert_eq!(lines[0]["replaced_by"], serde_json::Value::Null);
+    assert_eq!(lines[0]["documents_lost"], 150);
+    assert!(lines[0]["damage"][0]
+        .as_str()
+        .unwrap()
+        .contains("redb cannot open it"));
+    assert_eq!(lines[1]["committed"], false);
+    assert_eq!(lines[1]["dry_run"], true);
+    let mut after = crate::corruption::all_files(&store);
+    let lock = store.join("LOCK");
+    after.insert(lock.clone(), before[&lock].clone());
+    assert!(after == before, "a dry run changed the store");
+
+    let out = simhashdb(&["repair", s], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("run 1: rebuilt as run 4"), "{said}");
+    assert!(
+        said.contains("not recoverable: 150 document entries"),
+        "{said}"
+    );
+    assert!(said.ends_with("repaired 1 of 3 runs\n"), "{said}");
+    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    // What the later runs hold is still there: the ids the second batch replaced.
+    let out = simhashdb(&["get", s, "doc-3"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn progress_bars_show_on_a_terminal_and_nowhere_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    build(&store);
+    let bin = env!("CARGO_BIN_EXE_simhashdb");
+    // `script` gives the command a terminal, and copies what it draws.
+    let on_terminal = Command::new("script")
+        .args(["-qfec", &format!("{bin} verify {s} --deep"), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    let drawn = String::from_utf8_lossy(&on_terminal.stdout).into_owned();
+    assert!(
+        drawn.contains("verifying runs") && drawn.contains("checking files with redb"),
+        "{drawn}"
+    );
+    let plain = simhashdb(&["verify", s, "--deep"], "");
+    assert_eq!(plain.status.code(), Some(0));
+    let err = text(&plain.stderr);
+    assert!(
+        !err.contains("verifying runs") && !err.contains('\u{1b}'),
+        "{err}"
+    );
 }

@@ -15,6 +15,7 @@ use crate::block::entries::{self, Payload};
 use crate::block::keys::KeyBlock;
 use crate::block::postings::Posting;
 use crate::catalog::RunMeta;
+use crate::error::{guard_redb, Error, Result};
 use crate::layout;
 use crate::permutation::Permutations;
 
@@ -51,11 +52,11 @@ pub(crate) fn salvage(
     meta: &RunMeta,
     perms: &Permutations,
     keep: bool,
-) -> Salvaged {
+) -> Result<Salvaged> {
     let mut out = Salvaged::default();
     let docs_path = layout::docs_file(run_dir);
-    match open(&docs_path) {
-        Ok(db) => {
+    match open(&docs_path, &mut out)? {
+        Some(db) => {
             out.lost_documents = guarded(&docs_path, DOCS_TABLE, &mut out, |out| {
                 entries_of::<DocState>(
                     &db,
@@ -80,21 +81,16 @@ pub(crate) fn salvage(
             });
             out.lost_postings = !lost.is_empty();
         }
-        Err(why) => {
-            out.damage.push(format!("{}: {why}", docs_path.display()));
+        None => {
             out.lost_documents = vec![(0, u64::MAX)];
             out.lost_postings = true;
         }
     }
     for &f in &meta.present_files {
         let path = layout::shard_file(run_dir, usize::from(f));
-        let db = match open(&path) {
-            Ok(db) => db,
-            Err(why) => {
-                out.damage.push(format!("{}: {why}", path.display()));
-                out.lost_keys = true;
-                continue;
-            }
+        let Some(db) = open(&path, &mut out)? else {
+            out.lost_keys = true;
+            continue;
         };
         for (t, table) in perms.tables().iter().enumerate() {
             let name = table_name(t);
@@ -115,7 +111,7 @@ pub(crate) fn salvage(
     }
     out.fingerprints.sort_unstable();
     out.fingerprints.dedup();
-    out
+    Ok(out)
 }
 
 /// Runs `read` on one table, which returns the key ranges it lost; a panic of redb on damaged
@@ -136,13 +132,65 @@ fn guarded(
     }
 }
 
-/// Opens a run file read-only, or says why it cannot be.
-fn open(path: &Path) -> Result<ReadOnlyDatabase, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let backend = redb::backends::FileBackend::new(file).map_err(|e| e.to_string())?;
-    redb::Builder::new()
-        .open_read_only_with_backend(backend)
-        .map_err(|e| format!("redb cannot open it: {e}"))
+/// Opens a run file read-only, for reading what is intact in it.
+///
+/// A missing file is lost (recorded in `out`, None). A file redb refuses to open, or panics on,
+/// is opened from a private copy that redb's own recovery has repaired, if it can (the damage
+/// is recorded either way). Any other failure to read the file (permissions, too many open
+/// files, an I/O error) is an error: repair must not take an unreadable file for a lost one.
+fn open(path: &Path, out: &mut Salvaged) -> Result<Option<ReadOnlyDatabase>> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            out.damage.push(format!("{}: {e}", path.display()));
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let opened = guard_redb(path, || {
+        let backend = redb::backends::FileBackend::new(file).map_err(|e| Error::redb(path, e))?;
+        redb::Builder::new()
+            .open_read_only_with_backend(backend)
+            .map_err(|e| Error::redb(path, e))
+    });
+    let why = match opened {
+        Ok(db) => return Ok(Some(db)),
+        Err(e) => e,
+    };
+    out.damage
+        .push(format!("{}: redb cannot open it: {why}", path.display()));
+    // redb's recovery rewrites the file it opens: give it a copy, kept while it is read (the
+    // open file stays readable after the directory is removed).
+    let scratch = tempfile::Builder::new()
+        .prefix("simhashdb-repair-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let copy = scratch.path().join("copy.redb");
+    std::fs::copy(path, &copy).map_err(|e| Error::io(&copy, e))?;
+    let recovered = guard_redb(path, || {
+        drop(redb::Database::open(&copy).map_err(|e| Error::redb(&copy, e))?);
+        let file = std::fs::File::open(&copy).map_err(|e| Error::io(&copy, e))?;
+        let backend = redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&copy, e))?;
+        redb::Builder::new()
+            .open_read_only_with_backend(backend)
+            .map_err(|e| Error::redb(&copy, e))
+    });
+    match recovered {
+        Ok(db) => {
+            out.damage.push(format!(
+                "{}: read from a copy that redb's recovery repaired",
+                path.display()
+            ));
+            Ok(Some(db))
+        }
+        Err(e) => {
+            out.damage.push(format!(
+                "{}: redb's recovery failed too: {e}",
+                path.display()
+            ));
+            Ok(None)
+        }
+    }
 }
 
 /// Reads the intact blocks of an entry table, handing each entry to `push` (when `keep`);
@@ -194,6 +242,16 @@ fn entries_of<P: Payload>(
             block_entries.push((k, id.to_string(), payload));
             true
         });
+        // A block filed under a key that is not its last entry's is misplaced: its entries are
+        // intact (their checksum held) but the run must be rebuilt to file them right.
+        let misfiled = block_entries
+            .last()
+            .is_some_and(|(k, id, _)| entries::block_key(*k, id.as_bytes()) != filed);
+        if decoded.is_ok() && misfiled {
+            out.damage.push(format!(
+                "{place}: block {last:016x}: filed under a key that is not its last entry's"
+            ));
+        }
         match decoded {
             Ok(()) if keep => {
                 for (k, id, payload) in block_entries.drain(..) {

@@ -159,7 +159,13 @@ impl<P: Payload> EntryScan<P> {
             }
             _ => Ok(()),
         })
-        .map_err(|e| e.at(&self.path, self.table, None))?;
+        .map_err(|e| {
+            let filed = filed_under.value();
+            let block = filed
+                .get(..8)
+                .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+            e.at(&self.path, self.table, block)
+        })?;
         let (lo, hi) = (self.lo, self.hi);
         if out.last().is_some_and(|(key, _, _)| *key > hi) {
             self.range = None;

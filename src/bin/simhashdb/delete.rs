@@ -1,11 +1,10 @@
 //! `simhashdb delete`: remove documents by id.
 
-use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{check_id, read_ids, Store};
+use simhashdb::{check_id, open_input, read_ids, Store};
 
 use crate::exit_codes::usage;
 
@@ -38,23 +37,22 @@ pub fn run(args: Args) -> Result<()> {
     for id in &ids {
         check_id(id).map_err(|e| usage(format!("argument {id:?}: {e}")))?;
     }
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
-    if let Some(input) = &args.input {
-        let read = if input.as_os_str() == "-" {
-            read_ids(std::io::stdin().lock(), "<stdin>")
-        } else {
-            let file =
-                File::open(input).with_context(|| format!("{}: cannot open", input.display()))?;
-            read_ids(BufReader::new(file), &input.display().to_string())
-        };
-        ids.extend(read.context("nothing was deleted")?);
-    }
     if ids.is_empty() && args.input.is_none() {
         return Err(usage(
             "no ids to delete: give them as arguments or with --input FILE",
         ));
+    }
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
+    if let Some(input) = &args.input {
+        let name = if input.as_os_str() == "-" {
+            "<stdin>".to_string()
+        } else {
+            input.display().to_string()
+        };
+        let read = open_input(input).and_then(|reader| read_ids(reader, &name));
+        ids.extend(read.context("nothing was deleted")?);
     }
     let ids = ids.iter().map(String::as_str);
     let summary = if args.dry_run {

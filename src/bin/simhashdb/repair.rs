@@ -62,20 +62,15 @@ pub fn run(args: Args) -> Result<()> {
         };
         writeln!(
             out,
-            "run {}: {rebuilt}: {} documents ({} from their postings, {} with a guessed batch), \
+            "run {}: {rebuilt}: {} documents ({} from their postings, with the batch inferred), \
              {} fingerprints ({} put back in the tables)",
-            r.run,
-            r.documents,
-            r.documents_from_postings,
-            r.batches_guessed,
-            r.fingerprints,
-            r.fingerprints_restored
+            r.run, r.documents, r.documents_from_postings, r.fingerprints, r.fingerprints_restored
         )?;
         if r.documents_lost > 0 {
             writeln!(
                 out,
-                "run {}: not recoverable: {} document entries (deletions have no second copy); \
-                 ids that may be live again: {}",
+                "run {}: not recoverable: {} document entries (deletions, or entries lost with \
+                 their postings); ids an older run holds that may be live again: {}",
                 r.run,
                 r.documents_lost,
                 if r.ids_maybe_undeleted.is_empty() {
