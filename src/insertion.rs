@@ -22,6 +22,7 @@ use crate::catalog::BatchKind;
 use crate::commit::PendingCommit;
 use crate::compaction::CompactSummary;
 use crate::error::{Error, Result};
+use crate::progress::Phase;
 use crate::run::{RunContents, RunReader};
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::store::Store;
@@ -195,6 +196,11 @@ impl<'s> Insertion<'s> {
             self.commit.catalog().clone(),
             DEFAULT_CACHE_BYTES,
         )?;
+        let checking = Phase::start(
+            self.store.progress(),
+            "checking the batch against the store",
+            0,
+        );
         let order = documents.sorted_unique();
         let summary = &mut self.summary;
         summary.superseded += (documents.len() - order.len()) as u64;
@@ -281,6 +287,7 @@ impl<'s> Insertion<'s> {
         let fingerprints = new_fingerprints(&snapshot, &postings)?;
         summary.new_fingerprints += fingerprints.len() as u64;
         drop(snapshot);
+        drop(checking);
 
         self.commit.catalog_mut().documents += inserted;
         let contents = RunContents {

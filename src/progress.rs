@@ -24,6 +24,23 @@ pub struct Silent;
 
 impl Progress for Silent {}
 
+/// A phase of `progress` that finishes when dropped, however the work ends.
+pub(crate) struct Phase<'a>(&'a dyn Progress);
+
+impl<'a> Phase<'a> {
+    /// Starts phase `name` of `steps` steps.
+    pub(crate) fn start(progress: &'a dyn Progress, name: &str, steps: u64) -> Self {
+        progress.start(name, steps);
+        Phase(progress)
+    }
+}
+
+impl Drop for Phase<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
 /// Runs `work` as phase `phase` of `steps` steps of `progress`, finishing it however `work`
 /// ends.
 pub(crate) fn phase<T>(

@@ -336,7 +336,10 @@ fn long_operations_report_their_phases_and_steps() {
     store.insert(&batch_of(0..1000), None).unwrap();
     assert_eq!(
         *recorder.phases.lock().unwrap(),
-        [("writing tables".to_string(), 10)]
+        [
+            ("checking the batch against the store".to_string(), 0),
+            ("writing tables".to_string(), 10)
+        ]
     );
     assert_eq!(
         recorder.done.load(Ordering::SeqCst),

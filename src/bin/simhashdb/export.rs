@@ -31,9 +31,11 @@ enum ExportFormat {
 pub fn run(args: Args) -> Result<()> {
     let snapshot = Snapshot::open_with_cache(&args.store, SCAN_CACHE_BYTES)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let bar = crate::progress::bar(snapshot.catalog().documents, "exporting");
     output::write_to(args.output.as_deref(), |out| {
         let mut failure = None;
         snapshot.for_each_live_document(|id, fingerprint, batch| {
+            bar.inc(1);
             if failure.is_some() {
                 return;
             }
@@ -49,6 +51,7 @@ pub fn run(args: Args) -> Result<()> {
             };
             failure = written.err();
         })?;
+        bar.finish_and_clear();
         match failure {
             Some(e) => Err(e.into()),
             None => Ok(()),
