@@ -480,6 +480,7 @@ fn errors_name_each_cause_once_and_negative_numbers_get_a_plain_refusal() {
     let inside = file.join("child.tsv");
     let out = simhashdb(&["insert", s, path_str(&inside)], "");
     assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
     let err = text(&out.stderr);
     assert_eq!(err.matches("os error 20").count(), 1, "{err}");
     for args in [
@@ -488,6 +489,7 @@ fn errors_name_each_cause_once_and_negative_numbers_get_a_plain_refusal() {
     ] {
         let out = simhashdb(&args, "");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
         let err = text(&out.stderr);
         assert!(err.contains("invalid value '-"), "{err}");
         assert!(

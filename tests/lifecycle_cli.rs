@@ -286,6 +286,7 @@ fn a_full_disk_fails_a_compaction_cleanly_and_the_insert_before_it_still_succeed
     // compact itself: fails with exit 1, and the disk holds what it held before.
     let out = with_file_limit(&["compact", &s], limit);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
     assert!(text(&out.stderr).contains("the compaction failed; the store is as it was"));
     assert_eq!(
         runs_on_disk(&s),
@@ -436,6 +437,7 @@ fn labels_with_control_characters_are_refused_before_anything_is_read() {
     for label in ["tab\there", "line\nend", "cr\r"] {
         let out = simhashdb(&["insert", &s, "--label", label], "x\t0x1\n");
         assert_eq!(out.status.code(), Some(2), "{label:?}");
+        assert!(out.stdout.is_empty());
         assert!(
             text(&out.stderr).contains("--label"),
             "{}",
@@ -461,6 +463,7 @@ fn expire_records_a_batch_once_and_labels_it_with_a_date() {
     let out = simhashdb(&["expire", &s, "--before", "2999-01-01"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "no batch matched: nothing changed\n");
+    assert_eq!(text(&out.stderr), "");
     let out = simhashdb(&["batches", &s], "");
     let listing = text(&out.stdout);
     let rows: Vec<&str> = listing.lines().collect();
