@@ -40,17 +40,3 @@ impl Drop for Phase<'_> {
         self.0.finish();
     }
 }
-
-/// Runs `work` as phase `phase` of `steps` steps of `progress`, finishing it however `work`
-/// ends.
-pub(crate) fn phase<T>(
-    progress: &dyn Progress,
-    name: &str,
-    steps: u64,
-    work: impl FnOnce() -> T,
-) -> T {
-    progress.start(name, steps);
-    let out = work();
-    progress.finish();
-    out
-}

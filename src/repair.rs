@@ -26,7 +26,7 @@ use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
-use crate::progress::phase;
+use crate::progress::Phase;
 use crate::run::salvage::{salvage, Salvaged};
 use crate::run::{write_run, RunContents};
 use crate::snapshot::{Snapshot, SCAN_CACHE_BYTES};
@@ -95,18 +95,17 @@ impl Store {
         };
         // Which runs are damaged, without holding their contents.
         let progress = self.progress();
-        let checked: Vec<bool> =
-            phase(progress, "checking runs", catalog.runs.len() as u64, || {
-                catalog
-                    .runs
-                    .par_iter()
-                    .map(|meta| {
-                        let damaged = salvage(&run_dir(meta.id), meta, &perms, false)?.is_damaged();
-                        progress.advance(1);
-                        Ok(damaged)
-                    })
-                    .collect::<Result<_>>()
-            })?;
+        let checking = Phase::start(progress, "checking runs", catalog.runs.len() as u64);
+        let checked: Vec<bool> = catalog
+            .runs
+            .par_iter()
+            .map(|meta| {
+                let damaged = salvage(&run_dir(meta.id), meta, &perms, false)?.is_damaged();
+                progress.advance(1);
+                Ok(damaged)
+            })
+            .collect::<Result<_>>()?;
+        drop(checking);
         let damaged: Vec<usize> = (0..checked.len()).filter(|&i| checked[i]).collect();
         if damaged.is_empty() {
             return Ok(report);

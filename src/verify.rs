@@ -22,7 +22,7 @@ use crate::catalog::Catalog;
 use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::layout::{self, docs_file, shard_file};
 use crate::permutation::Permutations;
-use crate::progress::{phase, Progress, Silent};
+use crate::progress::{Phase, Progress, Silent};
 use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
 use crate::run::{EntryScan, RunReader};
 use crate::snapshot::Snapshot;
@@ -136,8 +136,8 @@ pub fn verify_store_with_progress(
     let perms = snapshot.permutations().clone();
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();
-    progress.start("verifying runs", snapshot.runs().len() as u64 + 1);
     // The last step is the check across runs.
+    let verifying = Phase::start(progress, "verifying runs", snapshot.runs().len() as u64 + 1);
     for run in snapshot.runs() {
         let run_dir = layout::run_dir(dir, run.meta().id);
         let checked = guard_redb(&docs_file(&run_dir), || {
@@ -161,14 +161,13 @@ pub fn verify_store_with_progress(
         check_across_runs(&snapshot, table_fingerprints, &mut report)
     });
     progress.advance(1);
-    progress.finish();
+    drop(verifying);
     report.absorb(checked)?;
     if deep {
         let files = snapshot.catalog().runs.iter();
         let files: usize = files.map(|r| r.present_files.len() + 1).sum();
-        phase(progress, "checking files with redb", files as u64, || {
-            deep_check(dir, snapshot.catalog(), &mut report, progress)
-        })?;
+        let _phase = Phase::start(progress, "checking files with redb", files as u64);
+        deep_check(dir, snapshot.catalog(), &mut report, progress)?;
     }
     Ok(report)
 }

@@ -30,7 +30,7 @@ use crate::catalog::RunMeta;
 use crate::error::{all_or_cause, Error, Result};
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
-use crate::progress::{self, Progress};
+use crate::progress::{Phase, Progress};
 
 /// What a merge wrote and dropped.
 #[derive(Clone, Debug)]
@@ -209,22 +209,7 @@ pub(crate) fn merge_runs(
     shards: usize,
     progress: &dyn Progress,
 ) -> Result<Merged> {
-    let phase = format!("merging {} runs", inputs.len());
-    progress::phase(progress, &phase, 0, || {
-        merge_runs_reporting(inputs, full, out_dir, id, perms, shards, progress)
-    })
-}
-
-/// [`merge_runs`], telling `progress` of each file merged.
-fn merge_runs_reporting(
-    inputs: &[RunReader],
-    full: bool,
-    out_dir: &Path,
-    id: u64,
-    perms: &Permutations,
-    shards: usize,
-    progress: &dyn Progress,
-) -> Result<Merged> {
+    let _phase = Phase::start(progress, &format!("merging {} runs", inputs.len()), 0);
     let docs_path = layout::docs_file(out_dir);
     let db = create_db(&docs_path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;

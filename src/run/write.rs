@@ -18,7 +18,7 @@ use crate::catalog::RunMeta;
 use crate::error::{Error, Result};
 use crate::layout::{self, sync_dir};
 use crate::permutation::Permutations;
-use crate::progress::{phase, Progress};
+use crate::progress::{Phase, Progress};
 use crate::sorted_tables;
 
 /// Table bytes a shard file aims for: bigger runs are split into more files, written in
@@ -57,9 +57,8 @@ pub(crate) fn write_run(
         || write_docs(run_dir, contents),
         || {
             let tables = perms.tables().len() as u64;
-            phase(progress, "writing tables", tables, || {
-                write_tables(run_dir, perms, shards, contents.fingerprints, progress)
-            })
+            let _phase = Phase::start(progress, "writing tables", tables);
+            write_tables(run_dir, perms, shards, contents.fingerprints, progress)
         },
     );
     let (docs_bytes, postings_bytes) = docs?;
