@@ -51,7 +51,8 @@
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`]),
 //!   fed by a [`Batch`] or any reader into a [`DocumentSink`].
 //! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
-//!   [`Snapshot::audit`]), [`Stats`], [`verify_store`], [`migrate`].
+//!   [`Snapshot::audit`]), [`Reader`] (a long-lived reader that follows commits), [`Stats`],
+//!   [`verify_store`], [`migrate`].
 //! - Without a store: [`find_all`], [`clusters`], [`Scheme`] (text to fingerprints),
 //!   [`jaccard`] and [`verify_pairs`].
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
@@ -85,6 +86,7 @@ mod permutation;
 mod policy;
 mod progress;
 mod radix;
+mod reader;
 mod repair;
 mod run;
 mod settings;
@@ -113,6 +115,7 @@ pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
 pub use migrate::{migrate, Migration};
 pub use policy::CompactionPolicy;
 pub use progress::{Progress, Silent};
+pub use reader::Reader;
 pub use repair::{RepairReport, RunRepair};
 pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
 pub use snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};

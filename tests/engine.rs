@@ -344,3 +344,46 @@ fn a_corrupted_block_fails_the_query_instead_of_answering_wrong() {
         }
     }
 }
+
+#[test]
+fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let s = path.to_str().unwrap();
+    let mut model: BTreeMap<String, u64> = BTreeMap::new();
+    let mut store = Store::create(&path, Settings::default()).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..300u64 {
+        let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        batch.push(&format!("a{i}"), fp).unwrap();
+        model.insert(format!("a{i}"), fp);
+    }
+    store.insert(&batch, None).unwrap();
+    drop(store);
+    let reader = simhashdb::Reader::open(&path, simhashdb::DEFAULT_CACHE_BYTES).unwrap();
+    assert!(!reader.refresh().unwrap());
+    let before = reader.snapshot();
+    let old_model = model.clone();
+    // Another process inserts, then compacts.
+    let lines: String = (0..300u64)
+        .map(|i| {
+            let fp = (i + 7).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+            model.insert(format!("b{i}"), fp);
+            format!("b{i}\t{fp:016x}\n")
+        })
+        .collect();
+    let out = crate::util::simhashdb(&["insert", s], &lines);
+    assert!(out.status.success(), "{}", crate::util::text(&out.stderr));
+    let out = crate::util::simhashdb(&["compact", s], "");
+    assert!(out.status.success(), "{}", crate::util::text(&out.stderr));
+    assert!(reader.refresh().unwrap());
+    let now = reader.snapshot();
+    for q in model.values().step_by(10).map(|fp| fp ^ 0b1001) {
+        assert_eq!(query_tuples(&now, q, 3), brute_force(&model, q, 3));
+        // The snapshot taken before keeps answering the state it saw, though its runs were
+        // merged and deleted meanwhile.
+        assert_eq!(query_tuples(&before, q, 3), brute_force(&old_model, q, 3));
+    }
+    assert_eq!(now.catalog().runs.len(), 1);
+    assert!(!reader.refresh().unwrap());
+}
