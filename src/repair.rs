@@ -17,7 +17,7 @@
 //! crash leaves the damaged or the repaired store. The catalog itself has no second copy:
 //! a damaged catalog is refused, and restored from a backup.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use rayon::prelude::*;
 
@@ -208,10 +208,7 @@ impl Rebuilt {
     /// `fallback_batch` the batch of recovered documents when no intact one says.
     fn from(s: Salvaged, listed: u64, fallback_batch: u64) -> Self {
         let mut documents = s.documents;
-        let known: HashMap<&str, ()> = documents
-            .iter()
-            .map(|(_, id, _)| (id.as_str(), ()))
-            .collect();
+        let known: HashSet<&str> = documents.iter().map(|(_, id, _)| id.as_str()).collect();
         let mut batches: Vec<u64> = documents
             .iter()
             .filter_map(|(_, _, state)| match state {
@@ -224,7 +221,7 @@ impl Rebuilt {
         let guess = batches.last().copied().unwrap_or(fallback_batch);
         let mut recovered = Vec::new();
         for (fp, id) in &s.postings {
-            if !known.contains_key(id.as_str()) {
+            if !known.contains(id.as_str()) {
                 let state = DocState::Live {
                     fingerprint: *fp,
                     batch: guess,

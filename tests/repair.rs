@@ -83,6 +83,34 @@ fn flip(file: &Path, at: usize) {
     std::fs::write(file, bytes).unwrap();
 }
 
+/// Inserts `n` more documents as a run of their own; returns that run's docs file.
+fn add_bulk_run(store: &Path, n: u64) -> PathBuf {
+    let mut s = Store::open(store).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..n {
+        batch
+            .push(&format!("bulk-{i}"), i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            .unwrap();
+    }
+    s.insert(&batch, None).unwrap();
+    drop(s);
+    let newest = std::fs::read_dir(store.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    newest.join("docs.redb")
+}
+
+/// Flips a byte in the middle of `file`'s data: a block's checksum fails.
+fn flip_a_data_byte(file: &Path) {
+    let bytes = std::fs::read(file).unwrap();
+    let at = (bytes.len() / 3..bytes.len())
+        .find(|&i| bytes[i] != 0)
+        .unwrap();
+    flip(file, at);
+}
+
 /// Offsets to flip in `file`: every `stride`-th byte of each 4 KiB page that holds data, and
 /// the first byte of each empty page.
 fn offsets(file: &Path, stride: usize) -> Vec<usize> {
@@ -208,22 +236,8 @@ fn a_repair_killed_at_any_moment_leaves_the_damaged_or_the_repaired_store() {
     let pristine = dir.path().join("pristine");
     let queries = build(&pristine);
     // A bigger run, so the repair takes long enough to be killed in the middle.
-    let mut s = Store::open(&pristine).unwrap();
-    let mut batch = Batch::new();
-    for i in 0..200_000u64 {
-        batch
-            .push(&format!("bulk-{i}"), i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
-            .unwrap();
-    }
-    s.insert(&batch, None).unwrap();
-    drop(s);
+    let big = add_bulk_run(&pristine, 200_000);
     let expected = answers(&pristine, &queries).unwrap();
-    let big = std::fs::read_dir(pristine.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .max()
-        .unwrap()
-        .join("docs.redb");
     let big = big.strip_prefix(&pristine).unwrap().to_path_buf();
     let kills: u64 = std::env::var("CRASH_KILLS")
         .ok()
@@ -233,12 +247,7 @@ fn a_repair_killed_at_any_moment_leaves_the_damaged_or_the_repaired_store() {
     for k in 0..kills {
         let store = dir.path().join(format!("s{k}"));
         copy_dir(&pristine, &store);
-        let file = store.join(&big);
-        let len = std::fs::metadata(&file).unwrap().len() as usize;
-        // A byte in the middle of the data: a block's checksum fails.
-        let bytes = std::fs::read(&file).unwrap();
-        let at = (len / 3..len).find(|&i| bytes[i] != 0).unwrap();
-        flip(&file, at);
+        flip_a_data_byte(&store.join(&big));
         let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
             .args(["repair", path_str(&store)])
             .stdout(Stdio::null())
@@ -282,26 +291,7 @@ fn a_repair_that_fills_the_disk_leaves_it_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     build(&store);
-    let mut s = Store::open(&store).unwrap();
-    let mut batch = Batch::new();
-    for i in 0..60_000u64 {
-        batch
-            .push(&format!("bulk-{i}"), i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
-            .unwrap();
-    }
-    s.insert(&batch, None).unwrap();
-    drop(s);
-    let big_run = std::fs::read_dir(store.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .max()
-        .unwrap();
-    let file = big_run.join("docs.redb");
-    let bytes = std::fs::read(&file).unwrap();
-    let at = (bytes.len() / 3..bytes.len())
-        .find(|&i| bytes[i] != 0)
-        .unwrap();
-    flip(&file, at);
+    flip_a_data_byte(&add_bulk_run(&store, 60_000));
     let s = path_str(&store).to_string();
     let before = crate::lifecycle_cli::runs_on_disk(&s);
     // Room for nothing as large as the run being rebuilt.

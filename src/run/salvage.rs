@@ -30,10 +30,6 @@ pub(crate) struct Salvaged {
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
     pub lost_documents: Vec<(u64, u64)>,
-    /// Whether the postings lost anything.
-    pub lost_postings: bool,
-    /// Whether any permuted table lost anything.
-    pub lost_keys: bool,
     /// What is damaged, one line per place.
     pub damage: Vec<String>,
 }
@@ -68,7 +64,8 @@ pub(crate) fn salvage(
                     |out, k, id, state| out.documents.push((k, id, state)),
                 )
             });
-            let lost = guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
+            // Lost postings come back from the docs entries: only the damage is kept.
+            guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
                 entries_of::<Posting>(
                     &db,
                     POSTINGS,
@@ -79,34 +76,25 @@ pub(crate) fn salvage(
                     |out, k, id, _| out.postings.push((k, id)),
                 )
             });
-            out.lost_postings = !lost.is_empty();
         }
-        None => {
-            out.lost_documents = vec![(0, u64::MAX)];
-            out.lost_postings = true;
-        }
+        None => out.lost_documents = vec![(0, u64::MAX)],
     }
     for &f in &meta.present_files {
         let path = layout::shard_file(run_dir, usize::from(f));
         let Some(db) = open(&path, &mut out)? else {
-            out.lost_keys = true;
             continue;
         };
         for (t, table) in perms.tables().iter().enumerate() {
             let name = table_name(t);
-            let lost = guarded(&path, &name, &mut out, |out| {
-                let lost = keys_of(&db, &name, &path, out, |out, key| {
+            // Lost keys come back from the other tables: only the damage is kept.
+            guarded(&path, &name, &mut out, |out| {
+                keys_of(&db, &name, &path, out, |out, key| {
                     if keep {
                         out.fingerprints.push(table.unpermute(key));
                     }
                 });
-                if lost {
-                    vec![(0, u64::MAX)]
-                } else {
-                    Vec::new()
-                }
+                Vec::new()
             });
-            out.lost_keys |= !lost.is_empty();
         }
     }
     out.fingerprints.sort_unstable();
@@ -270,38 +258,37 @@ fn entries_of<P: Payload>(
 }
 
 /// Reads the intact blocks of permuted table `name` of a shard file, handing each key to
-/// `push`; returns whether anything was lost.
+/// `push`; what is damaged goes to `out.damage`.
 fn keys_of(
     db: &ReadOnlyDatabase,
     name: &str,
     path: &Path,
     out: &mut Salvaged,
     mut push: impl FnMut(&mut Salvaged, u64),
-) -> bool {
+) {
     let place = format!("{} table {name}", path.display());
     let txn = match db.begin_read() {
         Ok(txn) => txn,
         Err(e) => {
             out.damage.push(format!("{place}: unreadable: {e}"));
-            return true;
+            return;
         }
     };
     let table = match txn.open_table(TableDefinition::<u64, &[u8]>::new(name)) {
         Ok(table) => table,
-        Err(redb::TableError::TableDoesNotExist(_)) => return false,
+        Err(redb::TableError::TableDoesNotExist(_)) => return,
         Err(e) => {
             out.damage.push(format!("{place}: unreadable: {e}"));
-            return true;
+            return;
         }
     };
     let range = match table.range::<u64>(..) {
         Ok(range) => range,
         Err(e) => {
             out.damage.push(format!("{place}: unreadable: {e}"));
-            return true;
+            return;
         }
     };
-    let mut lost = false;
     let mut keys = Vec::new();
     for item in range {
         let (last, block) = match item {
@@ -309,7 +296,7 @@ fn keys_of(
             Err(e) => {
                 out.damage
                     .push(format!("{place}: unreadable past a block: {e}"));
-                return true;
+                return;
             }
         };
         let last = last.value();
@@ -325,13 +312,10 @@ fn keys_of(
                 out.damage.push(format!(
                     "{place}: block {last:016x}: its last key is {block_last:016x}"
                 ));
-                lost = true;
             }
             Err(e) => {
                 out.damage.push(format!("{place}: block {last:016x}: {e}"));
-                lost = true;
             }
         }
     }
-    lost
 }
