@@ -6,6 +6,7 @@
 //! file is missing: the snapshot reads the new catalog and tries again.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -13,6 +14,7 @@ use crate::block::docs::DocState;
 use crate::catalog::Catalog;
 use crate::error::{guard_redb, Error, Result};
 use crate::permutation::Permutations;
+use crate::pinned::ProbeCounts;
 use crate::run::RunReader;
 use crate::settings::Settings;
 
@@ -70,6 +72,7 @@ pub struct Snapshot {
     catalog: Catalog,
     perms: Permutations,
     runs: Vec<RunReader>,
+    probes: Arc<ProbeCounts>,
 }
 
 impl Snapshot {
@@ -146,6 +149,7 @@ impl Snapshot {
             catalog,
             perms,
             runs,
+            probes: Arc::default(),
         })
     }
 
@@ -168,6 +172,15 @@ impl Snapshot {
         &self.runs
     }
 
+    pub(crate) fn runs_mut(&mut self) -> &mut [RunReader] {
+        &mut self.runs
+    }
+
+    /// Counts this snapshot's probes in `probes` (shared by a reader's snapshots).
+    pub(crate) fn count_probes_in(&mut self, probes: Arc<ProbeCounts>) {
+        self.probes = probes;
+    }
+
     pub(crate) fn permutations(&self) -> &Permutations {
         &self.perms
     }
@@ -181,6 +194,7 @@ impl Snapshot {
     fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
         self.check_distance(distance)?;
         let mut found: Vec<(u64, u32)> = Vec::new();
+        let (mut memory, mut disk) = (0, 0);
         for (t, table) in self.perms.tables().iter().enumerate() {
             if !self.perms.is_needed(t, distance) {
                 continue;
@@ -189,10 +203,7 @@ impl Snapshot {
             let (lo, hi) = table.prefix_range(key);
             let shard = self.perms.shard_of(key);
             for run in &self.runs {
-                let Some(file) = run.shard(shard)? else {
-                    continue;
-                };
-                file.probe(t, lo, hi, |candidate| {
+                let pinned = run.probe(shard, t, lo, hi, |candidate| {
                     // A permutation moves bits, so distances are the same between keys.
                     let d = (candidate ^ key).count_ones();
                     if d <= distance {
@@ -202,8 +213,14 @@ impl Snapshot {
                         }
                     }
                 })?;
+                if pinned {
+                    memory += 1;
+                } else {
+                    disk += 1;
+                }
             }
         }
+        self.probes.add(memory, disk);
         let mut matches = Vec::new();
         for (fp, d) in found {
             self.live_ids(fp, |id| {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use simhashdb::{Batch, Settings, Snapshot, Store};
+use simhashdb::{Batch, Reader, ReaderOptions, Settings, Snapshot, Store};
 
 use crate::util::{brute_force, query_tuples};
 
@@ -127,6 +127,21 @@ proptest! {
         }
         store.insert(&batch, Some("late")).unwrap();
         check_all(&Snapshot::open(&path).unwrap(), &model, &queries, k);
+
+        // A long-lived reader answers the same from memory, from disk, or from both.
+        let tables: u64 = store.catalog().runs.iter().flat_map(|r| r.table_bytes.iter()).sum();
+        for pin_bytes in [u64::MAX, tables / 2, 0] {
+            let reader = Reader::open(&path, ReaderOptions::default().pin_bytes(pin_bytes)).unwrap();
+            check_all(&reader.snapshot(), &model, &queries, k);
+            let stats = reader.stats();
+            if pin_bytes == 0 {
+                prop_assert_eq!(stats.pinned_tables, 0);
+            }
+            if pin_bytes == u64::MAX {
+                prop_assert_eq!(stats.disk_tables, 0);
+                prop_assert_eq!(stats.disk_probes, 0);
+            }
+        }
     }
 }
 
@@ -360,7 +375,7 @@ fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_stat
     }
     store.insert(&batch, None).unwrap();
     drop(store);
-    let reader = simhashdb::Reader::open(&path, simhashdb::DEFAULT_CACHE_BYTES).unwrap();
+    let reader = Reader::open(&path, ReaderOptions::default()).unwrap();
     assert!(!reader.refresh().unwrap());
     let before = reader.snapshot();
     let old_model = model.clone();

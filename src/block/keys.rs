@@ -82,7 +82,19 @@ pub struct KeyBlock<'a> {
 impl<'a> KeyBlock<'a> {
     /// Verifies the checksum and the header of a block.
     pub fn parse(block: &'a [u8]) -> Result<Self> {
-        let body = unseal(block)?;
+        Self::parse_body(unseal(block)?)
+    }
+
+    /// Parses a block whose checksum was verified when it was read from disk (a block held
+    /// in memory since); the header and every key are still checked as they are decoded.
+    pub fn parse_verified(block: &'a [u8]) -> Result<Self> {
+        let body = block
+            .get(CRC_BYTES..)
+            .ok_or_else(|| Error::corrupt("key block is shorter than its checksum"))?;
+        Self::parse_body(body)
+    }
+
+    fn parse_body(body: &'a [u8]) -> Result<Self> {
         let mut reader = Reader::new(body);
         let n = usize::from(reader.u16()?);
         let r = usize::from(reader.u16()?);

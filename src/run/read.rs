@@ -2,7 +2,7 @@
 //! lookups of documents and postings.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
@@ -15,6 +15,7 @@ use crate::block::postings::Posting;
 use crate::catalog::RunMeta;
 use crate::error::{Error, Result};
 use crate::layout;
+use crate::pinned::PinnedRun;
 
 /// Read access to one committed run.
 ///
@@ -28,6 +29,8 @@ pub struct RunReader {
     docs: LazyFile<DocsFile>,
     files: Vec<Option<LazyFile<ShardFile>>>,
     shards_per_file: usize,
+    /// The run's tables held in memory, where a long-lived reader pinned them.
+    pinned: Option<Arc<PinnedRun>>,
 }
 
 /// A pinned file, turned into an open redb file `T` on first use.
@@ -98,7 +101,43 @@ impl RunReader {
             tables,
             files,
             shards_per_file: shards / count,
+            pinned: None,
         })
+    }
+
+    /// Probes the tables `pinned` holds in memory instead of their files.
+    pub fn set_pinned(&mut self, pinned: Arc<PinnedRun>) {
+        self.pinned = Some(pinned);
+    }
+
+    /// The run's tables held in memory, if they are.
+    pub fn pinned(&self) -> Option<&Arc<PinnedRun>> {
+        self.pinned.as_ref()
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.files.len() * self.shards_per_file
+    }
+
+    /// Calls `f` on every key of table `t` in `lo..=hi` (keys of shard `shard`), in order,
+    /// from memory where the table is pinned; returns whether it was.
+    pub fn probe(
+        &self,
+        shard: usize,
+        t: usize,
+        lo: u64,
+        hi: u64,
+        f: impl FnMut(u64),
+    ) -> Result<bool> {
+        if let Some(table) = self.pinned.as_ref().and_then(|p| p.table(t)) {
+            table.probe(lo, hi, f)?;
+            return Ok(true);
+        }
+        if let Some(file) = self.shard(shard)? {
+            file.probe(t, lo, hi, f)?;
+        }
+        Ok(false)
     }
 
     /// The catalog's description of this run.
@@ -192,6 +231,29 @@ impl ShardFile {
             if last >= hi {
                 break;
             }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(last_key, block)` on every block of table `t`, in order, each block's
+    /// checksum and header checked first.
+    pub fn for_each_block(
+        &self,
+        t: usize,
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let range = table
+            .range::<u64>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            KeyBlock::parse(block.value())
+                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+            f(last, block.value())?;
         }
         Ok(())
     }
