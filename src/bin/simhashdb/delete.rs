@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{check_id, open_input, read_ids, Store};
+use simhashdb::{check_id, open_input, read_ids, DeleteSummary, Store};
 
 use crate::exit_codes::usage;
 
@@ -63,13 +63,7 @@ pub fn run(args: Args) -> Result<()> {
     .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
-        let value = serde_json::json!({
-            "batch": summary.batch,
-            "deleted": summary.deleted,
-            "not_found": summary.not_found,
-            "repeated": summary.repeated,
-            "dry_run": args.dry_run,
-        });
+        let value = summary_json(&summary, args.dry_run);
         writeln!(out, "{value}")?;
     } else {
         if args.dry_run {
@@ -93,4 +87,15 @@ pub fn run(args: Args) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The summary `delete --json` prints (and `serve` answers to a delete).
+pub fn summary_json(summary: &DeleteSummary, dry_run: bool) -> serde_json::Value {
+    serde_json::json!({
+        "batch": summary.batch,
+        "deleted": summary.deleted,
+        "not_found": summary.not_found,
+        "repeated": summary.repeated,
+        "dry_run": dry_run,
+    })
 }

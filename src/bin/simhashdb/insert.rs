@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{InputFormat, Store, DEFAULT_RUN_DOCUMENTS};
+use simhashdb::{CompactSummary, InputFormat, InsertSummary, Store, DEFAULT_RUN_DOCUMENTS};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -154,19 +154,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut out = output::stdout();
     if args.json {
-        let value = serde_json::json!({
-            "batch": summary.batch,
-            "lines": lines,
-            "inserted": summary.inserted,
-            "replaced": summary.replaced,
-            "unchanged": summary.unchanged,
-            "superseded": summary.superseded,
-            "skipped": skipped,
-            "new_fingerprints": summary.new_fingerprints,
-            "runs": summary.runs,
-            "compaction": compaction.as_ref().map(crate::compact::to_json),
-            "compaction_failure": compaction_failure,
-        });
+        let value = summary_json(
+            &summary,
+            lines,
+            skipped,
+            compaction.as_ref(),
+            compaction_failure,
+        );
         writeln!(out, "{value}")?;
     } else {
         write!(
@@ -187,4 +181,28 @@ pub fn run(args: Args) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The summary `insert --json` prints (and `serve` answers to an insert): the batch's counts,
+/// the input `lines` read and `skipped`, and the compaction that followed, if any.
+pub fn summary_json(
+    summary: &InsertSummary,
+    lines: u64,
+    skipped: u64,
+    compaction: Option<&CompactSummary>,
+    compaction_failure: Option<String>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "batch": summary.batch,
+        "lines": lines,
+        "inserted": summary.inserted,
+        "replaced": summary.replaced,
+        "unchanged": summary.unchanged,
+        "superseded": summary.superseded,
+        "skipped": skipped,
+        "new_fingerprints": summary.new_fingerprints,
+        "runs": summary.runs,
+        "compaction": compaction.map(crate::compact::to_json),
+        "compaction_failure": compaction_failure,
+    })
 }

@@ -21,6 +21,8 @@ mod output;
 mod progress;
 mod query;
 mod repair;
+#[cfg(feature = "serve")]
+mod serve;
 mod stats;
 mod verify;
 
@@ -55,6 +57,8 @@ enum Command {
     Fingerprint(fingerprint::Args),
     Get(get::Args),
     Export(export::Args),
+    #[cfg(feature = "serve")]
+    Serve(serve::Args),
 }
 
 /// Readers hold every file of the runs they read open (see docs/reliability.md): lift the
@@ -107,6 +111,8 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Get(args) => get::run(args),
         Command::Export(args) => export::run(args),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::from(exit_codes::SUCCESS),

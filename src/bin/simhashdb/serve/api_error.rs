@@ -1,0 +1,85 @@
+//! Errors as the HTTP API answers them: a status and `{"error": "..."}`.
+
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use simhashdb::Error;
+
+/// An answer other than success.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    /// The pid holding the store's writer lock, for 409.
+    pub pid: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+            pid: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = serde_json::json!({ "error": self.message });
+        if let Some(pid) = self.pid {
+            body["pid"] = serde_json::Value::String(pid);
+        }
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// The library's errors by what the client can do about them: its own input (400), a store
+/// another process writes (409), a store this server cannot read (500).
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        let status = match &error {
+            Error::Input { .. } | Error::DistanceTooLarge { .. } | Error::Scheme(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            Error::Locked { .. } => StatusCode::CONFLICT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let pid = match &error {
+            Error::Locked { pid, .. } => Some(pid.clone()),
+            _ => None,
+        };
+        // A chain of causes, each said once, as the CLI prints them.
+        let mut message = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            source = cause.source();
+        }
+        ApiError {
+            status,
+            message,
+            pid,
+        }
+    }
+}
+
+/// Extractor rejections keep their status (413 for a body over the limit) with a JSON body.
+macro_rules! from_rejection {
+    ($($rejection:ty),*) => {$(
+        impl From<$rejection> for ApiError {
+            fn from(rejection: $rejection) -> Self {
+                ApiError::new(rejection.status(), rejection.body_text())
+            }
+        }
+    )*};
+}
+from_rejection!(BytesRejection, PathRejection, QueryRejection);

@@ -1,0 +1,514 @@
+//! The HTTP API (docs/serve.md): routes, the key check, request metrics, and the handlers,
+//! each a thin call into the library.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use simhashdb::{
+    check_id, check_label, fingerprint_text, format_fingerprint, parse_fingerprint,
+    read_documents, InputFormat, Match, ReadOptions, Snapshot, Stats,
+};
+
+use super::api_error::ApiError;
+use super::service::Service;
+
+type Shared = Arc<Service>;
+
+pub fn router(service: Shared) -> Router {
+    let api = Router::new()
+        .route("/v1/query", post(post_query).get(get_query))
+        .route("/v1/insert", post(insert))
+        .route("/v1/delete", post(delete))
+        .route("/v1/documents/{id}", get(document))
+        .route("/v1/stats", get(stats))
+        .route("/metrics", get(metrics))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            require_key,
+        ));
+    Router::new()
+        .route("/livez", get(livez))
+        .route("/readyz", get(readyz))
+        .merge(api)
+        .fallback(no_such_endpoint)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            record_metrics,
+        ))
+        .with_state(service)
+}
+
+/// Counts every answer and its latency by endpoint (the route, not the raw path, so ids and
+/// unknown paths do not make new series).
+async fn record_metrics(State(service): State<Shared>, request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let endpoint = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "other".to_string());
+    let response = next.run(request).await;
+    service
+        .metrics
+        .record(&endpoint, response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// With `--api-key-file`, every endpoint but the probes needs `Authorization: Bearer KEY` (or
+/// `X-Api-Key: KEY`).
+async fn require_key(
+    State(service): State<Shared>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(key) = &service.api_key else {
+        return next.run(request).await;
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()));
+    match given {
+        Some(given) if same_secret(given.trim().as_bytes(), key.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::new(StatusCode::UNAUTHORIZED, "wrong API key").into_response(),
+        None => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "missing API key: send the header 'Authorization: Bearer KEY'",
+        )
+        .into_response(),
+    }
+}
+
+/// Compares two secrets in time that depends on their lengths only.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn no_such_endpoint(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such endpoint: {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} does not take {method}", uri.path()),
+    )
+}
+
+async fn livez() -> Json<Value> {
+    Json(json!({ "status": "alive" }))
+}
+
+async fn readyz(State(service): State<Shared>) -> Response {
+    match service.reader_if_ready() {
+        Some(reader) => Json(json!({
+            "status": "ready",
+            "documents": reader.snapshot().catalog().documents,
+        }))
+        .into_response(),
+        None => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "loading: the store's tables are being read into memory",
+        )
+        .into_response(),
+    }
+}
+
+async fn metrics(State(service): State<Shared>) -> Response {
+    let text = service.metrics.render(service.reader_if_ready());
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
+
+/// Reads a request body, refusing one over the limit (413) or one that takes too long (408).
+async fn read_body(service: &Service, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    let limit = service.limits.max_body;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is over the limit of {limit} bytes (--max-body-mib)"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(
+        service.limits.body_timeout,
+        axum::body::to_bytes(body, limit),
+    )
+    .await
+    {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s",
+                service.limits.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(Err(e)) => {
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+                || e.to_string().contains("length limit");
+            Err(if over {
+                too_large()
+            } else {
+                ApiError::bad_request(format!("cannot read the request body: {e}"))
+            })
+        }
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+/// Parses a JSON body into `T`, naming what is wrong and where.
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryBody {
+    fingerprints: Option<Vec<Value>>,
+    texts: Option<Vec<String>>,
+    documents: Option<Vec<DocumentBody>>,
+    distance: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocumentBody {
+    #[allow(dead_code)] // required of every document, as `insert` requires it
+    id: String,
+    text: String,
+}
+
+/// A fingerprint as JSON: a string as the CLI takes it, or a number.
+fn fingerprint_of(value: &Value) -> Result<u64, String> {
+    match value {
+        Value::String(text) => parse_fingerprint(text),
+        Value::Number(n) => n
+            .as_u64()
+            .ok_or_else(|| format!("{n} is not an unsigned 64-bit integer")),
+        other => Err(format!(
+            "expected a string of 16 hex digits, 0x hex or decimal, found {other}"
+        )),
+    }
+}
+
+/// The query fingerprints of a request: its fingerprints, or its texts or documents
+/// fingerprinted with the store's scheme.
+fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, ApiError> {
+    let given = [
+        body.fingerprints.is_some(),
+        body.texts.is_some(),
+        body.documents.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(ApiError::bad_request(
+            "give exactly one of \"fingerprints\", \"texts\" or \"documents\"",
+        ));
+    }
+    if let Some(values) = body.fingerprints {
+        return values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                fingerprint_of(v).map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
+            })
+            .collect();
+    }
+    let scheme = snapshot.catalog().text_scheme()?;
+    let texts: Vec<(String, &str)> = match (&body.texts, &body.documents) {
+        (Some(texts), _) => texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("texts[{i}]"), t.as_str()))
+            .collect(),
+        (_, Some(documents)) => documents
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (format!("documents[{i}]"), d.text.as_str()))
+            .collect(),
+        _ => unreachable!("one of the three is given"),
+    };
+    texts
+        .iter()
+        .map(|(place, text)| {
+            fingerprint_text(&scheme, text).map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
+        })
+        .collect()
+}
+
+fn match_json(m: &Match) -> Value {
+    json!({
+        "id": m.id,
+        "fingerprint": format_fingerprint(m.fingerprint),
+        "distance": m.distance,
+    })
+}
+
+/// Queries answered on the request's own thread; larger batches go to the thread pool.
+const INLINE_QUERIES: usize = 16;
+
+/// Answers `queries` on `snapshot`, counting them.
+async fn answer(
+    service: &Service,
+    snapshot: Arc<Snapshot>,
+    queries: Vec<u64>,
+    distance: u32,
+) -> Result<Vec<Vec<Match>>, ApiError> {
+    let results = if queries.len() <= INLINE_QUERIES {
+        queries
+            .iter()
+            .map(|&q| snapshot.query(q, distance))
+            .collect::<simhashdb::Result<Vec<_>>>()?
+    } else {
+        tokio::task::spawn_blocking(move || snapshot.query_many(&queries, distance))
+            .await
+            .map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("query failed: {e}"))
+            })??
+    };
+    service.metrics.queries.inc_by(results.len() as u64);
+    service
+        .metrics
+        .matches
+        .inc_by(results.iter().map(|r| r.len() as u64).sum());
+    Ok(results)
+}
+
+fn distance_or_k(distance: Option<u32>, snapshot: &Snapshot) -> Result<u32, ApiError> {
+    let k = u32::from(snapshot.settings().distance);
+    let d = distance.unwrap_or(k);
+    if d > k {
+        return Err(simhashdb::Error::DistanceTooLarge { asked: d, max: k }.into());
+    }
+    Ok(d)
+}
+
+async fn post_query(
+    State(service): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let reader = service.reader()?;
+    let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
+    let snapshot = reader.snapshot();
+    let distance = distance_or_k(body.distance, &snapshot)?;
+    let queries = query_fingerprints(body, &snapshot)?;
+    if queries.len() > service.limits.max_queries {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "{} queries in one request; the limit is {} (--max-queries): send them in \
+                 several requests",
+                queries.len(),
+                service.limits.max_queries
+            ),
+        ));
+    }
+    let fingerprints: Vec<String> = queries.iter().map(|&q| format_fingerprint(q)).collect();
+    let results = answer(&service, snapshot, queries, distance).await?;
+    let results: Vec<Vec<Value>> = results
+        .iter()
+        .map(|matches| matches.iter().map(match_json).collect())
+        .collect();
+    Ok(Json(json!({
+        "results": results,
+        "fingerprints": fingerprints,
+        "distance": distance,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetQuery {
+    fingerprint: String,
+    distance: Option<u32>,
+}
+
+async fn get_query(
+    State(service): State<Shared>,
+    query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query?;
+    let reader = service.reader()?;
+    let fingerprint = parse_fingerprint(&query.fingerprint)
+        .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
+    let snapshot = reader.snapshot();
+    let distance = distance_or_k(query.distance, &snapshot)?;
+    let results = answer(&service, snapshot, vec![fingerprint], distance).await?;
+    let matches: Vec<Value> = results[0].iter().map(match_json).collect();
+    Ok(Json(json!({ "matches": matches, "distance": distance })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InsertParams {
+    label: Option<String>,
+    #[serde(default)]
+    skip_invalid: bool,
+    format: Option<String>,
+}
+
+/// The format of an insert body: `?format=`, else its Content-Type, else detected.
+fn insert_format(params: &InsertParams, headers: &HeaderMap) -> Result<Option<InputFormat>, ApiError> {
+    if let Some(format) = &params.format {
+        return match format.as_str() {
+            "tsv" => Ok(Some(InputFormat::Tsv)),
+            "jsonl" => Ok(Some(InputFormat::Jsonl)),
+            other => Err(ApiError::bad_request(format!(
+                "format: {other:?} is not one of \"tsv\", \"jsonl\""
+            ))),
+        };
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    Ok(match content_type.as_deref() {
+        Some("application/x-ndjson" | "application/jsonl" | "application/jsonlines"
+            | "application/json-lines" | "application/json") => Some(InputFormat::Jsonl),
+        Some("text/tab-separated-values") => Some(InputFormat::Tsv),
+        _ => None,
+    })
+}
+
+async fn insert(
+    State(service): State<Shared>,
+    params: Result<Query<InsertParams>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let Query(params) = params?;
+    if let Some(label) = &params.label {
+        check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
+    }
+    let format = insert_format(&params, &headers)?;
+    let body = read_body(&service, &headers, body).await?;
+    let compacting_before = service.compacting();
+    let mut answer = service
+        .write(move |store| {
+            let mut options = ReadOptions {
+                scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
+                skip_invalid: params.skip_invalid,
+                ..ReadOptions::default()
+            };
+            options.format = format;
+            let mut insertion = store
+                .begin_insert(params.label.as_deref())
+                .compact_after(false);
+            let read = read_documents(&body[..], "request body", &options, &mut insertion, &|_| {})
+                .map_err(not_stored)?;
+            let summary = insertion.commit().map_err(not_stored)?;
+            let mut answer = crate::insert::summary_json(&summary, read.lines, read.skipped, None, None);
+            answer["first_skipped"] = json!(read.first_skipped);
+            Ok(answer)
+        })
+        .await?;
+    answer["compaction_started"] = json!(!compacting_before && service.compacting());
+    Ok(Json(answer))
+}
+
+/// An error of a write that stored nothing, saying so.
+fn not_stored(error: simhashdb::Error) -> ApiError {
+    let mut api = ApiError::from(error);
+    api.message = format!("{} (nothing was stored)", api.message);
+    api
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteBody {
+    ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteParams {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn delete(
+    State(service): State<Shared>,
+    params: Result<Query<DeleteParams>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let Query(params) = params?;
+    let body: DeleteBody = parse_json(&read_body(&service, &headers, body).await?)?;
+    for (i, id) in body.ids.iter().enumerate() {
+        check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
+    }
+    let answer = service
+        .write(move |store| {
+            let ids = body.ids.iter().map(String::as_str);
+            let summary = if params.dry_run {
+                store.preview_delete(ids)
+            } else {
+                store.delete(ids)
+            }
+            .map_err(not_stored)?;
+            Ok(crate::delete::summary_json(&summary, params.dry_run))
+        })
+        .await?;
+    Ok(Json(answer))
+}
+
+async fn document(
+    State(service): State<Shared>,
+    id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Path(id) = id?;
+    let snapshot = service.reader()?.snapshot();
+    match snapshot.document(&id)? {
+        Some(doc) => Ok(Json(json!({
+            "id": doc.id,
+            "fingerprint": format_fingerprint(doc.fingerprint),
+            "batch": doc.batch,
+        }))),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no document with id {id:?}"),
+        )),
+    }
+}
+
+async fn stats(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let reader = service.reader()?;
+    let snapshot = reader.snapshot();
+    let stats = tokio::task::spawn_blocking(move || Stats::of(&snapshot))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let mut answer = serde_json::to_value(&stats)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    answer["server"] = serde_json::to_value(reader.stats())
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    answer["server"]["compacting"] = json!(service.compacting());
+    Ok(Json(answer))
+}
