@@ -10,4 +10,6 @@ mod engine;
 mod lifecycle;
 mod lifecycle_cli;
 mod repair;
+#[cfg(feature = "serve")]
+mod serve;
 mod util;

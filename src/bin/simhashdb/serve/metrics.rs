@@ -40,8 +40,8 @@ impl Metrics {
         .expect("valid metric");
         let queries = IntCounter::new("simhashdb_queries_total", "Query fingerprints answered")
             .expect("valid metric");
-        let matches = IntCounter::new("simhashdb_matches_total", "Matches returned")
-            .expect("valid metric");
+        let matches =
+            IntCounter::new("simhashdb_matches_total", "Matches returned").expect("valid metric");
         let refresh_errors = IntCounter::new(
             "simhashdb_refresh_errors_total",
             "Failed attempts to load a newly committed state",

@@ -71,16 +71,20 @@ pub fn run(args: Args) -> Result<()> {
     Catalog::read(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let api_key = args.api_key_file.as_deref().map(read_key).transpose()?;
-    let listen: SocketAddr = args
-        .listen
-        .parse()
-        .map_err(|e| usage(format!("--listen {:?}: {e} (expected IP:PORT)", args.listen)))?;
+    let listen: SocketAddr = args.listen.parse().map_err(|e| {
+        usage(format!(
+            "--listen {:?}: {e} (expected IP:PORT)",
+            args.listen
+        ))
+    })?;
     let options = match args.cache_mib {
         Some(mib) => {
             let bytes = mib << 20;
-            ReaderOptions::default()
-                .pin_bytes(bytes)
-                .cache_bytes(usize::try_from(bytes / 8).unwrap_or(usize::MAX).clamp(16 << 20, 1 << 30))
+            ReaderOptions::default().pin_bytes(bytes).cache_bytes(
+                usize::try_from(bytes / 8)
+                    .unwrap_or(usize::MAX)
+                    .clamp(16 << 20, 1 << 30),
+            )
         }
         None => ReaderOptions::default(),
     };
@@ -186,7 +190,11 @@ async fn serve(
 }
 
 /// Opens the store and pins its tables on a thread of its own; the server is ready after.
-fn spawn_warm_up(service: Arc<Service>, options: ReaderOptions, stop: Arc<watch::Sender<Option<String>>>) {
+fn spawn_warm_up(
+    service: Arc<Service>,
+    options: ReaderOptions,
+    stop: Arc<watch::Sender<Option<String>>>,
+) {
     std::thread::spawn(move || {
         let start = Instant::now();
         match Reader::open(&service.dir, options) {
@@ -227,7 +235,10 @@ fn spawn_refresher(service: Arc<Service>) {
 /// Waits for SIGTERM or SIGINT, then asks the server to stop.
 async fn signals(stop: Arc<watch::Sender<Option<String>>>) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         return;
     };
     let name = tokio::select! {

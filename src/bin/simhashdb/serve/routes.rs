@@ -14,8 +14,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    check_id, check_label, fingerprint_text, format_fingerprint, parse_fingerprint,
-    read_documents, InputFormat, Match, ReadOptions, Snapshot, Stats,
+    check_id, check_label, fingerprint_text, format_fingerprint, parse_fingerprint, read_documents,
+    InputFormat, Match, ReadOptions, Snapshot, Stats,
 };
 
 use super::api_error::ApiError;
@@ -134,7 +134,10 @@ async fn readyz(State(service): State<Shared>) -> Response {
 async fn metrics(State(service): State<Shared>) -> Response {
     let text = service.metrics.render(service.reader_if_ready());
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         text,
     )
         .into_response()
@@ -237,7 +240,8 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                fingerprint_of(v).map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
+                fingerprint_of(v)
+                    .map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
             })
             .collect();
     }
@@ -258,7 +262,8 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
     texts
         .iter()
         .map(|(place, text)| {
-            fingerprint_text(&scheme, text).map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
+            fingerprint_text(&scheme, text)
+                .map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
         })
         .collect()
 }
@@ -290,7 +295,10 @@ async fn answer(
         tokio::task::spawn_blocking(move || snapshot.query_many(&queries, distance))
             .await
             .map_err(|e| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("query failed: {e}"))
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("query failed: {e}"),
+                )
             })??
     };
     service.metrics.queries.inc_by(results.len() as u64);
@@ -376,7 +384,10 @@ struct InsertParams {
 }
 
 /// The format of an insert body: `?format=`, else its Content-Type, else detected.
-fn insert_format(params: &InsertParams, headers: &HeaderMap) -> Result<Option<InputFormat>, ApiError> {
+fn insert_format(
+    params: &InsertParams,
+    headers: &HeaderMap,
+) -> Result<Option<InputFormat>, ApiError> {
     if let Some(format) = &params.format {
         return match format.as_str() {
             "tsv" => Ok(Some(InputFormat::Tsv)),
@@ -389,10 +400,21 @@ fn insert_format(params: &InsertParams, headers: &HeaderMap) -> Result<Option<In
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
     Ok(match content_type.as_deref() {
-        Some("application/x-ndjson" | "application/jsonl" | "application/jsonlines"
-            | "application/json-lines" | "application/json") => Some(InputFormat::Jsonl),
+        Some(
+            "application/x-ndjson"
+            | "application/jsonl"
+            | "application/jsonlines"
+            | "application/json-lines"
+            | "application/json",
+        ) => Some(InputFormat::Jsonl),
         Some("text/tab-separated-values") => Some(InputFormat::Tsv),
         _ => None,
     })
@@ -425,7 +447,8 @@ async fn insert(
             let read = read_documents(&body[..], "request body", &options, &mut insertion, &|_| {})
                 .map_err(not_stored)?;
             let summary = insertion.commit().map_err(not_stored)?;
-            let mut answer = crate::insert::summary_json(&summary, read.lines, read.skipped, None, None);
+            let mut answer =
+                crate::insert::summary_json(&summary, read.lines, read.skipped, None, None);
             answer["first_skipped"] = json!(read.first_skipped);
             Ok(answer)
         })

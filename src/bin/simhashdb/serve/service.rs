@@ -30,8 +30,9 @@ pub struct Service {
     pub api_key: Option<String>,
     pub limits: Limits,
     pub metrics: Metrics,
-    /// This server's writes, one at a time (another process's wait on the store's lock).
-    writes: tokio::sync::Mutex<()>,
+    /// This server's writes and compactions, one at a time: a write waits for the one before
+    /// (and for a merge it started); another process's writes meet the store's lock.
+    writes: Arc<tokio::sync::Mutex<()>>,
     /// Set while a background compaction holds the store.
     compacting: Arc<AtomicBool>,
 }
@@ -45,7 +46,7 @@ impl Service {
             api_key,
             limits,
             metrics: Metrics::new(),
-            writes: tokio::sync::Mutex::new(()),
+            writes: Arc::default(),
             compacting: Arc::default(),
         }
     }
@@ -78,8 +79,8 @@ impl Service {
 
     /// Runs `write` on the store with its writer lock held, as the CLI does, then makes the
     /// new state current for queries before answering; a merge the store's policy asks for
-    /// then runs in the background. A store locked by another process (or by this server's
-    /// compaction) is 409.
+    /// then runs in the background, and the next write waits for it. A store locked by
+    /// another process is 409.
     pub async fn write<T: Send + 'static>(
         self: &Arc<Self>,
         write: impl FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
@@ -91,13 +92,13 @@ impl Service {
             ));
         }
         self.reader()?;
-        let _turn = self.writes.lock().await;
+        let turn = Arc::clone(&self.writes).lock_owned().await;
         let service = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
-            let mut store = Store::open(&service.dir).map_err(|e| service.locked(e))?;
+            let mut store = Store::open(&service.dir).map_err(ApiError::from)?;
             let answer = write(&mut store)?;
             service.refresh();
-            service.compact_in_background(store);
+            service.compact_in_background(store, turn);
             Ok(answer)
         })
         .await
@@ -107,21 +108,6 @@ impl Service {
                 format!("the write failed unexpectedly: {e}"),
             )
         })?
-    }
-
-    /// An error opening the store for writing, saying who holds the lock.
-    fn locked(&self, error: simhashdb::Error) -> ApiError {
-        let ours = matches!(&error, simhashdb::Error::Locked { pid, .. }
-            if pid.trim() == std::process::id().to_string());
-        let mut api = ApiError::from(error);
-        if ours && self.compacting() {
-            api.message = format!(
-                "{}: this server is compacting the store in the background; retry when it is \
-                 done",
-                api.message
-            );
-        }
-        api
     }
 
     /// Makes the committed state current; a failure keeps the old one and is logged.
@@ -140,7 +126,11 @@ impl Service {
 
     /// Merges runs in a thread of its own if the store's policy asks for it; queries go on
     /// reading the runs they have until the merged one is committed and loaded.
-    fn compact_in_background(self: &Arc<Self>, mut store: Store) {
+    fn compact_in_background(
+        self: &Arc<Self>,
+        mut store: Store,
+        turn: tokio::sync::OwnedMutexGuard<()>,
+    ) {
         if !store.compaction_due() {
             return;
         }
@@ -148,10 +138,9 @@ impl Service {
         let service = Arc::clone(self);
         std::thread::spawn(move || {
             match store.compact_if_due() {
-                Ok(Some(summary)) => eprintln!(
-                    "simhashdb serve: {}",
-                    crate::compact::describe(&summary)
-                ),
+                Ok(Some(summary)) => {
+                    eprintln!("simhashdb serve: {}", crate::compact::describe(&summary))
+                }
                 Ok(None) => {}
                 Err(e) => eprintln!(
                     "simhashdb serve: {}: the background compaction failed (the store is \
@@ -162,6 +151,7 @@ impl Service {
             drop(store);
             service.compacting.store(false, Ordering::SeqCst);
             service.refresh();
+            drop(turn);
         });
     }
 }

@@ -1,0 +1,765 @@
+//! `simhashdb serve` as clients see it: the real server on an ephemeral loopback port.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{brute_force, path_str, simhashdb, text};
+
+/// A running server, killed (if still running) when dropped, so a failing test stops it too.
+struct Server {
+    child: Child,
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Server {
+    /// Starts `simhashdb serve STORE --listen 127.0.0.1:0 EXTRA...` and waits until it is ready.
+    fn start(store: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+            .args(["serve", path_str(store), "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        // The server prints its address; the rest of its log is echoed for failing tests.
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("[server] {line}");
+                if let Some(at) = line.find("http://") {
+                    let addr = line[at..].split_whitespace().next().unwrap().to_string();
+                    let _ = tx.send(addr);
+                }
+            }
+        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server prints its address");
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .into();
+        let server = Server { child, base, agent };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while server.get("/readyz").0 != 200 {
+            assert!(Instant::now() < deadline, "the server did not become ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        let response = self.agent.get(format!("{}{path}", self.base)).call();
+        answer(response)
+    }
+
+    fn post(&self, path: &str, body: &str) -> (u16, Value) {
+        self.post_with(path, body, &[])
+    }
+
+    fn post_with(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut request = self.agent.post(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        answer(request.send(body))
+    }
+
+    fn query(&self, fingerprints: &[u64], distance: u32) -> Vec<Vec<(u32, u64, String)>> {
+        let hex: Vec<String> = fingerprints.iter().map(|f| format!("{f:016x}")).collect();
+        let (status, body) = self.post(
+            "/v1/query",
+            &json!({ "fingerprints": hex, "distance": distance }).to_string(),
+        );
+        assert_eq!(status, 200, "{body}");
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|matches| matches.as_array().unwrap().iter().map(tuple).collect())
+            .collect()
+    }
+
+    fn host(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill only sends a signal to the child this test started.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn answer(response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, Value) {
+    let mut response = response.expect("the server answers");
+    let status = response.status().as_u16();
+    let body = response.body_mut().read_to_string().unwrap();
+    let value = serde_json::from_str(&body).unwrap_or(Value::String(body));
+    (status, value)
+}
+
+/// A match of the JSON answer as (distance, fingerprint, id).
+fn tuple(m: &Value) -> (u32, u64, String) {
+    (
+        m["distance"].as_u64().unwrap() as u32,
+        u64::from_str_radix(m["fingerprint"].as_str().unwrap(), 16).unwrap(),
+        m["id"].as_str().unwrap().to_string(),
+    )
+}
+
+/// A small random generator (splitmix64): reproducible stores without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `fp` with `bits` random bits flipped (some may repeat).
+    fn near(&mut self, fp: u64, bits: u32) -> u64 {
+        (0..bits).fold(fp, |f, _| f ^ (1 << (self.next() % 64)))
+    }
+}
+
+/// Inserts `docs` with the CLI as one batch.
+fn cli_insert(store: &Path, docs: &[(String, u64)], extra: &[&str]) {
+    let lines: String = docs
+        .iter()
+        .map(|(id, fp)| format!("{id}\t{fp:016x}\n"))
+        .collect();
+    let mut args = vec!["insert", path_str(store)];
+    args.extend_from_slice(extra);
+    let out = simhashdb(&args, &lines);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+fn init(store: &Path, extra: &[&str]) {
+    let mut args = vec!["init", path_str(store)];
+    args.extend_from_slice(extra);
+    let out = simhashdb(&args, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn answers_equal_brute_force_over_random_stores_at_every_distance() {
+    for (seed, settings) in [
+        (1u64, &["--blocks", "4", "--distance", "2"][..]),
+        (2, &["--blocks", "5", "--distance", "3"][..]),
+        (
+            3,
+            &["--blocks", "6", "--distance", "4", "--shards", "16"][..],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s");
+        init(&store, settings);
+        let mut rng = Rng(seed);
+        let mut model = BTreeMap::new();
+        let bases: Vec<u64> = (0..40).map(|_| rng.next()).collect();
+        // Three batches (three runs), later ones replacing some ids and clustering near-duplicates.
+        for batch in 0..3 {
+            let docs: Vec<(String, u64)> = (0..400)
+                .map(|i| {
+                    let id = format!("d{}", (i * 7 + batch * 131) % 900);
+                    let base = bases[(rng.next() % 40) as usize];
+                    let bits = (rng.next() % 6) as u32;
+                    (id, rng.near(base, bits))
+                })
+                .collect();
+            cli_insert(&store, &docs, &["--no-compact"]);
+            model.extend(docs);
+        }
+        let server = Server::start(&store, &[]);
+        let k = settings[3].parse::<u32>().unwrap();
+        let mut queries: Vec<u64> = model.values().step_by(9).copied().collect();
+        queries.extend(bases.iter().map(|&b| rng.near(b, 3)));
+        queries.extend((0..20).map(|_| rng.next()));
+        for d in 0..=k {
+            let answers = server.query(&queries, d);
+            assert_eq!(answers.len(), queries.len());
+            for (q, got) in queries.iter().zip(&answers) {
+                assert_eq!(
+                    got,
+                    &brute_force(&model, *q, d),
+                    "query {q:016x} at distance {d}"
+                );
+            }
+        }
+        for &q in queries.iter().take(20) {
+            let (status, body) = server.get(&format!("/v1/query?fingerprint={q:016x}"));
+            assert_eq!(status, 200, "{body}");
+            let got: Vec<_> = body["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(tuple)
+                .collect();
+            assert_eq!(got, brute_force(&model, q, k));
+        }
+    }
+}
+
+#[test]
+fn every_endpoint_answers_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    let server = Server::start(&store, &[]);
+    assert_eq!(server.get("/livez"), (200, json!({ "status": "alive" })));
+    assert_eq!(server.get("/readyz").1["status"], "ready");
+
+    // Insert: TSV detected, JSON Lines by Content-Type, with texts; the summary of insert --json.
+    let (status, body) = server.post(
+        "/v1/insert?label=day-1",
+        "a\t0123456789abcdef\nb\t0123456789abcdee\n",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["batch"], 1);
+    assert_eq!(body["inserted"], 2);
+    assert_eq!(body["lines"], 2);
+    for field in [
+        "replaced",
+        "unchanged",
+        "superseded",
+        "skipped",
+        "new_fingerprints",
+        "runs",
+    ] {
+        assert!(body[field].is_u64(), "{field} in {body}");
+    }
+    let text = "the quick brown fox jumps over the lazy dog again and again";
+    let (status, body) = server.post_with(
+        "/v1/insert",
+        &format!("{}\n", json!({ "id": "t", "text": text })),
+        &[("Content-Type", "application/x-ndjson")],
+    );
+    assert_eq!((status, &body["inserted"]), (200, &json!(1)), "{body}");
+
+    // Queries by fingerprint (hex, 0x, decimal, number), by text and by document.
+    let (status, body) = server.post(
+        "/v1/query",
+        r#"{"fingerprints": ["0123456789abcdef", "0x123456789abcdee", "81985529216486895", 81985529216486894], "distance": 1}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    let ids: Vec<&str> = results[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(
+        results[0][1],
+        json!({"id": "b", "fingerprint": "0123456789abcdee", "distance": 1})
+    );
+    assert_eq!(results[1], results[3]);
+    let (status, body) = server.post("/v1/query", &json!({ "texts": [text] }).to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][0][0]["id"], "t");
+    assert_eq!(body["results"][0][0]["distance"], 0);
+    let (status, body) = server.post(
+        "/v1/query",
+        &json!({ "documents": [{ "id": "q", "text": text }] }).to_string(),
+    );
+    assert_eq!(
+        (status, &body["results"][0][0]["id"]),
+        (200, &json!("t")),
+        "{body}"
+    );
+    let (status, body) = server.get("/v1/query?fingerprint=0123456789abcdef&distance=0");
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["matches"],
+        json!([{"id": "a", "fingerprint": "0123456789abcdef", "distance": 0}])
+    );
+
+    // Documents, delete, stats, metrics.
+    assert_eq!(
+        server.get("/v1/documents/a"),
+        (
+            200,
+            json!({ "id": "a", "fingerprint": "0123456789abcdef", "batch": 1 })
+        )
+    );
+    assert_eq!(server.get("/v1/documents/nobody").0, 404);
+    let (status, body) = server.post("/v1/delete?dry_run=true", r#"{"ids": ["a"]}"#);
+    assert_eq!(
+        (status, &body["deleted"], &body["dry_run"]),
+        (200, &json!(1), &json!(true))
+    );
+    assert_eq!(server.get("/v1/documents/a").0, 200);
+    let (status, body) = server.post("/v1/delete", r#"{"ids": ["a", "zz"]}"#);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (&body["deleted"], &body["not_found"]),
+        (&json!(1), &json!(1))
+    );
+    assert_eq!(server.get("/v1/documents/a").0, 404);
+    assert!(server.query(&[0x0123_4567_89ab_cdef], 0)[0].is_empty());
+    let (status, stats) = server.get("/v1/stats");
+    assert_eq!(status, 200);
+    assert_eq!(stats["documents"], 2);
+    assert_eq!(stats["batches"], 3);
+    assert!(stats["server"]["pinned_tables"].as_u64().unwrap() > 0);
+    let (status, metrics) = server.get("/metrics");
+    assert_eq!(status, 200);
+    let metrics = metrics.as_str().unwrap().to_string();
+    for line in [
+        "simhashdb_queries_total 8",
+        "simhashdb_documents 2",
+        "simhashdb_ready 1",
+        "simhashdb_http_requests_total{endpoint=\"/v1/query\",status=\"200\"} 5",
+        "simhashdb_http_request_duration_seconds_count{endpoint=\"/v1/insert\"} 2",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    assert!(metrics.contains("simhashdb_probes_total{where=\"memory\"}"));
+    assert!(server.terminate().success());
+}
+
+#[test]
+fn a_cli_insert_is_seen_within_a_second_and_queries_see_one_state_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    let mut rng = Rng(7);
+    let old: Vec<(String, u64)> = (0..2000).map(|i| (format!("o{i}"), rng.next())).collect();
+    for part in old.chunks(500) {
+        cli_insert(&store, part, &["--no-compact"]);
+    }
+    let server = Server::start(&store, &[]);
+
+    // Queries near both old and new documents, asked again and again while a CLI insert
+    // and a compaction commit.
+    let new: Vec<(String, u64)> = (0..2000).map(|i| (format!("n{i}"), rng.next())).collect();
+    let old_model: BTreeMap<String, u64> = old.iter().cloned().collect();
+    let mut new_model = old_model.clone();
+    new_model.extend(new.iter().cloned());
+    let queries: Vec<u64> = old
+        .iter()
+        .chain(&new)
+        .step_by(40)
+        .map(|(_, fp)| rng.near(*fp, 2))
+        .collect();
+    let before: Vec<_> = queries
+        .iter()
+        .map(|&q| brute_force(&old_model, q, 3))
+        .collect();
+    let after: Vec<_> = queries
+        .iter()
+        .map(|&q| brute_force(&new_model, q, 3))
+        .collect();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (server, queries) = (&server, &queries);
+    let answers = std::thread::scope(|scope| {
+        let asker = scope.spawn(move || {
+            let mut seen = Vec::new();
+            while done_rx.try_recv().is_err() {
+                seen.push(server.query(queries, 3));
+            }
+            seen.push(server.query(queries, 3));
+            seen
+        });
+        // The insert, then how soon the server sees it.
+        cli_insert(&store, &new, &["--no-compact"]);
+        let committed = Instant::now();
+        let probe = new[0].1;
+        while server.query(&[probe], 0)[0].is_empty() {
+            assert!(
+                committed.elapsed() < Duration::from_secs(1),
+                "a CLI insert was not seen within a second"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = simhashdb(&["compact", path_str(&store)], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        std::thread::sleep(Duration::from_millis(600));
+        done_tx.send(()).unwrap();
+        asker.join().unwrap()
+    });
+    assert!(answers.len() >= 3, "the queries ran during the writes");
+    for answer in &answers {
+        assert!(
+            *answer == before || *answer == after,
+            "a query saw neither the old state nor the new one"
+        );
+    }
+    assert_eq!(answers.last().unwrap(), &after);
+    assert_eq!(
+        server.get("/v1/stats").1["runs"],
+        1,
+        "the compaction was seen"
+    );
+}
+
+#[test]
+fn writes_through_the_server_compact_in_the_background_by_the_store_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &["--max-runs", "2"]);
+    let server = Server::start(&store, &[]);
+    let mut model = BTreeMap::new();
+    let mut rng = Rng(11);
+    let mut started = false;
+    for batch in 0..4 {
+        let docs: String = (0..300)
+            .map(|i| {
+                let (id, fp) = (format!("b{batch}-{i}"), rng.next());
+                model.insert(id.clone(), fp);
+                format!("{id}\t{fp:016x}\n")
+            })
+            .collect();
+        let (status, body) = server.post("/v1/insert", &docs);
+        assert_eq!(status, 200, "{body}");
+        // The next write waits for the merge (this server's writes run one at a time).
+        started |= body["compaction_started"] == json!(true);
+    }
+    assert!(started, "the policy (at most 2 runs) asked for a merge");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.get("/v1/stats").1["server"]["compacting"] == json!(true) {
+        assert!(
+            Instant::now() < deadline,
+            "the background compaction did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_, stats) = server.get("/v1/stats");
+    assert!(stats["runs"].as_u64().unwrap() <= 2, "{stats}");
+    let queries: Vec<u64> = model.values().step_by(13).map(|&f| f ^ 0b101).collect();
+    for (q, got) in queries.iter().zip(server.query(&queries, 3)) {
+        assert_eq!(got, brute_force(&model, *q, 3));
+    }
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    cli_insert(&store, &[("a".into(), 0x0123_4567_89ab_cdef)], &[]);
+    let key_file = dir.path().join("key");
+    std::fs::write(&key_file, "sesame\n").unwrap();
+    let server = Server::start(
+        &store,
+        &[
+            "--api-key-file",
+            path_str(&key_file),
+            "--max-body-mib",
+            "1",
+            "--max-queries",
+            "10",
+            "--request-timeout",
+            "1",
+        ],
+    );
+    let key = [("Authorization", "Bearer sesame")];
+    let expect = |(status, body): (u16, Value), want: u16, says: &str| {
+        assert_eq!(status, want, "{body}");
+        let error = body["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error in {body}"));
+        assert!(error.contains(says), "{error:?} does not say {says:?}");
+    };
+
+    // The key: probes need none, everything else does.
+    assert_eq!(server.get("/livez").0, 200);
+    expect(
+        server.post("/v1/query", r#"{"fingerprints": []}"#),
+        401,
+        "missing API key",
+    );
+    expect(
+        server.post_with(
+            "/v1/query",
+            r#"{"fingerprints": []}"#,
+            &[("Authorization", "Bearer nope")],
+        ),
+        401,
+        "wrong API key",
+    );
+    expect(server.get("/metrics"), 401, "API key");
+    let post = |path: &str, body: &str| server.post_with(path, body, &key);
+    assert_eq!(post("/v1/query", r#"{"fingerprints": []}"#).0, 200);
+    assert_eq!(
+        server
+            .post_with(
+                "/v1/query",
+                r#"{"fingerprints": []}"#,
+                &[("X-Api-Key", "sesame")]
+            )
+            .0,
+        200
+    );
+
+    // Malformed and wrong requests.
+    expect(
+        post("/v1/query", "{\"fingerprints\": [\"0123"),
+        400,
+        "invalid JSON",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": "0123456789abcdef"}"#),
+        400,
+        "invalid type",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": [true]}"#),
+        400,
+        "fingerprints[0]",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": ["0123", "zz"]}"#),
+        400,
+        "fingerprints[1]",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": [-1]}"#),
+        400,
+        "fingerprints[0]",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": ["1"], "distance": 4}"#),
+        400,
+        "distance 4",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": ["1"], "distance": -1}"#),
+        400,
+        "invalid value",
+    );
+    expect(
+        post("/v1/query", r#"{"fingerprints": ["1"], "k": 2}"#),
+        400,
+        "unknown field `k`",
+    );
+    expect(
+        post("/v1/query", r#"{"distance": 2}"#),
+        400,
+        "exactly one of",
+    );
+    expect(post("/v1/query", r#"{"texts": [""]}"#), 400, "texts[0]");
+    let many = json!({ "fingerprints": vec!["1"; 11] }).to_string();
+    expect(post("/v1/query", &many), 413, "the limit is 10");
+    // Bodies over --max-body-mib: declared (refused before it is sent) or chunked (refused
+    // at the limit). The server answers and closes; the rest of the body is not read.
+    let raw = |head: &str, body: &[u8]| {
+        let mut stream = TcpStream::connect(server.host()).unwrap();
+        write!(
+            stream,
+            "{head}Host: x\r\nAuthorization: Bearer sesame\r\n\r\n"
+        )
+        .unwrap();
+        let _ = stream.write_all(body);
+        let mut response = String::new();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let _ = stream.read_to_string(&mut response);
+        response
+    };
+    let response = raw(
+        "POST /v1/query HTTP/1.1\r\nContent-Length: 3000000\r\n",
+        b"",
+    );
+    assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+    assert!(
+        response.contains("over the limit of 1048576 bytes"),
+        "{response}"
+    );
+    let chunk = format!("{:x}\r\n{}\r\n", 1 << 16, "1".repeat(1 << 16));
+    let response = raw(
+        "POST /v1/query HTTP/1.1\r\nTransfer-Encoding: chunked\r\n",
+        chunk.repeat(24).as_bytes(),
+    );
+    assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+    let get = |path: &str| {
+        answer(
+            server
+                .agent
+                .get(format!("{}{path}", server.base))
+                .header("Authorization", "Bearer sesame")
+                .call(),
+        )
+    };
+    expect(get("/v1/query?fingerprint=xyz"), 400, "fingerprint");
+    expect(get("/v1/query?fingerprint=1&distance=9"), 400, "distance 9");
+    expect(get("/v1/query?fingerprint=1&bogus=1"), 400, "bogus");
+    expect(get("/v1/query"), 400, "fingerprint");
+    expect(get("/v1/nothing"), 404, "no such endpoint");
+    expect(post("/v1/stats", ""), 405, "does not take POST");
+    expect(
+        post("/v1/insert", "a\tnot-a-fingerprint\n"),
+        400,
+        "request body:1",
+    );
+    expect(
+        post("/v1/insert?label=a%09b", "b\t0000000000000001\n"),
+        400,
+        "label",
+    );
+    expect(
+        post("/v1/insert?format=csv", "b\t0000000000000001\n"),
+        400,
+        "format",
+    );
+    expect(post("/v1/delete", r#"{"ids": "a"}"#), 400, "invalid type");
+    expect(post("/v1/delete", r#"{"ids": [""]}"#), 400, "ids[0]");
+
+    // A slow client: the body does not arrive within --request-timeout.
+    let mut slow = TcpStream::connect(server.host()).unwrap();
+    write!(
+        slow,
+        "POST /v1/query HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\nContent-Length: 100\r\n\r\n{{"
+    )
+    .unwrap();
+    let mut response = String::new();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = slow.read_to_string(&mut response);
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(response.contains("did not arrive within 1 s"), "{response}");
+    // A client that never finishes its headers is disconnected.
+    let mut silent = TcpStream::connect(server.host()).unwrap();
+    write!(silent, "GET /livez HTTP/1.1\r\n").unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut rest = Vec::new();
+    assert!(
+        silent.read_to_end(&mut rest).is_ok(),
+        "the connection is closed, not left hanging"
+    );
+
+    // Another process holds the writer lock: 409 with its pid.
+    {
+        let _writer = simhashdb::Store::open(&store).unwrap();
+        let (status, body) = post("/v1/insert", "b\t0000000000000001\n");
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(body["pid"], json!(std::process::id().to_string()));
+    }
+
+    // Nothing changed, and the server still answers.
+    let (status, stats) = get("/v1/stats");
+    assert_eq!(
+        (status, &stats["documents"], &stats["batches"]),
+        (200, &json!(1), &json!(1))
+    );
+    assert_eq!(server.get("/livez").0, 200);
+    drop(server);
+
+    // Read-only: writes are forbidden.
+    let server = Server::start(&store, &["--read-only"]);
+    let (status, body) = server.post("/v1/insert", "b\t0000000000000001\n");
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(server.post("/v1/delete", r#"{"ids": ["a"]}"#).0, 403);
+    assert_eq!(server.query(&[0x0123_4567_89ab_cdef], 0)[0].len(), 1);
+}
+
+#[test]
+fn bad_command_lines_fail_before_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let out = simhashdb(&["serve", path_str(&store), "--listen", "127.0.0.1:0"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot open the store"),
+        "{}",
+        text(&out.stderr)
+    );
+    init(&store, &[]);
+    let out = simhashdb(&["serve", path_str(&store), "--listen", "localhost"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--listen"));
+    let missing = dir.path().join("no-key");
+    let out = simhashdb(
+        &[
+            "serve",
+            path_str(&store),
+            "--api-key-file",
+            path_str(&missing),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--api-key-file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn sigterm_lets_a_request_in_flight_finish_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    cli_insert(&store, &[("a".into(), 42)], &[]);
+    let server = Server::start(&store, &[]);
+    // Half a request, then SIGTERM, then the rest: it is answered.
+    let body = r#"{"fingerprints": ["42"], "distance": 0}"#;
+    let mut stream = TcpStream::connect(server.host()).unwrap();
+    write!(
+        stream,
+        "POST /v1/query HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        &body[..10]
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = server.child.id() as libc::pid_t;
+    // SAFETY: kill only sends a signal to the child this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_millis(200));
+    stream.write_all(&body.as_bytes()[10..]).unwrap();
+    let mut response = String::new();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains(r#""id":"a""#), "{response}");
+    let host = server.host().to_string();
+    assert!(server.terminate().success());
+    // New connections are refused once it stopped.
+    assert!(TcpStream::connect(host).is_err());
+}
