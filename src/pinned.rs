@@ -2,10 +2,11 @@
 //!
 //! A probe through redb walks B-tree pages and checks the CRC of a 4 KB block on every read
 //! (docs/benchmarks.md: that is most of a query). A pinned table is read from disk once, every
-//! block's checksum checked then, and kept as the blocks' bytes back to back with their last
-//! keys beside them: a probe is a binary search of the last keys and a decode of the block in
-//! memory, with no lock, no page lookup and no second checksum. Blocks stay delta-encoded, so
-//! a pinned table costs what it costs on disk (about 6 bytes per fingerprint).
+//! block's checksum checked then, and kept decoded as one sorted array of keys: a probe is a
+//! binary search and a scan of the keys that share the query's prefix, with no lock, no page
+//! lookup, no decoding and no second checksum. A pinned table costs 8.25-8.5 bytes per
+//! fingerprint (6 on disk, delta-encoded): keeping the blocks encoded instead made probes no faster than
+//! redb's cache (docs/benchmarks.md, "serve").
 //!
 //! A run's tables are immutable, so a pinned table is shared by every snapshot that reads its
 //! run, and dropped with the last of them.
@@ -17,61 +18,100 @@ use crate::block::keys::KeyBlock;
 use crate::error::{Error, Result};
 use crate::run::RunReader;
 
-/// One permuted table of one run, every shard file's blocks in key order.
+/// One permuted table of one run: every key, decoded, in order (every shard file's), with a
+/// directory by the keys' leading bits.
 pub(crate) struct PinnedTable {
-    /// `last_keys[i]` is the last key of block i; strictly increasing.
-    last_keys: Vec<u64>,
-    /// Block i is `bytes[starts[i]..starts[i + 1]]` (the last one ends at `bytes.len()`).
-    starts: Vec<usize>,
-    bytes: Vec<u8>,
+    keys: Vec<u64>,
+    /// `directory[p]` is the index of the first key whose leading `bits` bits are >= p (one
+    /// more entry holds `keys.len()`). A binary search of tens of millions of keys misses
+    /// the CPU cache at nearly every step; the directory narrows it to about
+    /// [`KEYS_PER_BUCKET`] keys with two reads.
+    directory: Vec<u32>,
+    bits: u32,
 }
+
+/// Keys per directory entry, on average: the directory costs 4 / 16 of the keys' memory at
+/// most (a bucket is a power of two, so between 1/16 and 1/8).
+const KEYS_PER_BUCKET: usize = 16;
 
 impl PinnedTable {
     /// Reads table `t` of `run` into memory, checking every block.
     fn load(run: &RunReader, t: usize) -> Result<Self> {
-        let capacity = run.meta().table_bytes.get(t).copied().unwrap_or(0);
-        let mut table = PinnedTable {
-            last_keys: Vec::new(),
-            starts: Vec::new(),
-            bytes: Vec::with_capacity(usize::try_from(capacity).unwrap_or(0)),
-        };
-        // Shard files split the key space by its leading bits, in order, so their blocks
+        let mut keys = Vec::with_capacity(usize::try_from(run.meta().fingerprints).unwrap_or(0));
+        // Shard files split the key space by its leading bits, in order, so their keys
         // concatenate into one sorted sequence.
         for file in run.shard_files(0, run.shards())? {
             file.for_each_block(t, |last, block| {
-                if table.last_keys.last().is_some_and(|&before| before >= last) {
+                let before = keys.last().copied();
+                let start = keys.len();
+                KeyBlock::parse(block)?.for_each(|key| keys.push(key))?;
+                if before.is_some_and(|b| b >= keys[start]) || keys.last() != Some(&last) {
                     return Err(Error::corrupt(format!(
-                        "table t{t:03}: block last keys do not increase at {last:016x}"
+                        "table t{t:03}: keys out of order at the block ending {last:016x}"
                     )));
                 }
-                table.last_keys.push(last);
-                table.starts.push(table.bytes.len());
-                table.bytes.extend_from_slice(block);
                 Ok(())
             })?;
         }
-        table.bytes.shrink_to_fit();
-        Ok(table)
+        keys.shrink_to_fit();
+        Ok(Self::with_directory(keys))
+    }
+
+    fn with_directory(keys: Vec<u64>) -> Self {
+        // No directory (bits = 0: one bucket) for tables too small to need one or too large
+        // for u32 indices.
+        let buckets = (keys.len() / KEYS_PER_BUCKET).next_power_of_two();
+        let bits = if keys.len() < 1024 || keys.len() >= u32::MAX as usize {
+            0
+        } else {
+            buckets.trailing_zeros().min(32)
+        };
+        let mut directory = Vec::new();
+        if bits > 0 {
+            directory.reserve_exact((1 << bits) + 1);
+            let mut i = 0;
+            for p in 0..(1u64 << bits) {
+                while i < keys.len() && keys[i] >> (64 - bits) < p {
+                    i += 1;
+                }
+                directory.push(i as u32);
+            }
+            directory.push(keys.len() as u32);
+        }
+        PinnedTable {
+            keys,
+            directory,
+            bits,
+        }
     }
 
     /// Calls `f` on every key in `lo..=hi`, in order.
-    pub(crate) fn probe(&self, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
-        let first = self.last_keys.partition_point(|&last| last < lo);
-        for i in first..self.last_keys.len() {
-            let end = self.starts.get(i + 1).copied().unwrap_or(self.bytes.len());
-            KeyBlock::parse_verified(&self.bytes[self.starts[i]..end])?
-                .for_each_in(lo, hi, &mut f)?;
-            if self.last_keys[i] >= hi {
-                break;
-            }
+    pub(crate) fn probe(&self, lo: u64, hi: u64, mut f: impl FnMut(u64)) {
+        let (start, end) = if self.bits == 0 {
+            (0, self.keys.len())
+        } else {
+            let bucket = |key: u64| (key >> (64 - self.bits)) as usize;
+            (
+                self.directory[bucket(lo)] as usize,
+                self.directory[bucket(hi) + 1] as usize,
+            )
+        };
+        let keys = &self.keys[start..end];
+        let first = keys.partition_point(|&k| k < lo);
+        for &key in keys[first..].iter().take_while(|&&k| k <= hi) {
+            f(key);
         }
-        Ok(())
     }
 
     /// Bytes of memory the table holds.
     fn bytes(&self) -> u64 {
-        (self.bytes.capacity() + 8 * self.last_keys.capacity() + 8 * self.starts.capacity()) as u64
+        8 * self.keys.capacity() as u64 + 4 * self.directory.capacity() as u64
     }
+}
+
+/// What pinning a table of `run` takes: 8 bytes per key, and its directory.
+fn table_cost(run: &RunReader) -> u64 {
+    8 * run.meta().fingerprints + 4 * run.meta().fingerprints / (KEYS_PER_BUCKET as u64 / 2)
 }
 
 /// The tables of one run held in memory; a table that did not fit is None and is read from
@@ -80,18 +120,18 @@ pub(crate) struct PinnedRun {
     tables: Vec<Option<PinnedTable>>,
     /// Bytes of memory the pinned tables hold.
     bytes: u64,
-    /// Their bytes on disk: what they took from the budget.
+    /// What they took from the budget.
     charged: u64,
 }
 
 impl PinnedRun {
-    /// Pins the tables of `run` in order while their bytes on disk fit in `budget`, which
+    /// Pins the tables of `run` in order while they fit in `budget` (bytes of memory), which
     /// shrinks by what they take. Tables load in parallel.
     pub(crate) fn load(run: &RunReader, tables: usize, budget: &mut u64) -> Result<Arc<Self>> {
         use rayon::prelude::*;
         let chosen: Vec<bool> = (0..tables)
-            .map(|t| {
-                let size = run.meta().table_bytes.get(t).copied().unwrap_or(0);
+            .map(|_| {
+                let size = table_cost(run);
                 // A budget of 0 pins nothing, not even empty tables.
                 let fits = *budget > 0 && size <= *budget;
                 if fits {
@@ -108,7 +148,7 @@ impl PinnedRun {
         let bytes = tables.iter().flatten().map(PinnedTable::bytes).sum();
         let charged = (0..tables.len())
             .filter(|&t| chosen[t])
-            .map(|t| run.meta().table_bytes.get(t).copied().unwrap_or(0))
+            .map(|_| table_cost(run))
             .sum();
         Ok(Arc::new(PinnedRun {
             tables,
@@ -127,7 +167,7 @@ impl PinnedRun {
         self.bytes
     }
 
-    /// The bytes on disk of the pinned tables: what they take from a budget.
+    /// What the pinned tables take from a budget.
     pub(crate) fn charged(&self) -> u64 {
         self.charged
     }

@@ -85,15 +85,6 @@ impl<'a> KeyBlock<'a> {
         Self::parse_body(unseal(block)?)
     }
 
-    /// Parses a block whose checksum was verified when it was read from disk (a block held
-    /// in memory since); the header and every key are still checked as they are decoded.
-    pub fn parse_verified(block: &'a [u8]) -> Result<Self> {
-        let body = block
-            .get(CRC_BYTES..)
-            .ok_or_else(|| Error::corrupt("key block is shorter than its checksum"))?;
-        Self::parse_body(body)
-    }
-
     fn parse_body(body: &'a [u8]) -> Result<Self> {
         let mut reader = Reader::new(body);
         let n = usize::from(reader.u16()?);

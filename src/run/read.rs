@@ -131,7 +131,7 @@ impl RunReader {
         f: impl FnMut(u64),
     ) -> Result<bool> {
         if let Some(table) = self.pinned.as_ref().and_then(|p| p.table(t)) {
-            table.probe(lo, hi, f)?;
+            table.probe(lo, hi, f);
             return Ok(true);
         }
         if let Some(file) = self.shard(shard)? {
