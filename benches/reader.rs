@@ -50,7 +50,7 @@ fn main() {
             snapshot
                 .for_each_live_document(|_, fp, _| {
                     seen += 1;
-                    if seen % 97 == 0 && stored.len() < n / 2 {
+                    if seen.is_multiple_of(97) && stored.len() < n / 2 {
                         stored.push(fp);
                     }
                 })
