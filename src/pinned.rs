@@ -146,10 +146,7 @@ impl PinnedRun {
             .map(|(t, &pin)| pin.then(|| PinnedTable::load(run, t)).transpose())
             .collect::<Result<_>>()?;
         let bytes = tables.iter().flatten().map(PinnedTable::bytes).sum();
-        let charged = (0..tables.len())
-            .filter(|&t| chosen[t])
-            .map(|_| table_cost(run))
-            .sum();
+        let charged = chosen.iter().filter(|&&pin| pin).count() as u64 * table_cost(run);
         Ok(Arc::new(PinnedRun {
             tables,
             bytes,

@@ -179,11 +179,6 @@ impl Reader {
         stats
     }
 
-    /// The options the reader was opened with.
-    pub fn options(&self) -> &ReaderOptions {
-        &self.options
-    }
-
     /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -532,52 +532,23 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     );
 
     // Malformed and wrong requests.
-    expect(
-        post("/v1/query", "{\"fingerprints\": [\"0123"),
-        400,
-        "invalid JSON",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": "0123456789abcdef"}"#),
-        400,
-        "invalid type",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": [true]}"#),
-        400,
-        "fingerprints[0]",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": ["0123", "zz"]}"#),
-        400,
-        "fingerprints[1]",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": [-1]}"#),
-        400,
-        "fingerprints[0]",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": ["1"], "distance": 4}"#),
-        400,
-        "distance 4",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": ["1"], "distance": -1}"#),
-        400,
-        "invalid value",
-    );
-    expect(
-        post("/v1/query", r#"{"fingerprints": ["1"], "k": 2}"#),
-        400,
-        "unknown field `k`",
-    );
-    expect(
-        post("/v1/query", r#"{"distance": 2}"#),
-        400,
-        "exactly one of",
-    );
-    expect(post("/v1/query", r#"{"texts": [""]}"#), 400, "texts[0]");
+    for (body, says) in [
+        ("{\"fingerprints\": [\"0123", "invalid JSON"),
+        (r#"{"fingerprints": "0123456789abcdef"}"#, "invalid type"),
+        (r#"{"fingerprints": [true]}"#, "fingerprints[0]"),
+        (r#"{"fingerprints": ["0123", "zz"]}"#, "fingerprints[1]"),
+        (r#"{"fingerprints": [-1]}"#, "fingerprints[0]"),
+        (r#"{"fingerprints": ["1"], "distance": 4}"#, "distance 4"),
+        (
+            r#"{"fingerprints": ["1"], "distance": -1}"#,
+            "invalid value",
+        ),
+        (r#"{"fingerprints": ["1"], "k": 2}"#, "unknown field `k`"),
+        (r#"{"distance": 2}"#, "exactly one of"),
+        (r#"{"texts": [""]}"#, "texts[0]"),
+    ] {
+        expect(post("/v1/query", body), 400, says);
+    }
     let many = json!({ "fingerprints": vec!["1"; 11] }).to_string();
     expect(post("/v1/query", &many), 413, "the limit is 10");
     // Bodies over --max-body-mib: declared (refused before it is sent) or chunked (refused
