@@ -335,30 +335,37 @@ impl Snapshot {
 /// The connected components of the graph the pairs draw, each with at least two members:
 /// members sorted, clusters ordered by their first member.
 pub fn clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut names: Vec<&str> = Vec::new();
-    let mut edges = Vec::with_capacity(pairs.len());
-    for p in pairs {
-        let [a, b] = [p.a.as_str(), p.b.as_str()].map(|id| {
-            *index.entry(id).or_insert_with(|| {
-                names.push(id);
-                names.len() - 1
+    components(pairs.iter().map(|p| (p.a.as_str(), p.b.as_str())))
+        .into_iter()
+        .map(|c| c.into_iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// [`clusters`] of fingerprint pairs: the groups of fingerprints the pairs connect.
+pub fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
+    components(pairs.iter().map(|p| (p.a, p.b)))
+}
+
+/// The connected components of the graph of `edges`: members sorted, components ordered by
+/// their first member.
+fn components<T: Copy + Ord + std::hash::Hash>(edges: impl Iterator<Item = (T, T)>) -> Vec<Vec<T>> {
+    let mut index: HashMap<T, usize> = HashMap::new();
+    let mut names: Vec<T> = Vec::new();
+    let mut sets = UnionFind::new();
+    for (a, b) in edges {
+        let [a, b] = [a, b].map(|node| {
+            *index.entry(node).or_insert_with(|| {
+                names.push(node);
+                sets.push()
             })
         });
-        edges.push((a, b));
-    }
-    let mut sets = UnionFind::new(names.len());
-    for (a, b) in edges {
         sets.union(a, b);
     }
-    let mut members: HashMap<usize, Vec<String>> = HashMap::new();
-    for (i, name) in names.iter().enumerate() {
-        members
-            .entry(sets.find(i))
-            .or_default()
-            .push(name.to_string());
+    let mut members: HashMap<usize, Vec<T>> = HashMap::new();
+    for (i, &name) in names.iter().enumerate() {
+        members.entry(sets.find(i)).or_default().push(name);
     }
-    let mut out: Vec<Vec<String>> = members
+    let mut out: Vec<Vec<T>> = members
         .into_values()
         .map(|mut m| {
             m.sort_unstable();
@@ -376,11 +383,18 @@ struct UnionFind {
 }
 
 impl UnionFind {
-    fn new(n: usize) -> Self {
+    fn new() -> Self {
         UnionFind {
-            parent: (0..n).collect(),
-            size: vec![1; n],
+            parent: Vec::new(),
+            size: Vec::new(),
         }
+    }
+
+    /// Adds a set of one new element; returns the element.
+    fn push(&mut self) -> usize {
+        self.parent.push(self.parent.len());
+        self.size.push(1);
+        self.parent.len() - 1
     }
 
     fn find(&mut self, mut x: usize) -> usize {

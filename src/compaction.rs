@@ -158,8 +158,8 @@ pub struct CompactionPreview {
     pub table_entries: u64,
 }
 
-/// What a compaction did.
-#[derive(Clone, Debug, PartialEq)]
+/// What a compaction did (its JSON form is what `compact --json` prints).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct CompactSummary {
     /// Runs before the compaction.

@@ -215,7 +215,7 @@ impl ExpireSelector {
 }
 
 /// What a delete or expire did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct DeleteSummary {
     /// The batch number, or None when nothing changed.

@@ -28,7 +28,7 @@ use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::store::Store;
 
 /// What an insert did.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct InsertSummary {
     /// The batch number, or None when nothing changed and no batch was recorded.

@@ -98,7 +98,8 @@ mod store;
 mod verify;
 
 pub use audit::{
-    clusters, find_all, find_all_documents, find_all_settings, DocumentPair, FingerprintPair,
+    clusters, find_all, find_all_documents, find_all_settings, fingerprint_clusters, DocumentPair,
+    FingerprintPair,
 };
 pub use batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
 pub use catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};

@@ -78,19 +78,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 pub fn to_json(s: &CompactSummary) -> serde_json::Value {
-    serde_json::json!({
-        "runs_before": s.runs_before,
-        "runs_after": s.runs_after,
-        "merged_runs": s.merged_runs,
-        "bytes_before": s.bytes_before,
-        "bytes_after": s.bytes_after,
-        "file_bytes_before": s.file_bytes_before,
-        "file_bytes_after": s.file_bytes_after,
-        "dropped_documents": s.dropped_documents,
-        "dropped_fingerprints": s.dropped_fingerprints,
-        "table_entries": s.table_entries,
-        "seconds": s.seconds,
-    })
+    serde_json::to_value(s).expect("a summary serializes")
 }
 
 /// One line: runs, bytes before and after, what was dropped, speed.
