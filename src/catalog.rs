@@ -108,6 +108,24 @@ pub struct BatchMeta {
     pub expired_by: Option<u64>,
 }
 
+impl BatchMeta {
+    /// The batch as `batches --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "batch": self.id,
+            "kind": self.kind.name(),
+            "committed_utc": self.committed_utc(),
+            "committed_unix_s": self.committed_unix_s,
+            "label": self.label,
+            "inserted": self.inserted,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "expired_by": self.expired_by,
+        })
+    }
+}
+
 /// What a batch did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub enum BatchKind {

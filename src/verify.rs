@@ -71,6 +71,24 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report as `verify --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        let findings: Vec<_> = self
+            .findings
+            .iter()
+            .map(|f| serde_json::json!({"location": f.location(), "problem": f.problem}))
+            .collect();
+        serde_json::json!({
+            "clean": self.findings.is_empty(),
+            "findings": findings,
+            "runs": self.runs,
+            "blocks": self.blocks,
+            "documents": self.documents,
+            "fingerprints": self.fingerprints,
+            "deep_checked_files": self.deep_checked,
+        })
+    }
+
     fn find(&mut self, file: &Path, table: Option<&str>, problem: impl Into<String>) {
         self.findings.push(Finding {
             file: Some(file.to_path_buf()),

@@ -32,18 +32,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     for b in &snapshot.catalog().batches {
         if args.json {
-            let value = serde_json::json!({
-                "batch": b.id,
-                "kind": b.kind.name(),
-                "committed_utc": b.committed_utc(),
-                "committed_unix_s": b.committed_unix_s,
-                "label": b.label,
-                "inserted": b.inserted,
-                "replaced": b.replaced,
-                "unchanged": b.unchanged,
-                "deleted": b.deleted,
-                "expired_by": b.expired_by,
-            });
+            let value = b.to_json();
             writeln!(out, "{value}")?;
         } else {
             writeln!(

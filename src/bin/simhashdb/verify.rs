@@ -50,20 +50,7 @@ fn check(args: &Args) -> anyhow::Result<bool> {
         .with_context(|| format!("{}: cannot verify the store", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
-        let findings: Vec<_> = report
-            .findings
-            .iter()
-            .map(|f| serde_json::json!({"location": f.location(), "problem": f.problem}))
-            .collect();
-        let value = serde_json::json!({
-            "clean": report.findings.is_empty(),
-            "findings": findings,
-            "runs": report.runs,
-            "blocks": report.blocks,
-            "documents": report.documents,
-            "fingerprints": report.fingerprints,
-            "deep_checked_files": report.deep_checked,
-        });
+        let value = report.to_json();
         writeln!(out, "{value}")?;
     } else {
         for f in &report.findings {

@@ -1,0 +1,65 @@
+"""Fingerprint arrays across the Rust boundary: little-endian uint64 bytes each way."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Iterable
+
+import numpy as np
+
+FINGERPRINT = np.dtype("<u8")
+
+
+def fingerprint_bytes(values: Any, what: str = "fingerprints") -> bytes:
+    """``values`` (a numpy integer array, or an iterable of ints in 0..2**64) as
+    little-endian uint64 bytes; ValueError names the first value that is not a fingerprint."""
+    return fingerprint_array(values, what).tobytes()
+
+
+def fingerprint_array(values: Any, what: str = "fingerprints") -> np.ndarray:
+    """``values`` as a 1-D little-endian uint64 array (see :func:`fingerprint_bytes`)."""
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{what}: expected integers, got {type(values).__name__}")
+    if isinstance(values, np.ndarray):
+        array = values
+        if array.dtype.kind == "O":
+            values = list(array)
+    else:
+        values = values if isinstance(values, (list, tuple)) else list(values)
+        try:
+            array = np.asarray(values)
+        except (OverflowError, ValueError):
+            array = np.asarray(values, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{what}: expected a 1-D array, got shape {array.shape}")
+    kind = array.dtype.kind
+    if kind == "u":
+        return array.astype(FINGERPRINT, copy=False)
+    if kind == "i":
+        if array.size and array.min() < 0:
+            i = int(np.argmax(array < 0))
+            raise ValueError(f"{what}[{i}]: {array[i]} is not a 64-bit unsigned fingerprint")
+        return array.astype(FINGERPRINT)
+    if not isinstance(values, np.ndarray):
+        # Python ints past 2**63 (numpy makes them float or object), or values that are not
+        # ints at all: checked one by one, so a float is refused, never truncated.
+        return np.fromiter(_checked(values, what), dtype=FINGERPRINT, count=len(values))
+    raise ValueError(f"{what}: expected integers, got an array of {array.dtype}")
+
+
+def _checked(values: Iterable[Any], what: str) -> Iterable[int]:
+    for i, value in enumerate(values):
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise ValueError(
+                f"{what}[{i}]: {value!r} is not an integer fingerprint"
+            ) from None
+        if not 0 <= value < 1 << 64:
+            raise ValueError(f"{what}[{i}]: {value} is not a 64-bit unsigned fingerprint")
+        yield value
+
+
+def from_bytes(data: bytes, dtype: Any = FINGERPRINT) -> np.ndarray:
+    """Little-endian uint64 ``data`` as a writable array of ``dtype``."""
+    return np.frombuffer(data, dtype=FINGERPRINT).astype(dtype)

@@ -1,0 +1,447 @@
+"""The store: a persistent database of 64-bit simhash fingerprints."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+import numpy as np
+
+from . import _native
+from ._arrays import fingerprint_array, fingerprint_bytes, from_bytes
+
+PathLike = Union[str, "os.PathLike[str]"]
+Match = Tuple[str, int, int]
+
+
+class QueryResults(NamedTuple):
+    """The matches of :meth:`Store.query_many`, one row per match, as parallel numpy arrays:
+    rows are grouped by query, in query order, and within a query ordered as ``query`` orders
+    them (by distance, then fingerprint, then id)."""
+
+    query: np.ndarray
+    """int64: the index of the query (in the array given) this row matches."""
+    id: np.ndarray
+    """object (str): the matching document's id."""
+    fingerprint: np.ndarray
+    """uint64: its stored fingerprint."""
+    distance: np.ndarray
+    """int32: the Hamming distance between the query and that fingerprint."""
+
+
+class Audit:
+    """What :meth:`Store.audit` found: iterate it for ``(a, b, distance)`` pairs (``a < b``,
+    sorted), or for clusters (sorted lists of ids) when asked for clusters; or take it whole as
+    numpy arrays or a pandas DataFrame."""
+
+    def __init__(
+        self,
+        pairs: Optional[Tuple[List[str], List[str], np.ndarray]],
+        clusters: Optional[List[List[str]]],
+    ) -> None:
+        self._pairs = pairs
+        self._clusters = clusters
+
+    @property
+    def clusters(self) -> bool:
+        """Whether this audit lists clusters rather than pairs."""
+        return self._clusters is not None
+
+    def __len__(self) -> int:
+        if self._clusters is not None:
+            return len(self._clusters)
+        assert self._pairs is not None
+        return len(self._pairs[0])
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._clusters is not None:
+            yield from self._clusters
+            return
+        assert self._pairs is not None
+        a, b, distance = self._pairs
+        for i in range(len(a)):
+            yield a[i], b[i], int(distance[i])
+
+    def __repr__(self) -> str:
+        kind = "clusters" if self.clusters else "pairs"
+        return f"<simhashdb.Audit: {len(self)} {kind}>"
+
+    def to_numpy(self) -> Dict[str, np.ndarray]:
+        """Pairs as ``{"a", "b", "distance"}`` (ids as object arrays, distance int32); clusters
+        as ``{"cluster", "id"}``, one row per member (cluster numbers from 0)."""
+        if self._clusters is not None:
+            sizes = [len(c) for c in self._clusters]
+            cluster = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+            ids = np.array([m for c in self._clusters for m in c] or [], dtype=object)
+            return {"cluster": cluster, "id": ids}
+        assert self._pairs is not None
+        a, b, distance = self._pairs
+        return {
+            "a": np.array(a, dtype=object),
+            "b": np.array(b, dtype=object),
+            "distance": distance,
+        }
+
+    def to_pandas(self) -> Any:
+        """The arrays of :meth:`to_numpy` as a pandas DataFrame (needs pandas installed)."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError(
+                "Audit.to_pandas needs pandas: pip install pandas (or use to_numpy)"
+            ) from e
+        return pandas.DataFrame(self.to_numpy())
+
+
+class Store:
+    """A simhashdb store on disk: every stored fingerprint within k bits of a query.
+
+    Make one with :meth:`create` or open one with :meth:`open` (never the constructor). One
+    ``Store`` can be shared by threads: queries run in parallel, writes take turns. Queries see
+    what any process committed within 0.1 s (or at once after :meth:`refresh`); each write
+    opens the store for writing (its lock) for that call only, so holding a ``Store`` open
+    never blocks another process's insert. Use it as a context manager, or call
+    :meth:`close`.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: Any) -> None:
+        if not isinstance(native, _native.NativeStore):
+            raise TypeError("use Store.create(path, ...) or Store.open(path)")
+        self._native = native
+
+    # -- making and opening ------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: PathLike,
+        distance: int = 3,
+        blocks: Optional[int] = None,
+        expected_size: Optional[int] = None,
+        scheme: Optional[str] = None,
+        *,
+        shards: Optional[int] = None,
+        shingle: Optional[int] = None,
+        weight: Optional[str] = None,
+        max_runs: Optional[int] = None,
+        merge_factor: Optional[int] = None,
+    ) -> "Store":
+        """Creates a store at ``path`` (which must not exist, or be an empty directory), as
+        ``simhashdb init`` does, and opens it.
+
+        ``distance`` is K, the largest distance queries may ask for. ``blocks`` (m) is chosen
+        for ``expected_size`` fingerprints when not given (default: planned for 1e9).
+        ``scheme`` (with ``shingle`` and ``weight``) is how the store fingerprints text, see
+        :func:`simhashdb.fingerprint`. ``max_runs`` and ``merge_factor`` set the compaction
+        policy. FileExistsError if ``path`` is taken; ValueError for settings that cannot
+        make a working store.
+        """
+        if expected_size is not None:
+            expected_size = int(expected_size)
+            if expected_size < 1:
+                raise ValueError(f"expected_size {expected_size}: must be at least 1")
+        return cls(
+            _native.NativeStore.create(
+                os.fspath(path),
+                distance,
+                blocks,
+                expected_size,
+                shards,
+                scheme,
+                shingle,
+                weight,
+                max_runs,
+                merge_factor,
+            )
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: PathLike,
+        *,
+        pin: Union[bool, int] = False,
+        cache_mib: Optional[int] = None,
+    ) -> "Store":
+        """Opens the store at ``path``.
+
+        ``pin`` keeps the permuted tables in memory for the fastest queries, as ``simhashdb
+        serve`` does: ``True`` pins as many as fit in half the machine's memory, an int pins
+        up to that many MiB (loading them takes a while: about 1 s per 1e7 fingerprints).
+        Without it queries read checksummed blocks from disk through a cache of ``cache_mib``
+        MiB. FileNotFoundError if there is no store at ``path``.
+        """
+        if isinstance(pin, bool):
+            pin_bytes = None if pin else 0
+        else:
+            if pin < 0:
+                raise ValueError(f"pin {pin}: MiB must be >= 0")
+            pin_bytes = int(pin) << 20
+        cache_bytes = None if cache_mib is None else int(cache_mib) << 20
+        return cls(_native.NativeStore.open(os.fspath(path), pin_bytes, cache_bytes))
+
+    def close(self) -> None:
+        """Releases the store's files; later calls raise ValueError. Closing twice is fine."""
+        self._native.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._native.closed
+
+    @property
+    def path(self) -> str:
+        """The store's directory."""
+        return str(self._native.path)
+
+    @property
+    def distance(self) -> int:
+        """K: the largest distance a query may ask for (the default distance)."""
+        return self._native.settings()[1]
+
+    @property
+    def blocks(self) -> int:
+        """m: the blocks each fingerprint is split into."""
+        return self._native.settings()[0]
+
+    @property
+    def tables(self) -> int:
+        """The number of permuted tables, C(m, K)."""
+        return self._native.settings()[3]
+
+    @property
+    def scheme(self) -> str:
+        """How the store fingerprints text (e.g. ``"words-2-minhash"``)."""
+        return self._native.settings()[4]
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<simhashdb.Store {self.path!r} (closed)>"
+        return (
+            f"<simhashdb.Store {self.path!r}: m={self.blocks}, K={self.distance}, "
+            f"scheme {self.scheme}>"
+        )
+
+    def refresh(self) -> bool:
+        """Makes the latest committed state current now; returns whether it changed."""
+        return self._native.refresh()
+
+    # -- writing -----------------------------------------------------------------------
+
+    def insert(
+        self,
+        ids: Sequence[str],
+        fingerprints: Any,
+        *,
+        label: Optional[str] = None,
+        compact: bool = True,
+    ) -> Dict[str, Any]:
+        """Inserts one batch, all or nothing: ``ids[i]`` with ``fingerprints[i]`` (a list of
+        ints or a numpy integer array). An id stored before gets its new fingerprint; a later
+        repeat of an id in the batch overrides an earlier one. ``label`` is recorded with the
+        batch (for :meth:`expire`). Afterwards runs are merged if the compaction policy asks
+        (unless ``compact=False``). Returns ``insert --json``'s summary."""
+        if isinstance(ids, str):
+            raise TypeError("ids: expected a sequence of str, got one str")
+        data = fingerprint_bytes(fingerprints)
+        return json.loads(self._native.insert(_ids(ids), data, label, compact))
+
+    def insert_documents(
+        self,
+        documents: Iterable[Tuple[str, str]],
+        *,
+        label: Optional[str] = None,
+        compact: bool = True,
+    ) -> Dict[str, Any]:
+        """Inserts one batch of ``(id, text)`` pairs from any iterable (a generator is read
+        once, in chunks), fingerprinted in parallel with the store's scheme. All or nothing;
+        the ids and fingerprints are held in memory until the commit (about 60 bytes each:
+        for inputs of hundreds of millions, write them to a file for :meth:`insert_file`,
+        which streams). A text with no token raises ValueError naming ``documents[i]``."""
+        return json.loads(self._native.insert_documents(iter(documents), label, compact))
+
+    def insert_file(
+        self,
+        path: Union[PathLike, Sequence[PathLike]],
+        *,
+        format: Optional[str] = None,
+        skip_invalid: bool = False,
+        label: Optional[str] = None,
+        id_field: str = "id",
+        text_field: str = "text",
+        compact: bool = True,
+    ) -> Dict[str, Any]:
+        """Inserts one batch from files or directories, as ``simhashdb insert`` reads them:
+        ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}), or
+        ``text`` (a file per document, its path the id); detected when ``format`` is None;
+        gzip and zstd files are decompressed. A malformed line raises ValueError naming the
+        file and line, and nothing is stored, unless ``skip_invalid`` (then counted in the
+        summary's ``skipped``). Streams: memory stays bounded for any input size."""
+        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        return json.loads(
+            self._native.insert_file(
+                [os.fspath(p) for p in paths],
+                format,
+                skip_invalid,
+                label,
+                id_field,
+                text_field,
+                compact,
+            )
+        )
+
+    def delete(self, ids: Union[str, Iterable[str]], *, dry_run: bool = False) -> Dict[str, Any]:
+        """Deletes documents by id in one batch (a single id may be given as a str). With
+        ``dry_run`` nothing changes and the summary says what would. Returns
+        ``{"batch", "deleted", "not_found", "repeated", "expired_batches", "dry_run"}``."""
+        ids = [ids] if isinstance(ids, str) else _ids(ids)
+        return json.loads(self._native.delete(ids, dry_run))
+
+    def expire(
+        self,
+        before: Optional[str] = None,
+        batch: Optional[str] = None,
+        *,
+        dry_run: bool = False,
+    ) -> Dict[str, Any]:
+        """Deletes the documents of whole insert batches still live: those committed
+        ``before`` a date (``YYYY-MM-DD``, ``YYYY-MM-DDTHH:MM:SSZ`` or ``Nd`` for N days ago),
+        or the batches labelled ``batch``. Give exactly one. Returns the summary with
+        ``expired_batches``."""
+        return json.loads(self._native.expire(before, batch, dry_run))
+
+    def compact(self) -> Dict[str, Any]:
+        """Merges every run into one (dropping deleted and replaced entries); returns
+        ``compact --json``'s summary."""
+        return json.loads(self._native.compact())
+
+    # -- reading -----------------------------------------------------------------------
+
+    def query(self, fingerprint: int, distance: Optional[int] = None) -> List[Match]:
+        """Every live document within ``distance`` bits (default: the store's K) of
+        ``fingerprint``, as ``(id, fingerprint, distance)`` tuples ordered by distance, then
+        fingerprint, then id. ValueError if ``distance`` exceeds K."""
+        fingerprint = int(fingerprint_array([fingerprint], "fingerprint")[0])
+        return self._native.query(fingerprint, _distance(distance))
+
+    def query_many(self, fingerprints: Any, distance: Optional[int] = None) -> QueryResults:
+        """The matches of many fingerprints (a numpy integer array or a list), answered in
+        parallel with the GIL released, as :class:`QueryResults` numpy arrays ``(query, id,
+        fingerprint, distance)``."""
+        data = fingerprint_bytes(fingerprints)
+        index, ids, found, dist = self._native.query_many(data, _distance(distance))
+        return QueryResults(
+            from_bytes(index, np.int64),
+            np.array(ids, dtype=object),
+            from_bytes(found),
+            from_bytes(dist, np.int32),
+        )
+
+    def query_texts(
+        self, texts: Iterable[str], distance: Optional[int] = None
+    ) -> List[List[Match]]:
+        """For each text, fingerprinted with the store's scheme, its matches as :meth:`query`
+        gives them."""
+        if isinstance(texts, str):
+            raise TypeError("texts: expected an iterable of str, got one str")
+        texts = texts if isinstance(texts, list) else list(texts)
+        data = self._native.fingerprint_texts(texts)
+        results = self.query_many(from_bytes(data), distance)
+        out: List[List[Match]] = [[] for _ in texts]
+        for q, i, f, d in zip(
+            results.query.tolist(),
+            results.id.tolist(),
+            results.fingerprint.tolist(),
+            results.distance.tolist(),
+        ):
+            out[q].append((i, f, d))
+        return out
+
+    def get(self, id: str) -> Optional[int]:
+        """The fingerprint of the live document ``id``, or None."""
+        found = self._native.get(id)
+        return None if found is None else found[0]
+
+    def document(self, id: str) -> Optional[Dict[str, Any]]:
+        """The live document ``id`` as ``{"id", "fingerprint", "batch"}`` (the insert batch
+        that gave it this fingerprint), or None."""
+        found = self._native.get(id)
+        if found is None:
+            return None
+        return {"id": id, "fingerprint": found[0], "batch": found[1]}
+
+    def __contains__(self, id: object) -> bool:
+        return isinstance(id, str) and self._native.get(id) is not None
+
+    def batches(self) -> List[Dict[str, Any]]:
+        """Every batch, oldest first, as ``batches --json`` lists them."""
+        return json.loads(self._native.batches())
+
+    def stats(self) -> Dict[str, Any]:
+        """Documents, fingerprints, runs, tables and bytes on disk, as ``stats --json``."""
+        return json.loads(self._native.stats())
+
+    def __len__(self) -> int:
+        """The number of live documents."""
+        return int(self.stats()["documents"])
+
+    def verify(self, deep: bool = False) -> Dict[str, Any]:
+        """Checks every block's checksum and structure (with ``deep``, also redb's own
+        checks); returns ``verify --json``'s report: ``clean`` and the ``findings``."""
+        return json.loads(self._native.verify(deep))
+
+    def audit(
+        self,
+        distance: Optional[int] = None,
+        clusters: bool = False,
+        *,
+        singletons: bool = False,
+    ) -> Audit:
+        """Every pair of live documents within ``distance`` bits (default K), computed in
+        parallel with the GIL released: iterate the :class:`Audit` for ``(a, b, distance)``
+        tuples, or take ``.to_numpy()`` / ``.to_pandas()``. With ``clusters``, the groups the
+        pairs connect instead (with ``singletons``, every other document as a group of
+        one)."""
+        if clusters:
+            return Audit(None, self._native.audit_clusters(_distance(distance), singletons))
+        if singletons:
+            raise ValueError("singletons=True needs clusters=True")
+        a, b, dist = self._native.audit_pairs(_distance(distance))
+        return Audit((a, b, from_bytes(dist, np.int32)), None)
+
+
+def _ids(ids: Iterable[str]) -> List[str]:
+    out = ids if isinstance(ids, list) else list(ids)
+    for i, id in enumerate(out):
+        if not isinstance(id, str):
+            raise ValueError(f"ids[{i}]: {id!r} is not a str")
+    return out
+
+
+def _distance(distance: Optional[int]) -> Optional[int]:
+    if distance is None:
+        return None
+    distance = int(distance)
+    if distance < 0:
+        raise ValueError(f"distance {distance}: must be >= 0")
+    return distance

@@ -1,0 +1,72 @@
+//! The library's errors as Python exceptions, and the guard that keeps panics out of Python.
+//!
+//! - bad input, settings, schemes, distances, labels: `ValueError`;
+//! - damaged bytes: `simhashdb.CorruptionError` (an `OSError`);
+//! - another writer holds the store: `simhashdb.StoreLockedError` (an `OSError`);
+//! - everything else about files: `OSError`, with the errno when the system gave one, so
+//!   Python picks `FileNotFoundError`, `PermissionError`...
+//!
+//! The message is the library's, which names the file, line or setting at fault.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use simhashdb::Error;
+
+create_exception!(
+    simhashdb,
+    CorruptionError,
+    PyOSError,
+    "Stored bytes fail their checksum or structure checks; the message names the file, table \
+     and block. Store.verify() lists every damaged block."
+);
+create_exception!(
+    simhashdb,
+    StoreLockedError,
+    PyOSError,
+    "Another process (an insert, delete or compaction) holds the store's writer lock; the \
+     message names its pid. Queries are not affected."
+);
+
+/// `error` as the Python exception its kind calls for.
+pub fn py_err(error: Error) -> PyErr {
+    let message = error.to_string();
+    match &error {
+        Error::Settings { .. }
+        | Error::Input { .. }
+        | Error::Scheme(_)
+        | Error::DistanceTooLarge { .. }
+        | Error::NoSuchLabel { .. } => PyValueError::new_err(message),
+        Error::Corruption { .. } => CorruptionError::new_err(message),
+        Error::Locked { .. } => StoreLockedError::new_err(message),
+        Error::Io { error, .. } => match error.raw_os_error() {
+            // OSError(errno, message) is created as the subclass for that errno.
+            Some(errno) => PyOSError::new_err((errno, message)),
+            None => PyOSError::new_err(message),
+        },
+        Error::NotAStore { path, .. } if !path.exists() => PyFileNotFoundError::new_err(message),
+        Error::AlreadyExists { .. } => PyFileExistsError::new_err(message),
+        _ => PyOSError::new_err(message),
+    }
+}
+
+/// Runs `f`, turning a panic into a `RuntimeError` that says it is a bug.
+pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(PyRuntimeError::new_err(format!(
+                "simhashdb internal error (a bug; please report it): {what}"
+            )))
+        }
+    }
+}

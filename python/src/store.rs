@@ -1,0 +1,604 @@
+//! A store held open by a Python process.
+//!
+//! Queries go through one long-lived [`Reader`], shared by every thread (it is `Sync`), that
+//! follows commits: before a query it rereads the catalog if the last look is older than
+//! [`REFRESH_INTERVAL`], so a batch any process commits is seen within that time. Each write
+//! opens the store for writing (taking its writer lock) for that call only: a Python process
+//! holding a store open never blocks a CLI `insert` between its own writes. Writes of this
+//! process's threads take turns on `writes`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use simhashdb::{
+    read_sources, Batch, CompactionPolicy, ExpireSelector, InputFormat, ReadOptions, Reader,
+    ReaderOptions, Settings, Snapshot, Stats, Store, DEFAULT_RUN_DOCUMENTS,
+};
+
+use crate::errors::{guard, py_err};
+use crate::{bytes_of, fingerprint_all, scheme_of, u64s_from_bytes};
+
+/// How old the reader's view of the catalog may get before a query looks again.
+const REFRESH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Documents fingerprinted per step of `insert_documents` (the GIL is held only to take them).
+const TEXT_CHUNK: usize = 8192;
+
+/// `query_many`'s answer: query index, ids, fingerprints and distances, one entry per match.
+type QueryColumns<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyList>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+);
+
+#[pyclass(frozen, name = "NativeStore", module = "simhashdb._native")]
+pub struct NativeStore {
+    dir: PathBuf,
+    /// None once closed.
+    reader: RwLock<Option<Reader>>,
+    /// When the reader last compared its snapshot with the committed catalog.
+    looked: Mutex<Instant>,
+    /// This process's writes, one at a time.
+    writes: Mutex<()>,
+}
+
+fn closed() -> PyErr {
+    PyValueError::new_err("the store is closed")
+}
+
+impl NativeStore {
+    fn new(dir: PathBuf, options: ReaderOptions) -> simhashdb::Result<Self> {
+        let reader = Reader::open(&dir, options)?;
+        Ok(NativeStore {
+            dir,
+            reader: RwLock::new(Some(reader)),
+            looked: Mutex::new(Instant::now()),
+            writes: Mutex::new(()),
+        })
+    }
+
+    /// The committed state, refreshed if the last look is older than [`REFRESH_INTERVAL`]
+    /// (or `now`).
+    fn snapshot(&self, now: bool) -> PyResult<Arc<Snapshot>> {
+        let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
+        let reader = reader.as_ref().ok_or_else(closed)?;
+        // A thread that finds another refreshing goes on with the current snapshot.
+        if let Ok(mut looked) = self.looked.try_lock() {
+            if now || looked.elapsed() >= REFRESH_INTERVAL {
+                reader.refresh().map_err(py_err)?;
+                *looked = Instant::now();
+            }
+        }
+        Ok(reader.snapshot())
+    }
+
+    /// Runs `write` on the store opened for writing, then makes its commit visible to this
+    /// process's next query. Call with the GIL released.
+    fn write<T>(&self, write: impl FnOnce(&mut Store) -> simhashdb::Result<T>) -> PyResult<T> {
+        if self
+            .reader
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+        {
+            return Err(closed());
+        }
+        let _turn = self.writes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut store = Store::open(&self.dir).map_err(py_err)?;
+        let out = write(&mut store).map_err(py_err)?;
+        drop(store);
+        self.snapshot(true)?;
+        Ok(out)
+    }
+
+    /// `distance`, or the store's K.
+    fn distance(snapshot: &Snapshot, distance: Option<u32>) -> u32 {
+        distance.unwrap_or(u32::from(snapshot.settings().distance))
+    }
+}
+
+/// An insert's summary as `insert --json` prints it.
+fn insert_json(summary: &simhashdb::InsertSummary, lines: u64, skipped: u64) -> serde_json::Value {
+    let mut value = serde_json::to_value(summary).expect("a summary serializes");
+    value["lines"] = lines.into();
+    value["skipped"] = skipped.into();
+    value
+}
+
+/// Writes `documents` as one batch; merges runs afterwards if `compact` and the policy asks.
+fn insert_batch(
+    store: &mut Store,
+    documents: Batch,
+    label: Option<&str>,
+    compact: bool,
+) -> simhashdb::Result<simhashdb::InsertSummary> {
+    let mut insertion = store
+        .begin_insert(label)
+        .run_documents(DEFAULT_RUN_DOCUMENTS)
+        .compact_after(compact);
+    insertion.append(documents)?;
+    insertion.commit()
+}
+
+#[pymethods]
+impl NativeStore {
+    #[staticmethod]
+    #[pyo3(signature = (path, distance, blocks, expected_size, shards, scheme, shingle, weight,
+                        max_runs, merge_factor))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        path: PathBuf,
+        distance: u8,
+        blocks: Option<u8>,
+        expected_size: Option<u64>,
+        shards: Option<u16>,
+        scheme: Option<&str>,
+        shingle: Option<u8>,
+        weight: Option<&str>,
+        max_runs: Option<u16>,
+        merge_factor: Option<u16>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let mut settings = match blocks {
+                Some(blocks) => Settings {
+                    blocks,
+                    distance,
+                    shards: Settings::default().shards,
+                },
+                None => Settings::for_size(
+                    distance,
+                    expected_size.unwrap_or(simhashdb::DEFAULT_EXPECTED_SIZE),
+                )
+                .map_err(py_err)?,
+            };
+            if let Some(shards) = shards {
+                settings.shards = shards;
+            }
+            let scheme = scheme_of(scheme, shingle, weight)?;
+            let defaults = CompactionPolicy::default();
+            let policy = CompactionPolicy {
+                max_runs: max_runs.unwrap_or(defaults.max_runs),
+                merge_factor: merge_factor.unwrap_or(defaults.merge_factor),
+            };
+            py.detach(|| {
+                drop(Store::create_with(&path, settings, scheme, policy)?);
+                NativeStore::new(path, ReaderOptions::default().pin_bytes(0))
+            })
+            .map_err(py_err)
+        })
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (path, pin_bytes, cache_bytes))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        pin_bytes: Option<u64>,
+        cache_bytes: Option<usize>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let mut options = ReaderOptions::default();
+            if let Some(pin) = pin_bytes {
+                options = options.pin_bytes(pin);
+            }
+            if let Some(cache) = cache_bytes {
+                options = options.cache_bytes(cache);
+            }
+            py.detach(|| NativeStore::new(path, options))
+                .map_err(py_err)
+        })
+    }
+
+    /// Releases the store's files; later calls raise ValueError.
+    fn close(&self) {
+        self.reader
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.reader
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.dir.clone()
+    }
+
+    /// (blocks, distance, shards, tables, scheme name).
+    fn settings(&self) -> PyResult<(u8, u8, u16, usize, String)> {
+        guard(|| {
+            let snapshot = self.snapshot(false)?;
+            let s = snapshot.settings();
+            let scheme = snapshot
+                .catalog()
+                .scheme
+                .clone()
+                .unwrap_or_else(|| "none".to_string());
+            Ok((s.blocks, s.distance, s.shards, s.table_count(), scheme))
+        })
+    }
+
+    /// Looks at the committed catalog now; returns whether a newer state became current.
+    fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
+        guard(|| {
+            py.detach(|| {
+                let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
+                let reader = reader.as_ref().ok_or_else(closed)?;
+                let changed = reader.refresh().map_err(py_err)?;
+                *self.looked.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                Ok(changed)
+            })
+        })
+    }
+
+    /// One batch of (id, fingerprint); `fingerprints` little-endian u64 bytes.
+    #[pyo3(signature = (ids, fingerprints, label, compact))]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        ids: Vec<String>,
+        fingerprints: &[u8],
+        label: Option<&str>,
+        compact: bool,
+    ) -> PyResult<String> {
+        guard(|| {
+            let fingerprints = u64s_from_bytes(fingerprints, "fingerprints")?;
+            if ids.len() != fingerprints.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{} ids but {} fingerprints: give one fingerprint per id",
+                    ids.len(),
+                    fingerprints.len()
+                )));
+            }
+            let mut batch = Batch::new();
+            for (i, (id, fp)) in ids.iter().zip(&fingerprints).enumerate() {
+                batch
+                    .push(id, *fp)
+                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
+            }
+            let lines = ids.len() as u64;
+            let summary = py.detach(|| self.write(|s| insert_batch(s, batch, label, compact)))?;
+            Ok(insert_json(&summary, lines, 0).to_string())
+        })
+    }
+
+    /// One batch of (id, text) pairs from any iterable, fingerprinted with the store's scheme.
+    #[pyo3(signature = (documents, label, compact))]
+    fn insert_documents(
+        &self,
+        py: Python<'_>,
+        documents: &Bound<'_, PyAny>,
+        label: Option<&str>,
+        compact: bool,
+    ) -> PyResult<String> {
+        guard(|| {
+            let scheme = self
+                .snapshot(false)?
+                .catalog()
+                .text_scheme()
+                .map_err(py_err)?;
+            let mut batch = Batch::new();
+            let mut items = documents.try_iter()?;
+            let mut seen = 0_usize;
+            loop {
+                let (mut ids, mut texts) = (Vec::new(), Vec::new());
+                for item in items.by_ref().take(TEXT_CHUNK) {
+                    let (id, text): (String, String) = item?.extract().map_err(|e| {
+                        PyValueError::new_err(format!(
+                            "documents[{}]: not an (id, text) pair of str: {e}",
+                            seen + ids.len()
+                        ))
+                    })?;
+                    ids.push(id);
+                    texts.push(text);
+                }
+                if ids.is_empty() {
+                    break;
+                }
+                let fingerprints =
+                    py.detach(|| fingerprint_all(&scheme, &texts, "documents", seen))?;
+                for (i, (id, fp)) in ids.iter().zip(fingerprints).enumerate() {
+                    batch.push(id, fp).map_err(|e| {
+                        PyValueError::new_err(format!("documents[{}]: {e}", seen + i))
+                    })?;
+                }
+                seen += ids.len();
+            }
+            let summary = py.detach(|| self.write(|s| insert_batch(s, batch, label, compact)))?;
+            Ok(insert_json(&summary, seen as u64, 0).to_string())
+        })
+    }
+
+    /// One batch from files or directories in any format `insert` reads.
+    #[pyo3(signature = (paths, format, skip_invalid, label, id_field, text_field, compact))]
+    #[allow(clippy::too_many_arguments)]
+    fn insert_file(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        format: Option<&str>,
+        skip_invalid: bool,
+        label: Option<&str>,
+        id_field: String,
+        text_field: String,
+        compact: bool,
+    ) -> PyResult<String> {
+        guard(|| {
+            let format = match format {
+                None => None,
+                Some("tsv") => Some(InputFormat::Tsv),
+                Some("jsonl") => Some(InputFormat::Jsonl),
+                Some("text") => Some(InputFormat::Text),
+                Some(other) => {
+                    return Err(PyValueError::new_err(format!(
+                        "format {other:?}: use tsv, jsonl or text (or None to detect it)"
+                    )))
+                }
+            };
+            if let Some(label) = label {
+                simhashdb::check_label(label).map_err(py_err)?;
+            }
+            py.detach(|| {
+                self.write(|store| {
+                    let options = ReadOptions {
+                        format,
+                        skip_invalid,
+                        scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
+                        id_field,
+                        text_field,
+                        ..ReadOptions::default()
+                    };
+                    let mut insertion = store
+                        .begin_insert(label)
+                        .run_documents(DEFAULT_RUN_DOCUMENTS)
+                        .compact_after(compact);
+                    let read = read_sources(&paths, &options, &mut insertion, &|_| {})?;
+                    let summary = insertion.commit()?;
+                    Ok(insert_json(&summary, read.lines, read.skipped).to_string())
+                })
+            })
+        })
+    }
+
+    /// [(id, fingerprint, distance)] within `distance` of `fingerprint`, as `query` orders them.
+    #[pyo3(signature = (fingerprint, distance))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        fingerprint: u64,
+        distance: Option<u32>,
+    ) -> PyResult<Vec<(String, u64, u32)>> {
+        guard(|| {
+            let snapshot = self.snapshot(false)?;
+            let distance = Self::distance(&snapshot, distance);
+            let matches = py
+                .detach(|| snapshot.query(fingerprint, distance))
+                .map_err(py_err)?;
+            Ok(matches
+                .into_iter()
+                .map(|m| (m.id, m.fingerprint, m.distance))
+                .collect())
+        })
+    }
+
+    /// The matches of many queries (little-endian u64 bytes) in parallel: (query index bytes,
+    /// ids, fingerprint bytes, distance bytes), each array u64 little-endian.
+    #[pyo3(signature = (queries, distance))]
+    fn query_many<'py>(
+        &self,
+        py: Python<'py>,
+        queries: &[u8],
+        distance: Option<u32>,
+    ) -> PyResult<QueryColumns<'py>> {
+        guard(|| {
+            let queries = u64s_from_bytes(queries, "queries")?;
+            let snapshot = self.snapshot(false)?;
+            let distance = Self::distance(&snapshot, distance);
+            let results = py
+                .detach(|| snapshot.query_many(&queries, distance))
+                .map_err(py_err)?;
+            let total: usize = results.iter().map(Vec::len).sum();
+            let (mut index, mut fps, mut dists) = (
+                Vec::with_capacity(total),
+                Vec::with_capacity(total),
+                Vec::with_capacity(total),
+            );
+            let mut ids = Vec::with_capacity(total);
+            for (q, matches) in results.into_iter().enumerate() {
+                for m in matches {
+                    index.push(q as u64);
+                    fps.push(m.fingerprint);
+                    dists.push(u64::from(m.distance));
+                    ids.push(m.id);
+                }
+            }
+            Ok((
+                bytes_of(py, &index, u64::to_le_bytes),
+                PyList::new(py, ids)?,
+                bytes_of(py, &fps, u64::to_le_bytes),
+                bytes_of(py, &dists, u64::to_le_bytes),
+            ))
+        })
+    }
+
+    /// The fingerprints of `texts` under the store's scheme, as little-endian u64 bytes.
+    fn fingerprint_texts<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        guard(|| {
+            let scheme = self
+                .snapshot(false)?
+                .catalog()
+                .text_scheme()
+                .map_err(py_err)?;
+            let fingerprints = py.detach(|| fingerprint_all(&scheme, &texts, "texts", 0))?;
+            Ok(bytes_of(py, &fingerprints, u64::to_le_bytes))
+        })
+    }
+
+    /// (fingerprint, batch) of a live id, or None.
+    fn get(&self, py: Python<'_>, id: &str) -> PyResult<Option<(u64, u64)>> {
+        guard(|| {
+            let snapshot = self.snapshot(false)?;
+            let document = py.detach(|| snapshot.document(id)).map_err(py_err)?;
+            Ok(document.map(|d| (d.fingerprint, d.batch)))
+        })
+    }
+
+    /// Deletes ids in one batch (or previews it); the summary as JSON.
+    fn delete(&self, py: Python<'_>, ids: Vec<String>, dry_run: bool) -> PyResult<String> {
+        guard(|| {
+            let summary = py.detach(|| {
+                self.write(|store| {
+                    let ids = ids.iter().map(String::as_str);
+                    if dry_run {
+                        store.preview_delete(ids)
+                    } else {
+                        store.delete(ids)
+                    }
+                })
+            })?;
+            Ok(summary_json(&summary, dry_run))
+        })
+    }
+
+    /// Expires whole insert batches: committed before a date, or with a label.
+    #[pyo3(signature = (before, label, dry_run))]
+    fn expire(
+        &self,
+        py: Python<'_>,
+        before: Option<&str>,
+        label: Option<String>,
+        dry_run: bool,
+    ) -> PyResult<String> {
+        guard(|| {
+            let selector = match (before, label) {
+                (Some(date), None) => ExpireSelector::before_date(date).map_err(py_err)?,
+                (None, Some(label)) => ExpireSelector::Label(label),
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "give exactly one of before (a date) and batch (a label)",
+                    ))
+                }
+            };
+            let summary = py.detach(|| {
+                self.write(|store| {
+                    if dry_run {
+                        store.preview_expire(&selector)
+                    } else {
+                        store.expire(&selector)
+                    }
+                })
+            })?;
+            Ok(summary_json(&summary, dry_run))
+        })
+    }
+
+    /// Every batch, oldest first, as a JSON array of `batches --json` lines.
+    fn batches(&self) -> PyResult<String> {
+        guard(|| {
+            let snapshot = self.snapshot(true)?;
+            let all: Vec<_> = snapshot
+                .catalog()
+                .batches
+                .iter()
+                .map(|b| b.to_json())
+                .collect();
+            Ok(serde_json::Value::from(all).to_string())
+        })
+    }
+
+    /// Merges every run into one; the summary as JSON.
+    fn compact(&self, py: Python<'_>) -> PyResult<String> {
+        guard(|| {
+            let summary = py.detach(|| self.write(|store| store.compact()))?;
+            Ok(serde_json::to_string(&summary).expect("a summary serializes"))
+        })
+    }
+
+    /// Checks every block's checksum and structure (and with `deep`, redb's own); the report
+    /// as JSON.
+    fn verify(&self, py: Python<'_>, deep: bool) -> PyResult<String> {
+        guard(|| {
+            if self.closed() {
+                return Err(closed());
+            }
+            let report = py
+                .detach(|| simhashdb::verify_store(&self.dir, deep))
+                .map_err(py_err)?;
+            Ok(report.to_json().to_string())
+        })
+    }
+
+    /// `stats --json`.
+    fn stats(&self, py: Python<'_>) -> PyResult<String> {
+        guard(|| {
+            let snapshot = self.snapshot(true)?;
+            let stats = py.detach(|| Stats::of(&snapshot)).map_err(py_err)?;
+            Ok(serde_json::to_string(&stats).expect("stats serialize"))
+        })
+    }
+
+    /// Every pair of live documents within `distance`: (a ids, b ids, distance bytes).
+    #[pyo3(signature = (distance))]
+    fn audit_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        distance: Option<u32>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyBytes>)> {
+        guard(|| {
+            let snapshot = self.snapshot(true)?;
+            let distance = Self::distance(&snapshot, distance);
+            let pairs = py
+                .detach(|| snapshot.audit(distance, |_| {}))
+                .map_err(py_err)?;
+            let dists: Vec<u64> = pairs.iter().map(|p| u64::from(p.distance)).collect();
+            let (a, b): (Vec<String>, Vec<String>) = pairs.into_iter().map(|p| (p.a, p.b)).unzip();
+            Ok((
+                PyList::new(py, a)?,
+                PyList::new(py, b)?,
+                bytes_of(py, &dists, u64::to_le_bytes),
+            ))
+        })
+    }
+
+    /// The clusters of the audit's pairs (with `singletons`, every other live document alone).
+    #[pyo3(signature = (distance, singletons))]
+    fn audit_clusters(
+        &self,
+        py: Python<'_>,
+        distance: Option<u32>,
+        singletons: bool,
+    ) -> PyResult<Vec<Vec<String>>> {
+        guard(|| {
+            let snapshot = self.snapshot(true)?;
+            let distance = Self::distance(&snapshot, distance);
+            py.detach(|| {
+                let pairs = snapshot.audit(distance, |_| {})?;
+                snapshot.clusters_with_singletons(&pairs, singletons)
+            })
+            .map_err(py_err)
+        })
+    }
+}
+
+/// A delete's or expire's summary as JSON, with whether it was a dry run.
+fn summary_json(summary: &simhashdb::DeleteSummary, dry_run: bool) -> String {
+    let mut value = serde_json::to_value(summary).expect("a summary serializes");
+    value["dry_run"] = dry_run.into();
+    value.to_string()
+}
