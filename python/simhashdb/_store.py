@@ -313,7 +313,7 @@ class Store:
     def delete(self, ids: Union[str, Iterable[str]], *, dry_run: bool = False) -> Dict[str, Any]:
         """Deletes documents by id in one batch (a single id may be given as a str). With
         ``dry_run`` nothing changes and the summary says what would. Returns
-        ``{"batch", "deleted", "not_found", "repeated", "expired_batches", "dry_run"}``."""
+        ``{"batch", "deleted", "not_found", "repeated", "dry_run"}`` as ``delete --json``."""
         ids = [ids] if isinstance(ids, str) else _ids(ids)
         return json.loads(self._native.delete(ids, dry_run))
 
@@ -327,7 +327,7 @@ class Store:
         """Deletes the documents of whole insert batches still live: those committed
         ``before`` a date (``YYYY-MM-DD``, ``YYYY-MM-DDTHH:MM:SSZ`` or ``Nd`` for N days ago),
         or the batches labelled ``batch``. Give exactly one. Returns the summary with
-        ``expired_batches``."""
+        ``expired_batches`` as ``expire --json``."""
         return json.loads(self._native.expire(before, batch, dry_run))
 
     def compact(self) -> Dict[str, Any]:

@@ -472,7 +472,7 @@ impl NativeStore {
                     }
                 })
             })?;
-            Ok(summary_json(&summary, dry_run))
+            Ok(summary_json(&summary, dry_run, false))
         })
     }
 
@@ -504,7 +504,7 @@ impl NativeStore {
                     }
                 })
             })?;
-            Ok(summary_json(&summary, dry_run))
+            Ok(summary_json(&summary, dry_run, true))
         })
     }
 
@@ -596,9 +596,16 @@ impl NativeStore {
     }
 }
 
-/// A delete's or expire's summary as JSON, with whether it was a dry run.
-fn summary_json(summary: &simhashdb::DeleteSummary, dry_run: bool) -> String {
+/// A delete's or expire's summary as `delete --json` or `expire --json` prints it (plus an
+/// expire's `not_found` and `repeated`, always 0).
+fn summary_json(summary: &simhashdb::DeleteSummary, dry_run: bool, expire: bool) -> String {
     let mut value = serde_json::to_value(summary).expect("a summary serializes");
     value["dry_run"] = dry_run.into();
+    if !expire {
+        value
+            .as_object_mut()
+            .expect("a struct serializes as an object")
+            .remove("expired_batches");
+    }
     value.to_string()
 }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the Python package from this checkout into a fresh venv (as a user's
+# `pip install ./python` would) and runs its tests against the CLI's release build.
+# The venv also gets the peers the tests compare with: seomoz's simhash (simhash-pybind) and pandas.
+set -euo pipefail
+cd "$(dirname "$0")"
+venv=${SIMHASHDB_VENV:-../target/python-venv}
+command -v python3 >/dev/null || { echo "python3 (>= 3.9, with venv) is required" >&2; exit 1; }
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q pytest pandas simhash-pybind
+"$venv/bin/python" -m pip install -q .
+(cd .. && cargo build --release --bin simhashdb)
+# Run from tests/ so `import simhashdb` is the installed package, not this source tree.
+cd tests
+SIMHASHDB_REQUIRE_PEER=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider .

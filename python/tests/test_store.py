@@ -1,0 +1,334 @@
+"""The Store: answers equal to brute force and to the CLI on the same data, numpy in and out,
+every error type, stores shared with the CLI both ways, and threads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import simhashdb
+from simhashdb import CorruptionError, Store, StoreLockedError
+
+from conftest import brute_matches, brute_pairs, json_lines, random_documents, run_cli, tsv
+
+
+def build(path, rng, n, batches=3, **settings):
+    """A store written in `batches` batches (later ones replacing some ids), some deletes; and
+    the model of what it holds."""
+    store = Store.create(path, **settings)
+    model = {}
+    for b in range(batches):
+        ids, fps = random_documents(rng, n, prefix=f"d{b % 2}-")
+        store.insert(ids, fps, label=f"batch-{b}")
+        model.update(zip(ids, (int(f) for f in fps)))
+    doomed = [f"d0-{i}" for i in range(0, n, 7)]
+    store.delete(doomed)
+    for id in doomed:
+        model.pop(id, None)
+    return store, model
+
+
+@pytest.mark.parametrize(
+    "seed,settings",
+    [(1, dict(distance=3)), (2, dict(distance=4, blocks=8, shards=16)), (3, dict(distance=2, blocks=4, shards=1))],
+)
+def test_queries_and_audit_equal_brute_force(tmp_path, seed, settings):
+    rng = np.random.default_rng(seed)
+    store, model = build(tmp_path / "s", rng, 700, **settings)
+    k = store.distance
+    fps = np.array(list(model.values()), dtype=np.uint64)
+    queries = np.concatenate(
+        [fps[:150], fps[150:300] ^ np.uint64(0b1011), rng.integers(0, 2**64, 100, dtype=np.uint64)]
+    )
+    for d in range(k + 1):
+        got = store.query_many(queries, d)
+        for q, query in enumerate(queries.tolist()):
+            rows = got.query == q
+            as_tuples = list(zip(got.id[rows].tolist(), got.fingerprint[rows].tolist(), got.distance[rows].tolist()))
+            want = brute_matches(model, query, d)
+            assert as_tuples == want, (d, q)
+            if q % 25 == 0:
+                assert store.query(query, d) == want
+        assert list(store.audit(d)) == brute_pairs(model, d)
+    assert store.query(int(queries[0])) == brute_matches(model, int(queries[0]), k)
+    # Clusters: the connected components of the pairs.
+    clusters = list(store.audit(clusters=True))
+    pairs = brute_pairs(model, k)
+    where = {m: i for i, c in enumerate(clusters) for m in c}
+    assert set(where) == {x for p in pairs for x in p[:2]}
+    assert all(where[a] == where[b] for a, b, _ in pairs)
+    with_singletons = list(store.audit(clusters=True, singletons=True))
+    assert sorted(m for c in with_singletons for m in c) == sorted(model)
+    assert len(store) == len(model)
+    store.compact()
+    assert list(store.audit()) == pairs
+    store.close()
+
+
+def test_numpy_dtypes_and_shapes(tmp_path):
+    with Store.create(tmp_path / "s", expected_size=1000) as store:
+        store.insert(["a", "b", "c"], np.array([1, 3, 2**63], dtype=np.uint64))
+        for given in ([1, 2**63], np.array([1, 2**63], dtype=np.uint64), (1, 2**63), iter([1, 2**63])):
+            r = store.query_many(given)
+            assert isinstance(r, simhashdb.QueryResults)
+            assert (r.query.dtype, r.id.dtype, r.fingerprint.dtype, r.distance.dtype) == (
+                np.dtype(np.int64), np.dtype(object), np.dtype(np.uint64), np.dtype(np.int32))
+            assert r.query.tolist() == [0, 0, 0, 1, 1, 1]
+            assert r.id.tolist() == ["a", "b", "c", "c", "a", "b"]
+            assert r.fingerprint.tolist() == [1, 3, 2**63, 2**63, 1, 3]
+            assert r.distance.tolist() == [0, 1, 2, 0, 2, 3]
+        q, ids, fps, dist = store.query_many(np.array([], dtype=np.uint64))
+        assert q.shape == ids.shape == fps.shape == dist.shape == (0,)
+        assert store.query_many(np.array([7], dtype=np.int64), 0).id.tolist() == []
+        r.fingerprint[0] = 5  # arrays are writable copies
+        fp = simhashdb.fingerprint_many(["a b c", "d e f"])
+        assert fp.dtype == np.uint64 and fp.shape == (2,)
+        assert simhashdb.fingerprint_many([]).shape == (0,)
+        arrays = store.audit().to_numpy()
+        assert arrays["a"].tolist() == ["a", "a", "b"] and arrays["distance"].dtype == np.int32
+        clusters = store.audit(clusters=True).to_numpy()
+        assert clusters["cluster"].tolist() == [0, 0, 0] and clusters["id"].tolist() == ["a", "b", "c"]
+        for bad in (np.zeros((2, 2), dtype=np.uint64), np.array([1.5]), [1, -1], [2**64], ["1"], "12", [1.0]):
+            with pytest.raises(ValueError):
+                store.query_many(bad)
+        with pytest.raises(ValueError, match=r"fingerprints\[1\]"):
+            store.insert(["x", "y"], [1, -2])
+
+
+def test_pandas_when_installed(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    with Store.create(tmp_path / "s", expected_size=1000) as store:
+        store.insert(["a", "b"], [1, 3])
+        frame = store.audit().to_pandas()
+        assert isinstance(frame, pandas.DataFrame)
+        assert frame.to_dict("records") == [{"a": "a", "b": "b", "distance": 1}]
+
+
+def test_round_trip_equals_the_cli(tmp_path, cli):
+    rng = np.random.default_rng(5)
+    ids, fps = random_documents(rng, 1500)
+    data = tmp_path / "docs.tsv"
+    data.write_text(tsv(ids, fps))
+    a, b = str(tmp_path / "cli"), tmp_path / "py"
+    run_cli(cli, "init", a, "--expected-size", "1e6")
+    cli_summary = json.loads(run_cli(cli, "insert", a, str(data), "--json", "--label", "day1"))
+    with Store.create(b, expected_size=10**6) as store:
+        py_summary = store.insert(ids, fps, label="day1")
+        assert py_summary == cli_summary
+        assert store.insert_file(data, label="day1") == json.loads(
+            run_cli(cli, "insert", a, str(data), "--json", "--label", "day1"))
+        queries = fps[:300]
+        qfile = tmp_path / "q.txt"
+        qfile.write_text("".join(f"{int(f):016x}\n" for f in queries))
+        cli_rows = json_lines(run_cli(cli, "query", a, "--input", str(qfile), "--json"))
+        got = store.query_many(queries)
+        py_rows = [
+            (int(f"{queries[q]:016x}", 16), i, int(fp), int(d))
+            for q, i, fp, d in zip(got.query, got.id, got.fingerprint, got.distance)
+        ]
+        assert [(int(r["query"], 16), r["id"], int(r["fingerprint"], 16), r["distance"]) for r in cli_rows] == py_rows
+        cli_pairs = run_cli(cli, "audit", a).splitlines()
+        assert cli_pairs == [f"{x}\t{y}\t{d}" for x, y, d in store.audit()]
+        assert json.loads(run_cli(cli, "delete", a, "d1", "d2", "nope", "--json")) == store.delete(["d1", "d2", "nope"])
+        cli_stats = json.loads(run_cli(cli, "stats", a, "--json"))
+        py_stats = store.stats()
+        for key in ("documents", "fingerprints", "batches", "runs", "blocks", "distance", "scheme"):
+            assert cli_stats[key] == py_stats[key], key
+        cli_batches = json_lines(run_cli(cli, "batches", a, "--json"))
+        strip = lambda rows: [{k: v for k, v in r.items() if not k.startswith("committed")} for r in rows]
+        assert strip(cli_batches) == strip(store.batches())
+        assert store.verify()["clean"] and json.loads(run_cli(cli, "verify", a, "--json"))["clean"]
+
+
+def test_texts_fingerprint_as_the_cli_does(tmp_path, cli):
+    texts = [
+        "The quick brown fox jumps over the lazy dog",
+        "the QUICK brown fox -- jumps over the lazy dog!",
+        "Ünïcödé text, with accents and 数字 123",
+        "one two three four five six seven eight nine ten",
+    ]
+    lines = "".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts))
+    for scheme in ([], ["--scheme", "chars"], ["--scheme", "seomoz"], ["--scheme", "words", "--shingle", "3", "--weight", "count"], ["--scheme", "chars", "--shingle", "4", "--weight", "set"]):
+        out = run_cli(cli, "fingerprint", *scheme, "-", input=lines)
+        want = [int(line.split("\t")[1], 16) for line in out.splitlines()]
+        name = scheme[1] if scheme else None
+        shingle = int(scheme[3]) if len(scheme) > 2 else None
+        weight = scheme[5] if len(scheme) > 4 else None
+        assert simhashdb.fingerprint_many(texts, name, shingle=shingle, weight=weight).tolist() == want
+        assert [simhashdb.fingerprint(t, name, shingle=shingle, weight=weight) for t in texts] == want
+    # A store fingerprints text with its own scheme, as `insert` does.
+    a = str(tmp_path / "cli")
+    run_cli(cli, "init", a, "--scheme", "chars", "--expected-size", "1000")
+    (tmp_path / "docs.jsonl").write_text(lines)
+    cli_summary = json.loads(run_cli(cli, "insert", a, str(tmp_path / "docs.jsonl"), "--json"))
+    with Store.create(tmp_path / "py", expected_size=1000, scheme="chars") as store:
+        assert store.scheme == "chars-5-minhash"
+        summary = store.insert_documents((f"t{i}", t) for i, t in enumerate(texts))
+        assert summary == cli_summary
+        for i, t in enumerate(texts):
+            assert store.get(f"t{i}") == simhashdb.fingerprint(t, "chars")
+        assert [m[0] for m in store.query_texts(texts[:1])[0]] == ["t0", "t1"]
+
+
+def test_stores_shared_with_the_cli_both_ways(tmp_path, cli):
+    a = str(tmp_path / "by-cli")
+    run_cli(cli, "init", a, "--expected-size", "1000", "--distance", "4")
+    run_cli(cli, "insert", a, "-", input="x\t0000000000000001\ny\t0000000000000003\n")
+    with Store.open(a) as store:
+        assert store.distance == 4
+        assert store.query(1) == [("x", 1, 0), ("y", 3, 1)]
+        store.insert(["z"], [7])
+    assert run_cli(cli, "get", a, "z").split("\t")[:2] == ["z", "0000000000000007"]
+    b = str(tmp_path / "by-python")
+    with Store.create(b, distance=2, expected_size=1000, scheme="seomoz") as store:
+        store.insert(["p", "q"], [2**63, 2**63 + 1])
+    out = json_lines(run_cli(cli, "query", b, "--json", "--input", "-", input="8000000000000000\n"))
+    assert [(r["id"], r["distance"]) for r in out] == [("p", 0), ("q", 1)]
+    assert "seomoz" in run_cli(cli, "stats", b)
+    # The CLI's write is seen by an open Store within its refresh interval.
+    with Store.open(b) as store:
+        run_cli(cli, "insert", b, "-", input="r\t8000000000000003\n")
+        time.sleep(0.15)
+        assert [m[0] for m in store.query(2**63)] == ["p", "q", "r"]
+
+
+def test_errors(tmp_path, cli):
+    path = tmp_path / "s"
+    with pytest.raises(ValueError, match="distance"):
+        Store.create(path, distance=0)
+    with pytest.raises(ValueError, match="scheme"):
+        Store.create(path, scheme="bogus")
+    store = Store.create(path, expected_size=1000)
+    with pytest.raises(FileExistsError):
+        Store.create(path)
+    with pytest.raises(FileNotFoundError, match="not a simhashdb store"):
+        Store.open(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):
+        Store.open(tmp_path / "file")
+    with pytest.raises(ValueError, match="exceeds the store's maximum distance 3"):
+        store.query(1, 4)
+    with pytest.raises(ValueError, match="2 ids but 1 fingerprints"):
+        store.insert(["a", "b"], [1])
+    with pytest.raises(ValueError, match=r"ids\[1\]"):
+        store.insert(["a", ""], [1, 2])
+    with pytest.raises(ValueError, match=r"ids\[0\]"):
+        store.insert([5], [1])
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\t0000000000000001\nb\tnot-a-fingerprint\n")
+    with pytest.raises(ValueError, match=r"bad.tsv:2"):
+        store.insert_file(bad)
+    assert store.insert_file(bad, skip_invalid=True)["skipped"] == 1
+    assert store.get("b") is None and store.get("a") == 1
+    with pytest.raises(FileNotFoundError):
+        store.insert_file(tmp_path / "nowhere.tsv")
+    with pytest.raises(ValueError, match="format"):
+        store.insert_file(bad, format="csv")
+    with pytest.raises(ValueError, match="no token|letter or digit"):
+        store.insert_documents([("t", "hello world"), ("u", " ... ")])
+    with pytest.raises(ValueError, match=r"documents\[0\]"):
+        store.insert_documents([("only-an-id",)])
+    with pytest.raises(ValueError, match="exactly one"):
+        store.expire()
+    with pytest.raises(ValueError, match="label"):
+        store.expire(batch="no-such-label")
+    with pytest.raises(ValueError):
+        store.expire(before="yesterday-ish")
+    with pytest.raises(ValueError):
+        simhashdb.fingerprint("   ")
+    with pytest.raises(ValueError, match=r"texts\[1\]"):
+        simhashdb.fingerprint_many(["fine text", "!!!"])
+    assert store.batches()[-1]["inserted"] == 1  # nothing failed was stored
+    # The writer lock: a CLI insert waiting on stdin holds it.
+    holder = subprocess.Popen([str(cli), "insert", str(path), "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 10
+        while str(holder.pid) not in (path / "LOCK").read_text():
+            assert time.time() < deadline, "the CLI never took the lock"
+            time.sleep(0.02)
+        with pytest.raises(StoreLockedError, match=f"pid {holder.pid}") as caught:
+            store.insert(["c"], [3])
+        assert isinstance(caught.value, OSError)
+        assert store.query(1)[0][0] == "a"  # queries are not affected
+        holder.communicate("c\t0000000000000003\n", timeout=30)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert holder.returncode == 0
+    store.refresh()
+    assert store.get("c") == 3
+    store.close()
+    store.close()
+    with pytest.raises(ValueError, match="closed"):
+        store.query(1)
+    with pytest.raises(TypeError):
+        Store(None)
+
+
+def test_corruption_is_a_corruption_error(tmp_path):
+    path = tmp_path / "s"
+    with Store.create(path, blocks=6, distance=3, shards=1) as store:
+        fps = np.sort(np.random.default_rng(3).integers(0, 2**64, 5000, dtype=np.uint64))
+        store.insert([f"d{i}" for i in range(len(fps))], fps)
+    (run,) = (path / "runs").iterdir()
+    shard = run / "shard-000.redb"
+    data = bytearray(shard.read_bytes())
+    # Table 0 keeps fingerprints as they are; its first block's first restart key is the
+    # smallest one, stored in full (docs/format.md).
+    at = data.find(int(fps[0]).to_bytes(8, "little"))
+    assert at > 0
+    data[at] ^= 0x20
+    shard.write_bytes(bytes(data))
+    with Store.open(path) as store:
+        with pytest.raises(CorruptionError, match="shard-000.redb"):
+            store.query(int(fps[0]), 0)
+        report = store.verify()
+        assert not report["clean"] and "shard-000.redb" in report["findings"][0]["location"]
+
+
+def test_threads_share_a_store(tmp_path):
+    rng = np.random.default_rng(11)
+    store, model = build(tmp_path / "s", rng, 3000, batches=2, expected_size=10**5)
+    queries = np.array(list(model.values())[:2000], dtype=np.uint64) ^ np.uint64(3)
+    alone = store.query_many(queries)
+    singles = [store.query(int(q)) for q in queries[:200]]
+    stop = threading.Event()
+    inserted = []
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            store.insert([f"w{i}"], [int(rng.integers(0, 2**63))])
+            inserted.append(i)
+            i += 1
+
+    def reader(part):
+        for _ in range(5):
+            # The writer's documents are random: none is near a query.
+            got = store.query_many(queries[part::2])
+            ours = alone.query % 2 == part
+            assert sorted(zip((got.query * 2 + part).tolist(), got.id.tolist())) == sorted(
+                zip(alone.query[ours].tolist(), alone.id[ours].tolist())
+            )
+            for j in range(part, 200, 2):
+                assert [m for m in store.query(int(queries[j])) if not m[0].startswith("w")] == singles[j]
+        return True
+
+    w = threading.Thread(target=writer)
+    w.start()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            assert all(pool.map(reader, [0, 1]))
+    finally:
+        stop.set()
+        w.join()
+    assert inserted and store.get(f"w{inserted[-1]}") is not None
+    store.close()
