@@ -4,7 +4,7 @@
 # The venv also gets the peers the tests compare with: seomoz's simhash (simhash-pybind) and pandas.
 set -euo pipefail
 cd "$(dirname "$0")"
-venv=${SIMHASHDB_VENV:-../target/python-venv}
+venv=$(realpath -m "${SIMHASHDB_VENV:-../target/python-venv}")
 command -v python3 >/dev/null || { echo "python3 (>= 3.9, with venv) is required" >&2; exit 1; }
 rm -rf "$venv"
 python3 -m venv "$venv"

@@ -1,0 +1,103 @@
+"""Type stubs of simhashdb._native, the compiled engine (see simhashdb's Python modules for the
+public API). Fingerprint arrays cross as little-endian uint64 bytes."""
+
+from os import PathLike
+from typing import Any, Iterable, List, Optional, Set, Tuple, Union
+
+FORMAT_VERSION: int
+DEFAULT_EXPECTED_SIZE: int
+
+class CorruptionError(OSError):
+    """Stored bytes fail their checksum or structure checks."""
+
+class StoreLockedError(OSError):
+    """Another process holds the store's writer lock."""
+
+def unsigned_hash(data: bytes) -> int: ...
+def compute(hashes: Union[Iterable[int], bytes], packed: bool = False) -> int: ...
+def num_differing_bits(a: int, b: int) -> int: ...
+def find_all(
+    hashes: Union[Iterable[int], bytes],
+    number_of_blocks: int,
+    different_bits: int,
+    packed: bool = False,
+) -> List[Tuple[int, int]]: ...
+def find_clusters(
+    hashes: Union[Iterable[int], bytes],
+    number_of_blocks: int,
+    different_bits: int,
+    packed: bool = False,
+) -> List[Set[int]]: ...
+def fingerprint(
+    text: str,
+    scheme: Optional[str] = None,
+    shingle: Optional[int] = None,
+    weight: Optional[str] = None,
+) -> int: ...
+def fingerprint_many(
+    texts: List[str],
+    scheme: Optional[str] = None,
+    shingle: Optional[int] = None,
+    weight: Optional[str] = None,
+) -> bytes: ...
+def scheme_name(
+    scheme: Optional[str] = None, shingle: Optional[int] = None, weight: Optional[str] = None
+) -> str: ...
+
+class NativeStore:
+    @staticmethod
+    def create(
+        path: Union[str, PathLike[str]],
+        distance: int,
+        blocks: Optional[int],
+        expected_size: Optional[int],
+        shards: Optional[int],
+        scheme: Optional[str],
+        shingle: Optional[int],
+        weight: Optional[str],
+        max_runs: Optional[int],
+        merge_factor: Optional[int],
+    ) -> "NativeStore": ...
+    @staticmethod
+    def open(
+        path: Union[str, PathLike[str]], pin_bytes: Optional[int], cache_bytes: Optional[int]
+    ) -> "NativeStore": ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> PathLike[str]: ...
+    def settings(self) -> Tuple[int, int, int, int, str]: ...
+    def refresh(self) -> bool: ...
+    def insert(
+        self, ids: List[str], fingerprints: bytes, label: Optional[str], compact: bool
+    ) -> str: ...
+    def insert_documents(
+        self, documents: Iterable[Any], label: Optional[str], compact: bool
+    ) -> str: ...
+    def insert_file(
+        self,
+        paths: List[str],
+        format: Optional[str],
+        skip_invalid: bool,
+        label: Optional[str],
+        id_field: str,
+        text_field: str,
+        compact: bool,
+    ) -> str: ...
+    def query(
+        self, fingerprint: int, distance: Optional[int]
+    ) -> List[Tuple[str, int, int]]: ...
+    def query_many(
+        self, queries: bytes, distance: Optional[int]
+    ) -> Tuple[bytes, List[str], bytes, bytes]: ...
+    def fingerprint_texts(self, texts: List[str]) -> bytes: ...
+    def get(self, id: str) -> Optional[Tuple[int, int]]: ...
+    def delete(self, ids: List[str], dry_run: bool) -> str: ...
+    def expire(self, before: Optional[str], label: Optional[str], dry_run: bool) -> str: ...
+    def batches(self) -> str: ...
+    def compact(self) -> str: ...
+    def verify(self, deep: bool) -> str: ...
+    def stats(self) -> str: ...
+    def audit_pairs(self, distance: Optional[int]) -> Tuple[List[str], List[str], bytes]: ...
+    def audit_clusters(self, distance: Optional[int], singletons: bool) -> List[List[str]]: ...
