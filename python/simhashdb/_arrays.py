@@ -18,7 +18,7 @@ def fingerprint_bytes(values: Any, what: str = "fingerprints") -> bytes:
 
 def fingerprint_array(values: Any, what: str = "fingerprints") -> np.ndarray:
     """``values`` as a 1-D little-endian uint64 array (see :func:`fingerprint_bytes`)."""
-    if isinstance(values, (str, bytes)):
+    if isinstance(values, (str, bytes, bytearray, memoryview)):
         raise ValueError(f"{what}: expected integers, got {type(values).__name__}")
     if isinstance(values, np.ndarray):
         array = values
@@ -32,6 +32,8 @@ def fingerprint_array(values: Any, what: str = "fingerprints") -> np.ndarray:
             array = np.asarray(values, dtype=object)
     if array.ndim != 1:
         raise ValueError(f"{what}: expected a 1-D array, got shape {array.shape}")
+    if array.size == 0:
+        return np.zeros(0, dtype=FINGERPRINT)
     kind = array.dtype.kind
     if kind == "u":
         return array.astype(FINGERPRINT, copy=False)
@@ -50,6 +52,8 @@ def fingerprint_array(values: Any, what: str = "fingerprints") -> np.ndarray:
 def _checked(values: Iterable[Any], what: str) -> Iterable[int]:
     for i, value in enumerate(values):
         try:
+            if isinstance(value, (bool, np.bool_)):
+                raise TypeError
             value = operator.index(value)
         except TypeError:
             raise ValueError(
@@ -60,6 +64,31 @@ def _checked(values: Iterable[Any], what: str) -> Iterable[int]:
         yield value
 
 
-def from_bytes(data: bytes, dtype: Any = FINGERPRINT) -> np.ndarray:
-    """Little-endian uint64 ``data`` as a writable array of ``dtype``."""
+def from_bytes(data: bytes, dtype: Any = np.uint64) -> np.ndarray:
+    """Little-endian uint64 ``data`` as a writable array of ``dtype`` (native byte order)."""
     return np.frombuffer(data, dtype=FINGERPRINT).astype(dtype)
+
+
+def checked_int(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an int in low..=high, else ValueError naming ``name`` (an out-of-range
+    argument is bad input, not an arithmetic error)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name}: expected an integer, got {value!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name} {value}: must be between {low} and {high}")
+    return value
+
+
+def checked_texts(texts: Any, what: str = "texts") -> list:
+    """``texts`` as a list of str; ValueError names the first item that is not one."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{what}: expected an iterable of str, got one {type(texts).__name__}")
+    texts = texts if isinstance(texts, list) else list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"{what}[{i}]: expected str, got {type(text).__name__}")
+    return texts

@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 import numpy as np
 
 from . import _native
-from ._arrays import from_bytes
+from ._arrays import checked_int, checked_texts, from_bytes
 
 
 def fingerprint(
@@ -25,7 +25,9 @@ def fingerprint(
     ``"count"``) refine words and chars as ``--shingle`` and ``--weight`` do. A text with no
     token raises ValueError (except under seomoz, which gives it 0 as simhash-py does).
     """
-    return _native.fingerprint(text, scheme, shingle, weight)
+    if not isinstance(text, str):
+        raise ValueError(f"text: expected str, got {type(text).__name__}")
+    return _native.fingerprint(text, scheme, _shingle(shingle), weight)
 
 
 def fingerprint_many(
@@ -38,10 +40,8 @@ def fingerprint_many(
     """The fingerprints of ``texts`` as a numpy uint64 array, computed in parallel on every core
     with the GIL released. Same schemes and errors as :func:`fingerprint`; an error names the
     first text at fault as ``texts[i]``."""
-    if isinstance(texts, str):
-        raise TypeError("texts: expected an iterable of str, got one str")
-    texts = texts if isinstance(texts, list) else list(texts)
-    return from_bytes(_native.fingerprint_many(texts, scheme, shingle, weight))
+    texts = checked_texts(texts)
+    return from_bytes(_native.fingerprint_many(texts, scheme, _shingle(shingle), weight))
 
 
 def scheme_name(
@@ -52,4 +52,8 @@ def scheme_name(
 ) -> str:
     """The full name of a scheme as stores record it, e.g. ``scheme_name("chars")`` is
     ``"chars-5-minhash"``; ValueError for a scheme this build does not know."""
-    return _native.scheme_name(scheme, shingle, weight)
+    return _native.scheme_name(scheme, _shingle(shingle), weight)
+
+
+def _shingle(shingle: Optional[int]) -> Optional[int]:
+    return None if shingle is None else checked_int("shingle", shingle, 1, 255)

@@ -13,38 +13,56 @@ class CorruptionError(OSError):
 class StoreLockedError(OSError):
     """Another process holds the store's writer lock."""
 
-def unsigned_hash(data: bytes) -> int: ...
-def compute(hashes: Union[Iterable[int], bytes], packed: bool = False) -> int: ...
-def num_differing_bits(a: int, b: int) -> int: ...
+def unsigned_hash(data: bytes) -> int:
+    """The first 8 bytes of MD5(data), big-endian."""
+
+def compute(hashes: Union[Iterable[int], bytes], packed: bool = False) -> int:
+    """The bit vote over hashes (packed: little-endian u64 bytes)."""
+
+def num_differing_bits(a: int, b: int) -> int:
+    """The Hamming distance of two u64."""
+
 def find_all(
     hashes: Union[Iterable[int], bytes],
     number_of_blocks: int,
     different_bits: int,
     packed: bool = False,
-) -> List[Tuple[int, int]]: ...
+) -> List[Tuple[int, int]]:
+    """simhash-cpp's find_all: sorted (smaller, larger) pairs."""
+
 def find_clusters(
     hashes: Union[Iterable[int], bytes],
     number_of_blocks: int,
     different_bits: int,
     packed: bool = False,
-) -> List[Set[int]]: ...
+) -> List[Set[int]]:
+    """simhash-cpp's find_clusters, ordered by smallest value."""
+
 def fingerprint(
     text: str,
     scheme: Optional[str] = None,
     shingle: Optional[int] = None,
     weight: Optional[str] = None,
-) -> int: ...
+) -> int:
+    """The fingerprint of text under a scheme."""
+
 def fingerprint_many(
     texts: List[str],
     scheme: Optional[str] = None,
     shingle: Optional[int] = None,
     weight: Optional[str] = None,
-) -> bytes: ...
+) -> bytes:
+    """Fingerprints of texts, in parallel, as little-endian u64 bytes."""
+
 def scheme_name(
     scheme: Optional[str] = None, shingle: Optional[int] = None, weight: Optional[str] = None
-) -> str: ...
+) -> str:
+    """The scheme's full name as stores record it."""
+
 
 class NativeStore:
+    """A store held open: a reader for queries, the writer lock per write call."""
+
     @staticmethod
     def create(
         path: Union[str, PathLike[str]],
@@ -57,7 +75,8 @@ class NativeStore:
         weight: Optional[str],
         max_runs: Optional[int],
         merge_factor: Optional[int],
-    ) -> "NativeStore": ...
+    ) -> Tuple["NativeStore", List[str]]:
+        """Creates a store as `simhashdb init` does; returns it and init's warnings."""
     @staticmethod
     def open(
         path: Union[str, PathLike[str]], pin_bytes: Optional[int], cache_bytes: Optional[int]

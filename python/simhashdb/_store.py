@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import (
     Any,
     Dict,
@@ -20,7 +21,7 @@ from typing import (
 import numpy as np
 
 from . import _native
-from ._arrays import fingerprint_array, fingerprint_bytes, from_bytes
+from ._arrays import checked_int, checked_texts, fingerprint_array, fingerprint_bytes, from_bytes
 
 PathLike = Union[str, "os.PathLike[str]"]
 Match = Tuple[str, int, int]
@@ -51,6 +52,7 @@ class Audit:
         pairs: Optional[Tuple[List[str], List[str], np.ndarray]],
         clusters: Optional[List[List[str]]],
     ) -> None:
+        """Internal: :meth:`Store.audit` makes it."""
         self._pairs = pairs
         self._clusters = clusters
 
@@ -60,12 +62,14 @@ class Audit:
         return self._clusters is not None
 
     def __len__(self) -> int:
+        """The number of pairs (or clusters)."""
         if self._clusters is not None:
             return len(self._clusters)
         assert self._pairs is not None
         return len(self._pairs[0])
 
     def __iter__(self) -> Iterator[Any]:
+        """Each pair as ``(a, b, distance)``, or each cluster as a sorted list of ids."""
         if self._clusters is not None:
             yield from self._clusters
             return
@@ -75,6 +79,7 @@ class Audit:
             yield a[i], b[i], int(distance[i])
 
     def __repr__(self) -> str:
+        """How many pairs or clusters."""
         kind = "clusters" if self.clusters else "pairs"
         return f"<simhashdb.Audit: {len(self)} {kind}>"
 
@@ -119,6 +124,7 @@ class Store:
     __slots__ = ("_native",)
 
     def __init__(self, native: Any) -> None:
+        """Internal: use :meth:`create` or :meth:`open`."""
         if not isinstance(native, _native.NativeStore):
             raise TypeError("use Store.create(path, ...) or Store.open(path)")
         self._native = native
@@ -150,24 +156,26 @@ class Store:
         policy. FileExistsError if ``path`` is taken; ValueError for settings that cannot
         make a working store.
         """
-        if expected_size is not None:
-            expected_size = int(expected_size)
-            if expected_size < 1:
-                raise ValueError(f"expected_size {expected_size}: must be at least 1")
-        return cls(
-            _native.NativeStore.create(
-                os.fspath(path),
-                distance,
-                blocks,
-                expected_size,
-                shards,
-                scheme,
-                shingle,
-                weight,
-                max_runs,
-                merge_factor,
-            )
+        def optional(name: str, value: Any, low: int, high: int) -> Optional[int]:
+            return None if value is None else checked_int(name, value, low, high)
+
+        if isinstance(expected_size, float) and expected_size.is_integer():
+            expected_size = int(expected_size)  # 1e9 is how people write sizes
+        native, notes = _native.NativeStore.create(
+            os.fspath(path),
+            checked_int("distance", distance, 0, 255),
+            optional("blocks", blocks, 0, 255),
+            optional("expected_size", expected_size, 1, 10**15),
+            optional("shards", shards, 0, 65535),
+            scheme,
+            optional("shingle", shingle, 1, 255),
+            weight,
+            optional("max_runs", max_runs, 0, 65535),
+            optional("merge_factor", merge_factor, 2, 65535),
         )
+        for note in notes:
+            warnings.warn(f"simhashdb: {note}", stacklevel=2)
+        return cls(native)
 
     @classmethod
     def open(
@@ -188,10 +196,8 @@ class Store:
         if isinstance(pin, bool):
             pin_bytes = None if pin else 0
         else:
-            if pin < 0:
-                raise ValueError(f"pin {pin}: MiB must be >= 0")
-            pin_bytes = int(pin) << 20
-        cache_bytes = None if cache_mib is None else int(cache_mib) << 20
+            pin_bytes = checked_int("pin (MiB)", pin, 0, 1 << 40) << 20
+        cache_bytes = None if cache_mib is None else checked_int("cache_mib", cache_mib, 0, 1 << 30) << 20
         return cls(_native.NativeStore.open(os.fspath(path), pin_bytes, cache_bytes))
 
     def close(self) -> None:
@@ -199,10 +205,16 @@ class Store:
         self._native.close()
 
     def __enter__(self) -> "Store":
+        """The store itself; leaving the block closes it."""
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Closes the store."""
         self.close()
+
+    def __bool__(self) -> bool:
+        """True: a store is a store, even an empty or closed one (``len`` counts documents)."""
+        return True
 
     @property
     def closed(self) -> bool:
@@ -235,6 +247,7 @@ class Store:
         return self._native.settings()[4]
 
     def __repr__(self) -> str:
+        """The path and settings."""
         if self.closed:
             return f"<simhashdb.Store {self.path!r} (closed)>"
         return (
@@ -362,9 +375,7 @@ class Store:
     ) -> List[List[Match]]:
         """For each text, fingerprinted with the store's scheme, its matches as :meth:`query`
         gives them."""
-        if isinstance(texts, str):
-            raise TypeError("texts: expected an iterable of str, got one str")
-        texts = texts if isinstance(texts, list) else list(texts)
+        texts = checked_texts(texts)
         data = self._native.fingerprint_texts(texts)
         results = self.query_many(from_bytes(data), distance)
         out: List[List[Match]] = [[] for _ in texts]
@@ -391,6 +402,7 @@ class Store:
         return {"id": id, "fingerprint": found[0], "batch": found[1]}
 
     def __contains__(self, id: object) -> bool:
+        """Whether ``id`` is a live document."""
         return isinstance(id, str) and self._native.get(id) is not None
 
     def batches(self) -> List[Dict[str, Any]]:
@@ -439,9 +451,4 @@ def _ids(ids: Iterable[str]) -> List[str]:
 
 
 def _distance(distance: Optional[int]) -> Optional[int]:
-    if distance is None:
-        return None
-    distance = int(distance)
-    if distance < 0:
-        raise ValueError(f"distance {distance}: must be >= 0")
-    return distance
+    return None if distance is None else checked_int("distance", distance, 0, 64)

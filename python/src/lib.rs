@@ -10,6 +10,7 @@
 
 mod errors;
 mod store;
+mod work;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySet};
@@ -17,6 +18,7 @@ use rayon::prelude::*;
 use simhashdb::{seomoz, Scheme};
 
 use crate::errors::{guard, py_err, CorruptionError, StoreLockedError};
+use crate::work::detached;
 
 /// The fingerprints of `data`: little-endian `u64`s, 8 bytes each.
 pub(crate) fn u64s_from_bytes(data: &[u8], what: &str) -> PyResult<Vec<u64>> {
@@ -52,7 +54,8 @@ fn u64s_of(iterable: &Bound<'_, PyAny>, packed: bool) -> PyResult<Vec<u64>> {
     if packed {
         return u64s_from_bytes(iterable.cast::<PyBytes>()?.as_bytes(), "hashes");
     }
-    let mut out = Vec::with_capacity(iterable.len().unwrap_or(0));
+    // `len()` is only a hint: a lazy sequence may claim more than memory holds.
+    let mut out = Vec::with_capacity(iterable.len().unwrap_or(0).min(1 << 20));
     for item in iterable.try_iter()? {
         out.push(item?.extract::<u64>()?);
     }
@@ -94,7 +97,7 @@ fn unsigned_hash(data: &[u8]) -> PyResult<u64> {
 fn compute(py: Python<'_>, hashes: &Bound<'_, PyAny>, packed: bool) -> PyResult<u64> {
     guard(|| {
         let hashes = u64s_of(hashes, packed)?;
-        Ok(py.detach(|| seomoz::compute(&hashes)))
+        Ok(detached(py, || seomoz::compute(&hashes)))
     })
 }
 
@@ -117,9 +120,10 @@ fn find_all<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     guard(|| {
         let hashes = u64s_of(hashes, packed)?;
-        let pairs = py
-            .detach(|| seomoz::find_all(&hashes, number_of_blocks, different_bits))
-            .map_err(py_err)?;
+        let pairs = detached(py, || {
+            seomoz::find_all(&hashes, number_of_blocks, different_bits)
+        })
+        .map_err(py_err)?;
         PyList::new(py, pairs.iter().map(|p| (p.a, p.b)))
     })
 }
@@ -137,9 +141,10 @@ fn find_clusters<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     guard(|| {
         let hashes = u64s_of(hashes, packed)?;
-        let clusters = py
-            .detach(|| seomoz::find_clusters(&hashes, number_of_blocks, different_bits))
-            .map_err(py_err)?;
+        let clusters = detached(py, || {
+            seomoz::find_clusters(&hashes, number_of_blocks, different_bits)
+        })
+        .map_err(py_err)?;
         let sets = clusters
             .iter()
             .map(|c| PySet::new(py, c))
@@ -160,7 +165,7 @@ fn fingerprint(
 ) -> PyResult<u64> {
     guard(|| {
         let scheme = scheme_of(scheme, shingle, weight)?;
-        py.detach(|| simhashdb::fingerprint_text(&scheme, text))
+        detached(py, || simhashdb::fingerprint_text(&scheme, text))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     })
 }
@@ -178,7 +183,7 @@ fn fingerprint_many<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard(|| {
         let scheme = scheme_of(scheme, shingle, weight)?;
-        let fingerprints = py.detach(|| fingerprint_all(&scheme, &texts, "texts", 0))?;
+        let fingerprints = detached(py, || fingerprint_all(&scheme, &texts, "texts", 0))?;
         Ok(bytes_of(py, &fingerprints, u64::to_le_bytes))
     })
 }
@@ -215,6 +220,7 @@ fn scheme_name(
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    work::init();
     let py = m.py();
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("StoreLockedError", py.get_type::<StoreLockedError>())?;

@@ -5,10 +5,11 @@
 //! [`REFRESH_INTERVAL`], so a batch any process commits is seen within that time. Each write
 //! opens the store for writing (taking its writer lock) for that call only: a Python process
 //! holding a store open never blocks a CLI `insert` between its own writes. Writes of this
-//! process's threads take turns on `writes`.
+//! process's threads take turns on `writes`. Everything that touches the store, refreshes
+//! included (which may load pinned tables), runs with the GIL released.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
@@ -20,6 +21,7 @@ use simhashdb::{
 };
 
 use crate::errors::{guard, py_err};
+use crate::work::detached;
 use crate::{bytes_of, fingerprint_all, scheme_of, u64s_from_bytes};
 
 /// How old the reader's view of the catalog may get before a query looks again.
@@ -41,8 +43,9 @@ pub struct NativeStore {
     dir: PathBuf,
     /// None once closed.
     reader: RwLock<Option<Reader>>,
-    /// When the reader last compared its snapshot with the committed catalog.
-    looked: Mutex<Instant>,
+    /// When the reader last compared its snapshot with the committed catalog; None: look
+    /// before the next read.
+    looked: Mutex<Option<Instant>>,
     /// This process's writes, one at a time.
     writes: Mutex<()>,
 }
@@ -53,47 +56,80 @@ fn closed() -> PyErr {
 
 impl NativeStore {
     fn new(dir: PathBuf, options: ReaderOptions) -> simhashdb::Result<Self> {
+        // Absolute, so that a later chdir of the process does not move the store.
+        let dir = std::path::absolute(&dir).map_err(|e| simhashdb::Error::Io {
+            path: dir.clone(),
+            error: e,
+        })?;
         let reader = Reader::open(&dir, options)?;
         Ok(NativeStore {
             dir,
             reader: RwLock::new(Some(reader)),
-            looked: Mutex::new(Instant::now()),
+            looked: Mutex::new(Some(Instant::now())),
             writes: Mutex::new(()),
         })
     }
 
-    /// The committed state, refreshed if the last look is older than [`REFRESH_INTERVAL`]
-    /// (or `now`).
+    /// The committed state, refreshed first if the last look is older than
+    /// [`REFRESH_INTERVAL`], or always with `now` (waiting for a refresh under way). Call with
+    /// the GIL released.
     fn snapshot(&self, now: bool) -> PyResult<Arc<Snapshot>> {
         let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
         let reader = reader.as_ref().ok_or_else(closed)?;
-        // A thread that finds another refreshing goes on with the current snapshot.
-        if let Ok(mut looked) = self.looked.try_lock() {
-            if now || looked.elapsed() >= REFRESH_INTERVAL {
+        let looked = if now {
+            Some(self.looked.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            // A thread that finds another refreshing goes on with the current snapshot.
+            match self.looked.try_lock() {
+                Ok(looked) => Some(looked),
+                Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            }
+        };
+        if let Some(mut looked) = looked {
+            if now || looked.is_none_or(|t| t.elapsed() >= REFRESH_INTERVAL) {
+                *looked = None; // if the refresh fails, the next read tries again
                 reader.refresh().map_err(py_err)?;
-                *looked = Instant::now();
+                *looked = Some(Instant::now());
             }
         }
         Ok(reader.snapshot())
     }
 
-    /// Runs `write` on the store opened for writing, then makes its commit visible to this
-    /// process's next query. Call with the GIL released.
-    fn write<T>(&self, write: impl FnOnce(&mut Store) -> simhashdb::Result<T>) -> PyResult<T> {
-        if self
-            .reader
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
-        {
-            return Err(closed());
-        }
-        let _turn = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-        let mut store = Store::open(&self.dir).map_err(py_err)?;
-        let out = write(&mut store).map_err(py_err)?;
-        drop(store);
-        self.snapshot(true)?;
-        Ok(out)
+    /// Runs `read` on the committed state (see [`NativeStore::snapshot`]) with the GIL
+    /// released.
+    fn read<T: Send>(
+        &self,
+        py: Python<'_>,
+        now: bool,
+        read: impl FnOnce(&Snapshot) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        detached(py, || {
+            let snapshot = self.snapshot(now)?;
+            read(&snapshot)
+        })
+    }
+
+    /// Runs `write` on the store opened for writing, with the GIL released, then makes its
+    /// commit visible to this process's next read.
+    fn write<T: Send>(
+        &self,
+        py: Python<'_>,
+        write: impl FnOnce(&mut Store) -> simhashdb::Result<T> + Send,
+    ) -> PyResult<T> {
+        detached(py, || {
+            if self.closed() {
+                return Err(closed());
+            }
+            let _turn = self.writes.lock().unwrap_or_else(|e| e.into_inner());
+            let mut store = Store::open(&self.dir).map_err(py_err)?;
+            let out = write(&mut store).map_err(py_err)?;
+            drop(store);
+            // Committed: the caller gets its summary even if the refresh fails (the next read
+            // retries it), so a committed batch is never reported as failed.
+            let _ = self.snapshot(true);
+            Ok(out)
+        })
     }
 
     /// `distance`, or the store's K.
@@ -127,6 +163,7 @@ fn insert_batch(
 
 #[pymethods]
 impl NativeStore {
+    /// Creates a store as `simhashdb init` does; returns it with the warnings `init` prints.
     #[staticmethod]
     #[pyo3(signature = (path, distance, blocks, expected_size, shards, scheme, shingle, weight,
                         max_runs, merge_factor))]
@@ -143,19 +180,16 @@ impl NativeStore {
         weight: Option<&str>,
         max_runs: Option<u16>,
         merge_factor: Option<u16>,
-    ) -> PyResult<Self> {
+    ) -> PyResult<(Self, Vec<String>)> {
         guard(|| {
+            let expected = expected_size.unwrap_or(simhashdb::DEFAULT_EXPECTED_SIZE);
             let mut settings = match blocks {
                 Some(blocks) => Settings {
                     blocks,
                     distance,
                     shards: Settings::default().shards,
                 },
-                None => Settings::for_size(
-                    distance,
-                    expected_size.unwrap_or(simhashdb::DEFAULT_EXPECTED_SIZE),
-                )
-                .map_err(py_err)?,
+                None => Settings::for_size(distance, expected).map_err(py_err)?,
             };
             if let Some(shards) = shards {
                 settings.shards = shards;
@@ -166,14 +200,16 @@ impl NativeStore {
                 max_runs: max_runs.unwrap_or(defaults.max_runs),
                 merge_factor: merge_factor.unwrap_or(defaults.merge_factor),
             };
-            py.detach(|| {
+            let store = detached(py, || {
                 drop(Store::create_with(&path, settings, scheme, policy)?);
                 NativeStore::new(path, ReaderOptions::default().pin_bytes(0))
             })
-            .map_err(py_err)
+            .map_err(py_err)?;
+            Ok((store, settings.warnings(expected)))
         })
     }
 
+    /// Opens a store for reading (and for writes, one call at a time).
     #[staticmethod]
     #[pyo3(signature = (path, pin_bytes, cache_bytes))]
     fn open(
@@ -190,19 +226,22 @@ impl NativeStore {
             if let Some(cache) = cache_bytes {
                 options = options.cache_bytes(cache);
             }
-            py.detach(|| NativeStore::new(path, options))
-                .map_err(py_err)
+            detached(py, || NativeStore::new(path, options)).map_err(py_err)
         })
     }
 
     /// Releases the store's files; later calls raise ValueError.
-    fn close(&self) {
-        self.reader
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+    fn close(&self, py: Python<'_>) {
+        // Waits for reads under way, which hold the reader.
+        detached(py, || {
+            self.reader
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+        });
     }
 
+    /// Whether the store was closed.
     #[getter]
     fn closed(&self) -> bool {
         self.reader
@@ -211,33 +250,36 @@ impl NativeStore {
             .is_none()
     }
 
+    /// The store's directory (absolute).
     #[getter]
     fn path(&self) -> PathBuf {
         self.dir.clone()
     }
 
     /// (blocks, distance, shards, tables, scheme name).
-    fn settings(&self) -> PyResult<(u8, u8, u16, usize, String)> {
+    fn settings(&self, py: Python<'_>) -> PyResult<(u8, u8, u16, usize, String)> {
         guard(|| {
-            let snapshot = self.snapshot(false)?;
-            let s = snapshot.settings();
-            let scheme = snapshot
-                .catalog()
-                .scheme
-                .clone()
-                .unwrap_or_else(|| "none".to_string());
-            Ok((s.blocks, s.distance, s.shards, s.table_count(), scheme))
+            self.read(py, false, |snapshot| {
+                let s = snapshot.settings();
+                let scheme = snapshot
+                    .catalog()
+                    .scheme
+                    .clone()
+                    .unwrap_or_else(|| "none".to_string());
+                Ok((s.blocks, s.distance, s.shards, s.table_count(), scheme))
+            })
         })
     }
 
     /// Looks at the committed catalog now; returns whether a newer state became current.
     fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
         guard(|| {
-            py.detach(|| {
+            detached(py, || {
                 let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
                 let reader = reader.as_ref().ok_or_else(closed)?;
+                let mut looked = self.looked.lock().unwrap_or_else(|e| e.into_inner());
                 let changed = reader.refresh().map_err(py_err)?;
-                *self.looked.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                *looked = Some(Instant::now());
                 Ok(changed)
             })
         })
@@ -269,7 +311,7 @@ impl NativeStore {
                     .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
             }
             let lines = ids.len() as u64;
-            let summary = py.detach(|| self.write(|s| insert_batch(s, batch, label, compact)))?;
+            let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
             Ok(insert_json(&summary, lines, 0).to_string())
         })
     }
@@ -284,22 +326,15 @@ impl NativeStore {
         compact: bool,
     ) -> PyResult<String> {
         guard(|| {
-            let scheme = self
-                .snapshot(false)?
-                .catalog()
-                .text_scheme()
-                .map_err(py_err)?;
+            let scheme = self.read(py, false, |s| s.catalog().text_scheme().map_err(py_err))?;
             let mut batch = Batch::new();
             let mut items = documents.try_iter()?;
             let mut seen = 0_usize;
             loop {
                 let (mut ids, mut texts) = (Vec::new(), Vec::new());
                 for item in items.by_ref().take(TEXT_CHUNK) {
-                    let (id, text): (String, String) = item?.extract().map_err(|e| {
-                        PyValueError::new_err(format!(
-                            "documents[{}]: not an (id, text) pair of str: {e}",
-                            seen + ids.len()
-                        ))
+                    let (id, text) = id_and_text(&item?).map_err(|e| {
+                        PyValueError::new_err(format!("documents[{}]: {e}", seen + ids.len()))
                     })?;
                     ids.push(id);
                     texts.push(text);
@@ -308,7 +343,7 @@ impl NativeStore {
                     break;
                 }
                 let fingerprints =
-                    py.detach(|| fingerprint_all(&scheme, &texts, "documents", seen))?;
+                    detached(py, || fingerprint_all(&scheme, &texts, "documents", seen))?;
                 for (i, (id, fp)) in ids.iter().zip(fingerprints).enumerate() {
                     batch.push(id, fp).map_err(|e| {
                         PyValueError::new_err(format!("documents[{}]: {e}", seen + i))
@@ -316,7 +351,7 @@ impl NativeStore {
                 }
                 seen += ids.len();
             }
-            let summary = py.detach(|| self.write(|s| insert_batch(s, batch, label, compact)))?;
+            let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
             Ok(insert_json(&summary, seen as u64, 0).to_string())
         })
     }
@@ -350,24 +385,22 @@ impl NativeStore {
             if let Some(label) = label {
                 simhashdb::check_label(label).map_err(py_err)?;
             }
-            py.detach(|| {
-                self.write(|store| {
-                    let options = ReadOptions {
-                        format,
-                        skip_invalid,
-                        scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
-                        id_field,
-                        text_field,
-                        ..ReadOptions::default()
-                    };
-                    let mut insertion = store
-                        .begin_insert(label)
-                        .run_documents(DEFAULT_RUN_DOCUMENTS)
-                        .compact_after(compact);
-                    let read = read_sources(&paths, &options, &mut insertion, &|_| {})?;
-                    let summary = insertion.commit()?;
-                    Ok(insert_json(&summary, read.lines, read.skipped).to_string())
-                })
+            self.write(py, |store| {
+                let options = ReadOptions {
+                    format,
+                    skip_invalid,
+                    scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
+                    id_field,
+                    text_field,
+                    ..ReadOptions::default()
+                };
+                let mut insertion = store
+                    .begin_insert(label)
+                    .run_documents(DEFAULT_RUN_DOCUMENTS)
+                    .compact_after(compact);
+                let read = read_sources(&paths, &options, &mut insertion, &|_| {})?;
+                let summary = insertion.commit()?;
+                Ok(insert_json(&summary, read.lines, read.skipped).to_string())
             })
         })
     }
@@ -381,11 +414,10 @@ impl NativeStore {
         distance: Option<u32>,
     ) -> PyResult<Vec<(String, u64, u32)>> {
         guard(|| {
-            let snapshot = self.snapshot(false)?;
-            let distance = Self::distance(&snapshot, distance);
-            let matches = py
-                .detach(|| snapshot.query(fingerprint, distance))
-                .map_err(py_err)?;
+            let matches = self.read(py, false, |snapshot| {
+                let distance = Self::distance(snapshot, distance);
+                snapshot.query(fingerprint, distance).map_err(py_err)
+            })?;
             Ok(matches
                 .into_iter()
                 .map(|m| (m.id, m.fingerprint, m.distance))
@@ -404,11 +436,10 @@ impl NativeStore {
     ) -> PyResult<QueryColumns<'py>> {
         guard(|| {
             let queries = u64s_from_bytes(queries, "queries")?;
-            let snapshot = self.snapshot(false)?;
-            let distance = Self::distance(&snapshot, distance);
-            let results = py
-                .detach(|| snapshot.query_many(&queries, distance))
-                .map_err(py_err)?;
+            let results = self.read(py, false, |snapshot| {
+                let distance = Self::distance(snapshot, distance);
+                snapshot.query_many(&queries, distance).map_err(py_err)
+            })?;
             let total: usize = results.iter().map(Vec::len).sum();
             let (mut index, mut fps, mut dists) = (
                 Vec::with_capacity(total),
@@ -440,12 +471,10 @@ impl NativeStore {
         texts: Vec<String>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         guard(|| {
-            let scheme = self
-                .snapshot(false)?
-                .catalog()
-                .text_scheme()
-                .map_err(py_err)?;
-            let fingerprints = py.detach(|| fingerprint_all(&scheme, &texts, "texts", 0))?;
+            let fingerprints = self.read(py, false, |snapshot| {
+                let scheme = snapshot.catalog().text_scheme().map_err(py_err)?;
+                fingerprint_all(&scheme, &texts, "texts", 0)
+            })?;
             Ok(bytes_of(py, &fingerprints, u64::to_le_bytes))
         })
     }
@@ -453,8 +482,7 @@ impl NativeStore {
     /// (fingerprint, batch) of a live id, or None.
     fn get(&self, py: Python<'_>, id: &str) -> PyResult<Option<(u64, u64)>> {
         guard(|| {
-            let snapshot = self.snapshot(false)?;
-            let document = py.detach(|| snapshot.document(id)).map_err(py_err)?;
+            let document = self.read(py, false, |s| s.document(id).map_err(py_err))?;
             Ok(document.map(|d| (d.fingerprint, d.batch)))
         })
     }
@@ -462,15 +490,17 @@ impl NativeStore {
     /// Deletes ids in one batch (or previews it); the summary as JSON.
     fn delete(&self, py: Python<'_>, ids: Vec<String>, dry_run: bool) -> PyResult<String> {
         guard(|| {
-            let summary = py.detach(|| {
-                self.write(|store| {
-                    let ids = ids.iter().map(String::as_str);
-                    if dry_run {
-                        store.preview_delete(ids)
-                    } else {
-                        store.delete(ids)
-                    }
-                })
+            for (i, id) in ids.iter().enumerate() {
+                simhashdb::check_id(id)
+                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
+            }
+            let summary = self.write(py, |store| {
+                let ids = ids.iter().map(String::as_str);
+                if dry_run {
+                    store.preview_delete(ids)
+                } else {
+                    store.delete(ids)
+                }
             })?;
             Ok(summary_json(&summary, dry_run, false))
         })
@@ -495,37 +525,36 @@ impl NativeStore {
                     ))
                 }
             };
-            let summary = py.detach(|| {
-                self.write(|store| {
-                    if dry_run {
-                        store.preview_expire(&selector)
-                    } else {
-                        store.expire(&selector)
-                    }
-                })
+            let summary = self.write(py, |store| {
+                if dry_run {
+                    store.preview_expire(&selector)
+                } else {
+                    store.expire(&selector)
+                }
             })?;
             Ok(summary_json(&summary, dry_run, true))
         })
     }
 
     /// Every batch, oldest first, as a JSON array of `batches --json` lines.
-    fn batches(&self) -> PyResult<String> {
+    fn batches(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
-            let snapshot = self.snapshot(true)?;
-            let all: Vec<_> = snapshot
-                .catalog()
-                .batches
-                .iter()
-                .map(|b| b.to_json())
-                .collect();
-            Ok(serde_json::Value::from(all).to_string())
+            self.read(py, true, |snapshot| {
+                let all: Vec<_> = snapshot
+                    .catalog()
+                    .batches
+                    .iter()
+                    .map(|b| b.to_json())
+                    .collect();
+                Ok(serde_json::Value::from(all).to_string())
+            })
         })
     }
 
     /// Merges every run into one; the summary as JSON.
     fn compact(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
-            let summary = py.detach(|| self.write(|store| store.compact()))?;
+            let summary = self.write(py, |store| store.compact())?;
             Ok(serde_json::to_string(&summary).expect("a summary serializes"))
         })
     }
@@ -537,9 +566,8 @@ impl NativeStore {
             if self.closed() {
                 return Err(closed());
             }
-            let report = py
-                .detach(|| simhashdb::verify_store(&self.dir, deep))
-                .map_err(py_err)?;
+            let report =
+                detached(py, || simhashdb::verify_store(&self.dir, deep)).map_err(py_err)?;
             Ok(report.to_json().to_string())
         })
     }
@@ -547,9 +575,10 @@ impl NativeStore {
     /// `stats --json`.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
-            let snapshot = self.snapshot(true)?;
-            let stats = py.detach(|| Stats::of(&snapshot)).map_err(py_err)?;
-            Ok(serde_json::to_string(&stats).expect("stats serialize"))
+            self.read(py, true, |snapshot| {
+                let stats = Stats::of(snapshot).map_err(py_err)?;
+                Ok(serde_json::to_string(&stats).expect("stats serialize"))
+            })
         })
     }
 
@@ -561,11 +590,10 @@ impl NativeStore {
         distance: Option<u32>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyBytes>)> {
         guard(|| {
-            let snapshot = self.snapshot(true)?;
-            let distance = Self::distance(&snapshot, distance);
-            let pairs = py
-                .detach(|| snapshot.audit(distance, |_| {}))
-                .map_err(py_err)?;
+            let pairs = self.read(py, true, |snapshot| {
+                let distance = Self::distance(snapshot, distance);
+                snapshot.audit(distance, |_| {}).map_err(py_err)
+            })?;
             let dists: Vec<u64> = pairs.iter().map(|p| u64::from(p.distance)).collect();
             let (a, b): (Vec<String>, Vec<String>) = pairs.into_iter().map(|p| (p.a, p.b)).unzip();
             Ok((
@@ -585,27 +613,48 @@ impl NativeStore {
         singletons: bool,
     ) -> PyResult<Vec<Vec<String>>> {
         guard(|| {
-            let snapshot = self.snapshot(true)?;
-            let distance = Self::distance(&snapshot, distance);
-            py.detach(|| {
-                let pairs = snapshot.audit(distance, |_| {})?;
-                snapshot.clusters_with_singletons(&pairs, singletons)
+            self.read(py, true, |snapshot| {
+                let distance = Self::distance(snapshot, distance);
+                let pairs = snapshot.audit(distance, |_| {}).map_err(py_err)?;
+                snapshot
+                    .clusters_with_singletons(&pairs, singletons)
+                    .map_err(py_err)
             })
-            .map_err(py_err)
         })
     }
 }
 
-/// A delete's or expire's summary as `delete --json` or `expire --json` prints it (plus an
-/// expire's `not_found` and `repeated`, always 0).
+/// An (id, text) pair: any sequence of two str (a tuple, a list, a row).
+fn id_and_text(item: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+    if let Ok(pair) = item.extract::<(String, String)>() {
+        return Ok(pair);
+    }
+    match item.extract::<Vec<String>>() {
+        Ok(v) if v.len() == 2 => {
+            let mut v = v.into_iter();
+            Ok((v.next().expect("2 items"), v.next().expect("2 items")))
+        }
+        _ => Err(PyValueError::new_err(format!(
+            "not an (id, text) pair of str: {}",
+            item.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+/// A delete's or expire's summary as `delete --json` or `expire --json` prints it.
 fn summary_json(summary: &simhashdb::DeleteSummary, dry_run: bool, expire: bool) -> String {
     let mut value = serde_json::to_value(summary).expect("a summary serializes");
     value["dry_run"] = dry_run.into();
-    if !expire {
-        value
-            .as_object_mut()
-            .expect("a struct serializes as an object")
-            .remove("expired_batches");
+    let fields = value
+        .as_object_mut()
+        .expect("a struct serializes as an object");
+    let other: &[&str] = if expire {
+        &["not_found", "repeated"]
+    } else {
+        &["expired_batches"]
+    };
+    for key in other {
+        fields.remove(*key);
     }
     value.to_string()
 }

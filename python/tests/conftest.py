@@ -82,3 +82,24 @@ def random_documents(
 
 def tsv(ids: Sequence[str], fps: Sequence[int]) -> str:
     return "".join(f"{i}\t{int(f):016x}\n" for i, f in zip(ids, fps))
+
+
+def components(pairs) -> List[List]:
+    """The connected components (two or more members) of the graph of `pairs`' first two
+    items: members sorted, components sorted by first member (union-find)."""
+    parent: Dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in pairs:
+        a, b = find(p[0]), find(p[1])
+        if a != b:
+            parent[a] = b
+    groups: Dict = {}
+    for x in list(parent):
+        groups.setdefault(find(x), []).append(x)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)

@@ -17,7 +17,7 @@ import pytest
 import simhashdb
 from simhashdb import CorruptionError, Store, StoreLockedError
 
-from conftest import brute_matches, brute_pairs, json_lines, random_documents, run_cli, tsv
+from conftest import brute_matches, brute_pairs, components, json_lines, random_documents, run_cli, tsv
 
 
 def build(path, rng, n, batches=3, **settings):
@@ -60,11 +60,8 @@ def test_queries_and_audit_equal_brute_force(tmp_path, seed, settings):
         assert list(store.audit(d)) == brute_pairs(model, d)
     assert store.query(int(queries[0])) == brute_matches(model, int(queries[0]), k)
     # Clusters: the connected components of the pairs.
-    clusters = list(store.audit(clusters=True))
     pairs = brute_pairs(model, k)
-    where = {m: i for i, c in enumerate(clusters) for m in c}
-    assert set(where) == {x for p in pairs for x in p[:2]}
-    assert all(where[a] == where[b] for a, b, _ in pairs)
+    assert list(store.audit(clusters=True)) == components(pairs)
     with_singletons = list(store.audit(clusters=True, singletons=True))
     assert sorted(m for c in with_singletons for m in c) == sorted(model)
     assert len(store) == len(model)
@@ -232,8 +229,10 @@ def test_errors(tmp_path, cli):
         store.insert_file(tmp_path / "nowhere.tsv")
     with pytest.raises(ValueError, match="format"):
         store.insert_file(bad, format="csv")
+    batches_before = len(store.batches())
     with pytest.raises(ValueError, match="no token|letter or digit"):
         store.insert_documents([("t", "hello world"), ("u", " ... ")])
+    assert store.get("t") is None and len(store.batches()) == batches_before
     with pytest.raises(ValueError, match=r"documents\[0\]"):
         store.insert_documents([("only-an-id",)])
     with pytest.raises(ValueError, match="exactly one"):
@@ -246,7 +245,16 @@ def test_errors(tmp_path, cli):
         simhashdb.fingerprint("   ")
     with pytest.raises(ValueError, match=r"texts\[1\]"):
         simhashdb.fingerprint_many(["fine text", "!!!"])
-    assert store.batches()[-1]["inserted"] == 1  # nothing failed was stored
+    assert len(store.batches()) == batches_before  # nothing that failed was stored
+    # Out-of-range numbers are bad input (ValueError), not arithmetic errors.
+    for bad in (lambda: store.query(1, 2**33), lambda: store.query(1, -1), lambda: store.query(-1),
+                lambda: Store.create(tmp_path / "x", distance=300), lambda: Store.create(tmp_path / "x", blocks=-1),
+                lambda: Store.open(path, cache_mib=-1), lambda: Store.open(path, pin=-5),
+                lambda: simhashdb.fingerprint("a b", "words", shingle=-1), lambda: store.delete([""]),
+                lambda: simhashdb.fingerprint_many(["ok", 5]), lambda: store.query_texts([None])):
+        with pytest.raises(ValueError):
+            bad()
+    assert bool(store)
     # The writer lock: a CLI insert waiting on stdin holds it.
     holder = subprocess.Popen([str(cli), "insert", str(path), "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -294,6 +302,49 @@ def test_corruption_is_a_corruption_error(tmp_path):
         assert not report["clean"] and "shard-000.redb" in report["findings"][0]["location"]
 
 
+def test_paths_survive_chdir_and_lists_are_pairs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with Store.create("relative", expected_size=1000) as store:
+        assert not len(store) and bool(store)
+        monkeypatch.chdir("/")
+        store.insert_documents([["a", "some words here"], ("b", "other words there")])
+        assert store.path == str(tmp_path / "relative") and len(store) == 2
+    with pytest.warns(UserWarning, match="simhashdb"):
+        Store.create(tmp_path / "wide", blocks=12, distance=3, shards=1).close()
+
+
+def _query_in_child(path, queries, out):
+    import simhashdb as child
+
+    with child.Store.open(path) as store:
+        out.put(store.query_many(queries).id.tolist())
+    out.put(child.fingerprint_many(["a b c d", "e f g h"]).tolist())
+
+
+def test_a_forked_child_can_use_the_engine(tmp_path):
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    with Store.create(tmp_path / "s", expected_size=1000) as store:
+        store.insert(["a", "b"], [1, 3])
+        queries = np.array([1, 3, 2**40], dtype=np.uint64)
+        want = store.query_many(queries).id.tolist()  # the parent's thread pool is running
+        fingerprints = simhashdb.fingerprint_many(["a b c d", "e f g h"]).tolist()
+        context = multiprocessing.get_context("fork")
+        out = context.Queue()
+        child = context.Process(target=_query_in_child, args=(str(tmp_path / "s"), queries, out))
+        child.start()
+        try:
+            assert out.get(timeout=60) == want
+            assert out.get(timeout=60) == fingerprints
+        finally:
+            child.join(timeout=60)
+            if child.is_alive():
+                child.kill()
+        assert child.exitcode == 0
+
+
 def test_threads_share_a_store(tmp_path):
     rng = np.random.default_rng(11)
     store, model = build(tmp_path / "s", rng, 3000, batches=2, expected_size=10**5)
@@ -322,13 +373,39 @@ def test_threads_share_a_store(tmp_path):
                 assert [m for m in store.query(int(queries[j])) if not m[0].startswith("w")] == singles[j]
         return True
 
-    w = threading.Thread(target=writer)
-    w.start()
-    try:
-        with ThreadPoolExecutor(2) as pool:
-            assert all(pool.map(reader, [0, 1]))
-    finally:
-        stop.set()
-        w.join()
-    assert inserted and store.get(f"w{inserted[-1]}") is not None
+    def second_writer():
+        j = 0
+        while not stop.is_set():
+            store.insert([f"x{j}"], [int(rng.integers(0, 2**63))], compact=False)
+            j += 1
+        return j
+
+    writers = [threading.Thread(target=writer)]
+    with ThreadPoolExecutor(1) as other:
+        second = other.submit(second_writer)
+        writers[0].start()
+        try:
+            with ThreadPoolExecutor(2) as pool:
+                assert all(pool.map(reader, [0, 1]))
+        finally:
+            stop.set()
+            writers[0].join()
+        written = second.result()  # the two writers took turns: neither got StoreLockedError
+    assert inserted and written
+    assert store.get(f"w{inserted[-1]}") is not None and store.get(f"x{written - 1}") is not None
+    # Closing while another thread queries: the query finishes or raises "closed", nothing else.
+    errors = []
+
+    def query_until_closed():
+        try:
+            while True:
+                store.query_many(queries)
+        except ValueError as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=query_until_closed)
+    t.start()
+    time.sleep(0.2)
     store.close()
+    t.join(timeout=30)
+    assert not t.is_alive() and errors and "closed" in errors[0]
