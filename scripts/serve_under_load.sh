@@ -4,6 +4,8 @@
 #
 #   scripts/serve_under_load.sh STORE DAILY.tsv [SECONDS]
 #
+# WRITER_NICE=19 runs the insert and the compaction at the lowest CPU priority (as a cron job
+# beside a server on the same cores should run).
 # Needs oha (cargo install oha) and a release build (cargo build --release). Prints the
 # server's resident memory when ready, oha's summary for each phase, and how long the insert
 # and the compaction took. Stops the server on exit, also on failure.
@@ -13,7 +15,7 @@ daily=$2
 seconds=${3:-10}
 bin=$(dirname "$0")/../target/release/simhashdb
 port=$((20000 + RANDOM % 20000))
-url="http://127.0.0.1:$port/v1/query?fingerprint=[0-9a-f]{16}"
+url="http://127.0.0.1:$port/v1/query\\?fingerprint=[0-9a-f]{16}"
 log=$(mktemp)
 "$bin" serve "$store" --listen "127.0.0.1:$port" >"$log" 2>&1 &
 server=$!
@@ -25,16 +27,18 @@ until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
 done
 echo "ready after $(echo "$(date +%s.%N) - $started" | bc) s; server RSS $(($(awk '/VmRSS/ {print $2}' /proc/$server/status) / 1024)) MiB"
 
+curl -sf "http://127.0.0.1:$port/v1/query?fingerprint=0123456789abcdef" >/dev/null \
+    || { echo "a single query failed" >&2; exit 1; }
 echo "== alone, ${seconds} s"
 oha -z "${seconds}s" -c 64 --no-tui --rand-regex-url "$url" | sed -n '/Summary/,/Latency distribution/p;/Status code/,$p'
 
 echo "== during: insert $daily, then compact"
 (
     t=$(date +%s.%N)
-    "$bin" insert "$store" "$daily" --no-compact --label daily >/dev/null
+    nice -n "${WRITER_NICE:-0}" "$bin" insert "$store" "$daily" --no-compact --label daily >/dev/null
     echo "insert took $(echo "$(date +%s.%N) - $t" | bc) s" >&2
     t=$(date +%s.%N)
-    "$bin" compact "$store" >/dev/null
+    nice -n "${WRITER_NICE:-0}" "$bin" compact "$store" >/dev/null
     echo "compact took $(echo "$(date +%s.%N) - $t" | bc) s" >&2
 ) &
 writer=$!
