@@ -10,6 +10,11 @@
 //!
 //! A run's tables are immutable, so a pinned table is shared by every snapshot that reads its
 //! run, and dropped with the last of them.
+//!
+//! Runs newer than the oldest also keep the sets of fingerprints they list and ids they mention
+//! ([`RunKeys`]): a match's ids are looked up in every run, and each id checked in every newer
+//! run, so with the runs a week of daily batches leaves most of a query was redb lookups that
+//! find nothing; the sets answer those from memory.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -114,10 +119,55 @@ fn table_cost(run: &RunReader) -> u64 {
     8 * run.meta().fingerprints + 4 * run.meta().fingerprints / (KEYS_PER_BUCKET as u64 / 2)
 }
 
+/// The fingerprints a run lists postings under and the hashes of the ids it mentions (live,
+/// replaced or deleted), each sorted and distinct. Exact sets of 64-bit values: a hash that
+/// two ids share costs a lookup in the run's docs file, never a wrong answer.
+pub(crate) struct RunKeys {
+    fingerprints: Vec<u64>,
+    ids: Vec<u64>,
+}
+
+impl RunKeys {
+    fn load(run: &RunReader) -> Result<Self> {
+        let docs = run.docs()?;
+        let mut fingerprints = Vec::new();
+        docs.for_each_posting(|fp| fingerprints.push(fp))?;
+        let mut ids = Vec::new();
+        docs.for_each_document(|hash, _, _| ids.push(hash))?;
+        for set in [&mut fingerprints, &mut ids] {
+            set.sort_unstable(); // already in order: a check, in effect
+            set.dedup();
+            set.shrink_to_fit();
+        }
+        Ok(RunKeys { fingerprints, ids })
+    }
+
+    /// Whether the run lists postings under `fingerprint`.
+    pub(crate) fn lists(&self, fingerprint: u64) -> bool {
+        self.fingerprints.binary_search(&fingerprint).is_ok()
+    }
+
+    /// Whether the run may mention an id with this hash.
+    pub(crate) fn mentions(&self, id_hash: u64) -> bool {
+        self.ids.binary_search(&id_hash).is_ok()
+    }
+
+    fn bytes(&self) -> u64 {
+        8 * (self.fingerprints.len() + self.ids.len()) as u64
+    }
+}
+
+/// What keeping the key sets of `run` takes: 8 bytes per posting and per document entry.
+fn keys_cost(run: &RunReader) -> u64 {
+    16 * run.meta().documents
+}
+
 /// The tables of one run held in memory; a table that did not fit is None and is read from
 /// disk.
 pub(crate) struct PinnedRun {
     tables: Vec<Option<PinnedTable>>,
+    /// The run's key sets, when asked for and within the budget.
+    keys: Option<RunKeys>,
     /// Bytes of memory the pinned tables hold.
     bytes: u64,
     /// What they took from the budget.
@@ -126,8 +176,14 @@ pub(crate) struct PinnedRun {
 
 impl PinnedRun {
     /// Pins the tables of `run` in order while they fit in `budget` (bytes of memory), which
-    /// shrinks by what they take. Tables load in parallel.
-    pub(crate) fn load(run: &RunReader, tables: usize, budget: &mut u64) -> Result<Arc<Self>> {
+    /// shrinks by what they take, then with `with_keys` its key sets if they fit too. Tables
+    /// load in parallel.
+    pub(crate) fn load(
+        run: &RunReader,
+        tables: usize,
+        with_keys: bool,
+        budget: &mut u64,
+    ) -> Result<Arc<Self>> {
         use rayon::prelude::*;
         let chosen: Vec<bool> = (0..tables)
             .map(|_| {
@@ -145,10 +201,19 @@ impl PinnedRun {
             .enumerate()
             .map(|(t, &pin)| pin.then(|| PinnedTable::load(run, t)).transpose())
             .collect::<Result<_>>()?;
-        let bytes = tables.iter().flatten().map(PinnedTable::bytes).sum();
-        let charged = chosen.iter().filter(|&&pin| pin).count() as u64 * table_cost(run);
+        let mut charged = chosen.iter().filter(|&&pin| pin).count() as u64 * table_cost(run);
+        let keys = if with_keys && *budget > 0 && keys_cost(run) <= *budget {
+            *budget -= keys_cost(run);
+            charged += keys_cost(run);
+            Some(RunKeys::load(run)?)
+        } else {
+            None
+        };
+        let bytes = tables.iter().flatten().map(PinnedTable::bytes).sum::<u64>()
+            + keys.as_ref().map_or(0, RunKeys::bytes);
         Ok(Arc::new(PinnedRun {
             tables,
+            keys,
             bytes,
             charged,
         }))
@@ -159,7 +224,12 @@ impl PinnedRun {
         self.tables.get(t).and_then(Option::as_ref)
     }
 
-    /// Bytes of memory the pinned tables hold.
+    /// The run's key sets, if they are held.
+    pub(crate) fn keys(&self) -> Option<&RunKeys> {
+        self.keys.as_ref()
+    }
+
+    /// Bytes of memory the pinned tables (and key sets) hold.
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }

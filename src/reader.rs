@@ -206,12 +206,15 @@ fn open_pinned(
             kept.insert(run.meta().id, Arc::clone(p));
         }
     }
+    // Every run but the oldest keeps its key sets: lookups of older runs' matches check them.
+    let oldest = snapshot.runs().first().map(|run| run.meta().id);
     for run in snapshot.runs_mut() {
         let id = run.meta().id;
         let p = match kept.get(&id) {
             Some(p) => Arc::clone(p),
             None => {
-                let p = PinnedRun::load(run, tables, &mut budget)?;
+                let with_keys = Some(id) != oldest;
+                let p = PinnedRun::load(run, tables, with_keys, &mut budget)?;
                 kept.insert(id, Arc::clone(&p));
                 p
             }

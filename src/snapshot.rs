@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::block::docs::DocState;
+use crate::block::docs::{id_hash, DocState};
 use crate::catalog::Catalog;
 use crate::error::{guard_redb, Error, Result};
 use crate::permutation::Permutations;
@@ -261,12 +261,17 @@ impl Snapshot {
     /// deletion).
     pub fn live_ids(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
         for (r, run) in self.runs.iter().enumerate() {
+            // Pinned key sets answer "not here" from memory (see crate::pinned).
+            if !run.may_list(fingerprint) {
+                continue;
+            }
             let mut ids = Vec::new();
             run.docs()?
                 .ids_of(fingerprint, |id| ids.push(id.to_string()))?;
             'ids: for id in ids {
+                let hash = id_hash(id.as_bytes());
                 for newer in &self.runs[r + 1..] {
-                    if newer.docs()?.state_of(&id)?.is_some() {
+                    if newer.may_mention(hash) && newer.docs()?.state_of(&id)?.is_some() {
                         continue 'ids;
                     }
                 }

@@ -115,6 +115,22 @@ impl RunReader {
         self.pinned.as_ref()
     }
 
+    /// Whether this run may list postings under `fingerprint`: false only when its pinned key
+    /// sets say it lists none.
+    pub fn may_list(&self, fingerprint: u64) -> bool {
+        self.keys().is_none_or(|k| k.lists(fingerprint))
+    }
+
+    /// Whether this run may mention the id whose hash is `id_hash` (see
+    /// [`crate::block::docs::id_hash`]): false only when its pinned key sets say it does not.
+    pub fn may_mention(&self, id_hash: u64) -> bool {
+        self.keys().is_none_or(|k| k.mentions(id_hash))
+    }
+
+    fn keys(&self) -> Option<&crate::pinned::RunKeys> {
+        self.pinned.as_ref().and_then(|p| p.keys())
+    }
+
     /// The number of shards.
     pub fn shards(&self) -> usize {
         self.files.len() * self.shards_per_file
