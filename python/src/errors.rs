@@ -1,7 +1,8 @@
 //! The library's errors as Python exceptions, and the guard that keeps panics out of Python.
 //!
 //! - bad input, settings, schemes, distances, labels: `ValueError`;
-//! - damaged bytes: `simhashdb.CorruptionError` (an `OSError`);
+//! - damaged bytes (a block's checksum, or redb's own checks): `simhashdb.CorruptionError` (an
+//!   `OSError`);
 //! - another writer holds the store: `simhashdb.StoreLockedError` (an `OSError`);
 //! - everything else about files: `OSError`, with the errno when the system gave one, so
 //!   Python picks `FileNotFoundError`, `PermissionError`...
@@ -43,14 +44,24 @@ pub fn py_err(error: Error) -> PyErr {
         | Error::NoSuchLabel { .. } => PyValueError::new_err(message),
         Error::Corruption { .. } => CorruptionError::new_err(message),
         Error::Locked { .. } => StoreLockedError::new_err(message),
-        Error::Io { error, .. } => match error.raw_os_error() {
-            // OSError(errno, message) is created as the subclass for that errno.
-            Some(errno) => PyOSError::new_err((errno, message)),
-            None => PyOSError::new_err(message),
+        Error::Io { error, .. } => os_error(error, message),
+        Error::Redb { error, .. } => match error.as_ref() {
+            redb::Error::Corrupted(_) => CorruptionError::new_err(message),
+            redb::Error::Io(e) => os_error(e, message),
+            _ => PyOSError::new_err(message),
         },
         Error::NotAStore { path, .. } if !path.exists() => PyFileNotFoundError::new_err(message),
         Error::AlreadyExists { .. } => PyFileExistsError::new_err(message),
         _ => PyOSError::new_err(message),
+    }
+}
+
+/// An OSError for `error`: OSError(errno, message) is created as the subclass for that errno
+/// (FileNotFoundError, PermissionError...).
+fn os_error(error: &std::io::Error, message: String) -> PyErr {
+    match error.raw_os_error() {
+        Some(errno) => PyOSError::new_err((errno, message)),
+        None => PyOSError::new_err(message),
     }
 }
 

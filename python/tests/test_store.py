@@ -345,6 +345,20 @@ def test_a_forked_child_can_use_the_engine(tmp_path):
         assert child.exitcode == 0
 
 
+def test_damage_redb_itself_finds_is_a_corruption_error(tmp_path):
+    path = tmp_path / "s"
+    with Store.create(path, expected_size=1000, shards=1) as store:
+        store.insert([f"id{i}" for i in range(20000)], list(range(1, 20001)))
+    (docs,) = (path / "runs").glob("*/docs.redb")
+    data = bytearray(docs.read_bytes())
+    for at in range(4096, len(data), 4096):  # one byte of every page but the header's
+        data[at + 100] ^= 0xFF
+    docs.write_bytes(bytes(data))
+    with pytest.raises(CorruptionError, match="docs.redb"):
+        with Store.open(path) as store:
+            store.query(5, 0)
+
+
 def test_threads_share_a_store(tmp_path):
     rng = np.random.default_rng(11)
     store, model = build(tmp_path / "s", rng, 3000, batches=2, expected_size=10**5)
