@@ -119,11 +119,7 @@ fn find_all<'py>(
     packed: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     guard(|| {
-        let hashes = u64s_of(hashes, packed)?;
-        let pairs = detached(py, || {
-            seomoz::find_all(&hashes, number_of_blocks, different_bits)
-        })
-        .map_err(py_err)?;
+        let pairs = pairs_within(py, hashes, packed, number_of_blocks, different_bits)?;
         PyList::new(py, pairs.iter().map(|p| (p.a, p.b)))
     })
 }
@@ -140,17 +136,29 @@ fn find_clusters<'py>(
     packed: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     guard(|| {
-        let hashes = u64s_of(hashes, packed)?;
-        let clusters = detached(py, || {
-            seomoz::find_clusters(&hashes, number_of_blocks, different_bits)
-        })
-        .map_err(py_err)?;
+        let pairs = pairs_within(py, hashes, packed, number_of_blocks, different_bits)?;
+        let clusters = simhashdb::fingerprint_clusters(&pairs);
         let sets = clusters
             .iter()
             .map(|c| PySet::new(py, c))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, sets)
     })
+}
+
+/// [`seomoz::find_all`] of the values of `hashes`, with the GIL released.
+fn pairs_within(
+    py: Python<'_>,
+    hashes: &Bound<'_, PyAny>,
+    packed: bool,
+    number_of_blocks: usize,
+    different_bits: usize,
+) -> PyResult<Vec<simhashdb::FingerprintPair>> {
+    let hashes = u64s_of(hashes, packed)?;
+    detached(py, || {
+        seomoz::find_all(&hashes, number_of_blocks, different_bits)
+    })
+    .map_err(py_err)
 }
 
 /// The fingerprint of `text` under a scheme, as `simhashdb fingerprint` gives it.
