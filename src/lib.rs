@@ -58,6 +58,8 @@
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
 //!   [`read_queries`], [`read_fingerprints`], [`read_ids`], [`read_corpus_shingles`], one format
 //!   detector ([`InputFormat::detect`]).
+//! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
+//!   tables simhashdb writes (documents, pairs, clusters).
 //! - Errors: [`Error`], whose variants say what to do; damaged bytes are a
 //!   [`Error::Corruption`] naming the file, table and block.
 
@@ -82,6 +84,8 @@ mod jaccard;
 mod layout;
 mod lock;
 mod migrate;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod permutation;
 mod pinned;
 mod policy;

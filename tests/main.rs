@@ -9,6 +9,8 @@ mod documents_cli;
 mod engine;
 mod lifecycle;
 mod lifecycle_cli;
+#[cfg(feature = "parquet")]
+mod parquet_io;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;

@@ -29,6 +29,11 @@ pub fn query_tuples(snapshot: &simhashdb::Snapshot, q: u64, d: u32) -> Vec<(u32,
 
 /// Runs the simhashdb binary with `args` and `stdin`.
 pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
+    simhashdb_bytes(args, stdin.as_bytes())
+}
+
+/// Runs the simhashdb binary with `args` and binary `stdin`.
+pub fn simhashdb_bytes(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
         .args(args)
@@ -38,7 +43,7 @@ pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
         .spawn()
         .expect("the binary runs");
     let mut input = child.stdin.take().unwrap();
-    let data = stdin.as_bytes().to_vec();
+    let data = stdin.to_vec();
     let feeder = std::thread::spawn(move || {
         let _ = input.write_all(&data);
     });

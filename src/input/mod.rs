@@ -47,12 +47,16 @@ pub enum InputFormat {
     Text,
     /// Queries only ([`read_queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
     Fingerprints,
+    /// A Parquet file with an id column and a fingerprint or a text column (feature
+    /// `parquet`).
+    Parquet,
 }
 
 impl InputFormat {
-    /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`);
-    /// text, for a file found inside a directory; jsonl, when its first non-blank byte
-    /// (`head` holds the input's first bytes) is `{`; else `fallback`.
+    /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`,
+    /// `.parquet`); parquet, when it starts with Parquet's magic bytes (`head` holds the
+    /// input's first bytes); text, for a file found inside a directory; jsonl, when its first
+    /// non-blank byte is `{`; else `fallback`.
     pub fn detect(
         path: Option<&Path>,
         in_directory: bool,
@@ -60,6 +64,7 @@ impl InputFormat {
         fallback: InputFormat,
     ) -> InputFormat {
         path.and_then(InputFormat::by_name)
+            .or(is_parquet_head(head).then_some(InputFormat::Parquet))
             .or(in_directory.then_some(InputFormat::Text))
             .unwrap_or_else(|| match head.iter().find(|b| !b.is_ascii_whitespace()) {
                 Some(b'{') => InputFormat::Jsonl,
@@ -78,6 +83,7 @@ impl InputFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl") => Some(InputFormat::Jsonl),
             Some("tsv") => Some(InputFormat::Tsv),
+            Some("parquet") => Some(InputFormat::Parquet),
             _ => None,
         }
     }
@@ -95,9 +101,12 @@ pub struct ReadOptions {
     pub skip_invalid: bool,
     /// Fingerprints documents given as text; Err refuses them, saying why.
     pub scheme: std::result::Result<Scheme, String>,
-    /// The JSON field that holds the id.
+    /// The JSON field (or Parquet column) that holds the id.
     pub id_field: String,
-    /// The JSON field that holds the text.
+    /// The JSON field (or Parquet column) that holds the fingerprint.
+    pub fingerprint_field: String,
+    /// The JSON field (or Parquet column) that holds the text, read when there is no
+    /// fingerprint.
     pub text_field: String,
 }
 
@@ -109,6 +118,7 @@ impl Default for ReadOptions {
             skip_invalid: false,
             scheme: Err("no fingerprint scheme was given for text documents".to_string()),
             id_field: "id".to_string(),
+            fingerprint_field: "fingerprint".to_string(),
             text_field: "text".to_string(),
         }
     }
@@ -171,7 +181,7 @@ fn parse_document<'a>(
     format: InputFormat,
 ) -> std::result::Result<(Cow<'a, str>, u64), String> {
     match format {
-        InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints => {
+        InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
             // A third field is the batch number `export` writes: not part of the document.
             let mut fields = line.split('\t');
             let (Some(id), Some(fp), batch, None) =
@@ -197,14 +207,18 @@ fn parse_document<'a>(
             let object: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
             let id = json_id(&object, &options.id_field)?;
-            let fp = match (object.get("fingerprint"), object.get(&options.text_field)) {
+            let fp = match (
+                object.get(&options.fingerprint_field),
+                object.get(&options.text_field),
+            ) {
                 (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
                 (Some(serde_json::Value::Number(n)), _) => n
                     .as_u64()
                     .ok_or_else(|| format!("fingerprint {n} is not an integer in 0..2^64"))?,
                 (Some(other), _) => {
                     return Err(format!(
-                        "\"fingerprint\" must be a string or a number, found {other}"
+                        "{:?} must be a string or a number, found {other}",
+                        options.fingerprint_field
                     ))
                 }
                 (None, Some(serde_json::Value::String(text))) => {
@@ -219,8 +233,8 @@ fn parse_document<'a>(
                 }
                 (None, None) => {
                     return Err(format!(
-                        "no \"fingerprint\" or {:?} field",
-                        options.text_field
+                        "no {:?} or {:?} field",
+                        options.fingerprint_field, options.text_field
                     ))
                 }
             };
@@ -307,6 +321,14 @@ pub fn read_documents(
                 "a list of fingerprints holds no documents (read it as queries)",
             ))
         }
+        InputFormat::Parquet => {
+            // Parquet's footer is at the end: a stream is read whole first.
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            return read_parquet_bytes(bytes, source, options, sink, progress);
+        }
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
     let mut line_no = 0u64;
@@ -383,7 +405,7 @@ impl ReadSummary {
     }
 
     /// Counts an invalid document skipped, keeping the first few errors.
-    fn skip(&mut self, error: Error) {
+    pub(crate) fn skip(&mut self, error: Error) {
         self.skipped += 1;
         if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
             self.first_skipped.push(error.to_string());
@@ -420,8 +442,62 @@ fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(S
         .map_err(invalid)
 }
 
+/// Whether an input's first bytes are a Parquet file's magic bytes.
+pub(crate) fn is_parquet_head(head: &[u8]) -> bool {
+    head.starts_with(b"PAR1")
+}
+
+/// Reads a Parquet file held in memory (see [`crate::parquet`]).
+pub(crate) fn read_parquet_bytes(
+    bytes: Vec<u8>,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    #[cfg(feature = "parquet")]
+    return crate::parquet::read_parquet(
+        bytes::Bytes::from(bytes),
+        source,
+        options,
+        sink,
+        progress,
+    );
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (bytes, options, sink, progress);
+        Err(no_parquet(source))
+    }
+}
+
+/// Reads a Parquet file (see [`crate::parquet`]).
+pub(crate) fn read_parquet_file(
+    file: std::fs::File,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    #[cfg(feature = "parquet")]
+    return crate::parquet::read_parquet(file, source, options, sink, progress);
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (file, options, sink, progress);
+        Err(no_parquet(source))
+    }
+}
+
+#[cfg(not(feature = "parquet"))]
+fn no_parquet(source: &str) -> Error {
+    Error::input_at(
+        source,
+        None,
+        "this is a Parquet file, and simhashdb was built without its parquet feature",
+    )
+}
+
 /// The problem an error states, without its place.
-fn problem_of(e: Error) -> String {
+pub(crate) fn problem_of(e: Error) -> String {
     match e {
         Error::Input { problem, .. } => problem,
         other => other.to_string(),

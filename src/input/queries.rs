@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::{open_input, parse_document, parse_fingerprint, read_documents, read_sources, STDIN};
-use super::{InputFormat, ReadOptions, ReadSummary};
+use super::{read_parquet_bytes, InputFormat, ReadOptions, ReadSummary};
 use crate::batch::Batch;
 use crate::error::{Error, Result};
 
@@ -59,6 +59,12 @@ pub fn read_queries(
         .unwrap_or_else(|| InputFormat::detect(path, false, &bytes, InputFormat::Fingerprints));
     if format == InputFormat::Fingerprints {
         return read_query_lines(&bytes, &name, options, queries);
+    }
+    if format == InputFormat::Parquet {
+        let mut batch = Batch::new();
+        let summary = read_parquet_bytes(bytes, &name, options, &mut batch, &|_| {})?;
+        push_documents(&batch, queries);
+        return Ok(summary);
     }
     let options = ReadOptions {
         format: Some(format),

@@ -1,9 +1,10 @@
 //! Where documents come from: stdin (`-`), files and directories.
 //!
 //! The format of each input is, first that applies: the format in the options; by file name,
-//! `.jsonl` jsonl, `.tsv` tsv; text for a file found inside a directory; jsonl if
-//! the first non-blank byte is `{`; else the options' fallback. Directories are read
-//! recursively, in path order; a directory or file that cannot be read is an error even with
+//! `.jsonl` jsonl, `.tsv` tsv, `.parquet` parquet; parquet if it starts with Parquet's magic
+//! bytes; text for a file found inside a directory; jsonl if the first non-blank byte is `{`;
+//! else the options' fallback. Directories are read recursively, in path order, skipping
+//! hidden files (names starting with `.` or `_`); a directory or file that cannot be read is an error even with
 //! `skip_invalid` (that skips invalid documents, not I/O failures). Text files are
 //! fingerprinted in parallel in groups of about [`GROUP_BYTES`], so memory is bounded by a
 //! group, not by the input.
@@ -15,7 +16,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::decode::{decoded, decoded_bytes};
-use super::{read_documents, text_document, InputFormat, ReadOptions, ReadSummary, STDIN};
+use super::{is_parquet_head, ReadSummary, STDIN};
+use super::{read_documents, read_parquet_file, text_document, InputFormat, ReadOptions};
 use crate::batch::DocumentSink;
 use crate::error::{Error, Result};
 
@@ -92,7 +94,16 @@ impl SourceReader<'_> {
             .options
             .format
             .or(InputFormat::by_name(path))
+            .or_else(|| starts_as_parquet(path).then_some(InputFormat::Parquet))
             .or(in_directory.then_some(InputFormat::Text));
+        if format == Some(InputFormat::Parquet) {
+            self.flush_texts()?;
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            let name = path.display().to_string();
+            let summary = read_parquet_file(file, &name, self.options, self.sink, self.progress)?;
+            self.summary.add(summary);
+            return Ok(());
+        }
         if format == Some(InputFormat::Text) {
             self.texts.push(path.to_path_buf());
             self.text_bytes += len;
@@ -155,11 +166,27 @@ impl SourceReader<'_> {
     }
 }
 
-/// Every regular file below `dir`, with its length.
+/// Whether the file at `path` starts with Parquet's magic bytes (false when unreadable: the
+/// read that follows reports why).
+fn starts_as_parquet(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| is_parquet_head(&head))
+}
+
+/// Every regular file below `dir`, with its length, but for hidden files and directories
+/// (names starting with `.`, or with `_` as Hadoop and Spark name their metadata, like
+/// `_SUCCESS` and `.part-0.parquet.crc`).
 fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
     let cannot = |e: std::io::Error| Error::io(dir, e);
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;
+        if entry.file_name().as_encoded_bytes().starts_with(b".")
+            || entry.file_name().as_encoded_bytes().starts_with(b"_")
+        {
+            continue;
+        }
         let path = entry.path();
         let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         if meta.is_dir() {

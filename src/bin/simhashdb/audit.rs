@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use simhashdb::parquet::{write_clusters_parquet, write_pairs_parquet};
 use simhashdb::{
     clusters, read_corpus_shingles, verify_pairs, DocumentPair, Snapshot, SCAN_CACHE_BYTES,
 };
@@ -18,7 +19,9 @@ use crate::{output, progress};
 /// Pairs: ID_A<TAB>ID_B<TAB>DISTANCE, each pair once with ID_A < ID_B, sorted; documents that
 /// share a fingerprint pair at distance 0. Clusters (connected components of the pairs):
 /// CLUSTER_ID<TAB>ID, one member per line, clusters numbered from 1 in order of their smallest
-/// id. With neither --pairs nor --clusters, pairs go to stdout. A summary goes to stderr.
+/// id. With neither --pairs nor --clusters, pairs go to stdout. A FILE ending in .parquet is
+/// written as Parquet: pairs (id_a, id_b, distance[, jaccard]), clusters (cluster_id, id). A
+/// summary goes to stderr.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -87,7 +90,11 @@ pub fn run(args: Args) -> Result<()> {
         (pairs, _) => pairs.clone(),
     };
     if let Some(path) = &pairs_to {
-        output::write_to(Some(path), |out| write_pairs(out, &pairs, args.json))?;
+        if output::is_parquet_name(path) {
+            write_pairs_parquet(path, &pairs)?;
+        } else {
+            output::write_to(Some(path), |out| write_pairs(out, &pairs, args.json))?;
+        }
     }
     let plain: Vec<DocumentPair> = pairs.iter().map(|(p, _)| p.clone()).collect();
     let groups = clusters(&plain);
@@ -99,7 +106,11 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             groups
         };
-        output::write_to(Some(path), |out| write_clusters(out, &groups, args.json))?;
+        if output::is_parquet_name(path) {
+            write_clusters_parquet(path, &groups)?;
+        } else {
+            output::write_to(Some(path), |out| write_clusters(out, &groups, args.json))?;
+        }
     }
     eprintln!(
         "audit: {} documents, distance {distance}: {} pairs, {clustered} clusters, largest {largest}, {:.2} s",

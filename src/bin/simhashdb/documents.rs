@@ -46,14 +46,33 @@ impl SchemeArgs {
     }
 }
 
-/// Where JSON Lines documents keep their id and text.
+/// Where JSON Lines and Parquet documents keep their id, fingerprint and text.
 #[derive(clap::Args, Clone)]
 pub struct FieldArgs {
-    /// JSON field holding the id (a string, or an integer taken as its decimal text).
-    #[arg(long, value_name = "NAME", default_value = "id")]
+    /// JSON field or Parquet column holding the id (a string, or an integer taken as its
+    /// decimal text).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "id",
+        visible_alias = "id-column"
+    )]
     pub id_field: String,
-    /// JSON field holding the text (used when a line has no "fingerprint").
-    #[arg(long, value_name = "NAME", default_value = "text")]
+    /// JSON field or Parquet column holding the fingerprint.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "fingerprint",
+        visible_alias = "fingerprint-column"
+    )]
+    pub fingerprint_field: String,
+    /// JSON field or Parquet column holding the text (read when there is no fingerprint).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "text",
+        visible_alias = "text-column"
+    )]
     pub text_field: String,
 }
 
@@ -68,6 +87,7 @@ impl FieldArgs {
             scheme,
             skip_invalid,
             id_field: self.id_field.clone(),
+            fingerprint_field: self.fingerprint_field.clone(),
             text_field: self.text_field.clone(),
             ..ReadOptions::default()
         }

@@ -4,7 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
+use simhashdb::parquet::{fingerprint_to_i64, Cell, ParquetTable};
 use simhashdb::{Batch, Catalog, InputFormat};
+
+use crate::exit_codes::usage;
 
 use crate::documents::{self, FieldArgs, SchemeArgs};
 use crate::output;
@@ -23,8 +26,9 @@ pub struct Args {
     /// Files, directories or '-' (stdin).
     inputs: Vec<PathBuf>,
     /// Input format; by default JSON Lines for `.jsonl` files (and inputs starting with '{'),
-    /// text otherwise.
-    #[arg(long, value_parser = ["jsonl", "text"])]
+    /// Parquet for `.parquet` files (and inputs starting with its magic bytes), text
+    /// otherwise.
+    #[arg(long, value_parser = ["jsonl", "text", "parquet"])]
     format: Option<String>,
     #[command(flatten)]
     scheme: SchemeArgs,
@@ -42,6 +46,10 @@ pub struct Args {
     /// Print JSON Lines: {"id", "fingerprint"}.
     #[arg(long, conflicts_with = "verbose")]
     json: bool,
+    /// Write to FILE instead of stdout; a FILE ending in .parquet gets Parquet (columns id,
+    /// fingerprint as int64 holding the 64 bits).
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -58,11 +66,37 @@ pub fn run(args: Args) -> Result<()> {
     options.format = match args.format.as_deref() {
         Some("jsonl") => Some(InputFormat::Jsonl),
         Some("text") => Some(InputFormat::Text),
+        Some("parquet") => Some(InputFormat::Parquet),
         _ => None,
     };
     let mut batch = Batch::new();
     let summary = documents::read(&args.inputs, &options, &mut batch)?;
-    let mut out = output::stdout();
+    if let Some(path) = args
+        .output
+        .as_deref()
+        .filter(|p| output::is_parquet_name(p))
+    {
+        if args.verbose || args.json {
+            return Err(usage(
+                "--verbose and --json print text: not with a Parquet --output",
+            ));
+        }
+        let mut table = ParquetTable::documents(path, false)?;
+        for i in 0..batch.len() {
+            let fingerprint = fingerprint_to_i64(batch.fingerprint(i));
+            table.push(&[Cell::Text(batch.id(i)), Cell::Int64(fingerprint)])?;
+        }
+        table.finish()?;
+    } else {
+        output::write_to(args.output.as_deref(), |out| print(out, &batch, &args))?;
+    }
+    if summary.skipped > 0 {
+        eprintln!("simhashdb: skipped {} invalid documents", summary.skipped);
+    }
+    Ok(())
+}
+
+fn print(out: &mut dyn Write, batch: &Batch, args: &Args) -> Result<()> {
     for i in 0..batch.len() {
         let (id, fp) = (batch.id(i), batch.fingerprint(i));
         if args.json {
@@ -77,10 +111,6 @@ pub fn run(args: Args) -> Result<()> {
     if args.verbose && batch.len() == 2 {
         let distance = (batch.fingerprint(0) ^ batch.fingerprint(1)).count_ones();
         writeln!(out, "distance\t{distance}")?;
-    }
-    out.flush()?;
-    if summary.skipped > 0 {
-        eprintln!("simhashdb: skipped {} invalid documents", summary.skipped);
     }
     Ok(())
 }

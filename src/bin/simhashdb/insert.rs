@@ -14,11 +14,13 @@ use crate::output;
 ///
 /// A document is a fingerprint or a text with an id. Inputs are lines ID<TAB>FINGERPRINT
 /// (tsv), JSON objects {"id": ..., "fingerprint": ...} or {"id": ..., "text": ...} (jsonl),
-/// or text files and directories of them (one document per file, id = its path). A
-/// fingerprint is 16 hex digits, 0x-prefixed hex or a decimal u64; text is fingerprinted with
-/// the store's scheme (set by `init --scheme`). Without --format: .jsonl and .tsv files by
-/// name, files inside directories as text, otherwise jsonl if the input starts with '{',
-/// else tsv. An id inserted again with a new fingerprint replaces its old one. Large
+/// Parquet files (an id column and a fingerprint or text column; fingerprints as int64
+/// holding the 64 bits, uint64 or strings), or text files and directories of them (one
+/// document per file, id = its path). A fingerprint is 16 hex digits, 0x-prefixed hex or a
+/// decimal u64; text is fingerprinted with the store's scheme (set by `init --scheme`).
+/// Without --format: .jsonl, .tsv and .parquet files by name, Parquet by its magic bytes,
+/// files inside directories as text (hidden and _ files skipped), otherwise jsonl if the
+/// input starts with '{', else tsv. An id inserted again with a new fingerprint replaces its old one. Large
 /// batches are written a run of --run-documents at a time, so memory stays bounded, and
 /// commit together.
 #[derive(clap::Args)]
@@ -63,6 +65,7 @@ pub enum Format {
     Tsv,
     Jsonl,
     Text,
+    Parquet,
 }
 
 impl From<Format> for InputFormat {
@@ -71,6 +74,7 @@ impl From<Format> for InputFormat {
             Format::Tsv => InputFormat::Tsv,
             Format::Jsonl => InputFormat::Jsonl,
             Format::Text => InputFormat::Text,
+            Format::Parquet => InputFormat::Parquet,
         }
     }
 }

@@ -33,3 +33,9 @@ pub fn write_to(
     }
     Ok(())
 }
+
+/// Whether an output path names a Parquet file (by its `.parquet` extension).
+pub fn is_parquet_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}

@@ -19,8 +19,9 @@ use crate::output;
 /// each query's matches by distance, fingerprint, id. QUERY is the query fingerprint, or for
 /// documents read from --input the document's id. Text (--text, or documents in --input) is
 /// fingerprinted with the store's scheme. Without --format an --input is read by name (a
-/// directory as text files, .jsonl, .tsv), else as jsonl if it starts with '{', else as one
-/// query per line: a fingerprint, or ID<TAB>FINGERPRINT.
+/// directory as text files, .jsonl, .tsv, .parquet), as Parquet by its magic bytes, else as
+/// jsonl if it starts with '{', else as one query per line: a fingerprint, or
+/// ID<TAB>FINGERPRINT.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -65,6 +66,8 @@ enum QueryFormat {
     Tsv,
     Jsonl,
     Text,
+    /// An id column and a fingerprint or text column.
+    Parquet,
 }
 
 /// Queries answered per parallel round; bounds the memory held for results.
@@ -174,6 +177,7 @@ impl From<QueryFormat> for InputFormat {
             QueryFormat::Tsv => InputFormat::Tsv,
             QueryFormat::Jsonl => InputFormat::Jsonl,
             QueryFormat::Text => InputFormat::Text,
+            QueryFormat::Parquet => InputFormat::Parquet,
         }
     }
 }
