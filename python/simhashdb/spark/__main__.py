@@ -1,0 +1,134 @@
+"""``python -m simhashdb.spark {fingerprint,audit,clusters}``: the jobs on Parquet in and out.
+
+Runs as a Spark driver itself (``--master URL``), or under ``spark-submit`` (which sets the
+master). Exit status: 0 done, 1 bad input or a failed job (the error on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import List, Optional
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m simhashdb.spark",
+        description="simhashdb's offline jobs on Spark, Parquet in and out.",
+    )
+    p.add_argument(
+        "job",
+        choices=["fingerprint", "audit", "clusters"],
+        help="fingerprint: (id, text) -> (id, fingerprint); audit: (id, fingerprint) -> "
+        "(id_a, id_b, distance); clusters: (id, fingerprint) or (id_a, id_b) -> (cluster_id, id)",
+    )
+    p.add_argument("--master", help="Spark master URL (spark://HOST:PORT, yarn, k8s://..., "
+                   "local[N]); default: what spark-submit or the environment sets")
+    p.add_argument("--input", required=True, help="a Parquet file or a directory of part files")
+    p.add_argument("--output", required=True, help="the directory the Parquet parts go to")
+    p.add_argument("--distance", type=int, default=3, metavar="D",
+                   help="largest distance to report (default 3)")
+    p.add_argument("--blocks", type=int, metavar="M",
+                   help="blocks per fingerprint, more than D (default: the cheapest for the input)")
+    p.add_argument("--id-column", default="id", metavar="NAME")
+    p.add_argument("--fingerprint-column", default="fingerprint", metavar="NAME")
+    p.add_argument("--text-column", default="text", metavar="NAME")
+    p.add_argument("--scheme", metavar="NAME",
+                   help="fingerprint scheme, as `simhashdb init --scheme` or a store records it "
+                   "(default words-2-minhash)")
+    p.add_argument("--chunk-rows", type=int, default=None, metavar="N",
+                   help="rows per chunk of a hot bucket (default 2048)")
+    p.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting (repeatable)")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    usage = parser().error
+    if not 0 <= args.distance <= 63:
+        usage(f"--distance {args.distance}: expected 0 to 63")
+    if args.blocks is not None and not args.distance < args.blocks <= 64:
+        usage(f"--blocks {args.blocks}: must be more than --distance ({args.distance}) and at most 64")
+    if args.chunk_rows is not None and args.chunk_rows < 1:
+        usage(f"--chunk-rows {args.chunk_rows}: expected at least 1")
+    settings = []
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            usage(f"--conf {item!r}: expected KEY=VALUE")
+        settings.append((key, value))
+    if args.job == "fingerprint":
+        from .. import scheme_name
+
+        try:
+            scheme_name(args.scheme)
+        except ValueError as e:
+            usage(f"--scheme: {e}")
+
+    from pyspark.sql import SparkSession
+    from pyspark.errors import PySparkException
+
+    builder = SparkSession.builder.appName(f"simhashdb {args.job}")
+    if args.master:
+        builder = builder.master(args.master)
+    if "PYSPARK_PYTHON" not in os.environ:
+        # Executors run this interpreter unless told otherwise (it has simhashdb installed).
+        builder = builder.config("spark.pyspark.python", sys.executable)
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in settings:
+        builder = builder.config(key, value)
+    started = time.monotonic()
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        rows = run(spark, args)
+    except (ValueError, PySparkException) as e:
+        print(f"simhashdb.spark {args.job}: {_first_line(e)}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    print(
+        f"simhashdb.spark {args.job}: {rows} rows to {args.output} in "
+        f"{time.monotonic() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run(spark, args) -> int:
+    from . import audit, clusters, fingerprint
+    from .audit import CHUNK_ROWS
+
+    what = args.input
+    df = spark.read.parquet(args.input)
+    chunk_rows = args.chunk_rows or CHUNK_ROWS
+    if args.job == "fingerprint":
+        out = fingerprint(df, args.scheme, id_column=args.id_column,
+                          text_column=args.text_column, what=what)
+    elif args.job == "audit":
+        out = audit(df, args.distance, args.blocks, id_column=args.id_column,
+                    fingerprint_column=args.fingerprint_column, chunk_rows=chunk_rows, what=what)
+    else:
+        out = clusters(df, args.distance, args.blocks, id_column=args.id_column,
+                       fingerprint_column=args.fingerprint_column, chunk_rows=chunk_rows,
+                       what=what)
+    out.write.mode("overwrite" if args.overwrite else "errorifexists").parquet(args.output)
+    return spark.read.parquet(args.output).count()
+
+
+def _first_line(error: Exception) -> str:
+    """The message of a Spark error without its JVM stack (which follows on later lines), and
+    of a failed Python task, the exception the task raised."""
+    text = str(error)
+    for line in text.splitlines():
+        if line.startswith("ValueError: "):
+            return line[len("ValueError: "):]
+    return text.strip().splitlines()[0] if text.strip() else type(error).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

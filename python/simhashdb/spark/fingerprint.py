@@ -1,0 +1,79 @@
+"""Fingerprinting on the executors: the same scheme and bits as ``simhashdb fingerprint``."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+
+from .columns import require
+
+# Texts fingerprinted per call into the native code (in parallel there, GIL released).
+ROWS_PER_CALL = 4096
+
+
+def fingerprint(
+    df: DataFrame,
+    scheme: Optional[str] = None,
+    *,
+    id_column: str = "id",
+    text_column: str = "text",
+    what: str = "the input",
+) -> DataFrame:
+    """(id, fingerprint): each document's fingerprint as an int64 holding its 64 bits, computed
+    on the executors with ``scheme`` (as :func:`simhashdb.fingerprint` takes it; default
+    words-2-minhash, the CLI's). A null text, or one with no token, fails the job naming the
+    document's id."""
+    require(df, id_column, "id", what)
+    require(df, text_column, "text", what)
+    if not isinstance(df.schema[text_column].dataType, T.StringType):
+        kind = df.schema[text_column].dataType.simpleString()
+        raise ValueError(f"column {text_column!r} in {what} has type {kind}; text needs strings")
+    from .. import scheme_name
+
+    scheme = scheme_name(scheme)  # fails here, on the driver, for an unknown scheme
+    id_field = df.schema[id_column]
+    schema = T.StructType(
+        [
+            T.StructField("id", id_field.dataType, id_field.nullable),
+            T.StructField("fingerprint", T.LongType(), False),
+        ]
+    )
+    rows = df.select(id_column, text_column).rdd.mapPartitions(
+        lambda part: _fingerprint_partition(part, scheme, text_column)
+    )
+    return df.sparkSession.createDataFrame(rows, schema)
+
+
+def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Iterator:
+    import numpy as np
+
+    from .. import fingerprint_many
+
+    chunk = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == ROWS_PER_CALL:
+            yield from _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many)
+            chunk = []
+    if chunk:
+        yield from _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many)
+
+
+def _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many):
+    texts = [row[1] for row in chunk]
+    for row, text in zip(chunk, texts):
+        if text is None:
+            raise ValueError(f"document {row[0]!r}: null {text_column!r}")
+    try:
+        fps = fingerprint_many(texts, scheme)
+    except ValueError as e:
+        # The native error names texts[i]; name the document instead.
+        message = str(e)
+        if message.startswith("texts["):
+            index = int(message[len("texts[") : message.index("]")])
+            message = f"document {chunk[index][0]!r}" + message[message.index("]") + 1 :]
+        raise ValueError(message) from None
+    signed = fps.view(np.int64)
+    return [(row[0], int(fp)) for row, fp in zip(chunk, signed)]
