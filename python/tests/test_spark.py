@@ -3,16 +3,11 @@ on loopback), checked against the CLI on the same data: fingerprints, audit pair
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -20,105 +15,35 @@ import pytest
 
 from conftest import run_cli
 
-pyspark = pytest.importorskip("pyspark") if not os.environ.get("SIMHASHDB_REQUIRE_SPARK") else None
-if pyspark is None:
-    import pyspark  # noqa: F811  (fail, not skip, where the CI requires Spark)
-pq = pytest.importorskip("pyarrow.parquet")
-pa = pytest.importorskip("pyarrow")
+if os.environ.get("SIMHASHDB_REQUIRE_SPARK"):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pyspark  # noqa: F401
+else:
+    pytest.importorskip("pyspark")
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
 
 from simhashdb.spark import tables  # noqa: E402
-
-STARTUP_SECONDS = 120
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(what: str, ready, logs: List[Path]) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if ready():
-            return
-        time.sleep(0.5)
-    tails = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in logs if p.exists())
-    pytest.fail(f"{what} did not start in {STARTUP_SECONDS} s\n{tails}")
+from spark_cluster import ClusterError, run_job, standalone_cluster  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """spark://127.0.0.1:PORT with two one-core workers; every process is stopped at the end,
-    also when a test fails (each runs in its own process group, with the executors it starts)."""
-    home = Path(pyspark.__file__).parent
-    spark_class = home / "bin" / "spark-class"
+    """spark://127.0.0.1:PORT with two one-core workers, stopped at the end (also on failure)."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.fail("Spark needs Java 17 or later (java on PATH or JAVA_HOME)")
-    work = tmp_path_factory.mktemp("spark")
-    port, ui = free_port(), free_port()
-    url = f"spark://127.0.0.1:{port}"
-    env = dict(
-        os.environ,
-        SPARK_HOME=str(home),
-        SPARK_LOCAL_IP="127.0.0.1",
-        SPARK_LOCAL_DIRS=str(work / "local"),
-        PYSPARK_PYTHON=sys.executable,
-    )
-    processes: List[subprocess.Popen] = []
-    logs: List[Path] = []
-
-    def start(name: str, *args: str) -> None:
-        log = work / f"{name}.log"
-        logs.append(log)
-        processes.append(
-            subprocess.Popen(
-                [str(spark_class), *args],
-                env=env,
-                stdout=log.open("w"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
-
-    def master_state() -> Dict:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as r:
-                return json.load(r)
-        except OSError:
-            return {}
-
     try:
-        start("master", "org.apache.spark.deploy.master.Master",
-              "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui))
-        wait_for("the Spark master", lambda: bool(master_state()), logs)
-        for n in range(2):
-            start(f"worker{n}", "org.apache.spark.deploy.worker.Worker", url,
-                  "--host", "127.0.0.1", "--cores", "1", "--memory", "2g",
-                  "--webui-port", str(free_port()), "--work-dir", str(work / f"worker{n}"))
-        wait_for("two Spark workers", lambda: master_state().get("aliveworkers") == 2, logs)
-        yield {"url": url, "env": env, "work": work}
-    finally:
-        for p in processes:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in processes:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        with standalone_cluster(tmp_path_factory.mktemp("spark")) as cluster:
+            yield cluster
+    except ClusterError as e:
+        pytest.fail(str(e))
 
 
 def job(cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `python -m simhashdb.spark ARGS` as a driver against the cluster."""
-    command = [sys.executable, "-m", "simhashdb.spark", *args, "--master", cluster["url"],
-               "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.ui.enabled=false",
-               "--conf", "spark.executor.memory=1g", "--conf", "spark.sql.shuffle.partitions=8"]
-    started = time.monotonic()
-    done = subprocess.run(command, env=cluster["env"], capture_output=True, text=True,
-                          timeout=900, cwd=cluster["work"])
-    print(f"{' '.join(args[:1])}: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    done = run_job(cluster, *args, "--conf", "spark.executor.memory=1g",
+                   "--conf", "spark.sql.shuffle.partitions=8", timeout=900)
     if check and done.returncode != 0:
         pytest.fail(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr[-5000:]}")
     return done
@@ -257,3 +182,29 @@ def test_bad_input_fails_with_a_clear_error(cluster, tmp_path):
             [sys.executable, "-m", "simhashdb.spark", "audit", "--input", str(bad),
              "--output", str(tmp_path / "u"), *args], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, (args, done.stderr)
+
+
+def test_fingerprint_without_arrow_and_bad_texts(cluster, cli, tmp_path):
+    docs = tmp_path / "docs.parquet"
+    texts = [f"document {i} about {i % 3} things" for i in range(50)]
+    pq.write_table(pa.table({"key": list(range(50)), "body": texts}), docs)
+    out = tmp_path / "fps"
+    job(cluster, "fingerprint", "--input", str(docs), "--output", str(out), "--no-arrow",
+        "--id-column", "key", "--text-column", "body", "--scheme", "chars")
+    by_cli = {}
+    cli_out = run_cli(cli, "fingerprint", str(docs), "--id-column", "key", "--text-column",
+                      "body", "--scheme", "chars")
+    for line in cli_out.splitlines():
+        id, fp = line.split("\t")
+        by_cli[int(id)] = int(fp, 16)
+    assert {r["id"]: tables.unsigned(r["fingerprint"]) for r in read_rows(out)} == by_cli
+
+    # One bad text each way the executors can get texts.
+    for name, text, says, arrow in [("null", None, "document 1: null 'text'", []),
+                                    ("empty", "  ...  ", "document 1: the document has no token",
+                                     ["--no-arrow"])]:
+        bad = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"id": [0, 1], "text": ["fine words", text]}), bad)
+        done = job(cluster, "fingerprint", "--input", str(bad), "--output",
+                   str(tmp_path / f"o-{name}"), *arrow, check=False)
+        assert done.returncode == 1 and says in done.stderr, (name, done.stderr[-3000:])

@@ -40,6 +40,9 @@ def parser() -> argparse.ArgumentParser:
                    "(default words-2-minhash)")
     p.add_argument("--chunk-rows", type=int, default=None, metavar="N",
                    help="rows per chunk of a hot bucket (default 2048)")
+    p.add_argument("--no-arrow", action="store_true",
+                   help="fingerprint: hand executors pickled rows instead of Arrow batches "
+                   "(for executors without pyarrow)")
     p.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting (repeatable)")
@@ -108,7 +111,8 @@ def run(spark, args) -> int:
     chunk_rows = args.chunk_rows or CHUNK_ROWS
     if args.job == "fingerprint":
         out = fingerprint(df, args.scheme, id_column=args.id_column,
-                          text_column=args.text_column, what=what)
+                          text_column=args.text_column, arrow=False if args.no_arrow else None,
+                          what=what)
     elif args.job == "audit":
         out = audit(df, args.distance, args.blocks, id_column=args.id_column,
                     fingerprint_column=args.fingerprint_column, chunk_rows=chunk_rows, what=what)

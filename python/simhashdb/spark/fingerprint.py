@@ -19,12 +19,14 @@ def fingerprint(
     *,
     id_column: str = "id",
     text_column: str = "text",
+    arrow: Optional[bool] = None,
     what: str = "the input",
 ) -> DataFrame:
     """(id, fingerprint): each document's fingerprint as an int64 holding its 64 bits, computed
     on the executors with ``scheme`` (as :func:`simhashdb.fingerprint` takes it; default
     words-2-minhash, the CLI's). A null text, or one with no token, fails the job naming the
-    document's id."""
+    document's id. ``arrow`` hands the executors Arrow batches (``mapInArrow``: faster, needs
+    pyarrow on the executors) instead of pickled rows; by default, when the driver has pyarrow."""
     require(df, id_column, "id", what)
     require(df, text_column, "text", what)
     if not isinstance(df.schema[text_column].dataType, T.StringType):
@@ -40,10 +42,41 @@ def fingerprint(
             T.StructField("fingerprint", T.LongType(), False),
         ]
     )
-    rows = df.select(id_column, text_column).rdd.mapPartitions(
-        lambda part: _fingerprint_partition(part, scheme, text_column)
-    )
+    if arrow is None:
+        arrow = _has_pyarrow()
+    selected = df.select(id_column, text_column)
+    if arrow:
+        return selected.mapInArrow(
+            lambda batches: _fingerprint_batches(batches, scheme, text_column), schema
+        )
+    rows = selected.rdd.mapPartitions(lambda part: _fingerprint_partition(part, scheme, text_column))
     return df.sparkSession.createDataFrame(rows, schema)
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _fingerprint_batches(batches: Iterator, scheme: str, text_column: str) -> Iterator:
+    import numpy as np
+    import pyarrow as pa
+
+    from .. import fingerprint_many
+
+    for batch in batches:
+        ids, texts = batch.column(0), batch.column(1)
+        for start in range(0, batch.num_rows, ROWS_PER_CALL):
+            chunk_ids = ids.slice(start, ROWS_PER_CALL)
+            chunk = texts.slice(start, ROWS_PER_CALL).to_pylist()
+            rows = list(zip(chunk_ids.to_pylist(), chunk))
+            fps = _fingerprint_texts(rows, scheme, text_column, fingerprint_many)
+            yield pa.RecordBatch.from_arrays(
+                [chunk_ids, pa.array(fps.view(np.int64))], names=["id", "fingerprint"]
+            )
 
 
 def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Iterator:
@@ -62,18 +95,22 @@ def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Ite
 
 
 def _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many):
-    texts = [row[1] for row in chunk]
-    for row, text in zip(chunk, texts):
+    fps = _fingerprint_texts(chunk, scheme, text_column, fingerprint_many)
+    return [(row[0], int(fp)) for row, fp in zip(chunk, fps.view(np.int64))]
+
+
+def _fingerprint_texts(rows, scheme, text_column, fingerprint_many):
+    """The fingerprints (numpy uint64) of rows (id, text); errors name the document's id."""
+    texts = [row[1] for row in rows]
+    for id, text in rows:
         if text is None:
-            raise ValueError(f"document {row[0]!r}: null {text_column!r}")
+            raise ValueError(f"document {id!r}: null {text_column!r}")
     try:
-        fps = fingerprint_many(texts, scheme)
+        return fingerprint_many(texts, scheme)
     except ValueError as e:
         # The native error names texts[i]; name the document instead.
         message = str(e)
         if message.startswith("texts["):
             index = int(message[len("texts[") : message.index("]")])
-            message = f"document {chunk[index][0]!r}" + message[message.index("]") + 1 :]
+            message = f"document {rows[index][0]!r}" + message[message.index("]") + 1 :]
         raise ValueError(message) from None
-    signed = fps.view(np.int64)
-    return [(row[0], int(fp)) for row, fp in zip(chunk, signed)]
