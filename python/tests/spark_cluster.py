@@ -109,3 +109,28 @@ def run_job(cluster: Dict, *args: str, timeout: float = 3600) -> subprocess.Comp
                "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.ui.enabled=false"]
     return subprocess.run(command, env=cluster["env"], capture_output=True, text=True,
                           timeout=timeout, cwd=cluster["work"])
+
+
+@contextlib.contextmanager
+def driver(cluster: Dict):
+    """A SparkSession in this process on the cluster, stopped on exit. It takes every core of
+    the cluster while it lives: jobs run by `run_job` wait until it is stopped."""
+    from pyspark.sql import SparkSession
+
+    for key in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
+        os.environ[key] = cluster["env"][key]
+    session = (
+        SparkSession.builder.master(cluster["url"])
+        .appName("simhashdb tests")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.executor.memory", "1g")
+        .config("spark.sql.shuffle.partitions", "8")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -25,7 +25,9 @@ else:
     pq = pytest.importorskip("pyarrow.parquet")
 
 from simhashdb.spark import tables  # noqa: E402
-from spark_cluster import ClusterError, run_job, standalone_cluster  # noqa: E402
+from spark_cluster import ClusterError, driver, run_job, standalone_cluster  # noqa: E402
+
+import simhashdb.spark as sdb  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def job(cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 def corpus(path: Path, documents: int, seed: int = 7) -> None:
     """Documents (id, text): random texts, a fifth with a near duplicate (one word changed),
-    a seventh with an exact copy, and 600 copies of one boilerplate page (a hot bucket)."""
+    a seventh with an exact copy, and 300 copies of one boilerplate page (a hot bucket)."""
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(20000)]
     ids, texts = [], []
@@ -60,7 +62,7 @@ def corpus(path: Path, documents: int, seed: int = 7) -> None:
         ids.append(f"d{len(ids):06d}")
         texts.append(text)
 
-    while len(ids) < documents - 600:
+    while len(ids) < documents - 300:
         text = [rng.choice(words) for _ in range(40)]
         add(" ".join(text))
         if rng.random() < 0.2:
@@ -69,7 +71,7 @@ def corpus(path: Path, documents: int, seed: int = 7) -> None:
             add(" ".join(changed))
         if rng.random() < 1 / 7:
             add(" ".join(text))
-    for _ in range(600):
+    for _ in range(300):
         add("accept cookies to continue reading this page privacy policy terms of use")
     pq.write_table(pa.table({"id": ids, "text": texts}), path)
 
@@ -124,7 +126,7 @@ def test_fingerprint_audit_and_clusters_equal_the_cli(cluster, cli, tmp_path):
         by_cli[id] = int(fp, 16)
     by_spark = {r["id"]: tables.unsigned(r["fingerprint"]) for r in read_rows(fps)}
     assert by_spark == by_cli
-    assert len(by_spark) == 100_000
+    assert len(by_spark) == pq.read_metadata(docs).num_rows >= 100_000
 
     # The CLI reads Spark's part files; Spark (and pyarrow) read the CLI's Parquet.
     store = tmp_path / "store"
@@ -134,77 +136,80 @@ def test_fingerprint_audit_and_clusters_equal_the_cli(cluster, cli, tmp_path):
     run_cli(cli, "audit", str(store), "--pairs", str(cli_pairs), "--clusters", str(cli_clusters))
     expected_pairs = pair_set(read_rows(cli_pairs))
     expected_clusters = partition(read_rows(cli_clusters))
-    assert sum(1 for a, b, d in expected_pairs if d == 0) >= 600 * 599 // 2, "copies pair at 0"
+    assert sum(1 for a, b, d in expected_pairs if d == 0) >= 300 * 299 // 2, "copies pair at 0"
     assert any(d > 0 for _, _, d in expected_pairs), "near duplicates are planted"
 
-    # Small chunks make the 600 copies (and any crowded bucket) many tasks, not one.
+    # Small chunks make the 300 copies (and any crowded bucket) many tasks, not one.
     pairs = tmp_path / "spark-pairs"
     job(cluster, "audit", "--input", str(fps), "--output", str(pairs), "--distance", "3",
         "--chunk-rows", "100")
     assert pair_set(read_rows(pairs)) == expected_pairs
 
+    # Clusters of the store's export, as the CLI writes it (id, fingerprint, batch).
+    exported = tmp_path / "export.parquet"
+    run_cli(cli, "export", str(store), "--output", str(exported))
     clusters = tmp_path / "spark-clusters"
-    job(cluster, "clusters", "--input", str(fps), "--output", str(clusters), "--distance", "3")
+    job(cluster, "clusters", "--input", str(exported), "--output", str(clusters),
+        "--distance", "3")
     rows = read_rows(clusters)
     assert partition(rows) == expected_clusters
     smallest = {id: min(g) for g in partition(rows) for id in g}
     assert all(r["cluster_id"] == smallest[r["id"]] for r in rows), "named by the smallest id"
 
-    # Clusters of pairs (the CLI's pairs file, read by Spark) are the same clusters.
-    from_pairs = tmp_path / "spark-clusters-of-pairs"
-    job(cluster, "clusters", "--input", str(cli_pairs), "--output", str(from_pairs))
-    assert partition(read_rows(from_pairs)) == expected_clusters
-
-    # Another distance and explicit blocks: still the CLI's answer.
-    narrow = tmp_path / "spark-pairs-1"
-    job(cluster, "audit", "--input", str(fps), "--output", str(narrow), "--distance", "1",
-        "--blocks", "6")
-    assert pair_set(read_rows(narrow)) == {p for p in expected_pairs if p[2] <= 1}
+    # The same jobs as functions, in one driver: clusters of pairs (the CLI's pairs file, read
+    # by Spark) are the same clusters, and another distance with explicit blocks still gives
+    # the CLI's answer.
+    with driver(cluster) as session:
+        of_pairs = sdb.clusters(session.read.parquet(str(cli_pairs))).collect()
+        assert partition([r.asDict() for r in of_pairs]) == expected_clusters
+        narrow = sdb.audit(session.read.parquet(str(fps)), distance=1, blocks=6).collect()
+        assert pair_set([r.asDict() for r in narrow]) == {p for p in expected_pairs if p[2] <= 1}
 
 
-def test_bad_input_fails_with_a_clear_error(cluster, tmp_path):
+def test_bad_input_fails_with_a_clear_error(cluster, cli, tmp_path):
     bad = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"name": ["a", "b"], "fingerprint": [1, 2]}), bad)
     done = job(cluster, "audit", "--input", str(bad), "--output", str(tmp_path / "o"), check=False)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "no column 'id'" in done.stderr and "name, fingerprint" in done.stderr
-
-    repeated = tmp_path / "repeated.parquet"
-    pq.write_table(pa.table({"id": ["a", "a"], "fingerprint": [1, 2]}), repeated)
-    done = job(cluster, "audit", "--input", str(repeated), "--output", str(tmp_path / "r"),
-               check=False)
-    assert done.returncode == 1 and "id 'a' appears 2 times" in done.stderr, done.stderr[-3000:]
-    assert not (tmp_path / "r").exists()
+    assert not (tmp_path / "o").exists()
 
     # Usage errors stop before Spark starts.
-    for args in (["--distance", "3", "--blocks", "3"], ["--chunk-rows", "0"], ["--conf", "x"]):
+    for args in (["--distance", "3", "--blocks", "3"], ["--chunk-rows", "0"], ["--conf", "x"],
+                 ["--scheme", "nonsense"]):
         done = subprocess.run(
-            [sys.executable, "-m", "simhashdb.spark", "audit", "--input", str(bad),
+            [sys.executable, "-m", "simhashdb.spark", "fingerprint", "--input", str(bad),
              "--output", str(tmp_path / "u"), *args], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, (args, done.stderr)
 
+    with driver(cluster) as session:
+        repeated = session.createDataFrame([("a", 1), ("a", 2)], "id string, fingerprint long")
+        with pytest.raises(ValueError, match="id 'a' appears 2 times"):
+            sdb.audit(repeated)
+        nulls = session.createDataFrame([("a", 1), ("b", None)], "id string, fingerprint long")
+        with pytest.raises(ValueError, match="document 'b': null 'fingerprint'"):
+            sdb.clusters(nulls)
+        floats = session.createDataFrame([("a", 1.0)], "id string, fingerprint double")
+        with pytest.raises(ValueError, match="has type double"):
+            sdb.audit(floats)
 
-def test_fingerprint_without_arrow_and_bad_texts(cluster, cli, tmp_path):
-    docs = tmp_path / "docs.parquet"
-    texts = [f"document {i} about {i % 3} things" for i in range(50)]
-    pq.write_table(pa.table({"key": list(range(50)), "body": texts}), docs)
-    out = tmp_path / "fps"
-    job(cluster, "fingerprint", "--input", str(docs), "--output", str(out), "--no-arrow",
-        "--id-column", "key", "--text-column", "body", "--scheme", "chars")
-    by_cli = {}
-    cli_out = run_cli(cli, "fingerprint", str(docs), "--id-column", "key", "--text-column",
-                      "body", "--scheme", "chars")
-    for line in cli_out.splitlines():
-        id, fp = line.split("\t")
-        by_cli[int(id)] = int(fp, 16)
-    assert {r["id"]: tables.unsigned(r["fingerprint"]) for r in read_rows(out)} == by_cli
-
-    # One bad text each way the executors can get texts.
-    for name, text, says, arrow in [("null", None, "document 1: null 'text'", []),
-                                    ("empty", "  ...  ", "document 1: the document has no token",
-                                     ["--no-arrow"])]:
-        bad = tmp_path / f"{name}.parquet"
-        pq.write_table(pa.table({"id": [0, 1], "text": ["fine words", text]}), bad)
-        done = job(cluster, "fingerprint", "--input", str(bad), "--output",
-                   str(tmp_path / f"o-{name}"), *arrow, check=False)
-        assert done.returncode == 1 and says in done.stderr, (name, done.stderr[-3000:])
+        # Fingerprints from pickled rows as from Arrow batches, with other column names and
+        # scheme, are the CLI's; a bad text fails the job naming its document, either way.
+        docs = tmp_path / "docs.parquet"
+        texts = [f"document {i} about {i % 3} things" for i in range(50)]
+        pq.write_table(pa.table({"key": list(range(50)), "body": texts}), docs)
+        cli_out = run_cli(cli, "fingerprint", str(docs), "--id-column", "key", "--text-column",
+                          "body", "--scheme", "chars")
+        by_cli = {int(line.split("\t")[0]): int(line.split("\t")[1], 16)
+                  for line in cli_out.splitlines()}
+        frame = session.read.parquet(str(docs))
+        for arrow in (True, False):
+            rows = sdb.fingerprint(frame, "chars", id_column="key", text_column="body",
+                                   arrow=arrow).collect()
+            assert {r["id"]: tables.unsigned(r["fingerprint"]) for r in rows} == by_cli, arrow
+        for text, says, arrow in [(None, "document 1: null 'text'", True),
+                                  ("  ...  ", "document 1: the document has no token", False)]:
+            bad_texts = session.createDataFrame([(0, "fine words"), (1, text)],
+                                                "id long, text string")
+            with pytest.raises(Exception, match=says):
+                sdb.fingerprint(bad_texts, arrow=arrow).collect()

@@ -47,7 +47,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     let column = |name: &str| schema.fields().iter().position(|f| f.name() == name);
     let id = column(&options.id_field)
         .ok_or_else(|| Error::input_at(source, None, missing(&schema, &[&options.id_field])))?;
-    check_type(source, &schema, id, "an id", |t| {
+    check_type(source, &schema, id, "an id", ID_TYPES, |t| {
         is_string(t) || t.is_integer()
     })?;
     let (value, value_index) = match (
@@ -55,13 +55,18 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         column(&options.text_field),
     ) {
         (Some(i), _) => {
-            check_type(source, &schema, i, "a fingerprint", |t| {
-                matches!(t, DataType::Int64 | DataType::UInt64) || is_string(t)
-            })?;
+            check_type(
+                source,
+                &schema,
+                i,
+                "a fingerprint",
+                FINGERPRINT_TYPES,
+                |t| matches!(t, DataType::Int64 | DataType::UInt64) || is_string(t),
+            )?;
             (Value::Fingerprint(options.fingerprint_field.clone()), i)
         }
         (None, Some(i)) => {
-            check_type(source, &schema, i, "a text", is_string)?;
+            check_type(source, &schema, i, "a text", "a string column", is_string)?;
             if let Err(why) = &options.scheme {
                 return Err(Error::input_at(source, None, why.clone()));
             }
@@ -155,22 +160,22 @@ fn missing(schema: &Schema, wanted: &[&String]) -> String {
     )
 }
 
+const ID_TYPES: &str = "a string or an integer column";
+const FINGERPRINT_TYPES: &str = "an int64 (the 64 bits), uint64 or string column";
+
+/// Fails naming the column, its type and what `holds` needs (`expected`) unless `accepted`.
 fn check_type(
     source: &str,
     schema: &Schema,
     index: usize,
     holds: &str,
+    expected: &str,
     accepted: impl Fn(&DataType) -> bool,
 ) -> Result<()> {
     let field = &schema.fields()[index];
     if accepted(field.data_type()) {
         return Ok(());
     }
-    let expected = match holds {
-        "an id" => "a string or an integer column",
-        "a fingerprint" => "an int64 (the 64 bits), uint64 or string column",
-        _ => "a string column",
-    };
     Err(Error::input_at(
         source,
         None,

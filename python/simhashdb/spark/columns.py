@@ -46,20 +46,28 @@ def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str)
         fingerprint_long(df, fingerprint_column, what).alias("fp"),
         F.col(fingerprint_column).isNull().alias("missing"),
     )
-    bad = docs.where(F.col("id").isNull() | F.col("fp").isNull()).limit(1).collect()
-    if bad:
-        row = bad[0]
-        problem = (
-            f"a null {id_column!r}"
-            if row["id"] is None
-            else f"document {row['id']!r}: "
-            + (f"null {fingerprint_column!r}" if row["missing"] else "not a fingerprint")
+    # One pass finds the first problem of each kind: a null id, a null or bad fingerprint,
+    # a repeated id.
+    problems = (
+        docs.groupBy("id")
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.max(F.col("fp").isNull()).alias("bad"),
+            F.max(F.col("missing")).alias("missing"),
         )
-        raise ValueError(f"{what}: {problem}")
-    repeated = docs.groupBy("id").count().where("count > 1").limit(1).collect()
-    if repeated:
+        .where(F.col("id").isNull() | F.col("bad") | (F.col("count") > 1))
+        .limit(1)
+        .collect()
+    )
+    if problems:
+        row = problems[0]
+        if row["id"] is None:
+            raise ValueError(f"{what}: a null {id_column!r}")
+        if row["bad"]:
+            kind = f"null {fingerprint_column!r}" if row["missing"] else "not a fingerprint"
+            raise ValueError(f"{what}: document {row['id']!r}: {kind}")
         raise ValueError(
-            f"{what}: id {repeated[0]['id']!r} appears {repeated[0]['count']} times; "
+            f"{what}: id {row['id']!r} appears {row['count']} times; "
             "ids must be unique (a store keeps one fingerprint per id)"
         )
     return docs.select("id", "fp")
