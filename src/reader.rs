@@ -18,9 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::catalog::Catalog;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pinned::{PinnedRun, ProbeCounts};
 use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::stats::Stats;
 
 /// How a [`Reader`] uses memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,6 +154,26 @@ impl Reader {
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         self.refreshes.fetch_add(1, Ordering::Relaxed);
         Ok(true)
+    }
+
+    /// The [`Stats`] of the newest committed state. Stats read the run directories, which a
+    /// compaction removes after its commit: when the current snapshot's are gone, the reader
+    /// refreshes and reads again (as [`Snapshot::open`] retries).
+    pub fn store_stats(&self) -> Result<Stats> {
+        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            match Stats::of(&self.snapshot()) {
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                {
+                    attempt += 1;
+                    self.refresh()?;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// What the reader holds in memory and how its probes were answered.

@@ -463,8 +463,12 @@ fn writes_through_the_server_compact_in_the_background_by_the_store_policy() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (_, stats) = server.get("/v1/stats");
-    assert!(stats["runs"].as_u64().unwrap() <= 2, "{stats}");
+    let (status, stats) = server.get("/v1/stats");
+    assert_eq!(status, 200, "{stats}");
+    assert!(
+        stats["runs"].as_u64().is_some_and(|runs| runs <= 2),
+        "{stats}"
+    );
     let queries: Vec<u64> = model.values().step_by(13).map(|&f| f ^ 0b101).collect();
     for (q, got) in queries.iter().zip(server.query(&queries, 3)) {
         assert_eq!(got, brute_force(&model, *q, 3));

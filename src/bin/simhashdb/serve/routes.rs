@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
     check_id, check_label, fingerprint_text, format_fingerprint, parse_fingerprint, read_documents,
-    InputFormat, Match, ReadOptions, Snapshot, Stats,
+    InputFormat, Match, ReadOptions, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -524,10 +524,14 @@ async fn document(
 
 async fn stats(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
     let reader = service.reader()?;
-    let snapshot = reader.snapshot();
-    let stats = tokio::task::spawn_blocking(move || Stats::of(&snapshot))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    // Stats read the run directories: off the async threads, and past a compaction's removals.
+    let shared = Arc::clone(&service);
+    let stats = tokio::task::spawn_blocking(move || match shared.reader() {
+        Ok(reader) => reader.store_stats().map_err(ApiError::from),
+        Err(loading) => Err(loading),
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     let mut answer = serde_json::to_value(&stats)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     answer["server"] = serde_json::to_value(reader.stats())
