@@ -327,7 +327,8 @@ pub fn read_documents(
             reader
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io(source, e))?;
-            return read_parquet_bytes(bytes, source, options, sink, progress);
+            let input = ParquetInput::Bytes(bytes);
+            return read_parquet_input(input, source, options, sink, progress);
         }
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
@@ -447,53 +448,41 @@ pub(crate) fn is_parquet_head(head: &[u8]) -> bool {
     head.starts_with(b"PAR1")
 }
 
-/// Reads a Parquet file held in memory (see [`crate::parquet`]).
-pub(crate) fn read_parquet_bytes(
-    bytes: Vec<u8>,
+/// A Parquet input: a file, or a stream read whole (Parquet's footer is at its end).
+// Without the parquet feature an input is only refused, never read.
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+pub(crate) enum ParquetInput {
+    File(std::fs::File),
+    Bytes(Vec<u8>),
+}
+
+/// Reads the documents of a Parquet input (see [`crate::parquet`]).
+pub(crate) fn read_parquet_input(
+    input: ParquetInput,
     source: &str,
     options: &ReadOptions,
     sink: &mut dyn DocumentSink,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
     #[cfg(feature = "parquet")]
-    return crate::parquet::read_parquet(
-        bytes::Bytes::from(bytes),
-        source,
-        options,
-        sink,
-        progress,
-    );
+    {
+        use crate::parquet::read_parquet;
+        match input {
+            ParquetInput::File(file) => read_parquet(file, source, options, sink, progress),
+            ParquetInput::Bytes(bytes) => {
+                read_parquet(bytes::Bytes::from(bytes), source, options, sink, progress)
+            }
+        }
+    }
     #[cfg(not(feature = "parquet"))]
     {
-        let _ = (bytes, options, sink, progress);
-        Err(no_parquet(source))
+        let _ = (input, options, sink, progress);
+        Err(Error::input_at(
+            source,
+            None,
+            "this is a Parquet file, and simhashdb was built without its parquet feature",
+        ))
     }
-}
-
-/// Reads a Parquet file (see [`crate::parquet`]).
-pub(crate) fn read_parquet_file(
-    file: std::fs::File,
-    source: &str,
-    options: &ReadOptions,
-    sink: &mut dyn DocumentSink,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<ReadSummary> {
-    #[cfg(feature = "parquet")]
-    return crate::parquet::read_parquet(file, source, options, sink, progress);
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _ = (file, options, sink, progress);
-        Err(no_parquet(source))
-    }
-}
-
-#[cfg(not(feature = "parquet"))]
-fn no_parquet(source: &str) -> Error {
-    Error::input_at(
-        source,
-        None,
-        "this is a Parquet file, and simhashdb was built without its parquet feature",
-    )
 }
 
 /// The problem an error states, without its place.

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::{open_input, parse_document, parse_fingerprint, read_documents, read_sources, STDIN};
-use super::{read_parquet_bytes, InputFormat, ReadOptions, ReadSummary};
+use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::batch::Batch;
 use crate::error::{Error, Result};
 
@@ -62,7 +62,8 @@ pub fn read_queries(
     }
     if format == InputFormat::Parquet {
         let mut batch = Batch::new();
-        let summary = read_parquet_bytes(bytes, &name, options, &mut batch, &|_| {})?;
+        let input = ParquetInput::Bytes(bytes);
+        let summary = read_parquet_input(input, &name, options, &mut batch, &|_| {})?;
         push_documents(&batch, queries);
         return Ok(summary);
     }

@@ -4,8 +4,8 @@
 //! `.jsonl` jsonl, `.tsv` tsv, `.parquet` parquet; parquet if it starts with Parquet's magic
 //! bytes; text for a file found inside a directory; jsonl if the first non-blank byte is `{`;
 //! else the options' fallback. Directories are read recursively, in path order, skipping
-//! hidden files (names starting with `.` or `_`); a directory or file that cannot be read is an error even with
-//! `skip_invalid` (that skips invalid documents, not I/O failures). Text files are
+//! hidden files (names starting with `.` or `_`); a directory or file that cannot be read is
+//! an error even with `skip_invalid` (that skips invalid documents, not I/O failures). Text files are
 //! fingerprinted in parallel in groups of about [`GROUP_BYTES`], so memory is bounded by a
 //! group, not by the input.
 
@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::decode::{decoded, decoded_bytes};
+use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
-use super::{read_documents, read_parquet_file, text_document, InputFormat, ReadOptions};
+use super::{read_documents, read_parquet_input, text_document, InputFormat, ParquetInput};
 use crate::batch::DocumentSink;
 use crate::error::{Error, Result};
 
@@ -100,7 +101,8 @@ impl SourceReader<'_> {
             self.flush_texts()?;
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
             let name = path.display().to_string();
-            let summary = read_parquet_file(file, &name, self.options, self.sink, self.progress)?;
+            let input = ParquetInput::File(file);
+            let summary = read_parquet_input(input, &name, self.options, self.sink, self.progress)?;
             self.summary.add(summary);
             return Ok(());
         }
@@ -182,9 +184,10 @@ fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
     let cannot = |e: std::io::Error| Error::io(dir, e);
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;
-        if entry.file_name().as_encoded_bytes().starts_with(b".")
-            || entry.file_name().as_encoded_bytes().starts_with(b"_")
-        {
+        if matches!(
+            entry.file_name().as_encoded_bytes().first(),
+            Some(b'.' | b'_')
+        ) {
             continue;
         }
         let path = entry.path();

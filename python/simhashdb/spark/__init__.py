@@ -66,8 +66,5 @@ def clusters(
     if "id_a" in df.columns and "id_b" in df.columns:
         return _components.id_clusters(df)
     docs = documents(df, id_column, fingerprint_column, what).cache()
-    fps = docs.select("fp").distinct().cache()
-    if blocks is None:
-        blocks = choose_blocks(max(fps.count(), 1), distance)
-    pairs = _audit.fingerprint_pairs(fps, distance, blocks, chunk_rows)
+    pairs = _audit.fingerprint_graph(docs, distance, blocks, chunk_rows)
     return _components.fingerprint_clusters(docs, pairs)

@@ -23,7 +23,7 @@ from typing import Optional
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .tables import key_mask, signed, skipped_masks, tables
+from .tables import check, choose_blocks, key_mask, signed, skipped_masks, tables
 
 # Rows per chunk of a bucket (see the module docs).
 CHUNK_ROWS = 2048
@@ -145,11 +145,19 @@ def audit(
     within ``distance`` bits, each once with id_a < id_b, documents that share a fingerprint
     included (distance 0). ``blocks`` defaults to :func:`.tables.choose_blocks` for the
     number of distinct fingerprints."""
-    from .tables import check, choose_blocks
+    return document_pairs(docs, fingerprint_graph(docs, distance, blocks, chunk_rows), chunk_rows)
 
+
+def fingerprint_graph(
+    docs: DataFrame,
+    distance: int,
+    blocks: Optional[int] = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> DataFrame:
+    """:func:`fingerprint_pairs` of the distinct fingerprints of ``docs``, with ``blocks``
+    defaulting to :func:`.tables.choose_blocks` for how many there are."""
     fps = docs.select("fp").distinct().cache()
     if blocks is None:
         blocks = choose_blocks(max(fps.count(), 1), distance)
     check(blocks, distance)
-    pairs = fingerprint_pairs(fps, distance, blocks, chunk_rows)
-    return document_pairs(docs, pairs, chunk_rows)
+    return fingerprint_pairs(fps, distance, blocks, chunk_rows)

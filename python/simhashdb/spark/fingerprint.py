@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional, Tuple
 
+import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
+from .._fingerprint import fingerprint_many, scheme_name
 from .columns import require
 
 # Texts fingerprinted per call into the native code (in parallel there, GIL released).
@@ -32,8 +34,6 @@ def fingerprint(
     if not isinstance(df.schema[text_column].dataType, T.StringType):
         kind = df.schema[text_column].dataType.simpleString()
         raise ValueError(f"column {text_column!r} in {what} has type {kind}; text needs strings")
-    from .. import scheme_name
-
     scheme = scheme_name(scheme)  # fails here, on the driver, for an unknown scheme
     id_field = df.schema[id_column]
     schema = T.StructType(
@@ -62,10 +62,7 @@ def _has_pyarrow() -> bool:
 
 
 def _fingerprint_batches(batches: Iterator, scheme: str, text_column: str) -> Iterator:
-    import numpy as np
-    import pyarrow as pa
-
-    from .. import fingerprint_many
+    import pyarrow as pa  # only on this path, which is taken when pyarrow is there
 
     for batch in batches:
         ids, texts = batch.column(0), batch.column(1)
@@ -73,33 +70,29 @@ def _fingerprint_batches(batches: Iterator, scheme: str, text_column: str) -> It
             chunk_ids = ids.slice(start, ROWS_PER_CALL)
             chunk = texts.slice(start, ROWS_PER_CALL).to_pylist()
             rows = list(zip(chunk_ids.to_pylist(), chunk))
-            fps = _fingerprint_texts(rows, scheme, text_column, fingerprint_many)
+            fps = _fingerprint_texts(rows, scheme, text_column)
             yield pa.RecordBatch.from_arrays(
                 [chunk_ids, pa.array(fps.view(np.int64))], names=["id", "fingerprint"]
             )
 
 
 def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Iterator:
-    import numpy as np
-
-    from .. import fingerprint_many
-
     chunk = []
     for row in rows:
         chunk.append(row)
         if len(chunk) == ROWS_PER_CALL:
-            yield from _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many)
+            yield from _fingerprint_chunk(chunk, scheme, text_column)
             chunk = []
     if chunk:
-        yield from _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many)
+        yield from _fingerprint_chunk(chunk, scheme, text_column)
 
 
-def _fingerprint_chunk(chunk, scheme, text_column, np, fingerprint_many):
-    fps = _fingerprint_texts(chunk, scheme, text_column, fingerprint_many)
+def _fingerprint_chunk(chunk: List, scheme: str, text_column: str) -> List[Tuple]:
+    fps = _fingerprint_texts(chunk, scheme, text_column)
     return [(row[0], int(fp)) for row, fp in zip(chunk, fps.view(np.int64))]
 
 
-def _fingerprint_texts(rows, scheme, text_column, fingerprint_many):
+def _fingerprint_texts(rows: List, scheme: str, text_column: str) -> np.ndarray:
     """The fingerprints (numpy uint64) of rows (id, text); errors name the document's id."""
     texts = [row[1] for row in rows]
     for id, text in rows:

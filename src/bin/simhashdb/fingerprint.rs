@@ -7,9 +7,8 @@ use anyhow::{anyhow, Context, Result};
 use simhashdb::parquet::{fingerprint_to_i64, Cell, ParquetTable};
 use simhashdb::{Batch, Catalog, InputFormat};
 
-use crate::exit_codes::usage;
-
 use crate::documents::{self, FieldArgs, SchemeArgs};
+use crate::exit_codes::usage;
 use crate::output;
 
 /// Print the simhash fingerprint of documents: ID<TAB>FINGERPRINT per document, in input order.

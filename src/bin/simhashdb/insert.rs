@@ -20,9 +20,9 @@ use crate::output;
 /// decimal u64; text is fingerprinted with the store's scheme (set by `init --scheme`).
 /// Without --format: .jsonl, .tsv and .parquet files by name, Parquet by its magic bytes,
 /// files inside directories as text (hidden and _ files skipped), otherwise jsonl if the
-/// input starts with '{', else tsv. An id inserted again with a new fingerprint replaces its old one. Large
-/// batches are written a run of --run-documents at a time, so memory stays bounded, and
-/// commit together.
+/// input starts with '{', else tsv. An id inserted again with a new fingerprint replaces its
+/// old one. Large batches are written a run of --run-documents at a time, so memory stays
+/// bounded, and commit together.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
