@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::audit::DocumentPair;
 use crate::error::{Error, Result, Setting};
 use crate::fingerprint::{shingle_hashes, Features};
-use crate::input::{open_input, read_texts, ReadOptions};
+use crate::input::{read_corpus_texts, ReadOptions};
 
 /// Words per shingle in verification (the usual near-duplicate definition).
 pub const SHINGLE_WORDS: u8 = 3;
@@ -78,25 +78,22 @@ pub fn verify_pairs(
     Ok(checked.into_iter().flatten().collect())
 }
 
-/// The shingle sets ([`shingle_set`]) of the documents of a JSON Lines corpus whose ids
-/// `wanted` accepts, computed in parallel. Ids and texts are read as
-/// [`crate::read_documents`] reads them, from `options.id_field` and `options.text_field`.
+/// The shingle sets ([`shingle_set`]) of the documents of a corpus whose ids `wanted`
+/// accepts, computed in parallel. The corpus is read as [`crate::read_corpus_texts`] reads it
+/// (JSON Lines, Parquet or text files), ids and texts from `options.id_field` and
+/// `options.text_field`.
 pub fn read_corpus_shingles(
     corpus: &Path,
     options: &ReadOptions,
     wanted: impl Fn(&str) -> bool,
 ) -> Result<HashMap<String, Vec<u64>>> {
     let mut texts = Vec::new();
-    read_texts(
-        open_input(corpus)?,
-        &corpus.display().to_string(),
-        options,
-        |id, text| {
-            if wanted(&id) {
-                texts.push((id, text));
-            }
-        },
-    )?;
+    read_corpus_texts(&[corpus.to_path_buf()], options, &mut |id, text| {
+        if wanted(&id) {
+            texts.push((id, text));
+        }
+        Ok(())
+    })?;
     Ok(texts
         .into_par_iter()
         .map(|(id, text)| {

@@ -95,10 +95,12 @@ mod reader;
 mod repair;
 mod run;
 mod settings;
+mod similarity_join;
 mod snapshot;
 mod sorted_tables;
 mod stats;
 mod store;
+pub mod tune;
 mod verify;
 
 pub use audit::{
@@ -112,9 +114,9 @@ pub use deletion::{DeleteSummary, ExpireSelector};
 pub use error::{Error, Result, Setting};
 pub use fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
 pub use input::{
-    fingerprint_text, format_fingerprint, open_input, parse_fingerprint, read_documents,
-    read_fingerprints, read_ids, read_queries, read_sources, read_texts, InputFormat, Query,
-    ReadOptions, ReadSummary,
+    fingerprint_text, format_fingerprint, open_input, parse_fingerprint, read_corpus_texts,
+    read_documents, read_fingerprints, read_ids, read_queries, read_sources, read_texts,
+    InputFormat, Query, ReadOptions, ReadSummary,
 };
 pub use insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
 pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
@@ -124,6 +126,7 @@ pub use progress::{Progress, Silent};
 pub use reader::{Reader, ReaderOptions, ReaderStats};
 pub use repair::{RepairReport, RunRepair};
 pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
+pub use similarity_join::{similar_pairs, SimilarPair};
 pub use snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
 pub use stats::{Stats, TableStats};
 pub use store::Store;

@@ -236,6 +236,32 @@ impl Settings {
     }
 }
 
+/// Disk bytes per fingerprint per table, measured at 1e8 (6.12-6.36, docs/benchmarks.md).
+pub const TABLE_BYTES_PER_FINGERPRINT: f64 = 6.2;
+
+/// Disk bytes per document outside the tables (its id, posting and fingerprint rows): 114 B
+/// per document at 1e8 with 10 tables, less the tables' 62 (docs/benchmarks.md).
+pub const DOCUMENT_BYTES: f64 = 52.0;
+
+/// Microseconds per block a query reads: a probe of one compacted 1e8 store with 10 tables
+/// answers in 38 us at p50, ~3.8 us per probe (docs/benchmarks.md, "Queries at 1e8 after
+/// compaction").
+pub const MICROS_PER_BLOCK_READ: f64 = 3.8;
+
+impl Settings {
+    /// Disk bytes per document these settings cost, by the measured figures above.
+    pub fn disk_bytes_per_document(&self) -> f64 {
+        DOCUMENT_BYTES + TABLE_BYTES_PER_FINGERPRINT * self.table_count() as f64
+    }
+
+    /// A warm single query's expected time at `fingerprints` in one run, in microseconds:
+    /// [`Settings::query_cost`] blocks at the measured time per block. An estimate to compare
+    /// settings by, not a promise: more runs add their probes, a cold cache adds disk reads.
+    pub fn estimated_query_micros(&self, fingerprints: u64) -> f64 {
+        self.query_cost(fingerprints) * MICROS_PER_BLOCK_READ
+    }
+}
+
 /// C(n, k), exact for the sizes used here (n <= 64).
 pub fn binomial(n: u32, k: u32) -> u64 {
     let k = k.min(n - k);

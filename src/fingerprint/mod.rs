@@ -163,6 +163,29 @@ impl Scheme {
         Some((kind, n, weight))
     }
 
+    /// The flags of `init` (and `insert`, `fingerprint`, ...) that select this scheme.
+    ///
+    /// ```
+    /// use simhashdb::Scheme;
+    /// assert_eq!(Scheme::default().flags(), ["--scheme", "words", "--shingle", "2", "--weight", "minhash"]);
+    /// assert_eq!(Scheme::Seomoz.flags(), ["--scheme", "seomoz"]);
+    /// ```
+    pub fn flags(&self) -> Vec<String> {
+        match self.parts() {
+            None => vec!["--scheme".into(), "seomoz".into()],
+            Some((kind, n, weight)) => [
+                "--scheme",
+                kind,
+                "--shingle",
+                &n.to_string(),
+                "--weight",
+                weight,
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+
     /// The scheme a store recorded as `name` (see [`Scheme::name`]); an error names a scheme
     /// this build does not know.
     ///

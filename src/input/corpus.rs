@@ -1,10 +1,16 @@
 //! The texts of a corpus, for readers that need the words and not a fingerprint (the
-//! Jaccard verification of an audit's pairs).
+//! Jaccard verification of an audit's pairs, `tune`).
 
+use std::fs::File;
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
 
-use super::{json_id, ReadOptions};
+use super::decode::decoded;
+use super::sources::{starts_as_parquet, walk};
+use super::{json_id, ParquetInput, ReadOptions, STDIN};
+use crate::batch::check_id;
 use crate::error::{Error, Result};
+use crate::input::{problem_of, InputFormat};
 
 /// Calls `f(id, text)` on every document of a JSON Lines corpus read from `reader`, whose id
 /// and text are in `options.id_field` and `options.text_field` (ids follow the rules of
@@ -15,6 +21,18 @@ pub fn read_texts(
     source: &str,
     options: &ReadOptions,
     mut f: impl FnMut(String, String),
+) -> Result<()> {
+    read_json_texts(reader, source, options, &mut |id, text| {
+        f(id, text);
+        Ok(())
+    })
+}
+
+fn read_json_texts(
+    reader: impl BufRead,
+    source: &str,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
 ) -> Result<()> {
     for (i, line) in reader.split(b'\n').enumerate() {
         let line = line.map_err(|e| Error::io(source, e))?;
@@ -35,7 +53,138 @@ pub fn read_texts(
             }
             None => return Err(at(format!("no {:?} field", options.text_field))),
         };
-        f(id, text);
+        f(id, text)?;
     }
     Ok(())
+}
+
+/// Calls `f(id, text)` on every document of `inputs` (paths, `-` for stdin), in input order:
+/// JSON Lines (`options.id_field`, `options.text_field`), Parquet (the same columns), and
+/// text files, each one document whose id is its path (a directory is walked as `insert`
+/// walks it). Formats are detected as [`crate::read_sources`] detects them, with plain text
+/// as the fallback; inputs of fingerprints are refused, since they hold no words. An error
+/// of `f` stops the read.
+pub fn read_corpus_texts(
+    inputs: &[PathBuf],
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            let mut stdin = decoded(std::io::stdin().lock(), STDIN)?;
+            let head = stdin.fill_buf().map_err(|e| Error::io(STDIN, e))?;
+            let format = options
+                .format
+                .unwrap_or_else(|| InputFormat::detect(None, false, head, InputFormat::Text));
+            read_stream_texts(stdin, STDIN, format, options, f)?;
+            continue;
+        }
+        let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            walk(input, &mut files)?;
+            files.sort();
+            for (file, _) in files {
+                read_file_texts(&file, true, options, f)?;
+            }
+        } else {
+            read_file_texts(input, false, options, f)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_file_texts(
+    path: &Path,
+    in_directory: bool,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    let name = path.display().to_string();
+    let format = options
+        .format
+        .or(InputFormat::by_name(path))
+        .or_else(|| starts_as_parquet(path).then_some(InputFormat::Parquet))
+        .or(in_directory.then_some(InputFormat::Text));
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    if format == Some(InputFormat::Parquet) {
+        return read_parquet_texts(ParquetInput::File(file), &name, options, f);
+    }
+    let mut stream = decoded(file, &name)?;
+    let format = match format {
+        Some(format) => format,
+        None => {
+            let head = stream.fill_buf().map_err(|e| Error::io(&name, e))?;
+            InputFormat::detect(None, false, head, InputFormat::Text)
+        }
+    };
+    read_stream_texts(stream, &name, format, options, f)
+}
+
+fn read_stream_texts(
+    mut stream: impl BufRead,
+    source: &str,
+    format: InputFormat,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    match format {
+        InputFormat::Jsonl => read_json_texts(stream, source, options, f),
+        InputFormat::Text => {
+            let mut bytes = Vec::new();
+            stream
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            let invalid = |problem: String| Error::input_at(source, None, problem);
+            let text = String::from_utf8(bytes).map_err(|e| {
+                invalid(format!(
+                    "not valid UTF-8 at byte {}",
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
+            check_id(source)
+                .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
+            f(source.to_string(), text)
+        }
+        InputFormat::Parquet => {
+            let mut bytes = Vec::new();
+            stream
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            read_parquet_texts(ParquetInput::Bytes(bytes), source, options, f)
+        }
+        InputFormat::Tsv | InputFormat::Fingerprints => Err(Error::input_at(
+            source,
+            None,
+            "this input holds fingerprints, not text: give JSON Lines with a text field, \
+             Parquet with a text column, or text files",
+        )),
+    }
+}
+
+fn read_parquet_texts(
+    input: ParquetInput,
+    source: &str,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    #[cfg(feature = "parquet")]
+    {
+        use crate::parquet::read_parquet_texts;
+        match input {
+            ParquetInput::File(file) => read_parquet_texts(file, source, options, f),
+            ParquetInput::Bytes(bytes) => {
+                read_parquet_texts(bytes::Bytes::from(bytes), source, options, f)
+            }
+        }
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (input, options, f);
+        Err(Error::input_at(
+            source,
+            None,
+            "this is a Parquet file, and simhashdb was built without its parquet feature",
+        ))
+    }
 }

@@ -29,7 +29,7 @@ use crate::batch::{check_id, Batch, DocumentSink};
 use crate::error::{Error, Result};
 use crate::fingerprint::{tokens, Scheme};
 
-pub use corpus::read_texts;
+pub use corpus::{read_corpus_texts, read_texts};
 pub use queries::{read_queries, Query};
 pub use sources::{open_input, read_sources};
 

@@ -170,7 +170,7 @@ impl SourceReader<'_> {
 
 /// Whether the file at `path` starts with Parquet's magic bytes (false when unreadable: the
 /// read that follows reports why).
-fn starts_as_parquet(path: &Path) -> bool {
+pub(crate) fn starts_as_parquet(path: &Path) -> bool {
     let mut head = [0u8; 4];
     File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
@@ -180,7 +180,7 @@ fn starts_as_parquet(path: &Path) -> bool {
 /// Every regular file below `dir`, with its length, but for hidden files and directories
 /// (names starting with `.`, or with `_` as Hadoop and Spark name their metadata, like
 /// `_SUCCESS` and `.part-0.parquet.crc`).
-fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
+pub(crate) fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
     let cannot = |e: std::io::Error| Error::io(dir, e);
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;

@@ -10,7 +10,7 @@
 mod read;
 mod write;
 
-pub(crate) use read::read_parquet;
+pub(crate) use read::{read_parquet, read_parquet_texts};
 pub use write::{write_clusters_parquet, write_pairs_parquet, Cell, ParquetTable};
 
 /// A fingerprint as an `int64` column holds it: the same 64 bits.

@@ -131,6 +131,66 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     Ok(summary)
 }
 
+/// Calls `f(id, text)` on every row of the Parquet file `data`: the id from the
+/// `options.id_field` column and the text from the `options.text_field` column. A null fails
+/// the read with `source: row N: ...`, as does a missing column or one of the wrong type.
+pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
+    data: R,
+    source: &str,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::input_at(source, None, format!("unreadable Parquet: {e}"))
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| unreadable(&e))?;
+    let schema = builder.schema().clone();
+    let column = |name: &String| {
+        let index = schema.fields().iter().position(|f| f.name() == name);
+        index.ok_or_else(|| Error::input_at(source, None, missing(&schema, &[name])))
+    };
+    let (id, text) = (column(&options.id_field)?, column(&options.text_field)?);
+    check_type(source, &schema, id, "an id", ID_TYPES, |t| {
+        is_string(t) || t.is_integer()
+    })?;
+    check_type(
+        source,
+        &schema,
+        text,
+        "a text",
+        "a string column",
+        is_string,
+    )?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), [id, text]);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(ROWS_PER_BATCH)
+        .build()
+        .map_err(|e| unreadable(&e))?;
+    let mut first_row = 1u64;
+    for record_batch in reader {
+        let record_batch = record_batch.map_err(|e| unreadable(&e))?;
+        let ids = strings(&record_batch, &options.id_field, source)?;
+        let texts = strings(&record_batch, &options.text_field, source)?;
+        for row in 0..record_batch.num_rows() {
+            let at = |problem: String| {
+                Error::input_at(
+                    source,
+                    None,
+                    format!("row {}: {problem}", first_row + row as u64),
+                )
+            };
+            if texts.is_null(row) {
+                return Err(at(format!("null in column {:?}", options.text_field)));
+            }
+            let id = document(&ids, row, Ok(0), &options.id_field).map_err(at)?.0;
+            f(id.to_string(), texts.value(row).to_string())?;
+        }
+        first_row += record_batch.num_rows() as u64;
+    }
+    Ok(())
+}
+
 /// One row's document, or what is wrong with it.
 fn document<'a>(
     ids: &'a StringArray,

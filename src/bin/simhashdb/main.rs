@@ -24,6 +24,7 @@ mod repair;
 #[cfg(feature = "serve")]
 mod serve;
 mod stats;
+mod tune;
 mod verify;
 
 use std::process::ExitCode;
@@ -57,6 +58,7 @@ enum Command {
     Fingerprint(fingerprint::Args),
     Get(get::Args),
     Export(export::Args),
+    Tune(tune::Args),
     #[cfg(feature = "serve")]
     Serve(serve::Args),
 }
@@ -111,6 +113,7 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Get(args) => get::run(args),
         Command::Export(args) => export::run(args),
+        Command::Tune(args) => tune::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
     };

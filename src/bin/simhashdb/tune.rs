@@ -1,0 +1,313 @@
+//! `simhashdb tune`: the scheme and distance that find a corpus's near-duplicates best.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde_json::json;
+use simhashdb::tune::{
+    candidate_schemes, plot::write_plot, tune, Choice, Score, TruthSource, TuneOptions, Tuning,
+    DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+};
+use simhashdb::Scheme;
+
+use crate::documents::FieldArgs;
+use crate::exit_codes::usage;
+use crate::init::parse_size;
+use crate::{output, progress};
+
+/// Measure every fingerprint scheme at every distance on a corpus, and recommend the best.
+///
+/// For each scheme (word and character shingles of several sizes, each weighting, seomoz)
+/// and each k = 0..12: the precision, recall and F1 of the pairs within k bits against the
+/// pairs whose word 3-shingle Jaccard similarity is at least J, from fingerprints alone and
+/// verified by exact Jaccard (as `audit --verify-text` does). The truth is --gold, or the
+/// exact Jaccard of every pair of the corpus (or of --sample documents of it), computed here.
+/// Prints the recommended `init` command for stores that keep no text and for audits that
+/// re-read it; --json writes every score as JSON Lines, the recommendation last.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The documents: JSON Lines with an id and a text, Parquet with those columns, or text
+    /// files and directories of them ('-' = stdin).
+    #[arg(value_name = "CORPUS", required = true)]
+    corpus: Vec<PathBuf>,
+    /// Measure on N documents drawn at random (reproducibly, by a hash of their ids).
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    sample: Option<u64>,
+    /// The seed of the sample.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// A pair is a near-duplicate when its Jaccard similarity is at least J, in (0, 1].
+    #[arg(long, value_name = "J", default_value_t = DEFAULT_MIN_JACCARD, allow_negative_numbers = true)]
+    min_jaccard: f64,
+    /// The true pairs: ID_A ID_B [JACCARD [INTER UNION]] per line (tabs or spaces); pairs
+    /// below J by their JACCARD or INTER/UNION are not true.
+    #[arg(long, value_name = "PAIRS.tsv")]
+    gold: Option<PathBuf>,
+    /// The store size to plan the recommended settings for [default: the corpus's size].
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    expected_size: Option<u64>,
+    /// Draw precision-recall and F1-against-k to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Write JSON Lines: the corpus, one line per scheme, use and distance, and last
+    /// {"recommend": ...}.
+    #[arg(long)]
+    json: bool,
+    /// Measure distances 0..=K.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_MAX_DISTANCE, allow_negative_numbers = true)]
+    max_distance: u8,
+    /// Measure only these schemes (comma-separated names such as words-2-minhash,seomoz)
+    /// [default: all].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    schemes: Vec<String>,
+    #[command(flatten)]
+    fields: FieldArgs,
+    /// Leave out documents with no letter or digit instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let schemes = if args.schemes.is_empty() {
+        candidate_schemes()
+    } else {
+        args.schemes
+            .iter()
+            .map(|name| Scheme::from_name(name).map_err(|e| usage(format!("--schemes: {e}"))))
+            .collect::<Result<_>>()?
+    };
+    if let Some(plot) = &args.plot {
+        let ok = plot
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png"));
+        if !ok {
+            return Err(usage(format!(
+                "--plot {}: the plot is SVG or PNG: name the file .svg or .png",
+                plot.display()
+            )));
+        }
+    }
+    let options = TuneOptions {
+        min_jaccard: args.min_jaccard,
+        sample: args.sample.map(|n| n as usize),
+        seed: args.seed,
+        schemes,
+        max_distance: args.max_distance,
+        expected_size: args.expected_size,
+        gold: args.gold.clone(),
+        read: args.fields.options(Err(String::new()), args.skip_invalid),
+    };
+    let bars = progress::Bars::default();
+    let tuning = tune(&args.corpus, &options, &bars)?;
+    if let Some(plot) = &args.plot {
+        write_plot(&tuning, plot)?;
+    }
+    let mut out = output::stdout();
+    if args.json {
+        write_json(&mut out, &tuning)?;
+    } else {
+        write_report(&mut out, &tuning, &args.corpus)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn score_json(score: &Score) -> serde_json::Value {
+    json!({
+        "distance": score.distance,
+        "pairs": score.pairs,
+        "true_positives": score.true_positives,
+        "true_pairs": score.true_pairs,
+        "precision": score.precision,
+        "recall": score.recall,
+        "recall_low": score.recall_interval.0,
+        "recall_high": score.recall_interval.1,
+        "f1": score.f1,
+    })
+}
+
+fn choice_json(choice: &Choice) -> serde_json::Value {
+    let mut value = json!({
+        "init_args": choice.init_args(),
+        "distance": choice.distance(),
+        "scheme": choice.scheme.name(),
+        "blocks": choice.settings.blocks,
+        "tables": choice.settings.table_count(),
+        "disk_bytes_per_document": choice.settings.disk_bytes_per_document().round(),
+        "query_micros": choice.settings.estimated_query_micros(choice.expected_size).round(),
+        "score": score_json(&choice.score),
+    });
+    if let Some(j) = choice.min_jaccard {
+        value["min_jaccard"] = json!(j);
+    }
+    value
+}
+
+fn write_json(out: &mut impl Write, tuning: &Tuning) -> Result<()> {
+    let mut corpus = json!({
+        "corpus": {
+            "documents": tuning.corpus_documents,
+            "measured": tuning.documents,
+            "sampled": tuning.sampled,
+            "skipped": tuning.skipped,
+            "min_jaccard": tuning.min_jaccard,
+            "true_pairs": tuning.true_pairs,
+            "truth": match tuning.truth { TruthSource::Exact => "exact", TruthSource::Gold { .. } => "gold" },
+        }
+    });
+    if let TruthSource::Gold {
+        agreed,
+        gold_only,
+        text_only,
+        ..
+    } = &tuning.truth
+    {
+        corpus["corpus"]["gold_agreement"] =
+            json!({"agreed": agreed, "gold_only": gold_only, "text_only": text_only});
+    }
+    writeln!(out, "{corpus}")?;
+    for scheme in &tuning.schemes {
+        for (mode, scores) in [
+            ("fingerprints", &scheme.fingerprints),
+            ("verified", &scheme.verified),
+        ] {
+            for score in scores {
+                let mut line = score_json(score);
+                line["scheme"] = json!(scheme.scheme.name());
+                line["mode"] = json!(mode);
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    let r = &tuning.recommendation;
+    let last = json!({"recommend": {
+        "fingerprints_only": choice_json(&r.fingerprints_only),
+        "verified": choice_json(&r.verified),
+    }});
+    writeln!(out, "{last}")?;
+    Ok(())
+}
+
+fn write_report(out: &mut impl Write, tuning: &Tuning, corpus: &[PathBuf]) -> Result<()> {
+    let measured = if tuning.sampled {
+        format!(
+            "a random sample of {} of its {} documents",
+            tuning.documents, tuning.corpus_documents
+        )
+    } else {
+        format!("all {} documents", tuning.documents)
+    };
+    let truth = match &tuning.truth {
+        TruthSource::Exact => "by the exact Jaccard of every pair's texts".to_string(),
+        TruthSource::Gold {
+            path,
+            agreed,
+            gold_only,
+            text_only,
+        } => format!(
+            "by the gold pairs of {} (the texts' exact Jaccard agrees on {agreed}; {gold_only} \
+             gold pairs are below J by the texts, {text_only} pairs at J are not in the gold)",
+            path.display()
+        ),
+    };
+    writeln!(out, "Measured on {measured}.")?;
+    writeln!(
+        out,
+        "{} true pairs (word 3-shingle Jaccard >= {}), {truth}.",
+        tuning.true_pairs, tuning.min_jaccard
+    )?;
+    if tuning.skipped > 0 {
+        writeln!(
+            out,
+            "{} documents without a letter or digit left out.",
+            tuning.skipped
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<18} {:>26}   {:>26}",
+        "scheme", "fingerprints alone", "verified by Jaccard"
+    )?;
+    writeln!(
+        out,
+        "{:<18} {:>3} {:>6} {:>7} {:>7}   {:>3} {:>6} {:>7} {:>7}",
+        "", "k", "F1", "prec", "recall", "k", "F1", "prec", "recall"
+    )?;
+    let best = |scores: &[Score]| {
+        *scores
+            .iter()
+            .max_by(|a, b| a.f1.total_cmp(&b.f1).then(b.distance.cmp(&a.distance)))
+            .expect("a distance")
+    };
+    let mut rows: Vec<(String, Score, Score)> = tuning
+        .schemes
+        .iter()
+        .map(|s| (s.scheme.name(), best(&s.fingerprints), best(&s.verified)))
+        .collect();
+    rows.sort_by(|a, b| b.1.f1.total_cmp(&a.1.f1));
+    for (name, f, v) in rows {
+        writeln!(
+            out,
+            "{name:<18} {:>3} {:>6.3} {:>7.3} {:>7.3}   {:>3} {:>6.3} {:>7.3} {:>7.3}",
+            f.distance, f.f1, f.precision, f.recall, v.distance, v.f1, v.precision, v.recall
+        )?;
+    }
+    let corpus: Vec<String> = corpus.iter().map(|p| p.display().to_string()).collect();
+    let corpus = corpus.join(" ");
+    let r = &tuning.recommendation;
+    writeln!(out)?;
+    writeln!(out, "Recommended for stores that keep no text:")?;
+    write_choice(
+        out,
+        &r.fingerprints_only,
+        &format!(
+            "simhashdb audit STORE --distance {}",
+            r.fingerprints_only.distance()
+        ),
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Recommended for audits that re-read the text:")?;
+    let v = &r.verified;
+    write_choice(
+        out,
+        v,
+        &format!(
+            "simhashdb audit STORE --distance {} --verify-text {corpus} --min-jaccard {}",
+            v.distance(),
+            tuning.min_jaccard
+        ),
+    )?;
+    Ok(())
+}
+
+fn write_choice(out: &mut impl Write, choice: &Choice, then: &str) -> Result<()> {
+    let s = &choice.score;
+    writeln!(
+        out,
+        "  simhashdb init STORE {}",
+        choice.init_args().join(" ")
+    )?;
+    writeln!(out, "  {then}")?;
+    writeln!(
+        out,
+        "  F1 {:.3}: precision {:.3}, recall {:.3} (95% interval {:.3}-{:.3}), at k = {}",
+        s.f1, s.precision, s.recall, s.recall_interval.0, s.recall_interval.1, s.distance
+    )?;
+    let settings = &choice.settings;
+    writeln!(
+        out,
+        "  costs at {} documents: M = {} blocks, {} tables, ~{:.0} bytes per document on disk, \
+         ~{:.0} us per query",
+        choice.expected_size,
+        settings.blocks,
+        settings.table_count(),
+        settings.disk_bytes_per_document(),
+        settings.estimated_query_micros(choice.expected_size)
+    )?;
+    for warning in settings.warnings(choice.expected_size) {
+        writeln!(out, "  note: {warning}")?;
+    }
+    Ok(())
+}

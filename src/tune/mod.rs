@@ -1,0 +1,286 @@
+//! `tune`: the scheme and distance that find a corpus's near-duplicates best, measured.
+//!
+//! For every candidate scheme and every distance k = 0..=max, the pairs of the corpus (or of a
+//! random sample of it) whose fingerprints are within k bits are scored against the truth, the
+//! pairs whose word 3-shingle Jaccard similarity is at least J: precision, recall and F1, from
+//! fingerprints alone and after verification by exact Jaccard (an audit's `--verify-text`).
+//! The truth is the user's gold pairs, or the exact join of the texts ([`similar_pairs`]):
+//! every pair at J or more, none sampled. Recall comes with a 95% interval
+//! ([`Truth::recall_interval`]).
+//!
+//! What a sample can miss: it holds a pair only when it holds both documents, so a uniform
+//! sample of n of N documents keeps about (n/N)^2 of the pairs, and kinds of near-duplicates
+//! rarer than that may be absent from it; a wide interval says so.
+
+#[cfg(feature = "plot")]
+pub mod plot;
+mod recommend;
+mod sample;
+mod scores;
+mod truth;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+pub use recommend::{recommend, Choice, Recommendation, F1_TOLERANCE};
+pub use sample::Sample;
+pub use scores::{close_pairs, score_scheme, SchemeScores, Score, Truth};
+pub use truth::{read_gold, IndexPair};
+
+use crate::error::{Error, Result, Setting};
+use crate::fingerprint::{Features, Scheme, Weighting};
+use crate::input::ReadOptions;
+use crate::jaccard::shingle_set;
+use crate::progress::{Phase, Progress};
+use crate::similarity_join::similar_pairs;
+
+/// The Jaccard similarity at which a pair is a near-duplicate unless told otherwise.
+pub const DEFAULT_MIN_JACCARD: f64 = 0.8;
+
+/// The largest distance scored unless told otherwise.
+pub const DEFAULT_MAX_DISTANCE: u8 = 12;
+
+/// The largest distance [`tune`] scores.
+pub const MAX_DISTANCE: u8 = 24;
+
+/// What [`tune`] measures and how.
+#[derive(Clone, Debug)]
+pub struct TuneOptions {
+    /// J: pairs at this Jaccard similarity or more are near-duplicates; in (0, 1].
+    pub min_jaccard: f64,
+    /// Measure on this many documents drawn at random, instead of all.
+    pub sample: Option<usize>,
+    /// The seed of the sample.
+    pub seed: u64,
+    /// The schemes to score ([`candidate_schemes`] by default).
+    pub schemes: Vec<Scheme>,
+    /// Score distances 0..=max_distance.
+    pub max_distance: u8,
+    /// The store size the recommended settings are planned for (the corpus's size if None).
+    pub expected_size: Option<u64>,
+    /// The gold pairs (see [`read_gold`]); None computes the truth from the texts.
+    pub gold: Option<PathBuf>,
+    /// How the corpus is read (its format, id and text fields).
+    pub read: ReadOptions,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions {
+            min_jaccard: DEFAULT_MIN_JACCARD,
+            sample: None,
+            seed: 1,
+            schemes: candidate_schemes(),
+            max_distance: DEFAULT_MAX_DISTANCE,
+            expected_size: None,
+            gold: None,
+            read: ReadOptions::default(),
+        }
+    }
+}
+
+/// The schemes `tune` scores by default: word shingles of 1 to 5 words and character n-grams
+/// of 3 to 6 characters, each as 1-bit minhash, set vote and count vote, and seomoz.
+pub fn candidate_schemes() -> Vec<Scheme> {
+    let weightings = [Weighting::MinHash, Weighting::Set, Weighting::Count];
+    let features = (1..=5)
+        .map(Features::Words)
+        .chain((3..=6).map(Features::Chars));
+    let mut schemes: Vec<Scheme> = features
+        .flat_map(|features| {
+            weightings.map(|weighting| Scheme::Shingles {
+                features,
+                weighting,
+            })
+        })
+        .collect();
+    schemes.push(Scheme::Seomoz);
+    schemes
+}
+
+/// Where the truth came from, and how it compares with the exact Jaccard of the texts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TruthSource {
+    /// The exact Jaccard join of the texts.
+    Exact,
+    /// A gold file.
+    Gold {
+        /// The file.
+        path: PathBuf,
+        /// Gold pairs the texts' exact Jaccard also puts at J or more.
+        agreed: u64,
+        /// Gold pairs below J by the texts.
+        gold_only: u64,
+        /// Pairs at J or more by the texts that the gold file does not list.
+        text_only: u64,
+    },
+}
+
+/// What [`tune`] measured, and what it recommends.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    /// Distinct documents in the corpus.
+    pub corpus_documents: u64,
+    /// Documents measured on (all, or the sample).
+    pub documents: u64,
+    /// Documents left out for holding no letter or digit (with `skip_invalid`).
+    pub skipped: u64,
+    /// Whether `documents` are a sample of the corpus.
+    pub sampled: bool,
+    /// J.
+    pub min_jaccard: f64,
+    /// Where the truth came from.
+    pub truth: TruthSource,
+    /// True pairs among the documents measured on.
+    pub true_pairs: u64,
+    /// Every scheme's scores.
+    pub schemes: Vec<SchemeScores>,
+    /// The recommendations.
+    pub recommendation: Recommendation,
+}
+
+/// Measures every scheme of `options` at every distance on the corpus `inputs` (read as
+/// [`crate::read_corpus_texts`] reads it) and recommends a setting for each use. Fails on a
+/// threshold outside (0, 1], an empty corpus or sample, a gold file naming ids the corpus
+/// does not hold, and a sample without one true pair.
+pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) -> Result<Tuning> {
+    let t = options.min_jaccard;
+    if !(t > 0.0 && t <= 1.0) {
+        return Err(Error::settings(
+            Setting::MinJaccard,
+            format!("{t} is not in (0, 1]: a pair is a near-duplicate at J >= it"),
+        ));
+    }
+    if options.sample == Some(0) {
+        return Err(Error::input("a sample of 0 documents measures nothing"));
+    }
+    if options.max_distance > MAX_DISTANCE {
+        return Err(Error::settings(
+            Setting::Distance,
+            format!(
+                "{} is more than tune measures ({MAX_DISTANCE}): fingerprints that far apart \
+                 are mostly unrelated",
+                options.max_distance
+            ),
+        ));
+    }
+    if options.schemes.is_empty() {
+        return Err(Error::input("no scheme to measure"));
+    }
+    let sample = {
+        let _phase = Phase::start(progress, "reading the corpus", 0);
+        Sample::read(inputs, &options.read, options.sample, options.seed, || {
+            progress.advance(1)
+        })?
+    };
+    let n = sample.ids.len();
+    if n == 0 {
+        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::input(format!(
+            "the corpus ({}) holds no document",
+            names.join(", ")
+        )));
+    }
+
+    // Every scheme's fingerprint of every document, and its shingle set; the texts are done.
+    let (sets, fingerprints) = {
+        let _phase = Phase::start(progress, "fingerprinting", n as u64);
+        let per_document: Vec<(Vec<u64>, Vec<u64>)> = sample
+            .texts
+            .par_iter()
+            .map(|text| {
+                let fps = options
+                    .schemes
+                    .iter()
+                    .map(|s| s.fingerprint(text))
+                    .collect();
+                progress.advance(1);
+                (shingle_set(text), fps)
+            })
+            .collect();
+        let mut by_scheme = vec![Vec::with_capacity(n); options.schemes.len()];
+        let mut sets = Vec::with_capacity(n);
+        for (set, fps) in per_document {
+            sets.push(set);
+            for (column, fp) in by_scheme.iter_mut().zip(fps) {
+                column.push(fp);
+            }
+        }
+        (sets, by_scheme)
+    };
+
+    let similar: HashSet<IndexPair> = {
+        let _phase = Phase::start(progress, "exact Jaccard", n as u64);
+        similar_pairs(&sets, t, |d| progress.advance(d))
+            .into_iter()
+            .map(|p| (p.a, p.b))
+            .collect()
+    };
+    drop(sets);
+    let (pairs, source) = match &options.gold {
+        None => {
+            let mut pairs: Vec<IndexPair> = similar.iter().copied().collect();
+            pairs.sort_unstable();
+            (pairs, TruthSource::Exact)
+        }
+        Some(path) => {
+            let pairs = read_gold(path, &sample, t)?;
+            let agreed = pairs.iter().filter(|p| similar.contains(p)).count() as u64;
+            let source = TruthSource::Gold {
+                path: path.clone(),
+                agreed,
+                gold_only: pairs.len() as u64 - agreed,
+                text_only: similar.len() as u64 - agreed,
+            };
+            (pairs, source)
+        }
+    };
+    if pairs.is_empty() {
+        return Err(Error::input(format!(
+            "the {} documents measured on hold no pair at Jaccard >= {t}{}: there is nothing \
+             to find; use a lower --min-jaccard{}",
+            n,
+            if options.gold.is_some() {
+                " in the gold file"
+            } else {
+                ""
+            },
+            if sample.is_partial() {
+                " or a larger --sample"
+            } else {
+                ""
+            },
+        )));
+    }
+    let truth = Truth::new(pairs, n, &similar);
+
+    let schemes = {
+        let _phase = Phase::start(progress, "scoring", options.schemes.len() as u64);
+        let scored = options
+            .schemes
+            .iter()
+            .zip(&fingerprints)
+            .map(|(scheme, fps)| {
+                let scores = score_scheme(*scheme, fps, &truth, &similar, options.max_distance);
+                progress.advance(1);
+                scores
+            })
+            .collect::<Vec<_>>();
+        scored
+    };
+    let expected_size = options.expected_size.unwrap_or(sample.corpus_documents);
+    let recommendation = recommend(&schemes, t, expected_size.max(1))?;
+    Ok(Tuning {
+        corpus_documents: sample.corpus_documents,
+        documents: n as u64,
+        skipped: sample.skipped,
+        sampled: sample.is_partial(),
+        min_jaccard: t,
+        truth: source,
+        true_pairs: truth.pairs.len() as u64,
+        schemes,
+        recommendation,
+    })
+}

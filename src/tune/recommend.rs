@@ -1,0 +1,90 @@
+//! The setting `tune` recommends for each use, and what a store built with it costs.
+
+use super::scores::{SchemeScores, Score};
+use crate::error::Result;
+use crate::fingerprint::Scheme;
+use crate::settings::Settings;
+
+/// How much F1 a smaller distance may give up to be chosen over the best: a smaller K is
+/// fewer tables, less disk and faster queries, and F1 differences this small are within the
+/// noise of a sample.
+pub const F1_TOLERANCE: f64 = 0.005;
+
+/// A recommended setting for one use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    /// The fingerprint scheme.
+    pub scheme: Scheme,
+    /// Its score at the recommended distance (`score.distance`).
+    pub score: Score,
+    /// For verified audits: the Jaccard similarity pairs are verified at.
+    pub min_jaccard: Option<f64>,
+    /// The store size the settings are planned for.
+    pub expected_size: u64,
+    /// What `init` picks for the distance (at least 1: a store's K must be) at
+    /// `expected_size`.
+    pub settings: Settings,
+}
+
+impl Choice {
+    /// The distance to query or audit at.
+    pub fn distance(&self) -> u8 {
+        self.score.distance
+    }
+
+    /// The arguments of `simhashdb init STORE` that create a store for this setting.
+    pub fn init_args(&self) -> Vec<String> {
+        let mut args = self.scheme.flags();
+        args.extend([
+            "--distance".to_string(),
+            self.settings.distance.to_string(),
+            "--expected-size".to_string(),
+            self.expected_size.to_string(),
+        ]);
+        args
+    }
+}
+
+/// The recommendations for both uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recommendation {
+    /// For stores that keep no text: the pairs within k bits are the answer.
+    pub fingerprints_only: Choice,
+    /// For audits that can re-read the text: candidates within k bits, verified by exact
+    /// Jaccard.
+    pub verified: Choice,
+}
+
+/// The recommendations from `schemes`' scores: for each use, the best F1 over every scheme
+/// and distance; among the settings within [`F1_TOLERANCE`] of it, the smallest distance, then
+/// the highest F1, then the earlier scheme.
+pub fn recommend(
+    schemes: &[SchemeScores],
+    min_jaccard: f64,
+    expected_size: u64,
+) -> Result<Recommendation> {
+    let choose = |scores: fn(&SchemeScores) -> &[Score], min_jaccard| -> Result<Choice> {
+        let all = || {
+            schemes
+                .iter()
+                .flat_map(move |s| scores(s).iter().map(move |score| (s.scheme, *score)))
+        };
+        let best = all().map(|(_, s)| s.f1).fold(0.0, f64::max);
+        let (scheme, score) = all()
+            .filter(|(_, s)| s.f1 >= best - F1_TOLERANCE)
+            .min_by(|(_, x), (_, y)| (x.distance.cmp(&y.distance)).then(y.f1.total_cmp(&x.f1)))
+            .expect("at least one scheme and distance");
+        let settings = Settings::for_size(score.distance.max(1), expected_size)?;
+        Ok(Choice {
+            scheme,
+            score,
+            min_jaccard,
+            expected_size,
+            settings,
+        })
+    };
+    Ok(Recommendation {
+        fingerprints_only: choose(|s| &s.fingerprints, None)?,
+        verified: choose(|s| &s.verified, Some(min_jaccard))?,
+    })
+}
