@@ -14,4 +14,5 @@ mod parquet_io;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;
+mod tune;
 mod util;

@@ -4,9 +4,9 @@
 //! random sample of it) whose fingerprints are within k bits are scored against the truth, the
 //! pairs whose word 3-shingle Jaccard similarity is at least J: precision, recall and F1, from
 //! fingerprints alone and after verification by exact Jaccard (an audit's `--verify-text`).
-//! The truth is the user's gold pairs, or the exact join of the texts ([`similar_pairs`]):
-//! every pair at J or more, none sampled. Recall comes with a 95% interval
-//! ([`Truth::recall_interval`]).
+//! The truth is the user's gold pairs, or the exact join of the texts
+//! ([`crate::similar_pairs`]): every pair at J or more, none sampled. Recall comes with a 95%
+//! interval ([`Score::recall_interval`]).
 //!
 //! What a sample can miss: it holds a pair only when it holds both documents, so a uniform
 //! sample of n of N documents keeps about (n/N)^2 of the pairs, and kinds of near-duplicates
@@ -24,10 +24,13 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-pub use recommend::{recommend, Choice, Recommendation, F1_TOLERANCE};
-pub use sample::Sample;
-pub use scores::{close_pairs, score_scheme, SchemeScores, Score, Truth};
-pub use truth::{read_gold, IndexPair};
+pub use recommend::{Choice, Recommendation, F1_TOLERANCE};
+pub use scores::{SchemeScores, Score};
+
+use recommend::recommend;
+use sample::Sample;
+use scores::{score_scheme, Truth};
+use truth::{read_gold, IndexPair};
 
 use crate::error::{Error, Result, Setting};
 use crate::fingerprint::{Features, Scheme, Weighting};
@@ -60,7 +63,9 @@ pub struct TuneOptions {
     pub max_distance: u8,
     /// The store size the recommended settings are planned for (the corpus's size if None).
     pub expected_size: Option<u64>,
-    /// The gold pairs (see [`read_gold`]); None computes the truth from the texts.
+    /// The gold pairs: lines `ID_A ID_B [JACCARD [INTER UNION]]` (tabs or spaces), true when
+    /// their exact INTER / UNION (else JACCARD) reaches `min_jaccard`, or always when a line
+    /// has two ids. None computes the truth from the texts.
     pub gold: Option<PathBuf>,
     /// How the corpus is read (its format, id and text fields).
     pub read: ReadOptions,

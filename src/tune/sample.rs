@@ -9,6 +9,16 @@ use crate::error::{Error, Result};
 use crate::fingerprint::tokens;
 use crate::input::{read_corpus_texts, ReadOptions};
 
+/// Where an id is.
+pub enum Found {
+    /// In the sample, at this index.
+    Sampled(u32),
+    /// In the corpus, but not in the sample.
+    LeftOut,
+    /// Not in the corpus.
+    NotInCorpus,
+}
+
 /// The documents read, sorted by id.
 pub struct Sample {
     /// Their ids, ascending.
@@ -90,14 +100,13 @@ impl Sample {
         })
     }
 
-    /// The index of `id` in the sample: `Ok(None)` when the corpus has it but the sample left
-    /// it out, an error when the corpus does not have it.
-    pub fn index_of(&self, id: &str) -> std::result::Result<Option<u32>, ()> {
+    /// Where `id` is.
+    pub fn find(&self, id: &str) -> Found {
         match self.ids.binary_search_by(|probe| probe.as_str().cmp(id)) {
-            Ok(i) => Ok(Some(i as u32)),
+            Ok(i) => Found::Sampled(i as u32),
             Err(_) => match &self.corpus_ids {
-                Some(all) if all.contains(id) => Ok(None),
-                _ => Err(()),
+                Some(all) if all.contains(id) => Found::LeftOut,
+                _ => Found::NotInCorpus,
             },
         }
     }

@@ -26,8 +26,11 @@ pub struct Score {
     pub recall: f64,
     /// The harmonic mean of precision and recall (0 when both are 0).
     pub f1: f64,
-    /// A 95% confidence interval of the recall on documents like the sample's (see
-    /// [`Truth::recall_interval`]).
+    /// A 95% confidence interval of the recall on documents like these. Pairs are not
+    /// independent (a group of near-duplicates is found or missed together), so the groups of
+    /// connected true pairs are the units: the cluster-robust variance of the ratio estimate
+    /// sum(found) / sum(true), normal approximation, clipped to [0, 1]; [0, 1] with fewer than
+    /// two groups.
     pub recall_interval: (f64, f64),
 }
 

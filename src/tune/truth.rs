@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::BufRead;
 use std::path::Path;
 
-use super::sample::Sample;
+use super::sample::{Found, Sample};
 use crate::error::{Error, Result};
 use crate::input::open_input;
 
@@ -54,13 +54,13 @@ pub fn read_gold(path: &Path, sample: &Sample, min_jaccard: f64) -> Result<Vec<I
         if similarity.is_some_and(|j| j < min_jaccard) || fields[0] == fields[1] {
             continue;
         }
-        let index = |id: &str| {
-            sample.index_of(id).map_err(|()| {
-                at(format!(
-                    "id {id:?} is not in the corpus (is the gold file for this corpus, and \
-                     --id-field right?)"
-                ))
-            })
+        let index = |id: &str| match sample.find(id) {
+            Found::Sampled(i) => Ok(Some(i)),
+            Found::LeftOut => Ok(None),
+            Found::NotInCorpus => Err(at(format!(
+                "id {id:?} is not in the corpus (is the gold file for this corpus, and \
+                 --id-field right?)"
+            ))),
         };
         if let (Some(a), Some(b)) = (index(fields[0])?, index(fields[1])?) {
             pairs.insert((a.min(b), a.max(b)));

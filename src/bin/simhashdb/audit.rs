@@ -41,9 +41,10 @@ pub struct Args {
     /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster", "ids"}.
     #[arg(long)]
     json: bool,
-    /// Re-read the documents (JSON Lines {"id", "text"}) and keep only pairs whose word
-    /// 3-shingle Jaccard similarity is at least --min-jaccard, printed as a fourth column.
-    #[arg(long, value_name = "CORPUS.jsonl")]
+    /// Re-read the documents (JSON Lines {"id", "text"}, Parquet with id and text columns, or
+    /// a directory of text files) and keep only pairs whose word 3-shingle Jaccard similarity
+    /// is at least --min-jaccard, printed as a fourth column.
+    #[arg(long, value_name = "CORPUS")]
     verify_text: Option<PathBuf>,
     #[command(flatten)]
     fields: FieldArgs,
