@@ -273,7 +273,12 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
             c.stroke_width(2),
         ))?;
     }
-    for choice in recommended {
+    // The recommendations: ringed, and named in a box where the curves are low.
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [(0.1, 0.02), (max_k * 0.55, 0.17)],
+        WHITE.mix(0.9).filled(),
+    )))?;
+    for (row, choice) in recommended.iter().enumerate() {
         let point = (f64::from(choice.distance()), choice.score.f1);
         chart.draw_series(std::iter::once(Circle::new(
             point,
@@ -282,8 +287,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
         )))?;
         chart.draw_series(std::iter::once(Text::new(
             label(choice),
-            (point.0 + 0.25, point.1 + 0.01),
-            (FONT, 14),
+            (0.3, 0.13 - 0.06 * row as f64),
+            (FONT, 15),
         )))?;
     }
     root.present()
@@ -312,7 +317,7 @@ fn label(choice: &Choice) -> String {
         "fingerprints"
     };
     format!(
-        "{how}: {} k={} F1 {:.3}",
+        "recommended, {how}: {} k = {}, F1 {:.3}",
         choice.scheme.name(),
         choice.distance(),
         choice.score.f1
