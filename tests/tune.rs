@@ -358,6 +358,18 @@ fn bad_inputs_get_clear_errors() {
     fails(&[corpus_arg, "--sample", "0"], 2, &["--sample"]);
     fails(&[corpus_arg, "--max-distance", "40"], 2, &["40"]);
     fails(&["missing.jsonl"], 1, &["missing.jsonl"]);
+    let nowhere = dir.path().join("no-such-dir").join("plot.svg");
+    fails(
+        &[
+            corpus_arg,
+            "--schemes",
+            "seomoz",
+            "--plot",
+            path_str(&nowhere),
+        ],
+        1,
+        &["plot.svg"],
+    );
     let tsv = dir.path().join("fps.tsv");
     std::fs::write(&tsv, "a\t0123456789abcdef\n").unwrap();
     fails(&[path_str(&tsv)], 1, &["fps.tsv", "fingerprints, not text"]);

@@ -57,23 +57,25 @@ pub fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
         Error::input(format!("{}: cannot draw the plot: {e}", path.display()))
     };
     let temporary = temporary_path(path);
-    if svg {
+    let written = if svg {
         let mut text = String::new();
-        draw(
-            SVGBackend::with_string(&mut text, SIZE).into_drawing_area(),
-            tuning,
-        )
-        .map_err(|e| failed(&e))?;
-        std::fs::write(&temporary, text).map_err(|e| Error::io(&temporary, e))?;
+        let area = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
+        draw(area, tuning)
+            .map_err(|e| failed(&e))
+            .and_then(|()| std::fs::write(&temporary, text).map_err(|e| Error::io(path, e)))
     } else {
         let area = BitMapBackend::new(&temporary, SIZE).into_drawing_area();
-        draw(area.clone(), tuning).map_err(|e| failed(&e))?;
-        area.present().map_err(|e| failed(&e))?;
-    }
-    std::fs::rename(&temporary, path).map_err(|e| {
+        draw(area.clone(), tuning)
+            .and_then(|()| area.present())
+            .map_err(|e| failed(&e))
+    };
+    let renamed =
+        written.and_then(|()| std::fs::rename(&temporary, path).map_err(|e| Error::io(path, e)));
+    if renamed.is_err() {
+        // Nothing half-written is left behind.
         let _ = std::fs::remove_file(&temporary);
-        Error::io(path, e)
-    })
+    }
+    renamed
 }
 
 /// A name beside `path` with the same extension (the PNG encoder goes by it).
