@@ -504,3 +504,36 @@ fn audit_verify_text_keeps_pairs_at_the_jaccard_threshold() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn audit_verify_text_reads_a_directory_of_text_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = dir.path().join("texts");
+    std::fs::create_dir(&texts).unwrap();
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    let (a, b, c) = (
+        texts.join("a.txt"),
+        texts.join("b.txt"),
+        texts.join("c.txt"),
+    );
+    std::fs::write(&a, words.join(" ")).unwrap();
+    std::fs::write(&b, words.join(" ")).unwrap();
+    std::fs::write(&c, "nothing in common with the others at all").unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    simhashdb(&["init", s], "");
+    // Ids are the files' paths, as `insert` names text files; all three 1 bit apart.
+    let batch = format!(
+        "{}\t00000000000000f0\n{}\t00000000000000f1\n{}\t00000000000000f3\n",
+        path_str(&a),
+        path_str(&b),
+        path_str(&c)
+    );
+    simhashdb(&["insert", s], &batch);
+    let out = simhashdb(&["audit", s, "--verify-text", path_str(&texts)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}\t{}\t1\t1.000000\n", path_str(&a), path_str(&b))
+    );
+}

@@ -6,7 +6,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::decode::decoded;
-use super::sources::{starts_as_parquet, walk};
+use super::sources::{file_format, for_each_input, Input};
 use super::{json_id, ParquetInput, ReadOptions, STDIN};
 use crate::batch::check_id;
 use crate::error::{Error, Result};
@@ -69,29 +69,19 @@ pub fn read_corpus_texts(
     options: &ReadOptions,
     f: &mut dyn FnMut(String, String) -> Result<()>,
 ) -> Result<()> {
-    for input in inputs {
-        if input.as_os_str() == "-" {
+    for_each_input(inputs, |input| match input {
+        Input::Stdin => {
             let mut stdin = decoded(std::io::stdin().lock(), STDIN)?;
             let head = stdin.fill_buf().map_err(|e| Error::io(STDIN, e))?;
             let format = options
                 .format
                 .unwrap_or_else(|| InputFormat::detect(None, false, head, InputFormat::Text));
-            read_stream_texts(stdin, STDIN, format, options, f)?;
-            continue;
+            read_stream_texts(stdin, STDIN, format, options, f)
         }
-        let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
-        if meta.is_dir() {
-            let mut files = Vec::new();
-            walk(input, &mut files)?;
-            files.sort();
-            for (file, _) in files {
-                read_file_texts(&file, true, options, f)?;
-            }
-        } else {
-            read_file_texts(input, false, options, f)?;
-        }
-    }
-    Ok(())
+        Input::File {
+            path, in_directory, ..
+        } => read_file_texts(&path, in_directory, options, f),
+    })
 }
 
 fn read_file_texts(
@@ -101,11 +91,7 @@ fn read_file_texts(
     f: &mut dyn FnMut(String, String) -> Result<()>,
 ) -> Result<()> {
     let name = path.display().to_string();
-    let format = options
-        .format
-        .or(InputFormat::by_name(path))
-        .or_else(|| starts_as_parquet(path).then_some(InputFormat::Parquet))
-        .or(in_directory.then_some(InputFormat::Text));
+    let format = file_format(path, in_directory, options);
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     if format == Some(InputFormat::Parquet) {
         return read_parquet_texts(ParquetInput::File(file), &name, options, f);

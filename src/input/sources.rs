@@ -37,6 +37,69 @@ pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>> {
     decoded(file, &path.display().to_string())
 }
 
+/// One input, as the user's paths expand.
+pub(crate) enum Input {
+    /// `-`.
+    Stdin,
+    /// A file given, or found in a directory given.
+    File {
+        path: PathBuf,
+        len: u64,
+        in_directory: bool,
+    },
+}
+
+/// Calls `f` on each input of `inputs` (paths, `-` for stdin) in order, a directory expanded
+/// to its files in path order (see [`walk`]). Stdin may be given once.
+pub(crate) fn for_each_input(
+    inputs: &[PathBuf],
+    mut f: impl FnMut(Input) -> Result<()>,
+) -> Result<()> {
+    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
+        return Err(Error::input("stdin ('-') can be read only once"));
+    }
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            f(Input::Stdin)?;
+            continue;
+        }
+        let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            walk(input, &mut files)?;
+            files.sort();
+            for (path, len) in files {
+                f(Input::File {
+                    path,
+                    len,
+                    in_directory: true,
+                })?;
+            }
+        } else {
+            f(Input::File {
+                path: input.clone(),
+                len: meta.len(),
+                in_directory: false,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The format of the file at `path` when its name, its first bytes or its place in a directory
+/// say it (see the module docs); None leaves it to the stream's content.
+pub(crate) fn file_format(
+    path: &Path,
+    in_directory: bool,
+    options: &ReadOptions,
+) -> Option<InputFormat> {
+    options
+        .format
+        .or(InputFormat::by_name(path))
+        .or_else(|| starts_as_parquet(path).then_some(InputFormat::Parquet))
+        .or(in_directory.then_some(InputFormat::Text))
+}
+
 /// Reads every document of `inputs` (paths, `-` for stdin) into `sink`, in input order, and
 /// reports the bytes read to `progress`.
 pub fn read_sources(
@@ -45,9 +108,6 @@ pub fn read_sources(
     sink: &mut dyn DocumentSink,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ReadSummary> {
-    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
-        return Err(Error::input("stdin ('-') can be read only once"));
-    }
     let mut reader = SourceReader {
         options,
         sink,
@@ -56,25 +116,18 @@ pub fn read_sources(
         texts: Vec::new(),
         text_bytes: 0,
     };
-    for input in inputs {
-        if input.as_os_str() == "-" {
+    for_each_input(inputs, |input| match input {
+        Input::Stdin => {
             reader.flush_texts()?;
             let stdin = decoded(std::io::stdin().lock(), STDIN)?;
-            reader.read_stream(stdin, STDIN, None)?;
-            continue;
+            reader.read_stream(stdin, STDIN, None)
         }
-        let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
-        if meta.is_dir() {
-            let mut files = Vec::new();
-            walk(input, &mut files)?;
-            files.sort();
-            for (file, len) in files {
-                reader.read_file(&file, len, true)?;
-            }
-        } else {
-            reader.read_file(input, meta.len(), false)?;
-        }
-    }
+        Input::File {
+            path,
+            len,
+            in_directory,
+        } => reader.read_file(&path, len, in_directory),
+    })?;
     reader.flush_texts()?;
     Ok(reader.summary)
 }
@@ -91,12 +144,7 @@ struct SourceReader<'a> {
 
 impl SourceReader<'_> {
     fn read_file(&mut self, path: &Path, len: u64, in_directory: bool) -> Result<()> {
-        let format = self
-            .options
-            .format
-            .or(InputFormat::by_name(path))
-            .or_else(|| starts_as_parquet(path).then_some(InputFormat::Parquet))
-            .or(in_directory.then_some(InputFormat::Text));
+        let format = file_format(path, in_directory, self.options);
         if format == Some(InputFormat::Parquet) {
             self.flush_texts()?;
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
@@ -170,7 +218,7 @@ impl SourceReader<'_> {
 
 /// Whether the file at `path` starts with Parquet's magic bytes (false when unreadable: the
 /// read that follows reports why).
-pub(crate) fn starts_as_parquet(path: &Path) -> bool {
+fn starts_as_parquet(path: &Path) -> bool {
     let mut head = [0u8; 4];
     File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
@@ -180,7 +228,7 @@ pub(crate) fn starts_as_parquet(path: &Path) -> bool {
 /// Every regular file below `dir`, with its length, but for hidden files and directories
 /// (names starting with `.`, or with `_` as Hadoop and Spark name their metadata, like
 /// `_SUCCESS` and `.part-0.parquet.crc`).
-pub(crate) fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
+fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<()> {
     let cannot = |e: std::io::Error| Error::io(dir, e);
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;

@@ -6,7 +6,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
@@ -47,9 +47,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     let column = |name: &str| schema.fields().iter().position(|f| f.name() == name);
     let id = column(&options.id_field)
         .ok_or_else(|| Error::input_at(source, None, missing(&schema, &[&options.id_field])))?;
-    check_type(source, &schema, id, "an id", ID_TYPES, |t| {
-        is_string(t) || t.is_integer()
-    })?;
+    check_type(source, &schema, id, "an id", ID_TYPES, is_id_type)?;
     let (value, value_index) = match (
         column(&options.fingerprint_field),
         column(&options.text_field),
@@ -77,12 +75,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             return Err(Error::input_at(source, None, missing(&schema, &wanted)));
         }
     };
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [id, value_index]);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(ROWS_PER_BATCH)
-        .build()
-        .map_err(|e| unreadable(&e))?;
+    let reader = batches(builder, [id, value_index]).map_err(|e| unreadable(&e))?;
 
     let mut summary = ReadSummary::default();
     let mut first_row = 1u64;
@@ -150,9 +143,7 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
         index.ok_or_else(|| Error::input_at(source, None, missing(&schema, &[name])))
     };
     let (id, text) = (column(&options.id_field)?, column(&options.text_field)?);
-    check_type(source, &schema, id, "an id", ID_TYPES, |t| {
-        is_string(t) || t.is_integer()
-    })?;
+    check_type(source, &schema, id, "an id", ID_TYPES, is_id_type)?;
     check_type(
         source,
         &schema,
@@ -161,12 +152,7 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
         "a string column",
         is_string,
     )?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [id, text]);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(ROWS_PER_BATCH)
-        .build()
-        .map_err(|e| unreadable(&e))?;
+    let reader = batches(builder, [id, text]).map_err(|e| unreadable(&e))?;
     let mut first_row = 1u64;
     for record_batch in reader {
         let record_batch = record_batch.map_err(|e| unreadable(&e))?;
@@ -204,6 +190,23 @@ fn document<'a>(
     let id = ids.value(row);
     check_id(id).map_err(crate::input::problem_of)?;
     Ok((id, fingerprint?))
+}
+
+/// The rows of `columns` (indexes of the file's top-level columns), [`ROWS_PER_BATCH`] at a
+/// time.
+fn batches<R: ChunkReader + 'static>(
+    builder: ParquetRecordBatchReaderBuilder<R>,
+    columns: [usize; 2],
+) -> parquet::errors::Result<ParquetRecordBatchReader> {
+    let mask = ProjectionMask::roots(builder.parquet_schema(), columns);
+    builder
+        .with_projection(mask)
+        .with_batch_size(ROWS_PER_BATCH)
+        .build()
+}
+
+fn is_id_type(t: &DataType) -> bool {
+    is_string(t) || t.is_integer()
 }
 
 fn is_string(t: &DataType) -> bool {

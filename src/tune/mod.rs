@@ -174,7 +174,7 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
     if options.schemes.is_empty() {
         return Err(Error::input("no scheme to measure"));
     }
-    let sample = {
+    let mut sample = {
         let _phase = Phase::start(progress, "reading the corpus", 0);
         Sample::read(inputs, &options.read, options.sample, options.seed, || {
             progress.advance(1)
@@ -189,20 +189,21 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         )));
     }
 
-    // Every scheme's fingerprint of every document, and its shingle set; the texts are done.
+    // Every scheme's fingerprint of every document, and its shingle set; the texts are
+    // dropped after (the sample keeps only the ids).
     let (sets, fingerprints) = {
         let _phase = Phase::start(progress, "fingerprinting", n as u64);
-        let per_document: Vec<(Vec<u64>, Vec<u64>)> = sample
-            .texts
-            .par_iter()
+        let texts = std::mem::take(&mut sample.texts);
+        let per_document: Vec<(Vec<u64>, Vec<u64>)> = texts
+            .into_par_iter()
             .map(|text| {
                 let fps = options
                     .schemes
                     .iter()
-                    .map(|s| s.fingerprint(text))
+                    .map(|s| s.fingerprint(&text))
                     .collect();
                 progress.advance(1);
-                (shingle_set(text), fps)
+                (shingle_set(&text), fps)
             })
             .collect();
         let mut by_scheme = vec![Vec::with_capacity(n); options.schemes.len()];
@@ -261,9 +262,9 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
     }
     let truth = Truth::new(pairs, n, &similar);
 
-    let schemes = {
+    let schemes: Vec<SchemeScores> = {
         let _phase = Phase::start(progress, "scoring", options.schemes.len() as u64);
-        let scored = options
+        options
             .schemes
             .iter()
             .zip(&fingerprints)
@@ -272,8 +273,7 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
                 progress.advance(1);
                 scores
             })
-            .collect::<Vec<_>>();
-        scored
+            .collect()
     };
     let expected_size = options.expected_size.unwrap_or(sample.corpus_documents);
     let recommendation = recommend(&schemes, t, expected_size.max(1))?;

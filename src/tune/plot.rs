@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::register_font as register_font_bytes;
 
 use super::{Choice, SchemeScores, Score, TruthSource, Tuning};
 use crate::error::{Error, Result};
@@ -38,20 +39,7 @@ const FONT: &str = "sans-serif";
 /// Draws `tuning` into `path`, as SVG or PNG by its extension. The file is written whole or
 /// not at all (a temporary file renamed into place).
 pub fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let svg = match extension.as_deref() {
-        Some("svg") => true,
-        Some("png") => false,
-        _ => {
-            return Err(Error::input(format!(
-                "{}: the plot is written as SVG or PNG: name the file .svg or .png",
-                path.display()
-            )))
-        }
-    };
+    let svg = is_svg(path)?;
     register_font()?;
     let failed = |e: &dyn std::fmt::Display| {
         Error::input(format!("{}: cannot draw the plot: {e}", path.display()))
@@ -76,6 +64,23 @@ pub fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     renamed
+}
+
+/// Whether `path` names an SVG (true) or a PNG (false) file; an error for any other name.
+/// Callers check it before the work whose result they will plot.
+pub fn is_svg(path: &Path) -> Result<bool> {
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("svg") => Ok(true),
+        Some("png") => Ok(false),
+        _ => Err(Error::input(format!(
+            "{}: the plot is SVG or PNG: name the file .svg or .png",
+            path.display()
+        ))),
+    }
 }
 
 /// A name beside `path` with the same extension (the PNG encoder goes by it).
@@ -123,8 +128,6 @@ fn register_font() -> Result<()> {
         .clone()
         .map_err(Error::input)
 }
-
-use plotters::style::register_font as register_font_bytes;
 
 fn any_ttf(dir: &Path, depth: u32) -> Option<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -176,7 +179,6 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
             .position(|&h| h == i)
             .map(|p| COLOURS[p % 10])
     };
-    let grey = RGBColor(200, 200, 200);
     let recommended = [
         &tuning.recommendation.fingerprints_only,
         &tuning.recommendation.verified,
@@ -194,20 +196,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
         .y_desc("precision")
         .light_line_style(WHITE)
         .draw()?;
-    let pr = |scores: &[Score]| {
-        scores
-            .iter()
-            .map(|s| (s.recall, s.precision))
-            .collect::<Vec<_>>()
-    };
-    for (i, scheme) in tuning.schemes.iter().enumerate() {
-        if colour(i).is_none() {
-            chart.draw_series(LineSeries::new(
-                pr(&scheme.fingerprints),
-                grey.stroke_width(1),
-            ))?;
-        }
-    }
+    let pr = |scores: &[Score]| points(scores, |s| (s.recall, s.precision));
+    draw_others_grey(&mut chart, tuning, &highlighted, pr)?;
     for &i in &highlighted {
         let scheme = &tuning.schemes[i];
         let c = colour(i).expect("highlighted");
@@ -250,20 +240,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
         .x_label_formatter(&|k| format!("{k:.0}"))
         .light_line_style(WHITE)
         .draw()?;
-    let f1 = |scores: &[Score]| {
-        scores
-            .iter()
-            .map(|s| (f64::from(s.distance), s.f1))
-            .collect::<Vec<_>>()
-    };
-    for (i, scheme) in tuning.schemes.iter().enumerate() {
-        if colour(i).is_none() {
-            chart.draw_series(LineSeries::new(
-                f1(&scheme.fingerprints),
-                grey.stroke_width(1),
-            ))?;
-        }
-    }
+    let f1 = |scores: &[Score]| points(scores, |s| (f64::from(s.distance), s.f1));
+    draw_others_grey(&mut chart, tuning, &highlighted, f1)?;
     for &i in &highlighted {
         let scheme: &SchemeScores = &tuning.schemes[i];
         let c = colour(i).expect("highlighted");
@@ -294,6 +272,31 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
         )))?;
     }
     root.present()
+}
+
+/// One point per distance.
+fn points(scores: &[Score], at: impl Fn(&Score) -> (f64, f64)) -> Vec<(f64, f64)> {
+    scores.iter().map(at).collect()
+}
+
+/// The schemes not highlighted, as thin grey lines of their fingerprints-alone scores: the
+/// background the highlighted ones stand out from.
+fn draw_others_grey<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    tuning: &Tuning,
+    highlighted: &[usize],
+    line: impl Fn(&[Score]) -> Vec<(f64, f64)>,
+) -> Drawn<DB> {
+    let grey = RGBColor(200, 200, 200);
+    for (i, scheme) in tuning.schemes.iter().enumerate() {
+        if !highlighted.contains(&i) {
+            chart.draw_series(LineSeries::new(
+                line(&scheme.fingerprints),
+                grey.stroke_width(1),
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -336,13 +339,11 @@ fn highlighted(tuning: &Tuning) -> Vec<usize> {
         tuning.recommendation.fingerprints_only.scheme,
         tuning.recommendation.verified.scheme,
     ];
-    let mut chosen: Vec<usize> = Vec::new();
-    for i in (0..tuning.schemes.len()).filter(|&i| recommended.contains(&tuning.schemes[i].scheme))
-    {
-        chosen.push(i);
-    }
+    let mut chosen: Vec<usize> = (0..tuning.schemes.len())
+        .filter(|&i| recommended.contains(&tuning.schemes[i].scheme))
+        .collect();
     for i in order {
-        if chosen.len() >= HIGHLIGHTED.max(chosen.len()) {
+        if chosen.len() >= HIGHLIGHTED {
             break;
         }
         if !chosen.contains(&i) {

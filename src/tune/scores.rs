@@ -82,7 +82,8 @@ pub struct Truth {
     set: HashSet<IndexPair>,
     /// Each true pair's group of connected near-duplicates.
     components: Vec<u32>,
-    component_count: usize,
+    /// The number of true pairs in each group.
+    group_sizes: Vec<f64>,
     /// Whether each true pair passes verification (its exact Jaccard reaches the threshold).
     verifiable: Vec<bool>,
 }
@@ -91,13 +92,17 @@ impl Truth {
     /// The truth `pairs` over `documents` documents; `similar` are the pairs verification
     /// keeps.
     pub fn new(pairs: Vec<IndexPair>, documents: usize, similar: &HashSet<IndexPair>) -> Truth {
-        let (components, component_count) = pair_components(&pairs, documents);
+        let (components, count) = pair_components(&pairs, documents);
+        let mut group_sizes = vec![0.0; count];
+        for &c in &components {
+            group_sizes[c as usize] += 1.0;
+        }
         let verifiable = pairs.iter().map(|p| similar.contains(p)).collect();
         Truth {
             set: pairs.iter().copied().collect(),
             pairs,
             components,
-            component_count,
+            group_sizes,
             verifiable,
         }
     }
@@ -110,15 +115,13 @@ impl Truth {
     /// groups (the cluster-robust variance of a ratio). Normal approximation, clipped to
     /// [0, 1]; [0, 1] when there are fewer than two groups.
     pub fn recall_interval(&self, hit: impl Fn(usize) -> bool) -> (f64, f64) {
-        let n = self.component_count;
+        let (n, size) = (self.group_sizes.len(), &self.group_sizes);
         let total = self.pairs.len() as f64;
         if n < 2 {
             return (0.0, 1.0);
         }
         let mut found = vec![0f64; n];
-        let mut size = vec![0f64; n];
         for (i, &c) in self.components.iter().enumerate() {
-            size[c as usize] += 1.0;
             if hit(i) {
                 found[c as usize] += 1.0;
             }

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde_json::json;
 use simhashdb::tune::{
-    candidate_schemes, plot::write_plot, tune, Choice, Score, TruthSource, TuneOptions, Tuning,
-    DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+    candidate_schemes,
+    plot::{is_svg, write_plot},
+    tune, Choice, Score, TruthSource, TuneOptions, Tuning, DEFAULT_MAX_DISTANCE,
+    DEFAULT_MIN_JACCARD,
 };
 use simhashdb::Scheme;
 
@@ -78,15 +80,8 @@ pub fn run(args: Args) -> Result<()> {
             .collect::<Result<_>>()?
     };
     if let Some(plot) = &args.plot {
-        let ok = plot
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png"));
-        if !ok {
-            return Err(usage(format!(
-                "--plot {}: the plot is SVG or PNG: name the file .svg or .png",
-                plot.display()
-            )));
-        }
+        // Before the run: a wrong name should not cost a whole measurement.
+        is_svg(plot).map_err(|e| usage(format!("--plot {e}")))?;
     }
     let options = TuneOptions {
         min_jaccard: args.min_jaccard,
