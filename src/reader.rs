@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::pinned::{PinnedRun, ProbeCounts};
-use crate::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::pinned::{self, PinnedRun, ProbeCounts};
+use crate::snapshot::{CacheSpread, Snapshot, DEFAULT_CACHE_BYTES};
 use crate::stats::Stats;
 
 /// How a [`Reader`] uses memory.
@@ -30,8 +30,8 @@ pub struct ReaderOptions {
     /// Bytes of permuted tables (as counted on disk) to hold in memory; tables past it are
     /// read through redb's cache. Default: half the machine's memory.
     pub pin_bytes: u64,
-    /// Bytes of redb cache spread over each snapshot's files (docs files, and tables not
-    /// pinned). Default: [`DEFAULT_CACHE_BYTES`].
+    /// Bytes of redb cache spread over each snapshot's files: over the docs files alone when
+    /// every table is pinned, else over every file. Default: [`DEFAULT_CACHE_BYTES`].
     pub cache_bytes: usize,
 }
 
@@ -214,7 +214,14 @@ fn open_pinned(
     probes: &Arc<ProbeCounts>,
     pinned: &Mutex<HashMap<u64, Arc<PinnedRun>>>,
 ) -> Result<Snapshot> {
-    let mut snapshot = Snapshot::open_with_cache(dir, options.cache_bytes)?;
+    let mut snapshot = Snapshot::open_spread(dir, |catalog| {
+        // When every table will be pinned, the docs files are all that is read after.
+        if pinned::tables_cost(catalog) <= options.pin_bytes {
+            CacheSpread::DocsOnly(options.cache_bytes)
+        } else {
+            CacheSpread::Even(options.cache_bytes)
+        }
+    })?;
     snapshot.count_probes_in(Arc::clone(probes));
     let tables = snapshot.permutations().tables().len();
     let mut pinned = pinned.lock().unwrap_or_else(|e| e.into_inner());

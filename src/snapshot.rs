@@ -15,7 +15,7 @@ use crate::catalog::Catalog;
 use crate::error::{guard_redb, Error, Result};
 use crate::permutation::Permutations;
 use crate::pinned::ProbeCounts;
-use crate::run::RunReader;
+use crate::run::{FileCaches, RunReader};
 use crate::settings::Settings;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
@@ -41,6 +41,40 @@ pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
     usize::try_from(table_bytes / 64)
         .unwrap_or(usize::MAX)
         .clamp(16 << 20, DEFAULT_CACHE_BYTES)
+}
+
+/// How a snapshot spreads its redb cache over the files it opens.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CacheSpread {
+    /// These bytes evenly over every file.
+    Even(usize),
+    /// These bytes over the docs files; a table file gets the least. For a reader that pins
+    /// every table in memory: it reads each table file once, to pin it, and a scan rereads no
+    /// page, while every match is looked up in a docs file.
+    DocsOnly(usize),
+}
+
+impl CacheSpread {
+    /// The smallest cache a file gets.
+    const MIN_FILE_BYTES: usize = 1 << 20;
+
+    fn per_file(self, catalog: &Catalog) -> FileCaches {
+        let runs = catalog.runs.len().max(1);
+        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
+        match self {
+            CacheSpread::Even(bytes) => {
+                let each = (bytes / files.max(1)).max(Self::MIN_FILE_BYTES);
+                FileCaches {
+                    docs: each,
+                    tables: each,
+                }
+            }
+            CacheSpread::DocsOnly(bytes) => FileCaches {
+                docs: (bytes / runs).max(Self::MIN_FILE_BYTES),
+                tables: Self::MIN_FILE_BYTES,
+            },
+        }
+    }
 }
 
 /// One stored document within the query's distance.
@@ -98,24 +132,27 @@ impl Snapshot {
 
     /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
-        Self::open_sized(dir, |_| cache_bytes)
+        Self::open_spread(dir, |_| CacheSpread::Even(cache_bytes))
     }
 
     /// Opens the store at `dir` for a process that answers a batch of queries once, with the
     /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
     pub fn open_for_batch(dir: &Path) -> Result<Self> {
-        Self::open_sized(dir, batch_cache_bytes)
+        Self::open_spread(dir, |catalog| CacheSpread::Even(batch_cache_bytes(catalog)))
     }
 
-    /// Opens the store at `dir` with the cache `cache_bytes` sizes from its catalog.
-    fn open_sized(dir: &Path, cache_bytes: impl Fn(&Catalog) -> usize) -> Result<Self> {
+    /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.
+    pub(crate) fn open_spread(
+        dir: &Path,
+        spread: impl Fn(&Catalog) -> CacheSpread,
+    ) -> Result<Self> {
         /// Each retry means a writer committed meanwhile; that many in a row is not a race.
         const ATTEMPTS: usize = 8;
         let mut attempt = 0;
         loop {
             let catalog = Catalog::read(dir)?;
-            let cache = cache_bytes(&catalog);
-            match Self::from_catalog(dir, catalog, cache) {
+            let cache = spread(&catalog);
+            match Self::from_catalog_spread(dir, catalog, cache) {
                 Err(Error::Io { error, .. })
                     if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
                 {
@@ -126,11 +163,15 @@ impl Snapshot {
         }
     }
 
+    /// A snapshot of `catalog`, spreading `cache_bytes` of redb cache evenly over its files.
     pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Result<Self> {
+        Self::from_catalog_spread(dir, catalog, CacheSpread::Even(cache_bytes))
+    }
+
+    fn from_catalog_spread(dir: &Path, catalog: Catalog, spread: CacheSpread) -> Result<Self> {
         let perms = Permutations::new(&catalog.settings);
         let shards = usize::from(catalog.settings.shards);
-        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
-        let per_file = (cache_bytes / files.max(1)).max(1 << 20);
+        let caches = spread.per_file(&catalog);
         let runs = catalog
             .runs
             .iter()
@@ -140,7 +181,7 @@ impl Snapshot {
                     crate::layout::run_dir(dir, meta.id),
                     shards,
                     perms.tables().len(),
-                    per_file,
+                    caches,
                 )
             })
             .collect::<Result<_>>()?;
@@ -194,32 +235,46 @@ impl Snapshot {
     fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
         self.check_distance(distance)?;
         let mut found: Vec<(u64, u32)> = Vec::new();
-        let (mut memory, mut disk) = (0, 0);
+        let mut check = |t: usize, key: u64, candidate: u64| {
+            // A permutation moves bits, so distances are the same between keys.
+            let d = (candidate ^ key).count_ones();
+            if d <= distance {
+                let fp = self.perms.tables()[t].unpermute(candidate);
+                if self.perms.reports(t, query, fp) {
+                    found.push((fp, d));
+                }
+            }
+        };
+        // Pinned probes go in three passes over all tables and runs: locate each probe's keys
+        // (a directory read), touch them, then scan them. Each pass's memory reads are
+        // independent of one another, so the CPU overlaps their cache misses instead of
+        // waiting for each in turn (docs/benchmarks.md: 5 runs x 10 tables at 1e8).
+        let mut pinned: Vec<(usize, u64, u64, u64, &[u64])> = Vec::new();
+        let mut disk = 0;
         for (t, table) in self.perms.tables().iter().enumerate() {
             if !self.perms.is_needed(t, distance) {
                 continue;
             }
             let key = table.permute(query);
             let (lo, hi) = table.prefix_range(key);
-            let shard = self.perms.shard_of(key);
             for run in &self.runs {
-                let pinned = run.probe(shard, t, lo, hi, |candidate| {
-                    // A permutation moves bits, so distances are the same between keys.
-                    let d = (candidate ^ key).count_ones();
-                    if d <= distance {
-                        let fp = table.unpermute(candidate);
-                        if self.perms.reports(t, query, fp) {
-                            found.push((fp, d));
-                        }
+                match run.pinned_table(t) {
+                    Some(keys) => pinned.push((t, key, lo, hi, keys.candidates(lo, hi))),
+                    None => {
+                        disk += 1;
+                        run.probe_file(self.perms.shard_of(key), t, lo, hi, |c| check(t, key, c))?;
                     }
-                })?;
-                if pinned {
-                    memory += 1;
-                } else {
-                    disk += 1;
                 }
             }
         }
+        let touched = pinned.iter().fold(0, |acc, (.., keys)| {
+            acc ^ keys.first().copied().unwrap_or(0) ^ keys.last().copied().unwrap_or(0)
+        });
+        std::hint::black_box(touched);
+        for &(t, key, lo, hi, keys) in &pinned {
+            crate::pinned::for_each_in(keys, lo, hi, |c| check(t, key, c));
+        }
+        let memory = pinned.len() as u64;
         self.probes.add(memory, disk);
         let mut matches = Vec::new();
         for (fp, d) in found {

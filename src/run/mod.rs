@@ -23,7 +23,7 @@ use redb::TableDefinition;
 
 use crate::block::docs::DocState;
 
-pub(crate) use read::RunReader;
+pub(crate) use read::{FileCaches, RunReader};
 pub(crate) use scan::{EntryScan, KeyScan};
 pub(crate) use write::write_run;
 

@@ -24,13 +24,22 @@ use crate::pinned::PinnedRun;
 /// each one on first use.
 pub struct RunReader {
     meta: RunMeta,
-    cache_bytes: usize,
+    caches: FileCaches,
     tables: usize,
     docs: LazyFile<DocsFile>,
     files: Vec<Option<LazyFile<ShardFile>>>,
     shards_per_file: usize,
     /// The run's tables held in memory, where a long-lived reader pinned them.
     pinned: Option<Arc<PinnedRun>>,
+}
+
+/// Bytes of redb cache each file of a run gets when it opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileCaches {
+    /// For the docs file.
+    pub docs: usize,
+    /// For each shard file (the permuted tables).
+    pub tables: usize,
 }
 
 /// A pinned file, turned into an open redb file `T` on first use.
@@ -78,14 +87,14 @@ impl<T> LazyFile<T> {
 }
 
 impl RunReader {
-    /// A reader of run `meta` stored in `dir`, giving each file it opens `cache_bytes` of cache.
-    /// Fails with an I/O error (NotFound) when a file of the run is gone.
+    /// A reader of run `meta` stored in `dir`, giving each file it opens the cache `caches`
+    /// says. Fails with an I/O error (NotFound) when a file of the run is gone.
     pub fn new(
         meta: RunMeta,
         dir: PathBuf,
         shards: usize,
         tables: usize,
-        cache_bytes: usize,
+        caches: FileCaches,
     ) -> Result<Self> {
         let count = usize::from(meta.shard_files).clamp(1, shards);
         let mut files: Vec<Option<LazyFile<ShardFile>>> = (0..count).map(|_| None).collect();
@@ -97,7 +106,7 @@ impl RunReader {
         Ok(RunReader {
             docs: LazyFile::pin(layout::docs_file(&dir))?,
             meta,
-            cache_bytes,
+            caches,
             tables,
             files,
             shards_per_file: shards / count,
@@ -136,24 +145,25 @@ impl RunReader {
         self.files.len() * self.shards_per_file
     }
 
+    /// Table `t` held in memory, if it is pinned.
+    pub(crate) fn pinned_table(&self, t: usize) -> Option<&crate::pinned::SortedKeys> {
+        self.pinned.as_ref().and_then(|p| p.table(t))
+    }
+
     /// Calls `f` on every key of table `t` in `lo..=hi` (keys of shard `shard`), in order,
-    /// from memory where the table is pinned; returns whether it was.
-    pub fn probe(
+    /// read from the table's file (through redb's cache).
+    pub fn probe_file(
         &self,
         shard: usize,
         t: usize,
         lo: u64,
         hi: u64,
         f: impl FnMut(u64),
-    ) -> Result<bool> {
-        if let Some(table) = self.pinned.as_ref().and_then(|p| p.table(t)) {
-            table.probe(lo, hi, f);
-            return Ok(true);
+    ) -> Result<()> {
+        match self.shard(shard)? {
+            Some(file) => file.probe(t, lo, hi, f),
+            None => Ok(()),
         }
-        if let Some(file) = self.shard(shard)? {
-            file.probe(t, lo, hi, f)?;
-        }
-        Ok(false)
     }
 
     /// The catalog's description of this run.
@@ -167,7 +177,7 @@ impl RunReader {
             return Ok(None);
         };
         let tables = self.tables;
-        lazy.get(self.cache_bytes, |path, db| {
+        lazy.get(self.caches.tables, |path, db| {
             let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
             let tables = (0..tables)
                 .map(
@@ -200,7 +210,7 @@ impl RunReader {
 
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
-        self.docs.get(self.cache_bytes, |path, db| {
+        self.docs.get(self.caches.docs, |path, db| {
             let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
             let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
             Ok(DocsFile {
