@@ -121,9 +121,13 @@ def main():
 
         faiss_s, serve_s = [], []
         for _ in range(args.repeats):
+            # A pause before each side: OpenMP's and rayon's threads spin for a while after
+            # a parallel section, and would take the cores from the other side's start.
+            time.sleep(0.3)
             t = time.perf_counter()
             lims, _, ids = index.range_search(q8, args.k + 1)
             faiss_s.append(time.perf_counter() - t)
+            time.sleep(0.3)
             t = time.perf_counter()
             answer = post(conn, "/v1/query", body)
             serve_s.append(time.perf_counter() - t)

@@ -119,10 +119,25 @@ impl SortedKeys {
 
 /// Calls `f` on every key of the sorted `keys` within `lo..=hi`, in order.
 pub(crate) fn for_each_in(keys: &[u64], lo: u64, hi: u64, mut f: impl FnMut(u64)) {
-    let first = keys.partition_point(|&k| k < lo);
+    // Where the directory is finer than the prefix, the candidates start at `lo` and the
+    // binary search (a cache miss a step) is not needed.
+    let first = if keys.first().is_some_and(|&k| k >= lo) {
+        0
+    } else {
+        keys.partition_point(|&k| k < lo)
+    };
     for &key in keys[first..].iter().take_while(|&&k| k <= hi) {
         f(key);
     }
+}
+
+/// Reads a key from every cache line of `keys`, so that a later scan finds them in the CPU
+/// cache: reads of many slices in one go overlap their misses, where a scan waits for each.
+pub(crate) fn touch(keys: &[u64]) -> u64 {
+    /// u64 keys per 64-byte cache line.
+    const PER_LINE: usize = 8;
+    let last = keys.last().copied().unwrap_or(0);
+    keys.iter().step_by(PER_LINE).fold(last, |acc, &k| acc ^ k)
 }
 
 /// A vector for `capacity` elements whose memory the kernel may back with 2 MiB pages:

@@ -267,9 +267,9 @@ impl Snapshot {
                 }
             }
         }
-        let touched = pinned.iter().fold(0, |acc, (.., keys)| {
-            acc ^ keys.first().copied().unwrap_or(0) ^ keys.last().copied().unwrap_or(0)
-        });
+        let touched = pinned
+            .iter()
+            .fold(0, |acc, (.., keys)| acc ^ crate::pinned::touch(keys));
         std::hint::black_box(touched);
         for &(t, key, lo, hi, keys) in &pinned {
             crate::pinned::for_each_in(keys, lo, hi, |c| check(t, key, c));

@@ -268,12 +268,27 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
         .collect()
 }
 
-fn match_json(m: &Match) -> Value {
-    json!({
-        "id": m.id,
-        "fingerprint": format_fingerprint(m.fingerprint),
-        "distance": m.distance,
-    })
+/// A match as the API answers it, serialized straight from the engine's [`Match`].
+struct MatchJson<'a>(&'a Match);
+
+impl serde::Serialize for MatchJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Match", 3)?;
+        out.serialize_field("id", &self.0.id)?;
+        out.serialize_field("fingerprint", &format_fingerprint(self.0.fingerprint))?;
+        out.serialize_field("distance", &self.0.distance)?;
+        out.end()
+    }
+}
+
+/// Lists of matches serialized as JSON arrays of [`MatchJson`].
+struct MatchesJson<'a>(&'a [Match]);
+
+impl serde::Serialize for MatchesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(MatchJson))
+    }
 }
 
 /// Queries answered on the request's own thread; larger batches go to the thread pool.
@@ -322,7 +337,7 @@ async fn post_query(
     State(service): State<Shared>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let reader = service.reader()?;
     let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
     let snapshot = reader.snapshot();
@@ -341,15 +356,20 @@ async fn post_query(
     }
     let fingerprints: Vec<String> = queries.iter().map(|&q| format_fingerprint(q)).collect();
     let results = answer(&service, snapshot, queries, distance).await?;
-    let results: Vec<Vec<Value>> = results
-        .iter()
-        .map(|matches| matches.iter().map(match_json).collect())
-        .collect();
-    Ok(Json(json!({
-        "results": results,
-        "fingerprints": fingerprints,
-        "distance": distance,
-    })))
+    // Serialized straight from the matches: a JSON tree of 10,000 answers costs more than
+    // the answers.
+    #[derive(serde::Serialize)]
+    struct Answer<'a> {
+        results: Vec<MatchesJson<'a>>,
+        fingerprints: Vec<String>,
+        distance: u32,
+    }
+    Ok(Json(Answer {
+        results: results.iter().map(|m| MatchesJson(m)).collect(),
+        fingerprints,
+        distance,
+    })
+    .into_response())
 }
 
 #[derive(Deserialize)]
@@ -370,8 +390,9 @@ async fn get_query(
     let snapshot = reader.snapshot();
     let distance = distance_or_k(query.distance, &snapshot)?;
     let results = answer(&service, snapshot, vec![fingerprint], distance).await?;
-    let matches: Vec<Value> = results[0].iter().map(match_json).collect();
-    Ok(Json(json!({ "matches": matches, "distance": distance })))
+    Ok(Json(
+        json!({ "matches": MatchesJson(&results[0]), "distance": distance }),
+    ))
 }
 
 #[derive(Deserialize)]
