@@ -52,7 +52,7 @@
 //!   fed by a [`Batch`] or any reader into a [`DocumentSink`].
 //! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
 //!   [`Snapshot::audit`]), [`Reader`] (a long-lived reader that follows commits), [`Stats`],
-//!   [`verify_store`], [`migrate`].
+//!   [`verify_store`], [`migrate`]; [`background::run`] for work beside queries.
 //! - Without a store: [`find_all`], [`clusters`], [`Scheme`] (text to fingerprints),
 //!   [`jaccard`] and [`verify_pairs`].
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
@@ -68,6 +68,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod audit;
+pub mod background;
 mod batch;
 mod block;
 mod catalog;

@@ -143,14 +143,18 @@ impl Reader {
 
     /// Makes the store's committed state current, if a writer committed since the current
     /// snapshot was taken; returns whether it did. Reading the catalog is cheap (one small
-    /// file); a new state opens its runs' files and pins the runs not pinned yet. On an error
-    /// the current snapshot stays.
+    /// file); a new state opens its runs' files and pins the runs not pinned yet, on the
+    /// low-priority [`crate::background`] pool. On an error the current snapshot stays.
     pub fn refresh(&self) -> Result<bool> {
         let committed = Catalog::read(&self.dir)?;
         if committed == *self.snapshot().catalog() {
             return Ok(false);
         }
-        let next = open_pinned(&self.dir, &self.options, &self.probes, &self.pinned)?;
+        // Loading a new run (a compaction's: the whole store) must not slow the queries the
+        // current snapshot keeps answering meanwhile.
+        let next = crate::background::run(|| {
+            open_pinned(&self.dir, &self.options, &self.probes, &self.pinned)
+        })?;
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         self.refreshes.fetch_add(1, Ordering::Relaxed);
         Ok(true)

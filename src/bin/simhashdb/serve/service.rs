@@ -137,7 +137,8 @@ impl Service {
         self.compacting.store(true, Ordering::SeqCst);
         let service = Arc::clone(self);
         std::thread::spawn(move || {
-            match store.compact_if_due() {
+            // At the lowest priority: the queries go on meanwhile, on the same cores.
+            match simhashdb::background::run(|| store.compact_if_due()) {
                 Ok(Some(summary)) => {
                     eprintln!("simhashdb serve: {}", crate::compact::describe(&summary))
                 }
