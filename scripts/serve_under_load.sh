@@ -5,7 +5,9 @@
 #   scripts/serve_under_load.sh STORE DAILY.tsv [SECONDS]
 #
 # WRITER_NICE=19 runs the insert and the compaction at the lowest CPU priority (as a cron job
-# beside a server on the same cores should run).
+# beside a server on the same cores should run). RATE=N sends N requests/s in all (oha -q,
+# latencies measured from when each request was due: --latency-correction) instead of as
+# many as the 64 connections get answered.
 # Needs oha (cargo install oha) and a release build (cargo build --release). Prints the
 # server's resident memory when ready, oha's summary for each phase, and how long the insert
 # and the compaction took. Stops the server on exit, also on failure.
@@ -16,6 +18,8 @@ seconds=${3:-10}
 bin=$(dirname "$0")/../target/release/simhashdb
 port=$((20000 + RANDOM % 20000))
 url="http://127.0.0.1:$port/v1/query\\?fingerprint=[0-9a-f]{16}"
+rate=()
+if [ -n "${RATE:-}" ]; then rate=(-q "$RATE" --latency-correction); fi
 log=$(mktemp)
 "$bin" serve "$store" --listen "127.0.0.1:$port" >"$log" 2>&1 &
 server=$!
@@ -30,7 +34,7 @@ echo "ready after $(echo "$(date +%s.%N) - $started" | bc) s; server RSS $(($(aw
 curl -sf "http://127.0.0.1:$port/v1/query?fingerprint=0123456789abcdef" >/dev/null \
     || { echo "a single query failed" >&2; exit 1; }
 echo "== alone, ${seconds} s"
-oha -z "${seconds}s" -c 64 --no-tui --rand-regex-url "$url" | sed -n '/Summary/,/Latency distribution/p;/Status code/,$p'
+oha -z "${seconds}s" -c 64 "${rate[@]}" --no-tui --rand-regex-url "$url" | sed -n '/Summary/,/Latency distribution/p;/Status code/,$p'
 
 echo "== during: insert $daily, then compact"
 (
@@ -44,7 +48,7 @@ echo "== during: insert $daily, then compact"
 writer=$!
 during=0
 while kill -0 $writer 2>/dev/null; do
-    oha -z "${seconds}s" -c 64 --no-tui --rand-regex-url "$url" | sed -n '/Success rate/p;/Requests\/sec/p;/99.00%/p;/99.90%/p;/Status code/,$p'
+    oha -z "${seconds}s" -c 64 "${rate[@]}" --no-tui --rand-regex-url "$url" | sed -n '/Success rate/p;/Requests\/sec/p;/99.00%/p;/99.90%/p;/Status code/,$p'
     during=$((during + 1))
 done
 wait $writer

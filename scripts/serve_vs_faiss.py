@@ -9,6 +9,9 @@ same pairs. Also reports the server's resident memory beside the faiss index's s
 
     VENV/bin/python scripts/serve_vs_faiss.py --n 10000000 --store /tmp/s1e7 [--repeats 9]
 
+serve's time is the POST until its JSON answer is parsed by Python (json.loads); the
+exchange alone (until the answer's last byte arrived) is reported beside it.
+
 Run with the peers' venv (../shared/bench/setup.sh). Builds the store (init --expected-size
 N, one insert) unless --store exists; the server is started and stopped by the script.
 """
@@ -72,10 +75,15 @@ def start_server(binary, store, cache_mib):
     return server, host, time.perf_counter() - started
 
 
-def post(conn, path, body):
+def post(conn, path, body, exchanges=None):
+    """POSTs `body` and parses the JSON answer; appends the seconds until the last byte of
+    the answer arrived (before parsing) to `exchanges`."""
+    t = time.perf_counter()
     conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
     response = conn.getresponse()
     data = response.read()
+    if exchanges is not None:
+        exchanges.append(time.perf_counter() - t)
     if response.status != 200:
         sys.exit(f"{path}: {response.status} {data[:200]!r}")
     return json.loads(data)
@@ -119,7 +127,7 @@ def main():
         post(conn, "/v1/query", body)  # warm
         q8 = np.ascontiguousarray(queries, dtype="<u8").view(np.uint8).reshape(-1, 8)
 
-        faiss_s, serve_s = [], []
+        faiss_s, serve_s, exchange_s = [], [], []
         for _ in range(args.repeats):
             # A pause before each side: OpenMP's and rayon's threads spin for a while after
             # a parallel section, and would take the cores from the other side's start.
@@ -129,7 +137,7 @@ def main():
             faiss_s.append(time.perf_counter() - t)
             time.sleep(0.3)
             t = time.perf_counter()
-            answer = post(conn, "/v1/query", body)
+            answer = post(conn, "/v1/query", body, exchange_s)
             serve_s.append(time.perf_counter() - t)
 
         # The same pairs (query index, stored fingerprint) from both.
@@ -159,6 +167,8 @@ def main():
             "faiss_batch_s_median": med_f, "faiss_batch_s": faiss_s,
             "serve_post_s_median": med_s, "serve_post_s": serve_s,
             "ratio_of_medians": med_s / med_f,
+            "serve_exchange_s_median": statistics.median(exchange_s),
+            "exchange_ratio_of_medians": statistics.median(exchange_s) / med_f,
             "paired_ratio_median": statistics.median(paired),
             "same_results": faiss_digest == serve_digest,
             "matches": len(sv), "faiss_matches": int(lims[-1]),
