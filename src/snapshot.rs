@@ -249,7 +249,15 @@ impl Snapshot {
         // (a directory read), touch them, then scan them. Each pass's memory reads are
         // independent of one another, so the CPU overlaps their cache misses instead of
         // waiting for each in turn (docs/benchmarks.md: 5 runs x 10 tables at 1e8).
-        let mut pinned: Vec<(usize, u64, u64, u64, &[u64])> = Vec::new();
+        struct PinnedProbe<'k> {
+            table: usize,
+            key: u64,
+            lo: u64,
+            hi: u64,
+            candidates: &'k [u64],
+        }
+        let mut pinned: Vec<PinnedProbe> =
+            Vec::with_capacity(self.perms.tables().len() * self.runs.len());
         let mut disk = 0;
         for (t, table) in self.perms.tables().iter().enumerate() {
             if !self.perms.is_needed(t, distance) {
@@ -259,7 +267,13 @@ impl Snapshot {
             let (lo, hi) = table.prefix_range(key);
             for run in &self.runs {
                 match run.pinned_table(t) {
-                    Some(keys) => pinned.push((t, key, lo, hi, keys.candidates(lo, hi))),
+                    Some(keys) => pinned.push(PinnedProbe {
+                        table: t,
+                        key,
+                        lo,
+                        hi,
+                        candidates: keys.candidates(lo, hi),
+                    }),
                     None => {
                         disk += 1;
                         run.probe_file(self.perms.shard_of(key), t, lo, hi, |c| check(t, key, c))?;
@@ -269,10 +283,10 @@ impl Snapshot {
         }
         let touched = pinned
             .iter()
-            .fold(0, |acc, (.., keys)| acc ^ crate::pinned::touch(keys));
+            .fold(0, |acc, p| acc ^ crate::pinned::touch(p.candidates));
         std::hint::black_box(touched);
-        for &(t, key, lo, hi, keys) in &pinned {
-            crate::pinned::for_each_in(keys, lo, hi, |c| check(t, key, c));
+        for p in &pinned {
+            crate::pinned::for_each_in(p.candidates, p.lo, p.hi, |c| check(p.table, p.key, c));
         }
         let memory = pinned.len() as u64;
         self.probes.add(memory, disk);
