@@ -4,23 +4,37 @@
 //! run on the caller's threads and rayon's global pool, get the cores first and never queue
 //! behind it; the work still gets whatever the queries leave idle.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 /// Runs `work` on the background pool and waits for it; rayon's parallel iterators inside it
 /// use that pool too. Where the pool cannot be made, `work` runs on the calling thread.
 pub fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .thread_name(|i| format!("simhashdb-background-{i}"))
-            .start_handler(|_| lower_priority())
-            .build()
-            .ok()
-    });
-    match pool {
+    match pool() {
         Some(pool) => pool.install(work),
         None => work(),
     }
+}
+
+/// The pool of this process. A child forked after the pool started (Python's
+/// `multiprocessing`) inherits the pool but none of its threads, and would wait for them for
+/// ever: each process builds its own, found by its id.
+fn pool() -> Option<Arc<rayon::ThreadPool>> {
+    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, pool)) = &*slot {
+        if *owner == pid {
+            return Some(Arc::clone(pool));
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("simhashdb-background-{i}"))
+        .start_handler(|_| lower_priority())
+        .build()
+        .ok()
+        .map(Arc::new)?;
+    *slot = Some((pid, Arc::clone(&pool)));
+    Some(pool)
 }
 
 /// Gives the calling thread the lowest CPU priority. Linux keeps a nice value per thread;

@@ -318,6 +318,10 @@ def _query_in_child(path, queries, out):
 
     with child.Store.open(path) as store:
         out.put(store.query_many(queries).id.tolist())
+        # A write refreshes the reader, which loads the new run on the engine's background
+        # pool: the parent's, started by its own insert, has no threads here.
+        store.insert(["c"], [2**41])
+        out.put(store.query(2**41, 0))
     out.put(child.fingerprint_many(["a b c d", "e f g h"]).tolist())
 
 
@@ -337,6 +341,7 @@ def test_a_forked_child_can_use_the_engine(tmp_path):
         child.start()
         try:
             assert out.get(timeout=60) == want
+            assert out.get(timeout=60) == [("c", 2**41, 0)]
             assert out.get(timeout=60) == fingerprints
         finally:
             child.join(timeout=60)
