@@ -22,7 +22,6 @@ use std::sync::Arc;
 use crate::block::keys::KeyBlock;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::permutation::Permutations;
 use crate::run::RunReader;
 
 /// A sorted array of distinct-or-repeated u64 keys with a directory by their leading bits:
@@ -145,14 +144,14 @@ pub(crate) fn touch(keys: &[u64]) -> u64 {
 /// TLB (docs/benchmarks.md: loading 1e8 took 16 s instead of 25, probes ~10% faster).
 fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
     let v = Vec::with_capacity(capacity);
-    let bytes = capacity * std::mem::size_of::<T>();
     #[cfg(target_os = "linux")]
-    if bytes >= 4 << 20 {
+    {
+        let bytes = capacity * std::mem::size_of::<T>();
         // The whole pages inside the allocation: madvise wants a page-aligned start.
         const PAGE: usize = 4096;
         let start = (v.as_ptr() as usize).next_multiple_of(PAGE);
         let end = (v.as_ptr() as usize + bytes) & !(PAGE - 1);
-        if end > start {
+        if bytes >= 4 << 20 && end > start {
             // SAFETY: the range lies inside memory this vector owns, and MADV_HUGEPAGE only
             // changes how the kernel backs it (never its contents); a failure is harmless.
             unsafe {
@@ -160,7 +159,6 @@ fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
             }
         }
     }
-    let _ = bytes;
     v
 }
 
@@ -176,7 +174,7 @@ fn table_cost(run: &RunReader) -> u64 {
 
 /// What pinning every table of every run of `catalog` takes.
 pub(crate) fn tables_cost(catalog: &Catalog) -> u64 {
-    let tables = Permutations::new(&catalog.settings).tables().len() as u64;
+    let tables = catalog.settings.table_count() as u64;
     catalog
         .runs
         .iter()

@@ -449,4 +449,31 @@ mod tests {
         catalog.runs = vec![run(1 << 40)];
         assert_eq!(batch_cache_bytes(&catalog), DEFAULT_CACHE_BYTES);
     }
+
+    #[test]
+    fn a_cache_goes_evenly_to_every_file_or_to_the_docs_files_alone() {
+        let mut catalog = Catalog::new(Settings::default());
+        let run = |present: u16| RunMeta {
+            id: 0,
+            shard_files: present,
+            present_files: (0..present).collect(),
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![0; 10],
+            docs_bytes: 0,
+            postings_bytes: 0,
+        };
+        // Two runs of 3 shard files and a docs file each: 8 files.
+        catalog.runs = vec![run(3), run(3)];
+        let even = CacheSpread::Even(800 << 20).per_file(&catalog);
+        assert_eq!((even.docs, even.tables), (100 << 20, 100 << 20));
+        let docs = CacheSpread::DocsOnly(800 << 20).per_file(&catalog);
+        assert_eq!(
+            (docs.docs, docs.tables),
+            (400 << 20, CacheSpread::MIN_FILE_BYTES)
+        );
+        // Never less than the least a file gets.
+        let tiny = CacheSpread::Even(1).per_file(&catalog);
+        assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+    }
 }
