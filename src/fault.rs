@@ -1,6 +1,7 @@
 //! The storage backend of every redb file the engine writes, and the faults tests inject in it.
 //!
-//! In normal builds [`Backend`] passes every call to redb's `FileBackend`. Under `cfg(test)` a
+//! In normal builds [`Backend`] passes every call to redb's `FileBackend`, and starts the
+//! writeback of what it wrote every few MiB ([`crate::writeback`]). Under `cfg(test)` a
 //! test can install a [`Plan`] that fails the Nth write or the Nth sync (counted over every
 //! file written, and the catalog's write and sync), or freezes the storage at the Nth sync:
 //! that sync and every later write or sync fails, as if the machine had lost power there.
@@ -13,17 +14,21 @@ use redb::backends::FileBackend;
 use redb::StorageBackend;
 
 use crate::error::{Error, Result};
+use crate::writeback::Writeback;
 
 /// A redb file being written (or read back) by the engine.
 #[derive(Debug)]
 pub(crate) struct Backend {
     inner: FileBackend,
+    writeback: Writeback,
 }
 
 /// The backend of a new run file.
 pub(crate) fn backend(path: &Path, file: File) -> Result<Backend> {
+    let writeback = Writeback::new(file.try_clone().map_err(|e| Error::io(path, e))?);
     Ok(Backend {
         inner: FileBackend::new(file).map_err(|e| Error::redb(path, e))?,
+        writeback,
     })
 }
 
@@ -48,7 +53,9 @@ impl StorageBackend for Backend {
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         injected(Op::Write)?;
-        self.inner.write(offset, data)
+        self.inner.write(offset, data)?;
+        self.writeback.wrote(data.len());
+        Ok(())
     }
 
     fn close(&self) -> io::Result<()> {

@@ -103,6 +103,7 @@ mod stats;
 mod store;
 pub mod tune;
 mod verify;
+mod writeback;
 
 pub use audit::{
     clusters, find_all, find_all_documents, find_all_settings, fingerprint_clusters, DocumentPair,
