@@ -2,10 +2,12 @@
 //! query latency and parallel query throughput, bytes on disk.
 //!
 //! usage: cargo bench --bench scale -- N [--dir DIR] [--data FILE.u64] [--daily 1000000]
-//!        [--blocks M] [--run-documents R]   (K = 3; default M = 5, R = 1e7)
+//!        [--blocks M] [--run-documents R] [--batches B]   (K = 3; default M = 5, R = 1e7, B = 1)
 //!   N       fingerprints to bulk-load (e.g. 10000000)
 //!   --data  raw little-endian u64 fingerprints (as ../shared/bench/peers.py writes); else
 //!           N random ones (splitmix64, seed 42)
+//!   --batches  bulk-load in B equal batches, each written as runs of R and committed, so the
+//!           policy merges each batch's runs after its commit (a store of B large runs)
 //! Prints one JSON object per figure.
 
 use std::path::PathBuf;
@@ -20,42 +22,56 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Bulk-loads `fps` into a new store at `dir` as one batch of runs of `run_documents`, then
-/// inserts `daily` fresh fingerprints.
+/// Bulk-loads `fps` into a new store at `dir` as `batches` batches of runs of
+/// `run_documents`, then inserts `daily` fresh fingerprints.
 fn build(
     dir: &std::path::Path,
     settings: Settings,
     fps: &[u64],
     run_documents: usize,
+    batches: usize,
     daily: usize,
     rng: &mut u64,
 ) {
     let n = fps.len();
-    // Bulk insert, library end to end, timing the writes and the commit: each run's documents
-    // are made into a batch in memory first, as a reader would hand them over.
     let t = Instant::now();
     let mut store = Store::create(dir, settings).unwrap();
     let mut secs = t.elapsed().as_secs_f64();
-    let mut insertion = store.begin_insert(Some("bulk"));
-    for (c, chunk) in fps.chunks(run_documents).enumerate() {
-        let mut batch = Batch::new();
-        for (i, &fp) in chunk.iter().enumerate() {
-            batch
-                .push(&format!("doc-{:010}", c * run_documents + i), fp)
-                .unwrap();
+    let mut inserted = 0;
+    for (b, part) in fps.chunks(n.div_ceil(batches.max(1))).enumerate() {
+        // Library end to end, timing the writes and the commit (with the merges the policy
+        // runs after it): each run's documents are made into a batch in memory first, as a
+        // reader would hand them over.
+        let first = b * n.div_ceil(batches.max(1));
+        let batch_secs = secs;
+        let mut insertion = store.begin_insert(Some("bulk"));
+        for (c, chunk) in part.chunks(run_documents).enumerate() {
+            let mut batch = Batch::new();
+            for (i, &fp) in chunk.iter().enumerate() {
+                batch
+                    .push(&format!("doc-{:010}", first + c * run_documents + i), fp)
+                    .unwrap();
+            }
+            let t = Instant::now();
+            insertion.write(&batch).unwrap();
+            secs += t.elapsed().as_secs_f64();
         }
         let t = Instant::now();
-        insertion.write(&batch).unwrap();
+        inserted += insertion.commit().unwrap().inserted;
         secs += t.elapsed().as_secs_f64();
+        if batches > 1 {
+            println!(
+                "{{\"figure\":\"bulk_batch\",\"batch\":{b},\"documents\":{},\"seconds\":{:.3},\"runs_after\":{}}}",
+                part.len(),
+                secs - batch_secs,
+                store.catalog().runs.len()
+            );
+        }
     }
-    let t = Instant::now();
-    let s = insertion.commit().unwrap();
-    secs += t.elapsed().as_secs_f64();
     println!(
-        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"run_documents\":{run_documents},\"runs\":{},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{}}}",
+        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"run_documents\":{run_documents},\"batches\":{batches},\"runs\":{},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{inserted}}}",
         store.catalog().runs.len(),
         n as f64 / secs,
-        s.inserted
     );
 
     // A daily batch of fresh documents into the store.
@@ -112,7 +128,10 @@ fn main() {
             .map_or(simhashdb::DEFAULT_RUN_DOCUMENTS, |r| {
                 r.parse().expect("--run-documents N")
             });
-        build(&dir, settings, &fps, run_documents, daily, &mut rng);
+        let batches = args
+            .flag("--batches")
+            .map_or(1, |b| b.parse().expect("--batches B"));
+        build(&dir, settings, &fps, run_documents, batches, daily, &mut rng);
     }
 
     // Queries: half near stored fingerprints (1..3 bits flipped), half random.
