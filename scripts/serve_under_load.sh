@@ -33,6 +33,10 @@ echo "ready after $(echo "$(date +%s.%N) - $started" | bc) s; server RSS $(($(aw
 
 curl -sf "http://127.0.0.1:$port/v1/query?fingerprint=0123456789abcdef" >/dev/null \
     || { echo "a single query failed" >&2; exit 1; }
+# The previous run's writes (a deleted store, a compaction's old files) may still be reaching
+# the disk: let them finish, so "alone" measures the server alone.
+sync
+sleep 5
 echo "== alone, ${seconds} s"
 oha -z "${seconds}s" -c 64 "${rate[@]}" --no-tui --rand-regex-url "$url" | sed -n '/Summary/,/Latency distribution/p;/Status code/,$p'
 
