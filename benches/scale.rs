@@ -131,7 +131,15 @@ fn main() {
         let batches = args
             .flag("--batches")
             .map_or(1, |b| b.parse().expect("--batches B"));
-        build(&dir, settings, &fps, run_documents, batches, daily, &mut rng);
+        build(
+            &dir,
+            settings,
+            &fps,
+            run_documents,
+            batches,
+            daily,
+            &mut rng,
+        );
     }
 
     // Queries: half near stored fingerprints (1..3 bits flipped), half random.
