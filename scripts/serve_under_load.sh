@@ -8,9 +8,12 @@
 # beside a server on the same cores should run). RATE=N sends N requests/s in all (oha -q,
 # latencies measured from when each request was due: --latency-correction) instead of as
 # many as the 64 connections get answered.
-# Needs oha (cargo install oha) and a release build (cargo build --release). Prints the
-# server's resident memory when ready, oha's summary for each phase, and how long the insert
-# and the compaction took. Stops the server on exit, also on failure.
+# Needs oha (cargo install oha), python3 and a release build (cargo build --release). Prints
+# the server's resident memory when ready, oha's summary for each phase, and how long the
+# insert and the compaction took; after each window during the writes, the server's own
+# latency for GET /v1/query in that window (from two scrapes of /metrics: headers read to
+# answer written), which tells the server's stalls from the client's. Stops the server on
+# exit, also on failure.
 set -euo pipefail
 store=$1
 daily=$2
@@ -21,9 +24,11 @@ url="http://127.0.0.1:$port/v1/query\\?fingerprint=[0-9a-f]{16}"
 rate=()
 if [ -n "${RATE:-}" ]; then rate=(-q "$RATE" --latency-correction); fi
 log=$(mktemp)
+before=$(mktemp)
+after=$(mktemp)
 "$bin" serve "$store" --listen "127.0.0.1:$port" >"$log" 2>&1 &
 server=$!
-trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log" "$before" "$after"' EXIT
 started=$(date +%s.%N)
 until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
     kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
@@ -50,9 +55,30 @@ echo "== during: insert $daily, then compact"
     echo "compact took $(echo "$(date +%s.%N) - $t" | bc) s" >&2
 ) &
 writer=$!
+# The server's latency histogram of /v1/query between two scrapes of /metrics.
+server_side() {
+    python3 - "$1" "$2" <<'EOF'
+import re, sys
+def buckets(path):
+    pattern = r'simhashdb_http_request_duration_seconds_bucket\{endpoint="/v1/query",le="([^"]+)"\} (\d+)'
+    return {m[1]: int(m[2]) for m in re.finditer(pattern, open(path).read())}
+a, b = buckets(sys.argv[1]), buckets(sys.argv[2])
+d = {le: n - a.get(le, 0) for le, n in b.items()}
+total = d.get("+Inf", 0)
+bounds = sorted((float(le), n) for le, n in d.items() if le != "+Inf")
+p99 = next((le for le, n in bounds if n >= 0.99 * total), float("inf"))
+bound, within = max((le, n) for le, n in bounds if le <= 0.005)
+print(f"  server side: {total} requests, p99 within {p99 * 1e3:.2f} ms, "
+      f"{100 * (total - within) / max(total, 1):.3f}% over {bound * 1e3:.2f} ms")
+EOF
+}
+
 during=0
 while kill -0 $writer 2>/dev/null; do
+    curl -sf "http://127.0.0.1:$port/metrics" >"$before"
     oha -z "${seconds}s" -c 64 "${rate[@]}" --no-tui --rand-regex-url "$url" | sed -n '/Success rate/p;/Requests\/sec/p;/99.00%/p;/99.90%/p;/Status code/,$p'
+    curl -sf "http://127.0.0.1:$port/metrics" >"$after"
+    server_side "$before" "$after"
     during=$((during + 1))
 done
 wait $writer
