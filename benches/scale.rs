@@ -38,11 +38,14 @@ fn build(
     let mut store = Store::create(dir, settings).unwrap();
     let mut secs = t.elapsed().as_secs_f64();
     let mut inserted = 0;
-    for (b, part) in fps.chunks(n.div_ceil(batches.max(1))).enumerate() {
+    let per_batch = n.div_ceil(batches.max(1)).max(1);
+    let mut made = 0;
+    for (b, part) in fps.chunks(per_batch).enumerate() {
         // Library end to end, timing the writes and the commit (with the merges the policy
         // runs after it): each run's documents are made into a batch in memory first, as a
         // reader would hand them over.
-        let first = b * n.div_ceil(batches.max(1));
+        let first = b * per_batch;
+        made += 1;
         let batch_secs = secs;
         let mut insertion = store.begin_insert(Some("bulk"));
         for (c, chunk) in part.chunks(run_documents).enumerate() {
@@ -69,7 +72,7 @@ fn build(
         }
     }
     println!(
-        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"run_documents\":{run_documents},\"batches\":{batches},\"runs\":{},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{inserted}}}",
+        "{{\"figure\":\"bulk_insert\",\"n\":{n},\"run_documents\":{run_documents},\"batches\":{made},\"runs\":{},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{inserted}}}",
         store.catalog().runs.len(),
         n as f64 / secs,
     );

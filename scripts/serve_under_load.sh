@@ -11,9 +11,9 @@
 # Needs oha (cargo install oha), python3 and a release build (cargo build --release). Prints
 # the server's resident memory when ready, oha's summary for each phase, and how long the
 # insert and the compaction took; after each window during the writes, the server's own
-# latency for GET /v1/query in that window (from two scrapes of /metrics: headers read to
-# answer written), which tells the server's stalls from the client's. Stops the server on
-# exit, also on failure.
+# latency for GET /v1/query in that window (two scrapes of /metrics: from the request being
+# routed to its response being built; not the wait before the server reads it, nor the
+# writing of the answer). Stops the server and the writer on exit, also on failure.
 set -euo pipefail
 store=$1
 daily=$2
@@ -28,7 +28,10 @@ before=$(mktemp)
 after=$(mktemp)
 "$bin" serve "$store" --listen "127.0.0.1:$port" >"$log" 2>&1 &
 server=$!
-trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log" "$before" "$after"' EXIT
+writer=
+# On exit the writer's insert or compaction is stopped too (a stopped one leaves the store
+# as last committed).
+trap 'if [ -n "$writer" ]; then pkill -TERM -P "$writer" || true; fi; kill -TERM $server $writer 2>/dev/null || true; wait $server 2>/dev/null || true; rm -f "$log" "$before" "$after"' EXIT
 started=$(date +%s.%N)
 until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
     kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
@@ -65,9 +68,11 @@ def buckets(path):
 a, b = buckets(sys.argv[1]), buckets(sys.argv[2])
 d = {le: n - a.get(le, 0) for le, n in b.items()}
 total = d.get("+Inf", 0)
+if total == 0:
+    sys.exit("  server side: no requests counted (is /metrics answering?)")
 bounds = sorted((float(le), n) for le, n in d.items() if le != "+Inf")
 p99 = next((le for le, n in bounds if n >= 0.99 * total), float("inf"))
-bound, within = max((le, n) for le, n in bounds if le <= 0.005)
+bound, within = max(((le, n) for le, n in bounds if le <= 0.005), default=(0.005, 0))
 print(f"  server side: {total} requests, p99 within {p99 * 1e3:.2f} ms, "
       f"{100 * (total - within) / max(total, 1):.3f}% over {bound * 1e3:.2f} ms")
 EOF
@@ -75,10 +80,10 @@ EOF
 
 during=0
 while kill -0 $writer 2>/dev/null; do
-    curl -sf "http://127.0.0.1:$port/metrics" >"$before"
+    curl -sf "http://127.0.0.1:$port/metrics" >"$before" || true
     oha -z "${seconds}s" -c 64 "${rate[@]}" --no-tui --rand-regex-url "$url" | sed -n '/Success rate/p;/Requests\/sec/p;/99.00%/p;/99.90%/p;/Status code/,$p'
-    curl -sf "http://127.0.0.1:$port/metrics" >"$after"
-    server_side "$before" "$after"
+    curl -sf "http://127.0.0.1:$port/metrics" >"$after" || true
+    server_side "$before" "$after" || true
     during=$((during + 1))
 done
 wait $writer

@@ -54,8 +54,7 @@ impl StorageBackend for Backend {
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         injected(Op::Write)?;
         self.inner.write(offset, data)?;
-        self.writeback.wrote(data.len());
-        Ok(())
+        self.writeback.wrote(data.len())
     }
 
     fn close(&self) -> io::Result<()> {
