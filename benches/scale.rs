@@ -39,13 +39,13 @@ fn build(
     let mut secs = t.elapsed().as_secs_f64();
     let mut inserted = 0;
     let per_batch = n.div_ceil(batches.max(1)).max(1);
-    let mut made = 0;
+    // What `chunks` makes: fewer than asked when N does not divide evenly.
+    let made = n.div_ceil(per_batch);
     for (b, part) in fps.chunks(per_batch).enumerate() {
         // Library end to end, timing the writes and the commit (with the merges the policy
         // runs after it): each run's documents are made into a batch in memory first, as a
         // reader would hand them over.
         let first = b * per_batch;
-        made += 1;
         let batch_secs = secs;
         let mut insertion = store.begin_insert(Some("bulk"));
         for (c, chunk) in part.chunks(run_documents).enumerate() {

@@ -74,7 +74,7 @@ bounds = sorted((float(le), n) for le, n in d.items() if le != "+Inf")
 p99 = next((le for le, n in bounds if n >= 0.99 * total), float("inf"))
 bound, within = max(((le, n) for le, n in bounds if le <= 0.005), default=(0.005, 0))
 print(f"  server side: {total} requests, p99 within {p99 * 1e3:.2f} ms, "
-      f"{100 * (total - within) / max(total, 1):.3f}% over {bound * 1e3:.2f} ms")
+      f"{100 * (total - within) / total:.3f}% over {bound * 1e3:.2f} ms")
 EOF
 }
 
