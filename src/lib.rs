@@ -67,77 +67,56 @@
 // The library reports; only its clients print.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod audit;
-pub mod background;
-mod batch;
-mod block;
-mod catalog;
-mod commit;
-mod compaction;
-mod dates;
-mod deletion;
+mod dedup;
 mod error;
-mod fault;
-mod fingerprint;
-mod input;
-mod insertion;
-mod jaccard;
-mod layout;
-mod lock;
-mod migrate;
-#[cfg(feature = "parquet")]
-pub mod parquet;
-mod permutation;
-mod pinned;
-mod policy;
-mod progress;
-mod radix;
-mod reader;
-mod repair;
+mod format;
+mod io;
+mod maintenance;
+mod read;
 mod run;
-mod settings;
-mod similarity_join;
-mod snapshot;
-mod sorted_tables;
-mod stats;
-mod store;
+mod similarity;
+mod sys;
+mod tables;
 pub mod tune;
-mod verify;
-mod writeback;
+mod write;
 
-pub use audit::{
+#[cfg(feature = "parquet")]
+pub use io::parquet;
+pub use sys::background;
+
+pub use dedup::audit::{
     clusters, find_all, find_all_documents, find_all_settings, fingerprint_clusters, DocumentPair,
     FingerprintPair,
 };
-pub use batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
-pub use catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
-pub use compaction::{CompactSummary, CompactionPreview};
-pub use deletion::{DeleteSummary, ExpireSelector};
 pub use error::{Error, Result, Setting};
-pub use fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
-pub use input::{
+pub use format::catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
+pub use format::settings::{Settings, DEFAULT_EXPECTED_SIZE};
+pub use io::input::{
     fingerprint_text, format_fingerprint, open_input, parse_fingerprint, read_corpus_texts,
     read_documents, read_fingerprints, read_ids, read_queries, read_sources, read_texts,
     InputFormat, Query, ReadOptions, ReadSummary,
 };
-pub use insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
-pub use jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
-pub use migrate::{migrate, Migration};
-pub use policy::CompactionPolicy;
-pub use progress::{Progress, Silent};
-pub use reader::{Reader, ReaderOptions, ReaderStats};
-pub use repair::{RepairReport, RunRepair};
-pub use settings::{Settings, DEFAULT_EXPECTED_SIZE};
-pub use similarity_join::{similar_pairs, SimilarPair};
-pub use snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
-pub use stats::{Stats, TableStats};
-pub use store::Store;
-pub use verify::{verify_store, verify_store_with_progress, Finding, Report};
+pub use maintenance::migrate::{migrate, Migration};
+pub use maintenance::repair::{RepairReport, RunRepair};
+pub use maintenance::verify::{verify_store, verify_store_with_progress, Finding, Report};
+pub use read::reader::{Reader, ReaderOptions, ReaderStats};
+pub use read::snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+pub use read::stats::{Stats, TableStats};
+pub use similarity::fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
+pub use similarity::jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
+pub use similarity::similarity_join::{similar_pairs, SimilarPair};
+pub use sys::progress::{Progress, Silent};
+pub use write::batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
+pub use write::compaction::{CompactSummary, CompactionPreview};
+pub use write::deletion::{DeleteSummary, ExpireSelector};
+pub use write::insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
+pub use write::policy::CompactionPolicy;
+pub use write::store::Store;
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the
 /// API: it may change in any release.
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::block::keys::{encode as encode_key_blocks, KeyBlock};
+    pub use crate::format::block::keys::{encode as encode_key_blocks, KeyBlock};
 }

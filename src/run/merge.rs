@@ -23,14 +23,14 @@ use rayon::prelude::*;
 
 use super::write::{append_entries, close_db, create_db, shard_file_count, ShardWriter};
 use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS};
-use crate::block::docs::DocState;
-use crate::block::entries::{EntryWriter, Payload};
-use crate::block::postings::Posting;
-use crate::catalog::RunMeta;
 use crate::error::{all_or_cause, Error, Result};
-use crate::layout::{self, sync_dir};
-use crate::permutation::Permutations;
-use crate::progress::{Phase, Progress};
+use crate::format::block::docs::DocState;
+use crate::format::block::entries::{EntryWriter, Payload};
+use crate::format::block::postings::Posting;
+use crate::format::catalog::RunMeta;
+use crate::format::layout::{self, sync_dir};
+use crate::sys::progress::{Phase, Progress};
+use crate::tables::permutation::Permutations;
 
 /// What a merge wrote and dropped.
 #[derive(Clone, Debug)]

@@ -3,8 +3,8 @@
 //!
 //! A run holds a docs file (tables "docs" and "postings": entry blocks) and shard files
 //! (tables "t000".."tNNN": key blocks of the permuted keys whose leading log2(S) bits fall in
-//! the file's shards); [`crate::layout`] names them. Every table maps a block's last key to the
-//! block (see [`crate::block`]). A run is never modified after it is written, so readers need
+//! the file's shards); [`crate::format::layout`] names them. Every table maps a block's last key to the
+//! block (see [`crate::format::block`]). A run is never modified after it is written, so readers need
 //! no locks, and a file a reader has opened stays readable even after a compaction deletes it.
 //!
 //! - [`write`]: writing a new run's files;
@@ -14,6 +14,7 @@
 //! - [`salvage`]: what is intact in a damaged run, for repair.
 
 pub(crate) mod merge;
+pub(crate) mod pinned;
 pub(crate) mod read;
 pub(crate) mod salvage;
 pub(crate) mod scan;
@@ -21,7 +22,7 @@ pub(crate) mod write;
 
 use redb::TableDefinition;
 
-use crate::block::docs::DocState;
+use crate::format::block::docs::DocState;
 
 pub(crate) use read::{FileCaches, RunReader};
 pub(crate) use scan::{EntryScan, KeyScan};

@@ -8,14 +8,14 @@ use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
 use super::{table_name, EntryScan, KeyScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
-use crate::block::docs::{id_hash, DocState};
-use crate::block::entries::{self, block_key};
-use crate::block::keys::KeyBlock;
-use crate::block::postings::Posting;
-use crate::catalog::RunMeta;
 use crate::error::{Error, Result};
-use crate::layout;
-use crate::pinned::PinnedRun;
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::entries::{self, block_key};
+use crate::format::block::keys::KeyBlock;
+use crate::format::block::postings::Posting;
+use crate::format::catalog::RunMeta;
+use crate::format::layout;
+use crate::run::pinned::PinnedRun;
 
 /// Read access to one committed run.
 ///
@@ -131,12 +131,12 @@ impl RunReader {
     }
 
     /// Whether this run may mention the id whose hash is `id_hash` (see
-    /// [`crate::block::docs::id_hash`]): false only when its pinned key sets say it does not.
+    /// [`crate::format::block::docs::id_hash`]): false only when its pinned key sets say it does not.
     pub fn may_mention(&self, id_hash: u64) -> bool {
         self.keys().is_none_or(|k| k.mentions(id_hash))
     }
 
-    fn keys(&self) -> Option<&crate::pinned::RunKeys> {
+    fn keys(&self) -> Option<&crate::run::pinned::RunKeys> {
         self.pinned.as_ref().and_then(|p| p.keys())
     }
 
@@ -146,7 +146,7 @@ impl RunReader {
     }
 
     /// Table `t` held in memory, if it is pinned.
-    pub(crate) fn pinned_table(&self, t: usize) -> Option<&crate::pinned::SortedKeys> {
+    pub(crate) fn pinned_table(&self, t: usize) -> Option<&crate::run::pinned::SortedKeys> {
         self.pinned.as_ref().and_then(|p| p.table(t))
     }
 

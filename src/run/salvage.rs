@@ -10,14 +10,14 @@ use std::path::Path;
 use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
 use super::{table_name, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
-use crate::block::docs::DocState;
-use crate::block::entries::{self, Payload};
-use crate::block::keys::KeyBlock;
-use crate::block::postings::Posting;
-use crate::catalog::RunMeta;
 use crate::error::{guard_redb, Error, Result};
-use crate::layout;
-use crate::permutation::Permutations;
+use crate::format::block::docs::DocState;
+use crate::format::block::entries::{self, Payload};
+use crate::format::block::keys::KeyBlock;
+use crate::format::block::postings::Posting;
+use crate::format::catalog::RunMeta;
+use crate::format::layout;
+use crate::tables::permutation::Permutations;
 
 /// What could be read of one run.
 #[derive(Debug, Default)]

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use redb::{AccessGuard, Key, Range, ReadOnlyTable};
 
-use crate::block::entries::{self, Payload};
-use crate::block::keys::KeyBlock;
 use crate::error::{Error, Result};
+use crate::format::block::entries::{self, Payload};
+use crate::format::block::keys::KeyBlock;
 
 /// The keys of one permuted table of one shard file within `lo..=hi`, in order.
 pub struct KeyScan {
@@ -179,7 +179,7 @@ impl<P: Payload> EntryScan<P> {
 
 #[cfg(test)]
 mod tests {
-    use crate::block::docs::id_hash;
+    use crate::format::block::docs::id_hash;
     use crate::{Batch, Settings, Store};
 
     /// Scans cut at any key, even inside a long run of equal keys spanning several blocks,
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn entry_scans_split_anywhere_add_up_to_the_whole() {
         // Writes a store: not while a fault test has a plan installed.
-        let _serial = crate::fault::plan::SERIAL
+        let _serial = crate::sys::file_backend::plan::SERIAL
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
@@ -204,7 +204,7 @@ mod tests {
         let snapshot = store.snapshot().unwrap();
         let docs = snapshot.runs()[0].docs().unwrap();
 
-        fn all<P: crate::block::entries::Payload>(
+        fn all<P: crate::format::block::entries::Payload>(
             mut scan: super::EntryScan<P>,
         ) -> Vec<(u64, String)> {
             let (mut out, mut block) = (Vec::new(), Vec::new());

@@ -11,15 +11,15 @@ use rayon::prelude::*;
 use redb::{Database, TableDefinition};
 
 use super::{table_name, RunContents, DOCS, POSTINGS};
-use crate::block::entries;
-use crate::block::keys;
-use crate::block::postings::Posting;
-use crate::catalog::RunMeta;
 use crate::error::{Error, Result};
-use crate::layout::{self, sync_dir};
-use crate::permutation::Permutations;
-use crate::progress::{Phase, Progress};
-use crate::sorted_tables;
+use crate::format::block::entries;
+use crate::format::block::keys;
+use crate::format::block::postings::Posting;
+use crate::format::catalog::RunMeta;
+use crate::format::layout::{self, sync_dir};
+use crate::sys::progress::{Phase, Progress};
+use crate::tables::permutation::Permutations;
+use crate::tables::sorted_tables;
 
 /// Table bytes a shard file aims for: bigger runs are split into more files, written in
 /// parallel, up to one file per shard.
@@ -89,7 +89,7 @@ pub(crate) fn create_db(path: &Path) -> Result<Database> {
         .map_err(|e| Error::io(path, e))?;
     Database::builder()
         .set_cache_size(WRITER_CACHE_BYTES)
-        .create_with_backend(crate::fault::backend(path, file)?)
+        .create_with_backend(crate::sys::file_backend::backend(path, file)?)
         .map_err(|e| Error::redb(path, e))
 }
 
@@ -310,7 +310,7 @@ fn write_tables(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fault::plan::{self, Fault};
+    use crate::sys::file_backend::plan::{self, Fault};
 
     #[test]
     fn a_shard_file_that_failed_to_open_fails_its_other_writers_as_a_consequence() {

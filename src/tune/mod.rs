@@ -33,11 +33,11 @@ use scores::{score_scheme, Truth};
 use truth::{read_gold, IndexPair};
 
 use crate::error::{Error, Result, Setting};
-use crate::fingerprint::{Features, Scheme, Weighting};
-use crate::input::ReadOptions;
-use crate::jaccard::shingle_set;
-use crate::progress::{Phase, Progress};
-use crate::similarity_join::similar_pairs;
+use crate::io::input::ReadOptions;
+use crate::similarity::fingerprint::{Features, Scheme, Weighting};
+use crate::similarity::jaccard::shingle_set;
+use crate::similarity::similarity_join::similar_pairs;
+use crate::sys::progress::{Phase, Progress};
 
 /// The Jaccard similarity at which a pair is a near-duplicate unless told otherwise.
 pub const DEFAULT_MIN_JACCARD: f64 = 0.8;

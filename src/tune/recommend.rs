@@ -2,8 +2,8 @@
 
 use super::scores::{SchemeScores, Score};
 use crate::error::Result;
-use crate::fingerprint::Scheme;
-use crate::settings::Settings;
+use crate::format::settings::Settings;
+use crate::similarity::fingerprint::Scheme;
 
 /// How much F1 a smaller distance may give up to be chosen over the best: a smaller K is
 /// fewer tables, less disk and faster queries, and F1 differences this small are within the

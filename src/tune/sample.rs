@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::tokens;
-use crate::input::{read_corpus_texts, ReadOptions};
+use crate::io::input::{read_corpus_texts, ReadOptions};
+use crate::similarity::fingerprint::tokens;
 
 /// Where an id is.
 pub enum Found {

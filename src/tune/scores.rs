@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 
 use super::truth::{pair_components, IndexPair};
-use crate::audit::{find_all, find_all_settings};
-use crate::fingerprint::Scheme;
+use crate::dedup::audit::{find_all, find_all_settings};
+use crate::similarity::fingerprint::Scheme;
 
 /// The quality of the pairs one setting finds.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::sample::{Found, Sample};
 use crate::error::{Error, Result};
-use crate::input::open_input;
+use crate::io::input::open_input;
 
 /// Two documents of the sample, by index, `a < b`.
 pub type IndexPair = (u32, u32);

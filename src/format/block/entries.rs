@@ -1,0 +1,219 @@
+//! Entry blocks: a strictly increasing run of `(key, id)` pairs, each with a payload. Documents
+//! and postings are both stored this way (see [`super::docs`] and [`super::postings`]).
+//!
+//! ```text
+//! offset  size  field
+//! 0       4     crc32 (IEEE) of bytes 4..end, little-endian
+//! 4       2     n: number of entries (u16 LE), >= 1
+//! 6       ...   n entries, each:
+//!                 LEB128(key - previous key; the first entry's previous key is 0)
+//!                 LEB128(id length in bytes), then the id (UTF-8)
+//!                 payload (its layout belongs to the block kind)
+//! ```
+//! Entries are ordered by `(key, id bytes)`; the redb key of a block is its last entry's
+//! `key` as 8 big-endian bytes followed by its id, so redb's byte order is the entries' order.
+
+use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
+use crate::error::{Error, Result};
+
+/// What an entry carries besides its key and id.
+pub trait Payload: Sized {
+    /// Appends the payload.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// Reads the payload back.
+    fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self>;
+}
+
+/// The part of a block reader a payload may use.
+pub struct PayloadReader<'r, 'a>(&'r mut Reader<'a>);
+
+impl PayloadReader<'_, '_> {
+    /// A LEB128 varint.
+    pub fn varint(&mut self) -> Result<u64> {
+        self.0.varint()
+    }
+    /// A little-endian u64.
+    pub fn u64(&mut self) -> Result<u64> {
+        self.0.u64()
+    }
+}
+
+/// The redb key of a block whose last entry is `(key, id)`.
+pub fn block_key(key: u64, id: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + id.len());
+    out.extend_from_slice(&key.to_be_bytes());
+    out.extend_from_slice(id);
+    out
+}
+
+/// Cuts entries, which must be strictly increasing by `(key, id)`, into blocks and hands each
+/// to `emit(block_key, block)`.
+pub fn encode<'e, P: Payload + 'e>(
+    entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
+    mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut writer = EntryWriter::new();
+    for (key, id, payload) in entries {
+        writer.push(key, id, &payload, &mut emit)?;
+    }
+    writer.finish(&mut emit)
+}
+
+/// Builds entry blocks one entry at a time, for writers that produce entries as a stream.
+pub struct EntryWriter {
+    block: Vec<u8>,
+    count: u16,
+    prev_key: u64,
+    /// Where the last entry's id is in `block`: its block key needs it.
+    last_id: std::ops::Range<usize>,
+}
+
+impl Default for EntryWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EntryWriter {
+    pub fn new() -> Self {
+        let mut block = Vec::with_capacity(TARGET_BYTES + 64);
+        block.extend_from_slice(&[0; CRC_BYTES + 2]);
+        EntryWriter {
+            block,
+            count: 0,
+            prev_key: 0,
+            last_id: 0..0,
+        }
+    }
+
+    /// Appends an entry, greater by `(key, id)` than the one before; hands a block that is
+    /// full to `emit(block_key, block)`.
+    pub fn push(
+        &mut self,
+        key: u64,
+        id: &[u8],
+        payload: &impl Payload,
+        emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        // Encode onto the running block; if it does not fit, take it back, close the block and
+        // encode again onto a fresh one (the delta base changes).
+        let end = self.block.len();
+        let mut id_at = encode_entry(key - self.prev_key, id, payload, &mut self.block);
+        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == u16::MAX) {
+            self.block.truncate(end);
+            self.emit_block(emit)?;
+            id_at = encode_entry(key, id, payload, &mut self.block);
+        }
+        self.count += 1;
+        self.prev_key = key;
+        self.last_id = id_at..id_at + id.len();
+        Ok(())
+    }
+
+    /// Emits the last, partly filled block.
+    pub fn finish(mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        if self.count > 0 {
+            self.emit_block(emit)?;
+        }
+        Ok(())
+    }
+
+    fn emit_block(&mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&self.count.to_le_bytes());
+        seal(&mut self.block);
+        let last_id = &self.block[self.last_id.clone()];
+        emit(&block_key(self.prev_key, last_id), &self.block)?;
+        self.block.clear();
+        self.block.extend_from_slice(&[0; CRC_BYTES + 2]);
+        self.count = 0;
+        self.prev_key = 0;
+        Ok(())
+    }
+}
+
+/// Appends one entry to `out`; returns where its id starts.
+fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) -> usize {
+    varint::encode(delta, out);
+    varint::encode(id.len() as u64, out);
+    let id_at = out.len();
+    out.extend_from_slice(id);
+    payload.encode(out);
+    id_at
+}
+
+/// Decodes a block, calling `f(key, id, payload)` on each entry until it returns false.
+/// Checks the checksum, the entry count, UTF-8 ids and the order of entries.
+pub fn decode<P: Payload>(block: &[u8], mut f: impl FnMut(u64, &str, P) -> bool) -> Result<()> {
+    let body = unseal(block)?;
+    let mut reader = Reader::new(body);
+    let n = reader.u16()?;
+    if n == 0 {
+        return Err(Error::corrupt("entry block holds no entries"));
+    }
+    let mut key = 0u64;
+    let mut prev_id: &[u8] = &[];
+    for i in 0..n {
+        let delta = reader.varint()?;
+        key = key
+            .checked_add(delta)
+            .ok_or_else(|| Error::corrupt("entry block key overflows"))?;
+        let len = usize::try_from(reader.varint()?).unwrap_or(usize::MAX);
+        let id = reader.take(len)?;
+        if i > 0 && delta == 0 && id <= prev_id {
+            return Err(Error::corrupt("entry block entries are out of order"));
+        }
+        let id_str = std::str::from_utf8(id)
+            .map_err(|_| Error::corrupt("entry block holds an id that is not UTF-8"))?;
+        let payload = P::decode(&mut PayloadReader(&mut reader))?;
+        if !f(key, id_str, payload) {
+            return Ok(());
+        }
+        prev_id = id;
+    }
+    if !reader.is_empty() {
+        return Err(Error::corrupt("entry block has trailing bytes"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::block::postings::Posting;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Blocks decode to the entries pushed, in order, each filed under its last entry.
+        #[test]
+        fn decodes_what_it_encodes(
+            mut entries in proptest::collection::btree_set(
+                (any::<u64>(), "[a-z0-9]{1,40}"),
+                1..2000,
+            ).prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+        ) {
+            entries.sort();
+            let mut blocks: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            encode(
+                entries.iter().map(|(k, id)| (*k, id.as_bytes(), Posting)),
+                |key, block| {
+                    blocks.push((key.to_vec(), block.to_vec()));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let mut decoded = Vec::new();
+            for (filed_under, block) in &blocks {
+                let mut last = None;
+                decode::<Posting>(block, |k, id, _| {
+                    decoded.push((k, id.to_string()));
+                    last = Some(block_key(k, id.as_bytes()));
+                    true
+                })
+                .unwrap();
+                prop_assert_eq!(last.as_ref(), Some(filed_under));
+                prop_assert!(block.len() <= TARGET_BYTES);
+            }
+            prop_assert_eq!(decoded, entries);
+        }
+    }
+}

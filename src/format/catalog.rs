@@ -1,0 +1,379 @@
+//! The catalog: the store's one mutable record and its commit point.
+//!
+//! It names the settings and every live run; a run that the catalog does not name is garbage,
+//! whatever its files hold. A write replaces the whole file atomically (write `CATALOG.tmp`,
+//! fsync it, rename it over `CATALOG`, fsync the directory), so a reader or a restart sees the
+//! catalog before a commit or after it, never a mix.
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic: the ASCII bytes "SIMHASHD"
+//! 8       4     format version (u32 LE)
+//! 12      4     payload length n (u32 LE)
+//! 16      n     payload: `Catalog` in bincode 2, standard config (varint integers)
+//! 16+n    4     crc32 (IEEE) of bytes 0..16+n (u32 LE)
+//! ```
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::layout::{self, sync_dir};
+use crate::format::settings::Settings;
+use crate::similarity::fingerprint::Scheme;
+use crate::sys::file_backend::{injected, Op};
+use crate::write::policy::CompactionPolicy;
+
+/// The format version this build writes. See migrations/ for the history.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1];
+
+const MAGIC: &[u8; 8] = b"SIMHASHD";
+const HEADER_BYTES: usize = 16;
+/// Decoding refuses a payload larger than this: a corrupted length must not allocate at will.
+const MAX_PAYLOAD_BYTES: usize = 1 << 30;
+
+/// Everything a reader needs to see one consistent state of the store.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
+pub struct Catalog {
+    /// The settings the store was created with.
+    pub settings: Settings,
+    /// When `insert` merges runs by itself.
+    pub compaction: CompactionPolicy,
+    /// The fingerprint scheme the store's fingerprints were made with, when known (e.g.
+    /// "words-2-minhash"); text given to `insert` or `query` is fingerprinted with it.
+    pub scheme: Option<String>,
+    /// The id the next run will get; every run directory with a smaller id that is not listed
+    /// in `runs` was abandoned by a writer that did not commit.
+    pub next_run: u64,
+    /// The number the next batch will get.
+    pub next_batch: u64,
+    /// Documents (ids) with a live fingerprint.
+    pub documents: u64,
+    /// Live runs, oldest first: a newer run's word on an id overrides an older one's.
+    pub runs: Vec<RunMeta>,
+    /// Every committed batch, oldest first.
+    pub batches: Vec<BatchMeta>,
+}
+
+/// One immutable run: the documents, postings and new fingerprints of one batch.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
+pub struct RunMeta {
+    /// The run's number, which names its directory.
+    pub id: u64,
+    /// How many shard files the run's S shards are grouped into (a power of two <= S): file
+    /// f holds shards f*S/F .. (f+1)*S/F. Small runs use one file, since every redb file
+    /// costs about 1 MiB however little it holds.
+    pub shard_files: u16,
+    /// The shard files that exist (got at least one key), ascending.
+    pub present_files: Vec<u16>,
+    /// Fingerprints this run adds to every permuted table.
+    pub fingerprints: u64,
+    /// Document entries (ids) in the run's docs table.
+    pub documents: u64,
+    /// Block bytes written per permuted table.
+    pub table_bytes: Vec<u64>,
+    /// Block bytes of the docs table.
+    pub docs_bytes: u64,
+    /// Block bytes of the postings table.
+    pub postings_bytes: u64,
+}
+
+/// One committed change of documents: an `insert`, `delete` or `expire`.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[non_exhaustive]
+pub struct BatchMeta {
+    /// The batch's number, counting from 1.
+    pub id: u64,
+    /// What the batch did.
+    pub kind: BatchKind,
+    /// Seconds since the Unix epoch when the batch was committed.
+    pub committed_unix_s: u64,
+    /// The label the batch was given, if any (an expire records what it expired by).
+    pub label: Option<String>,
+    /// Ids that were not stored before.
+    pub inserted: u64,
+    /// Ids stored before with another fingerprint.
+    pub replaced: u64,
+    /// Ids stored before with the same fingerprint (nothing written for them).
+    pub unchanged: u64,
+    /// Live ids this batch deleted.
+    pub deleted: u64,
+    /// The `expire` batch that deleted this batch's remaining documents, if one did.
+    pub expired_by: Option<u64>,
+}
+
+impl BatchMeta {
+    /// The batch as `batches --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "batch": self.id,
+            "kind": self.kind.name(),
+            "committed_utc": self.committed_utc(),
+            "committed_unix_s": self.committed_unix_s,
+            "label": self.label,
+            "inserted": self.inserted,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "expired_by": self.expired_by,
+        })
+    }
+}
+
+/// What a batch did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub enum BatchKind {
+    /// Documents inserted (or replaced).
+    Insert,
+    /// Documents deleted by id.
+    Delete,
+    /// Documents deleted because the insert batches that stored them expired.
+    Expire,
+}
+
+impl BatchMeta {
+    /// When the batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    pub fn committed_utc(&self) -> String {
+        crate::sys::dates::format_utc(self.committed_unix_s)
+    }
+}
+
+impl BatchKind {
+    /// The kind's name, as `batches` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchKind::Insert => "insert",
+            BatchKind::Delete => "delete",
+            BatchKind::Expire => "expire",
+        }
+    }
+}
+
+impl Catalog {
+    /// A new, empty catalog.
+    pub(crate) fn new(settings: Settings) -> Self {
+        Catalog {
+            settings,
+            compaction: CompactionPolicy::default(),
+            scheme: None,
+            next_run: 1,
+            next_batch: 1,
+            documents: 0,
+            runs: Vec::new(),
+            batches: Vec::new(),
+        }
+    }
+
+    /// The scheme that text inserted into or queried against the store is fingerprinted
+    /// with; None for stores that never recorded one (made by format v1). A name this build
+    /// does not know is an error, never a silent fallback.
+    pub fn scheme(&self) -> Result<Option<Scheme>> {
+        self.scheme
+            .as_deref()
+            .map(|name| Scheme::from_name(name).map_err(Error::Scheme))
+            .transpose()
+    }
+
+    /// The scheme text given to this store is fingerprinted with: an error when the store
+    /// records none (stores made by format v1 take fingerprints, not text) or one this build
+    /// does not know.
+    pub fn text_scheme(&self) -> Result<Scheme> {
+        self.scheme()?.ok_or_else(|| {
+            Error::Scheme(
+                "the store records no fingerprint scheme (it was made before schemes were \
+                 recorded), so it takes fingerprints, not text"
+                    .into(),
+            )
+        })
+    }
+
+    /// Reads and checks the catalog of the store at `dir`.
+    pub fn read(dir: &Path) -> Result<Self> {
+        Self::decode(&read_file(dir)?, dir)
+    }
+
+    fn decode(bytes: &[u8], dir: &Path) -> Result<Self> {
+        let (version, payload) = unseal(bytes, dir)?;
+        check_version(version, dir)?;
+        let catalog: Catalog =
+            decode_payload(payload).map_err(|e| e.in_file(&layout::catalog_file(dir)))?;
+        check_settings(&catalog.settings, dir)?;
+        Ok(catalog)
+    }
+
+    /// The catalog file's bytes.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let payload = bincode::encode_to_vec(self, bincode::config::standard())
+            .expect("encoding to a Vec cannot fail");
+        seal(FORMAT_VERSION, &payload)
+    }
+
+    /// Commits this catalog to the store at `dir`: after this returns, a crash or a reader sees
+    /// it; if it fails, they see the previous one.
+    pub(crate) fn commit(&self, dir: &Path) -> Result<()> {
+        commit_bytes(dir, &self.encode())
+    }
+}
+
+/// Stored settings that no store could have been made with are damage, not a caller's error.
+pub(crate) fn check_settings(settings: &Settings, dir: &Path) -> Result<()> {
+    settings.validate().map_err(|e| {
+        Error::corrupt(format!("the catalog holds impossible settings: {e}"))
+            .in_file(&layout::catalog_file(dir))
+    })
+}
+
+/// The bytes of the catalog file of the store at `dir`.
+pub(crate) fn read_file(dir: &Path) -> Result<Vec<u8>> {
+    let path = layout::catalog_file(dir);
+    std::fs::read(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::NotAStore {
+                path: dir.to_path_buf(),
+                why: format!("{} is missing", path.display()),
+            }
+        } else {
+            Error::io(&path, e)
+        }
+    })
+}
+
+/// Checks a catalog file's envelope (magic, a version this build knows, length, checksum) and
+/// returns its version and payload. The envelope is the same in every version.
+pub(crate) fn unseal<'b>(bytes: &'b [u8], dir: &Path) -> Result<(u32, &'b [u8])> {
+    if bytes.len() < HEADER_BYTES + 4 || &bytes[..8] != MAGIC {
+        return Err(Error::NotAStore {
+            path: dir.to_path_buf(),
+            why: "the catalog does not start with SIMHASHD".into(),
+        });
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
+    if version != FORMAT_VERSION && !UPGRADABLE_VERSIONS.contains(&version) {
+        check_version(version, dir)?;
+    }
+    let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
+    if len > MAX_PAYLOAD_BYTES || bytes.len() != HEADER_BYTES + len + 4 {
+        return Err(Error::corrupt(format!(
+            "catalog is {} bytes but its header says {}",
+            bytes.len(),
+            HEADER_BYTES + len + 4
+        ))
+        .in_file(&layout::catalog_file(dir)));
+    }
+    let stored = u32::from_le_bytes(bytes[HEADER_BYTES + len..].try_into().expect("4"));
+    let actual = crc32fast::hash(&bytes[..HEADER_BYTES + len]);
+    if stored != actual {
+        return Err(Error::corrupt(format!(
+            "catalog checksum mismatch: stored crc32 {stored:08x}, computed {actual:08x}"
+        ))
+        .in_file(&layout::catalog_file(dir)));
+    }
+    Ok((version, &bytes[HEADER_BYTES..HEADER_BYTES + len]))
+}
+
+/// Decodes a catalog payload of any version's struct `T`, refusing trailing bytes.
+pub(crate) fn decode_payload<T: bincode::Decode<()>>(payload: &[u8]) -> Result<T> {
+    let config = bincode::config::standard().with_limit::<MAX_PAYLOAD_BYTES>();
+    let (value, used): (T, usize) = bincode::decode_from_slice(payload, config)
+        .map_err(|e| Error::corrupt(format!("catalog payload does not decode: {e}")))?;
+    if used != payload.len() {
+        return Err(Error::corrupt("catalog payload has trailing bytes"));
+    }
+    Ok(value)
+}
+
+/// A catalog file: header, payload, checksum.
+pub(crate) fn seal(version: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len() + 4);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Replaces the catalog file of the store at `dir` atomically (see the module docs).
+pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = layout::catalog_tmp_file(dir);
+    let path = layout::catalog_file(dir);
+    let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    injected(Op::Write)
+        .and_then(|_| file.write_all(bytes))
+        .and_then(|_| injected(Op::Sync))
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(&tmp, e))?;
+    drop(file);
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(dir)
+}
+
+/// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
+pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
+    if version == FORMAT_VERSION {
+        Ok(())
+    } else if UPGRADABLE_VERSIONS.contains(&version) {
+        Err(Error::UpgradeRequired {
+            path: dir.to_path_buf(),
+            found: version,
+            current: FORMAT_VERSION,
+        })
+    } else {
+        Err(Error::UnknownVersion {
+            path: dir.to_path_buf(),
+            found: version,
+            current: FORMAT_VERSION,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_decode_round_trips_and_detects_flips() {
+        let mut c = Catalog::new(Settings::default());
+        c.batches.push(BatchMeta {
+            id: 1,
+            kind: BatchKind::Insert,
+            committed_unix_s: 7,
+            label: Some("x".into()),
+            inserted: 3,
+            replaced: 0,
+            unchanged: 0,
+            deleted: 0,
+            expired_by: None,
+        });
+        let bytes = c.encode();
+        assert_eq!(Catalog::decode(&bytes, Path::new("s")).unwrap(), c);
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(
+                Catalog::decode(&bad, Path::new("s")).is_err(),
+                "flip at {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn newer_versions_are_refused_by_name() {
+        let mut bytes = Catalog::new(Settings::default()).encode();
+        bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+        let err = Catalog::decode(&bytes, Path::new("s"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("99") && err.contains(&FORMAT_VERSION.to_string()),
+            "{err}"
+        );
+    }
+}

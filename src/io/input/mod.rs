@@ -1,0 +1,706 @@
+//! Input parsing: fingerprints and documents as users hand them over.
+//!
+//! A document is an id and either a fingerprint or a text, which is fingerprinted with the
+//! [`ReadOptions::scheme`] (a store's scheme). Three formats:
+//! - [`InputFormat::Tsv`]: lines `ID<TAB>FINGERPRINT`, or `ID<TAB>FINGERPRINT<TAB>BATCH` as
+//!   `export` writes them (the batch is not part of the document);
+//! - [`InputFormat::Jsonl`]: one JSON object per line, with the id in the id field (a string,
+//!   or an integer taken as its decimal text) and a `fingerprint` (string or number) or, when
+//!   it has none, a text in the text field; other fields are ignored;
+//! - [`InputFormat::Text`]: a whole file is one document, its id the file's path.
+//!
+//! A fingerprint is written as exactly 16 hex digits, as `0x` followed by 1 to 16 hex digits,
+//! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex. Blank lines
+//! are skipped; a trailing carriage return is dropped. Every error names `source:line` (or
+//! the file, for text documents). [`sources`] reads files, directories and stdin.
+
+mod corpus;
+mod decode;
+mod queries;
+mod sources;
+
+use std::borrow::Cow;
+use std::io::BufRead;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::similarity::fingerprint::{tokens, Scheme};
+use crate::write::batch::{check_id, Batch, DocumentSink};
+
+pub use corpus::{read_corpus_texts, read_texts};
+pub use queries::{read_queries, Query};
+pub use sources::{open_input, read_sources};
+
+/// How errors name standard input.
+pub(crate) const STDIN: &str = "<stdin>";
+
+/// How documents (or queries) are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    /// `ID<TAB>FINGERPRINT` lines.
+    Tsv,
+    /// `{"id": ..., "fingerprint": ...}` or `{"id": ..., "text": ...}` lines.
+    Jsonl,
+    /// A whole input is one text document.
+    Text,
+    /// Queries only ([`read_queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
+    Fingerprints,
+    /// A Parquet file with an id column and a fingerprint or a text column (feature
+    /// `parquet`).
+    Parquet,
+}
+
+impl InputFormat {
+    /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`,
+    /// `.parquet`); parquet, when it starts with Parquet's magic bytes (`head` holds the
+    /// input's first bytes); text, for a file found inside a directory; jsonl, when its first
+    /// non-blank byte is `{`; else `fallback`.
+    pub fn detect(
+        path: Option<&Path>,
+        in_directory: bool,
+        head: &[u8],
+        fallback: InputFormat,
+    ) -> InputFormat {
+        path.and_then(InputFormat::by_name)
+            .or(is_parquet_head(head).then_some(InputFormat::Parquet))
+            .or(in_directory.then_some(InputFormat::Text))
+            .unwrap_or_else(|| match head.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{') => InputFormat::Jsonl,
+                _ => fallback,
+            })
+    }
+
+    /// The format a path's name says (`.jsonl`, `.tsv`, also before `.gz` or `.zst`), if it
+    /// says one.
+    pub(crate) fn by_name(path: &Path) -> Option<InputFormat> {
+        let compressed = |e: &str| matches!(e, "gz" | "zst" | "zstd");
+        let path = match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if compressed(e) => Path::new(path.file_stem()?),
+            _ => path,
+        };
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") => Some(InputFormat::Jsonl),
+            Some("tsv") => Some(InputFormat::Tsv),
+            Some("parquet") => Some(InputFormat::Parquet),
+            _ => None,
+        }
+    }
+}
+
+/// How documents are read.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// The format of every input; None detects it per input (see [`InputFormat::detect`]).
+    pub format: Option<InputFormat>,
+    /// The format of an input that detection does not recognise: tsv for `insert`, text for
+    /// `fingerprint`.
+    pub fallback: InputFormat,
+    /// Skip (and count) invalid documents instead of failing.
+    pub skip_invalid: bool,
+    /// Fingerprints documents given as text; Err refuses them, saying why.
+    pub scheme: std::result::Result<Scheme, String>,
+    /// The JSON field (or Parquet column) that holds the id.
+    pub id_field: String,
+    /// The JSON field (or Parquet column) that holds the fingerprint.
+    pub fingerprint_field: String,
+    /// The JSON field (or Parquet column) that holds the text, read when there is no
+    /// fingerprint.
+    pub text_field: String,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            fallback: InputFormat::Tsv,
+            skip_invalid: false,
+            scheme: Err("no fingerprint scheme was given for text documents".to_string()),
+            id_field: "id".to_string(),
+            fingerprint_field: "fingerprint".to_string(),
+            text_field: "text".to_string(),
+        }
+    }
+}
+
+/// The fingerprint of a text document under `scheme`. A text without a token is an error,
+/// except under the seomoz scheme, which gives it 0 as simhash-py does.
+pub fn fingerprint_text(scheme: &Scheme, text: &str) -> std::result::Result<u64, String> {
+    if *scheme != Scheme::Seomoz && tokens(text).next().is_none() {
+        return Err("the document has no token (no letter or digit)".to_string());
+    }
+    Ok(scheme.fingerprint(text))
+}
+
+/// Formats a fingerprint as 16 lowercase hex digits, as everywhere in output.
+pub fn format_fingerprint(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
+}
+
+/// Parses a fingerprint (see the module docs for the accepted forms).
+pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
+    let bad = || {
+        format!(
+            "{text:?} is not a fingerprint: expected 16 hex digits, 0x and 1 to 16 hex digits, \
+             or a decimal number below 2^64"
+        )
+    };
+    let hex = |digits: &str| parse_hex(digits.as_bytes()).ok_or_else(bad);
+    if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        hex(digits)
+    } else if text.len() == 16 {
+        hex(text)
+    } else if !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse::<u64>().map_err(|_| bad())
+    } else {
+        Err(bad())
+    }
+}
+
+/// 1 to 16 hex digits (either case), in one pass.
+fn parse_hex(digits: &[u8]) -> Option<u64> {
+    if !(1..=16).contains(&digits.len()) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        let nibble = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        Some(value << 4 | u64::from(nibble))
+    })
+}
+
+/// One parsed document line.
+fn parse_document<'a>(
+    line: &'a str,
+    options: &ReadOptions,
+    format: InputFormat,
+) -> std::result::Result<(Cow<'a, str>, u64), String> {
+    match format {
+        InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
+            // A third field is the batch number `export` writes: not part of the document.
+            let mut fields = line.split('\t');
+            let (Some(id), Some(fp), batch, None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                return Err(format!(
+                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields, or 3 with an exported \
+                     batch number), found {} (plain text documents need the text format)",
+                    line.split('\t').count()
+                ));
+            };
+            if batch.is_some_and(|b| b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit())) {
+                return Err(format!(
+                    "the third field {:?} is not a batch number (export writes \
+                     ID<TAB>FINGERPRINT<TAB>BATCH)",
+                    batch.unwrap_or_default()
+                ));
+            };
+            check_id(id).map_err(problem_of)?;
+            Ok((Cow::Borrowed(id), parse_fingerprint(fp)?))
+        }
+        InputFormat::Jsonl => {
+            let object: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+            let id = json_id(&object, &options.id_field)?;
+            let fp = match (
+                object.get(&options.fingerprint_field),
+                object.get(&options.text_field),
+            ) {
+                (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
+                (Some(serde_json::Value::Number(n)), _) => n
+                    .as_u64()
+                    .ok_or_else(|| format!("fingerprint {n} is not an integer in 0..2^64"))?,
+                (Some(other), _) => {
+                    return Err(format!(
+                        "{:?} must be a string or a number, found {other}",
+                        options.fingerprint_field
+                    ))
+                }
+                (None, Some(serde_json::Value::String(text))) => {
+                    let scheme = options.scheme.as_ref().map_err(|why| why.clone())?;
+                    fingerprint_text(scheme, text)?
+                }
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "the {:?} field is not a string",
+                        options.text_field
+                    ))
+                }
+                (None, None) => {
+                    return Err(format!(
+                        "no {:?} or {:?} field",
+                        options.fingerprint_field, options.text_field
+                    ))
+                }
+            };
+            Ok((Cow::Owned(id), fp))
+        }
+    }
+}
+
+/// The id of a JSON document: the `id_field` string, or an integer taken as its decimal
+/// text, checked as [`Batch::push`] checks ids.
+fn json_id(
+    object: &serde_json::Map<String, serde_json::Value>,
+    id_field: &str,
+) -> std::result::Result<String, String> {
+    let id = match object.get(id_field) {
+        Some(serde_json::Value::String(id)) => id.clone(),
+        Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+        Some(other) => {
+            return Err(format!(
+                "{id_field:?} must be a string or an integer, found {other}"
+            ))
+        }
+        None => return Err(format!("no {id_field:?} field")),
+    };
+    check_id(&id).map_err(problem_of)?;
+    Ok(id)
+}
+
+/// What reading one input did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadSummary {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// Documents added to the batch.
+    pub documents: u64,
+    /// Invalid lines skipped (only with `skip_invalid`).
+    pub skipped: u64,
+    /// The first few skipped lines' errors, `source:line: message`.
+    pub first_skipped: Vec<String>,
+}
+
+/// How many skipped-line messages a [`ReadSummary`] keeps.
+const KEPT_SKIP_MESSAGES: usize = 5;
+/// Input is parsed in parallel in chunks of about this many bytes.
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// Reads documents from `reader` into `sink`, and reports the bytes read to `progress`.
+/// `source` names the input in errors and is the id of a text document. With no format in
+/// `options` the input's first bytes decide ([`InputFormat::detect`], falling back to
+/// `options.fallback`). An invalid document fails
+/// the whole read with `source:line: what is wrong` unless `options.skip_invalid`, which
+/// counts and skips it.
+pub fn read_documents(
+    mut reader: impl BufRead,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    let mut summary = ReadSummary::default();
+    let format = match options.format {
+        Some(format) => format,
+        None => {
+            let head = reader.fill_buf().map_err(|e| Error::io(source, e))?;
+            InputFormat::detect(None, false, head, options.fallback)
+        }
+    };
+    match format {
+        InputFormat::Text => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            progress(bytes.len() as u64);
+            let result = text_document(source, &bytes, options);
+            summary.record(result, sink, options.skip_invalid)?;
+            return Ok(summary);
+        }
+        InputFormat::Fingerprints => {
+            return Err(Error::input_at(
+                source,
+                None,
+                "a list of fingerprints holds no documents (read it as queries)",
+            ))
+        }
+        InputFormat::Parquet => {
+            // Parquet's footer is at the end: a stream is read whole first.
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(source, e))?;
+            let input = ParquetInput::Bytes(bytes);
+            return read_parquet_input(input, source, options, sink, progress);
+        }
+        InputFormat::Tsv | InputFormat::Jsonl => {}
+    }
+    let mut line_no = 0u64;
+    let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
+    loop {
+        // Read a group of chunks, each ending at a line end, then parse them in parallel.
+        let mut eof = false;
+        let group = rayon::current_num_threads().max(1) * 2;
+        chunks.clear();
+        while chunks.len() < group {
+            let mut chunk = Vec::with_capacity(CHUNK_BYTES + 4096);
+            while chunk.len() < CHUNK_BYTES {
+                let n = reader
+                    .read_until(b'\n', &mut chunk)
+                    .map_err(|e| Error::io(source, e))?;
+                if n == 0 {
+                    eof = true;
+                    break;
+                }
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            progress(chunk.len() as u64);
+            let lines = bytecount_newlines(&chunk) + u64::from(!chunk.ends_with(b"\n"));
+            chunks.push((line_no, chunk));
+            line_no += lines;
+            if eof {
+                break;
+            }
+        }
+        let parsed: Vec<ChunkResult> = chunks
+            .par_iter()
+            .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source))
+            .collect();
+        for result in parsed {
+            if let Some(err) = result.error {
+                return Err(err);
+            }
+            summary.lines += result.lines;
+            summary.skipped += result.skipped.len() as u64;
+            for msg in result.skipped {
+                if summary.first_skipped.len() < KEPT_SKIP_MESSAGES {
+                    summary.first_skipped.push(msg);
+                }
+            }
+            summary.documents += result.batch.len() as u64;
+            sink.append(result.batch)?;
+        }
+        if eof || chunks.is_empty() {
+            return Ok(summary);
+        }
+    }
+}
+
+impl ReadSummary {
+    /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
+    fn record(
+        &mut self,
+        result: Result<(String, u64)>,
+        sink: &mut dyn DocumentSink,
+        skip_invalid: bool,
+    ) -> Result<()> {
+        self.lines += 1;
+        match result {
+            Ok((id, fp)) => {
+                sink.push(&id, fp)?;
+                self.documents += 1;
+            }
+            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Counts an invalid document skipped, keeping the first few errors.
+    pub(crate) fn skip(&mut self, error: Error) {
+        self.skipped += 1;
+        if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+            self.first_skipped.push(error.to_string());
+        }
+    }
+
+    /// Adds the counts of another read.
+    pub fn add(&mut self, other: ReadSummary) {
+        self.lines += other.lines;
+        self.documents += other.documents;
+        self.skipped += other.skipped;
+        for msg in other.first_skipped {
+            if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+                self.first_skipped.push(msg);
+            }
+        }
+    }
+}
+
+/// A whole input as one text document with id `source`: `(id, fingerprint)`, or an input
+/// error at `source`.
+fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(String, u64)> {
+    let invalid = |problem: String| Error::input_at(source, None, problem);
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| invalid(format!("not valid UTF-8 at byte {}", e.valid_up_to())))?;
+    let scheme = options
+        .scheme
+        .as_ref()
+        .map_err(|why| invalid(why.clone()))?;
+    check_id(source)
+        .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
+    fingerprint_text(scheme, text)
+        .map(|fp| (source.to_string(), fp))
+        .map_err(invalid)
+}
+
+/// Whether an input's first bytes are a Parquet file's magic bytes.
+pub(crate) fn is_parquet_head(head: &[u8]) -> bool {
+    head.starts_with(b"PAR1")
+}
+
+/// A Parquet input: a file, or a stream read whole (Parquet's footer is at its end).
+// Without the parquet feature an input is only refused, never read.
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+pub(crate) enum ParquetInput {
+    File(std::fs::File),
+    Bytes(Vec<u8>),
+}
+
+/// Reads the documents of a Parquet input (see [`crate::io::parquet`]).
+pub(crate) fn read_parquet_input(
+    input: ParquetInput,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    #[cfg(feature = "parquet")]
+    {
+        use crate::io::parquet::read_parquet;
+        match input {
+            ParquetInput::File(file) => read_parquet(file, source, options, sink, progress),
+            ParquetInput::Bytes(bytes) => {
+                read_parquet(bytes::Bytes::from(bytes), source, options, sink, progress)
+            }
+        }
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (input, options, sink, progress);
+        Err(Error::input_at(
+            source,
+            None,
+            "this is a Parquet file, and simhashdb was built without its parquet feature",
+        ))
+    }
+}
+
+/// The problem an error states, without its place.
+pub(crate) fn problem_of(e: Error) -> String {
+    match e {
+        Error::Input { problem, .. } => problem,
+        other => other.to_string(),
+    }
+}
+
+struct ChunkResult {
+    batch: Batch,
+    lines: u64,
+    skipped: Vec<String>,
+    error: Option<Error>,
+}
+
+fn parse_chunk(
+    chunk: &[u8],
+    first_line: u64,
+    options: &ReadOptions,
+    format: InputFormat,
+    source: &str,
+) -> ChunkResult {
+    let mut out = ChunkResult {
+        batch: Batch::new(),
+        lines: 0,
+        skipped: Vec::new(),
+        error: None,
+    };
+    for (i, raw) in chunk.split(|&b| b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        out.lines += 1;
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("the line is not valid UTF-8 ({e})"))
+            .and_then(|line| parse_document(line, options, format));
+        match parsed {
+            Ok((id, fp)) => out.batch.push(&id, fp).expect("id checked while parsing"),
+            Err(problem) => {
+                let error = Error::input_at(source, Some(first_line + i as u64 + 1), problem);
+                if options.skip_invalid {
+                    out.skipped.push(error.to_string());
+                } else {
+                    out.error = Some(error);
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn bytecount_newlines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// Reads fingerprints, one per line (blank lines skipped), for queries.
+pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
+        let line = line.map_err(|e| Error::io(source, e))?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        let text = std::str::from_utf8(line)
+            .map_err(|_| at("the line is not valid UTF-8".into()))?
+            .trim();
+        if text.is_empty() {
+            continue;
+        }
+        out.push(parse_fingerprint(text).map_err(at)?);
+    }
+    Ok(out)
+}
+
+/// Reads ids to delete, one per line (blank lines skipped): a bare id, the first column of a
+/// tab-separated line (so an `insert` file deletes what it inserted), or a JSON object with
+/// an "id" string.
+pub fn read_ids(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
+        let line = line.map_err(|e| Error::io(source, e))?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        let text =
+            std::str::from_utf8(line).map_err(|_| at("the line is not valid UTF-8".into()))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let id = if text.trim_start().starts_with('{') {
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| at(format!("invalid JSON: {e}")))?;
+            match value.get("id") {
+                Some(serde_json::Value::String(id)) => id.clone(),
+                Some(other) => return Err(at(format!("\"id\" must be a string, not {other}"))),
+                None => return Err(at("the object has no \"id\"".into())),
+            }
+        } else {
+            text.split('\t').next().unwrap_or(text).to_string()
+        };
+        check_id(&id).map_err(|e| at(problem_of(e)))?;
+        out.push(id);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn fingerprint_forms() {
+        assert_eq!(parse_fingerprint("00000000000000ff"), Ok(255));
+        assert_eq!(parse_fingerprint("0xFF"), Ok(255));
+        assert_eq!(parse_fingerprint("255"), Ok(255));
+        assert_eq!(
+            parse_fingerprint("1234567890123456"),
+            Ok(0x1234567890123456)
+        );
+        assert_eq!(parse_fingerprint("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_fingerprint("ffffffffffffffff"), Ok(u64::MAX));
+        for bad in [
+            "",
+            "0x",
+            "18446744073709551616",
+            "12g4",
+            "-1",
+            " 1",
+            "0x00000000000000001",
+        ] {
+            assert!(parse_fingerprint(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn hex_parses_as_the_standard_parser_does(digits in "[0-9a-fA-FgxG ]{0,17}") {
+            let standard = if (1..=16).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                u64::from_str_radix(&digits, 16).ok()
+            } else {
+                None
+            };
+            prop_assert_eq!(parse_hex(digits.as_bytes()), standard);
+        }
+    }
+
+    fn read(text: &str, skip: bool) -> Result<(Batch, ReadSummary)> {
+        let mut batch = Batch::new();
+        let options = ReadOptions {
+            skip_invalid: skip,
+            ..ReadOptions::default()
+        };
+        let s = read_documents(text.as_bytes(), "in", &options, &mut batch, &|_| {})?;
+        Ok((batch, s))
+    }
+
+    #[test]
+    fn tsv_and_jsonl_are_detected() {
+        let (b, s) = read("a\t00000000000000ff\r\n\nb\t0x1\n", false).unwrap();
+        assert_eq!((b.len(), s.lines), (2, 2));
+        let (b, _) = read(
+            "{\"id\": \"a\", \"fingerprint\": 5}\n{\"id\":\"b\",\"fingerprint\":\"0x5\",\"x\":1}",
+            false,
+        )
+        .unwrap();
+        assert_eq!((b.id(1), b.fingerprint(1)), ("b", 5));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let err = read("a\t1\nb\tzz\n", false).unwrap_err().to_string();
+        assert!(err.starts_with("in:2: "), "{err}");
+        let err = read("{\"id\": true, \"fingerprint\": 1}", false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("in:1") && err.contains("string"), "{err}");
+        let (b, s) = read("a\t1\nb\tzz\nc\t2\n", true).unwrap();
+        assert_eq!((b.len(), s.skipped), (2, 1));
+        assert!(s.first_skipped[0].starts_with("in:2:"));
+    }
+
+    proptest! {
+        #[test]
+        fn readers_never_panic_on_any_bytes(
+            bytes in proptest::collection::vec(any::<u8>(), 0..300),
+            skip: bool,
+            format in proptest::option::of(prop_oneof![
+                Just(InputFormat::Tsv),
+                Just(InputFormat::Jsonl),
+                Just(InputFormat::Text),
+            ]),
+        ) {
+            let _ = read_ids(&bytes[..], "fuzz");
+            let _ = read_fingerprints(&bytes[..], "fuzz");
+            let options = ReadOptions {
+                format,
+                skip_invalid: skip,
+                scheme: Ok(Scheme::default()),
+                ..ReadOptions::default()
+            };
+            let _ = read_documents(&bytes[..], "fuzz", &options, &mut Batch::new(), &|_| {});
+        }
+
+        #[test]
+        fn parsers_never_panic(text in "\\PC*") {
+            let _ = read(&text, false);
+            let _ = read(&text, true);
+            let _ = parse_fingerprint(&text);
+        }
+
+        #[test]
+        fn hex_output_parses_back(fp: u64) {
+            prop_assert_eq!(parse_fingerprint(&format_fingerprint(fp)), Ok(fp));
+        }
+    }
+}

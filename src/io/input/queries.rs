@@ -1,0 +1,128 @@
+//! Queries as users write them: fingerprints, or documents whose fingerprints are the queries.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::{open_input, parse_document, parse_fingerprint, read_documents, read_sources, STDIN};
+use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
+use crate::error::{Error, Result};
+use crate::write::batch::Batch;
+
+/// One query: a fingerprint, and the id of the document it was made from, if it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// The document's id; None for a fingerprint given as such.
+    pub id: Option<String>,
+    /// The fingerprint to look for.
+    pub fingerprint: u64,
+}
+
+/// Reads the queries of `input` (a file, a directory of text documents, or `-` for stdin) and
+/// appends them to `queries`, in input order.
+///
+/// The format is `options.format`, else detected by [`InputFormat::detect`] with
+/// [`InputFormat::Fingerprints`] as the fallback: a file is read as JSON Lines documents when
+/// its name or first byte says so, as tab-separated documents by its `.tsv` name, else as one
+/// query per line, a fingerprint or `ID<TAB>FINGERPRINT`. Documents given as text are
+/// fingerprinted with `options.scheme`.
+pub fn read_queries(
+    input: &Path,
+    options: &ReadOptions,
+    queries: &mut Vec<Query>,
+) -> Result<ReadSummary> {
+    let stdin = input.as_os_str() == "-";
+    let name = if stdin {
+        STDIN.to_string()
+    } else {
+        input.display().to_string()
+    };
+    if !stdin && input.is_dir() {
+        if options.format == Some(InputFormat::Fingerprints) {
+            return Err(Error::input_at(
+                &name,
+                None,
+                "a directory holds documents, not a list of fingerprints",
+            ));
+        }
+        let mut batch = Batch::new();
+        let summary = read_sources(&[input.to_path_buf()], options, &mut batch, &|_| {})?;
+        push_documents(&batch, queries);
+        return Ok(summary);
+    }
+    let mut bytes = Vec::new();
+    open_input(input)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(&name, e))?;
+    let path = (!stdin).then_some(input);
+    let format = options
+        .format
+        .unwrap_or_else(|| InputFormat::detect(path, false, &bytes, InputFormat::Fingerprints));
+    if format == InputFormat::Fingerprints {
+        return read_query_lines(&bytes, &name, options, queries);
+    }
+    if format == InputFormat::Parquet {
+        let mut batch = Batch::new();
+        let input = ParquetInput::Bytes(bytes);
+        let summary = read_parquet_input(input, &name, options, &mut batch, &|_| {})?;
+        push_documents(&batch, queries);
+        return Ok(summary);
+    }
+    let options = ReadOptions {
+        format: Some(format),
+        ..options.clone()
+    };
+    let mut batch = Batch::new();
+    let summary = read_documents(&bytes[..], &name, &options, &mut batch, &|_| {})?;
+    push_documents(&batch, queries);
+    Ok(summary)
+}
+
+/// Lines of [`InputFormat::Fingerprints`].
+fn read_query_lines(
+    bytes: &[u8],
+    source: &str,
+    options: &ReadOptions,
+    queries: &mut Vec<Query>,
+) -> Result<ReadSummary> {
+    let mut summary = ReadSummary::default();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("the line is not valid UTF-8 ({e})"))
+            .and_then(|line| {
+                if line.contains('\t') {
+                    let (id, fingerprint) = parse_document(line, options, InputFormat::Tsv)?;
+                    Ok(Query {
+                        id: Some(id.into_owned()),
+                        fingerprint,
+                    })
+                } else {
+                    Ok(Query {
+                        id: None,
+                        fingerprint: parse_fingerprint(line.trim())?,
+                    })
+                }
+            })
+            .map_err(|problem| Error::input_at(source, Some(i as u64 + 1), problem));
+        summary.lines += 1;
+        match parsed {
+            Ok(query) => {
+                summary.documents += 1;
+                queries.push(query);
+            }
+            Err(e) if options.skip_invalid => summary.skip(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(summary)
+}
+
+fn push_documents(batch: &Batch, queries: &mut Vec<Query>) {
+    queries.extend((0..batch.len()).map(|i| Query {
+        id: Some(batch.id(i).to_string()),
+        fingerprint: batch.fingerprint(i),
+    }));
+}

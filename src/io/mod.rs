@@ -1,0 +1,9 @@
+//! Input and output as users write it: documents, queries and ids from TSV, JSON Lines, text
+//! files and directories, compressed or not ([`input`]), and Parquet in and out ([`parquet`]).
+//!
+//! Depends on [`crate::write`] (documents are read into a batch), [`crate::similarity`] (text
+//! is fingerprinted) and below.
+
+pub(crate) mod input;
+#[cfg(feature = "parquet")]
+pub mod parquet;

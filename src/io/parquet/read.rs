@@ -1,0 +1,290 @@
+//! Documents from a Parquet file: an id column and a fingerprint or a text column.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Schema};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+use parquet::file::reader::ChunkReader;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::io::input::{fingerprint_text, parse_fingerprint, ReadOptions, ReadSummary};
+use crate::write::batch::{check_id, Batch, DocumentSink};
+
+/// Rows decoded at a time: big enough to fingerprint in parallel, small enough to bound memory.
+const ROWS_PER_BATCH: usize = 1 << 16;
+
+/// Where a document's fingerprint comes from.
+enum Value {
+    Fingerprint(String),
+    Text(String),
+}
+
+/// Reads the documents of the Parquet file `data` into `sink`: the id from the
+/// `options.id_field` column and the fingerprint from the `options.fingerprint_field` column,
+/// or, when there is none, the text of the `options.text_field` column fingerprinted with
+/// `options.scheme`. A null or invalid value fails the read with `source: row N: ...` (rows
+/// count from 1) unless `options.skip_invalid`; a missing column, a column of the wrong type
+/// or a damaged file fails it always.
+pub(crate) fn read_parquet<R: ChunkReader + 'static>(
+    data: R,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ReadSummary> {
+    let file_bytes = data.len();
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::input_at(source, None, format!("unreadable Parquet: {e}"))
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| unreadable(&e))?;
+    let schema = builder.schema().clone();
+    let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    let column = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+    let id = column(&options.id_field)
+        .ok_or_else(|| Error::input_at(source, None, missing(&schema, &[&options.id_field])))?;
+    check_type(source, &schema, id, "an id", ID_TYPES, is_id_type)?;
+    let (value, value_index) = match (
+        column(&options.fingerprint_field),
+        column(&options.text_field),
+    ) {
+        (Some(i), _) => {
+            check_type(
+                source,
+                &schema,
+                i,
+                "a fingerprint",
+                FINGERPRINT_TYPES,
+                |t| matches!(t, DataType::Int64 | DataType::UInt64) || is_string(t),
+            )?;
+            (Value::Fingerprint(options.fingerprint_field.clone()), i)
+        }
+        (None, Some(i)) => {
+            check_type(source, &schema, i, "a text", "a string column", is_string)?;
+            if let Err(why) = &options.scheme {
+                return Err(Error::input_at(source, None, why.clone()));
+            }
+            (Value::Text(options.text_field.clone()), i)
+        }
+        (None, None) => {
+            let wanted = [&options.fingerprint_field, &options.text_field];
+            return Err(Error::input_at(source, None, missing(&schema, &wanted)));
+        }
+    };
+    let reader = batches(builder, [id, value_index]).map_err(|e| unreadable(&e))?;
+
+    let mut summary = ReadSummary::default();
+    let mut first_row = 1u64;
+    for record_batch in reader {
+        let record_batch = record_batch.map_err(|e| unreadable(&e))?;
+        let rows = record_batch.num_rows();
+        let ids = strings(&record_batch, &options.id_field, source)?;
+        let fingerprints = match &value {
+            Value::Fingerprint(name) => fingerprints(&record_batch, name, source)?,
+            Value::Text(name) => {
+                let texts = strings(&record_batch, name, source)?;
+                let scheme = options
+                    .scheme
+                    .as_ref()
+                    .map_err(|why| Error::input(why.clone()))?;
+                (0..rows)
+                    .into_par_iter()
+                    .map(|row| match texts.is_null(row) {
+                        true => Err(format!("null in column {name:?}")),
+                        false => fingerprint_text(scheme, texts.value(row)),
+                    })
+                    .collect()
+            }
+        };
+        let mut batch = Batch::new();
+        for (row, fingerprint) in fingerprints.into_iter().enumerate() {
+            let document = document(&ids, row, fingerprint, &options.id_field);
+            summary.lines += 1;
+            match document {
+                Ok((id, fingerprint)) => batch.push(id, fingerprint)?,
+                Err(problem) => {
+                    let at = format!("row {}: {problem}", first_row + row as u64);
+                    let error = Error::input_at(source, None, at);
+                    match options.skip_invalid {
+                        true => summary.skip(error),
+                        false => return Err(error),
+                    }
+                }
+            }
+        }
+        summary.documents += batch.len() as u64;
+        sink.append(batch)?;
+        first_row += rows as u64;
+        progress(file_bytes * rows as u64 / total_rows.max(1));
+    }
+    Ok(summary)
+}
+
+/// Calls `f(id, text)` on every row of the Parquet file `data`: the id from the
+/// `options.id_field` column and the text from the `options.text_field` column. A null fails
+/// the read with `source: row N: ...`, as does a missing column or one of the wrong type.
+pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
+    data: R,
+    source: &str,
+    options: &ReadOptions,
+    f: &mut dyn FnMut(String, String) -> Result<()>,
+) -> Result<()> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::input_at(source, None, format!("unreadable Parquet: {e}"))
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| unreadable(&e))?;
+    let schema = builder.schema().clone();
+    let column = |name: &String| {
+        let index = schema.fields().iter().position(|f| f.name() == name);
+        index.ok_or_else(|| Error::input_at(source, None, missing(&schema, &[name])))
+    };
+    let (id, text) = (column(&options.id_field)?, column(&options.text_field)?);
+    check_type(source, &schema, id, "an id", ID_TYPES, is_id_type)?;
+    check_type(
+        source,
+        &schema,
+        text,
+        "a text",
+        "a string column",
+        is_string,
+    )?;
+    let reader = batches(builder, [id, text]).map_err(|e| unreadable(&e))?;
+    let mut first_row = 1u64;
+    for record_batch in reader {
+        let record_batch = record_batch.map_err(|e| unreadable(&e))?;
+        let ids = strings(&record_batch, &options.id_field, source)?;
+        let texts = strings(&record_batch, &options.text_field, source)?;
+        for row in 0..record_batch.num_rows() {
+            let at = |problem: String| {
+                Error::input_at(
+                    source,
+                    None,
+                    format!("row {}: {problem}", first_row + row as u64),
+                )
+            };
+            if texts.is_null(row) {
+                return Err(at(format!("null in column {:?}", options.text_field)));
+            }
+            let id = document(&ids, row, Ok(0), &options.id_field).map_err(at)?.0;
+            f(id.to_string(), texts.value(row).to_string())?;
+        }
+        first_row += record_batch.num_rows() as u64;
+    }
+    Ok(())
+}
+
+/// One row's document, or what is wrong with it.
+fn document<'a>(
+    ids: &'a StringArray,
+    row: usize,
+    fingerprint: std::result::Result<u64, String>,
+    id_column: &str,
+) -> std::result::Result<(&'a str, u64), String> {
+    if ids.is_null(row) {
+        return Err(format!("null in column {id_column:?}"));
+    }
+    let id = ids.value(row);
+    check_id(id).map_err(crate::io::input::problem_of)?;
+    Ok((id, fingerprint?))
+}
+
+/// The rows of `columns` (indexes of the file's top-level columns), [`ROWS_PER_BATCH`] at a
+/// time.
+fn batches<R: ChunkReader + 'static>(
+    builder: ParquetRecordBatchReaderBuilder<R>,
+    columns: [usize; 2],
+) -> parquet::errors::Result<ParquetRecordBatchReader> {
+    let mask = ProjectionMask::roots(builder.parquet_schema(), columns);
+    builder
+        .with_projection(mask)
+        .with_batch_size(ROWS_PER_BATCH)
+        .build()
+}
+
+fn is_id_type(t: &DataType) -> bool {
+    is_string(t) || t.is_integer()
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn missing(schema: &Schema, wanted: &[&String]) -> String {
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let wanted: Vec<String> = wanted.iter().map(|w| format!("{w:?}")).collect();
+    format!(
+        "no column {} (the file has: {})",
+        wanted.join(" or "),
+        names.join(", ")
+    )
+}
+
+const ID_TYPES: &str = "a string or an integer column";
+const FINGERPRINT_TYPES: &str = "an int64 (the 64 bits), uint64 or string column";
+
+/// Fails naming the column, its type and what `holds` needs (`expected`) unless `accepted`.
+fn check_type(
+    source: &str,
+    schema: &Schema,
+    index: usize,
+    holds: &str,
+    expected: &str,
+    accepted: impl Fn(&DataType) -> bool,
+) -> Result<()> {
+    let field = &schema.fields()[index];
+    if accepted(field.data_type()) {
+        return Ok(());
+    }
+    Err(Error::input_at(
+        source,
+        None,
+        format!(
+            "column {:?} has type {}, but {holds} needs {expected}",
+            field.name(),
+            field.data_type()
+        ),
+    ))
+}
+
+/// A column as strings (integers as their decimal text), nulls kept.
+fn strings(batch: &RecordBatch, name: &str, source: &str) -> Result<StringArray> {
+    let column: &ArrayRef = batch
+        .column_by_name(name)
+        .ok_or_else(|| Error::input_at(source, None, format!("no column {name:?}")))?;
+    let cast = arrow_cast::cast(column, &DataType::Utf8)
+        .map_err(|e| Error::input_at(source, None, format!("column {name:?}: {e}")))?;
+    Ok(cast.as_string::<i32>().clone())
+}
+
+/// A fingerprint column's values, or what is wrong with each.
+fn fingerprints(
+    batch: &RecordBatch,
+    name: &str,
+    source: &str,
+) -> Result<Vec<std::result::Result<u64, String>>> {
+    let column: Arc<dyn Array> = batch
+        .column_by_name(name)
+        .ok_or_else(|| Error::input_at(source, None, format!("no column {name:?}")))?
+        .clone();
+    let null = || Err(format!("null in column {name:?}"));
+    Ok(match column.data_type() {
+        DataType::Int64 => column
+            .as_primitive::<Int64Type>()
+            .iter()
+            .map(|v| v.map_or_else(null, |v| Ok(super::fingerprint_from_i64(v))))
+            .collect(),
+        DataType::UInt64 => column
+            .as_primitive::<UInt64Type>()
+            .iter()
+            .map(|v| v.map_or_else(null, Ok))
+            .collect(),
+        _ => strings(batch, name, source)?
+            .iter()
+            .map(|v| v.map_or_else(null, |text| parse_fingerprint(text.trim())))
+            .collect(),
+    })
+}

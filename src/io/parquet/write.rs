@@ -1,0 +1,228 @@
+//! The tables simhashdb writes, as Parquet files: documents, audit pairs and clusters.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use tempfile::NamedTempFile;
+
+use crate::dedup::audit::DocumentPair;
+use crate::error::{Error, Result};
+
+/// Rows buffered before they are handed to the Parquet writer.
+const ROWS_PER_FLUSH: usize = 1 << 16;
+
+/// One value of a row.
+#[derive(Clone, Copy, Debug)]
+pub enum Cell<'a> {
+    /// A string column's value.
+    Text(&'a str),
+    /// An int64 column's value (a fingerprint: its 64 bits, see [`super::fingerprint_to_i64`]).
+    Int64(i64),
+    /// An int32 column's value.
+    Int32(i32),
+    /// A double column's value.
+    Float64(f64),
+}
+
+enum Column {
+    Text(StringBuilder),
+    Int64(Int64Builder),
+    Int32(Int32Builder),
+    Float64(Float64Builder),
+}
+
+/// A Parquet file being written, row by row, with one of the schemas simhashdb writes
+/// (docs/format.md). The rows go to a temporary file beside `path` that [`ParquetTable::finish`]
+/// renames to `path`, so a reader never sees half a file, and a failed write leaves none.
+pub struct ParquetTable {
+    path: PathBuf,
+    schema: SchemaRef,
+    columns: Vec<Column>,
+    buffered: usize,
+    rows: u64,
+    writer: ArrowWriter<BufWriter<File>>,
+    file: NamedTempFile,
+}
+
+impl ParquetTable {
+    /// Documents: `id` (string), `fingerprint` (int64), and `batch` (int64) when `with_batch`.
+    pub fn documents(path: &Path, with_batch: bool) -> Result<ParquetTable> {
+        let mut fields = vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("fingerprint", DataType::Int64, false),
+        ];
+        if with_batch {
+            fields.push(Field::new("batch", DataType::Int64, false));
+        }
+        ParquetTable::create(path, fields)
+    }
+
+    /// Pairs: `id_a`, `id_b` (strings), `distance` (int32), and `jaccard` (double) when
+    /// `with_jaccard`.
+    pub fn pairs(path: &Path, with_jaccard: bool) -> Result<ParquetTable> {
+        let mut fields = vec![
+            Field::new("id_a", DataType::Utf8, false),
+            Field::new("id_b", DataType::Utf8, false),
+            Field::new("distance", DataType::Int32, false),
+        ];
+        if with_jaccard {
+            fields.push(Field::new("jaccard", DataType::Float64, false));
+        }
+        ParquetTable::create(path, fields)
+    }
+
+    /// Cluster members: `cluster_id` (int64), `id` (string).
+    pub fn clusters(path: &Path) -> Result<ParquetTable> {
+        ParquetTable::create(
+            path,
+            vec![
+                Field::new("cluster_id", DataType::Int64, false),
+                Field::new("id", DataType::Utf8, false),
+            ],
+        )
+    }
+
+    fn create(path: &Path, fields: Vec<Field>) -> Result<ParquetTable> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let file = NamedTempFile::new_in(dir).map_err(|e| Error::io(path, e))?;
+        let handle = file.reopen().map_err(|e| Error::io(path, e))?;
+        let schema = Arc::new(Schema::new(fields));
+        let level = ZstdLevel::try_new(1).expect("1 is a zstd level");
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(level))
+            .build();
+        let writer = ArrowWriter::try_new(
+            BufWriter::with_capacity(1 << 20, handle),
+            schema.clone(),
+            Some(properties),
+        )
+        .map_err(|e| write_error(path, e))?;
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Utf8 => Column::Text(StringBuilder::new()),
+                DataType::Int64 => Column::Int64(Int64Builder::new()),
+                DataType::Int32 => Column::Int32(Int32Builder::new()),
+                _ => Column::Float64(Float64Builder::new()),
+            })
+            .collect();
+        Ok(ParquetTable {
+            path: path.to_path_buf(),
+            schema,
+            columns,
+            buffered: 0,
+            rows: 0,
+            writer,
+            file,
+        })
+    }
+
+    /// Appends a row. Panics unless `row` has the schema's columns, in order.
+    pub fn push(&mut self, row: &[Cell]) -> Result<()> {
+        assert_eq!(row.len(), self.columns.len(), "a row of the table's width");
+        for (column, cell) in self.columns.iter_mut().zip(row) {
+            match (column, *cell) {
+                (Column::Text(b), Cell::Text(v)) => b.append_value(v),
+                (Column::Int64(b), Cell::Int64(v)) => b.append_value(v),
+                (Column::Int32(b), Cell::Int32(v)) => b.append_value(v),
+                (Column::Float64(b), Cell::Float64(v)) => b.append_value(v),
+                (_, cell) => panic!("{cell:?} does not fit its column"),
+            }
+        }
+        self.buffered += 1;
+        self.rows += 1;
+        if self.buffered >= ROWS_PER_FLUSH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.buffered == 0 {
+            return Ok(());
+        }
+        let arrays: Vec<ArrayRef> = self
+            .columns
+            .iter_mut()
+            .map(|column| -> ArrayRef {
+                match column {
+                    Column::Text(b) => Arc::new(b.finish()),
+                    Column::Int64(b) => Arc::new(b.finish()),
+                    Column::Int32(b) => Arc::new(b.finish()),
+                    Column::Float64(b) => Arc::new(b.finish()),
+                }
+            })
+            .collect();
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| write_error(&self.path, e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| write_error(&self.path, e))?;
+        self.buffered = 0;
+        Ok(())
+    }
+
+    /// Writes what is buffered and the file's footer, syncs it, and moves it to its path.
+    /// Returns the rows written.
+    pub fn finish(mut self) -> Result<u64> {
+        self.flush()?;
+        let path = self.path;
+        let out = self
+            .writer
+            .into_inner()
+            .map_err(|e| write_error(&path, e))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(&path, e))?;
+        self.file
+            .persist(&path)
+            .map_err(|e| Error::io(&path, e.error))?;
+        Ok(self.rows)
+    }
+}
+
+fn write_error(path: &Path, error: impl std::fmt::Display) -> Error {
+    Error::io(path, std::io::Error::other(error.to_string()))
+}
+
+/// Writes audit pairs (with their Jaccard similarity when every pair has one) to `path`.
+pub fn write_pairs_parquet(path: &Path, pairs: &[(DocumentPair, Option<f64>)]) -> Result<u64> {
+    let with_jaccard = !pairs.is_empty() && pairs.iter().all(|(_, j)| j.is_some());
+    let mut table = ParquetTable::pairs(path, with_jaccard)?;
+    for (pair, jaccard) in pairs {
+        let mut row = vec![
+            Cell::Text(&pair.a),
+            Cell::Text(&pair.b),
+            Cell::Int32(pair.distance as i32),
+        ];
+        if with_jaccard {
+            row.push(Cell::Float64(jaccard.unwrap_or(f64::NAN)));
+        }
+        table.push(&row)?;
+    }
+    table.finish()
+}
+
+/// Writes clusters to `path`, numbered from 1 in the order given: one row per member.
+pub fn write_clusters_parquet(path: &Path, clusters: &[Vec<String>]) -> Result<u64> {
+    let mut table = ParquetTable::clusters(path)?;
+    for (n, members) in clusters.iter().enumerate() {
+        for id in members {
+            table.push(&[Cell::Int64(n as i64 + 1), Cell::Text(id)])?;
+        }
+    }
+    table.finish()
+}

@@ -1,0 +1,397 @@
+//! Repair: rebuilding damaged runs from the copies every run keeps of its own data.
+//!
+//! A run holds each of its fingerprints once per permuted table (C(m, K) copies, in blocks
+//! that differ from table to table), and each live document twice: as an entry of the docs
+//! table (by id) and as a posting (by fingerprint). So a damaged block, table or file loses
+//! nothing that another copy holds:
+//! - the fingerprints are the union of every intact block of every table; a fingerprint of a
+//!   live document that no table of any run holds any more is put back in the tables too;
+//! - the postings are the live entries of the docs table, rebuilt;
+//! - a docs entry lost from a damaged block comes back from its posting, with the batch the
+//!   run's other documents have (the newest of them; exact for a run one insert wrote, and
+//!   counted in the report as inferred). A deletion entry has no second copy: the ids an older
+//!   run holds in the lost range, which the deletion may have covered, are reported by id.
+//!
+//! Each damaged run is rebuilt as a new run that takes its place in the run list, all in one
+//! catalog commit, like a compaction; the damaged files are deleted only after the commit, so a
+//! crash leaves the damaged or the repaired store. The catalog itself has no second copy:
+//! a damaged catalog is refused, and restored from a backup.
+
+use std::collections::HashSet;
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::catalog::Catalog;
+use crate::format::layout::{self, sync_dir};
+use crate::read::snapshot::{Snapshot, SCAN_CACHE_BYTES};
+use crate::run::salvage::{salvage, Salvaged};
+use crate::run::{write_run, RunContents};
+use crate::sys::progress::Phase;
+use crate::tables::permutation::Permutations;
+use crate::write::store::Store;
+
+/// What [`Store::repair`] found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// Runs checked (every block of every file of every run is read).
+    pub runs_checked: usize,
+    /// One entry per damaged run, oldest first.
+    pub runs: Vec<RunRepair>,
+    /// Whether the repaired runs were committed (false for a dry run or when nothing was
+    /// damaged).
+    pub committed: bool,
+}
+
+/// One damaged run and its repair.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunRepair {
+    /// The damaged run.
+    pub run: u64,
+    /// The run that replaces it (None in a dry run).
+    pub replaced_by: Option<u64>,
+    /// What was damaged, one line per place.
+    pub damage: Vec<String>,
+    /// Document entries in the rebuilt run.
+    pub documents: u64,
+    /// Fingerprints in the rebuilt run's tables.
+    pub fingerprints: u64,
+    /// Document entries that came back from their postings.
+    pub documents_from_postings: u64,
+    /// Of those, the ones given the newest batch of the run's other documents: a posting does
+    /// not say its batch (exact for a run one insert wrote; a merged run holds several).
+    pub batches_guessed: u64,
+    /// Fingerprints of live documents that no table held any more, put back.
+    pub fingerprints_restored: u64,
+    /// Document entries of the damaged run that no copy holds (deletions, or a live entry
+    /// lost with its posting).
+    pub documents_lost: u64,
+    /// Ids an older run holds in the lost ranges: if the damaged run had deleted them, they
+    /// are live again. At most 1,000 are listed.
+    pub ids_maybe_undeleted: Vec<String>,
+}
+
+/// How many ids a run repair lists.
+const LISTED_IDS: usize = 1000;
+
+impl Store {
+    /// Reads every block of every run and rebuilds the damaged runs from their intact copies
+    /// (see the module docs), in one commit. With `dry_run` it only reports what it would
+    /// rebuild. Memory: the contents of every damaged run, plus 8 bytes per posting of the
+    /// store. A run file that cannot be read (permissions, an I/O error) fails the repair, which
+    /// then changes nothing; one that is missing, or that redb cannot open even after its own
+    /// recovery on a copy, is taken as lost.
+    pub fn repair(&mut self, dry_run: bool) -> Result<RepairReport> {
+        let catalog = self.catalog().clone();
+        let perms = Permutations::new(&catalog.settings);
+        let store = self.dir().to_path_buf();
+        let run_dir = |id| layout::run_dir(&store, id);
+        let mut report = RepairReport {
+            runs_checked: catalog.runs.len(),
+            ..RepairReport::default()
+        };
+        // Which runs are damaged, without holding their contents.
+        let progress = self.progress();
+        let checking = Phase::start(progress, "checking runs", catalog.runs.len() as u64);
+        let checked: Vec<bool> = catalog
+            .runs
+            .par_iter()
+            .map(|meta| {
+                let damaged = salvage(&run_dir(meta.id), meta, &perms, false)?.is_damaged();
+                progress.advance(1);
+                Ok(damaged)
+            })
+            .collect::<Result<_>>()?;
+        drop(checking);
+        let damaged: Vec<usize> = (0..checked.len()).filter(|&i| checked[i]).collect();
+        if damaged.is_empty() {
+            return Ok(report);
+        }
+        // The batch of documents whose run has no other live document to take it from.
+        let newest_insert = catalog
+            .batches
+            .iter()
+            .filter(|b| b.kind == crate::format::catalog::BatchKind::Insert)
+            .map(|b| b.id)
+            .max()
+            .unwrap_or(0);
+        let mut rebuilt: Vec<(usize, Rebuilt)> = Vec::new();
+        for &i in &damaged {
+            let meta = &catalog.runs[i];
+            let salvaged = salvage(&run_dir(meta.id), meta, &perms, true)?;
+            rebuilt.push((i, Rebuilt::from(salvaged, meta.documents, newest_insert)));
+        }
+        // The runs that are intact, read as usual.
+        let mut intact = catalog.clone();
+        intact.runs = catalog
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !damaged.contains(i))
+            .map(|(_, r)| r.clone())
+            .collect();
+        let intact = Snapshot::from_catalog(self.dir(), intact, SCAN_CACHE_BYTES)?;
+        restore_lost_fingerprints(&intact, &mut rebuilt)?;
+        name_ids_maybe_undeleted(&catalog, &damaged, &intact, &mut rebuilt)?;
+
+        let mut pending = self.begin_commit();
+        for (i, r) in &mut rebuilt {
+            let meta = &catalog.runs[*i];
+            let mut entry = r.report(meta.id);
+            if !dry_run {
+                let documents: Vec<(u64, &str, DocState)> = r
+                    .documents
+                    .iter()
+                    .map(|(h, id, s)| (*h, id.as_str(), *s))
+                    .collect();
+                let postings: Vec<(u64, &str)> = r
+                    .postings
+                    .iter()
+                    .map(|(fp, id)| (*fp, id.as_str()))
+                    .collect();
+                let contents = RunContents {
+                    documents: &documents,
+                    postings: &postings,
+                    fingerprints: &r.fingerprints,
+                };
+                let shards = usize::from(catalog.settings.shards);
+                let new = pending
+                    .write_run(|dir, id| write_run(dir, id, &perms, shards, &contents, progress))?;
+                entry.replaced_by = Some(new.id);
+                pending.catalog_mut().runs[*i] = new;
+            }
+            report.runs.push(entry);
+        }
+        if dry_run {
+            return Ok(report);
+        }
+        // Lost deletions change which documents are live: count them again.
+        let next = pending.catalog().clone();
+        let mut live = 0u64;
+        Snapshot::from_catalog(self.dir(), next, SCAN_CACHE_BYTES)?
+            .for_each_live_document(|_, _, _| live += 1)?;
+        pending.catalog_mut().documents = live;
+        drop(intact);
+        self.commit(pending)?;
+        report.committed = true;
+        // The damaged runs are garbage now; what cannot be removed, the next writer removes.
+        for &i in &damaged {
+            let _ = std::fs::remove_dir_all(run_dir(catalog.runs[i].id));
+        }
+        let _ = sync_dir(&layout::runs_dir(&store));
+        Ok(report)
+    }
+}
+
+/// The contents a damaged run is rebuilt with, and what the rebuilding found.
+struct Rebuilt {
+    /// Ordered by `(id_hash, id)`.
+    documents: Vec<(u64, String, DocState)>,
+    /// Ordered by `(fingerprint, id)`.
+    postings: Vec<(u64, String)>,
+    /// Ascending.
+    fingerprints: Vec<u64>,
+    lost_documents: Vec<(u64, u64)>,
+    damage: Vec<String>,
+    from_postings: u64,
+    batches_guessed: u64,
+    fingerprints_restored: u64,
+    documents_lost: u64,
+    ids_maybe_undeleted: Vec<String>,
+}
+
+impl Rebuilt {
+    /// Rebuilds a run from what was salvaged of it; `listed` is the catalog's entry count, and
+    /// `fallback_batch` the batch of recovered documents when no intact one says.
+    fn from(s: Salvaged, listed: u64, fallback_batch: u64) -> Self {
+        let mut documents = s.documents;
+        let known: HashSet<&str> = documents.iter().map(|(_, id, _)| id.as_str()).collect();
+        let mut batches: Vec<u64> = documents
+            .iter()
+            .filter_map(|(_, _, state)| match state {
+                DocState::Live { batch, .. } => Some(*batch),
+                DocState::Deleted { .. } => None,
+            })
+            .collect();
+        batches.sort_unstable();
+        batches.dedup();
+        let guess = batches.last().copied().unwrap_or(fallback_batch);
+        let mut recovered = Vec::new();
+        for (fp, id) in &s.postings {
+            if !known.contains(id.as_str()) {
+                let state = DocState::Live {
+                    fingerprint: *fp,
+                    batch: guess,
+                };
+                recovered.push((id_hash(id.as_bytes()), id.clone(), state));
+            }
+        }
+        drop(known);
+        let from_postings = recovered.len() as u64;
+        documents.extend(recovered);
+        documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        // Misfiled blocks may repeat an entry: keep one.
+        documents.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
+        let mut postings: Vec<(u64, String)> = documents
+            .iter()
+            .filter_map(|(_, id, state)| match state {
+                DocState::Live { fingerprint, .. } => Some((*fingerprint, id.clone())),
+                DocState::Deleted { .. } => None,
+            })
+            .collect();
+        postings.par_sort_unstable();
+        Rebuilt {
+            documents_lost: listed.saturating_sub(documents.len() as u64),
+            documents,
+            postings,
+            fingerprints: s.fingerprints,
+            lost_documents: s.lost_documents,
+            damage: s.damage,
+            from_postings,
+            batches_guessed: from_postings,
+            fingerprints_restored: 0,
+            ids_maybe_undeleted: Vec::new(),
+        }
+    }
+
+    fn report(&self, run: u64) -> RunRepair {
+        RunRepair {
+            run,
+            replaced_by: None,
+            damage: self.damage.clone(),
+            documents: self.documents.len() as u64,
+            fingerprints: self.fingerprints.len() as u64,
+            documents_from_postings: self.from_postings,
+            batches_guessed: self.batches_guessed,
+            fingerprints_restored: self.fingerprints_restored,
+            documents_lost: self.documents_lost,
+            ids_maybe_undeleted: self.ids_maybe_undeleted.clone(),
+        }
+    }
+}
+
+/// Puts every posted fingerprint that no run's tables hold (its every copy was in damaged
+/// blocks) into the tables of the oldest damaged run: the oldest run that may have held it, so
+/// that every posting of it stays in that run or a newer one, as compaction requires.
+fn restore_lost_fingerprints(intact: &Snapshot, rebuilt: &mut [(usize, Rebuilt)]) -> Result<()> {
+    let mut posted: Vec<u64> = Vec::new();
+    for run in intact.runs() {
+        run.docs()?.for_each_posting(|fp| posted.push(fp))?;
+    }
+    for (_, r) in rebuilt.iter() {
+        posted.extend(r.postings.iter().map(|(fp, _)| *fp));
+    }
+    posted.par_sort_unstable();
+    posted.dedup();
+    let mut found = vec![false; posted.len()];
+    for (_, r) in rebuilt.iter() {
+        for (fp, f) in posted.iter().zip(found.iter_mut()) {
+            *f |= r.fingerprints.binary_search(fp).is_ok();
+        }
+    }
+    let perms = intact.permutations();
+    for run in intact.runs() {
+        let mut start = 0;
+        while start < posted.len() {
+            let shard = perms.shard_of(posted[start]);
+            let end = start + posted[start..].partition_point(|&fp| perms.shard_of(fp) == shard);
+            if let Some(file) = run.shard(shard)? {
+                file.contains_sorted(&posted[start..end], &mut found[start..end])?;
+            }
+            start = end;
+        }
+    }
+    let missing: Vec<u64> = posted
+        .into_iter()
+        .zip(found)
+        .filter_map(|(fp, found)| (!found).then_some(fp))
+        .collect();
+    if let Some((_, oldest)) = rebuilt.first_mut() {
+        oldest.fingerprints_restored = missing.len() as u64;
+        oldest.fingerprints.extend(missing);
+        oldest.fingerprints.sort_unstable();
+        oldest.fingerprints.dedup();
+    }
+    Ok(())
+}
+
+/// For each damaged run whose docs table lost entries, the ids an older run holds live in the
+/// lost ranges that neither the rebuilt run nor a newer run mentions: if the lost entries
+/// deleted them, they are live again.
+fn name_ids_maybe_undeleted(
+    catalog: &Catalog,
+    damaged: &[usize],
+    intact: &Snapshot,
+    rebuilt: &mut [(usize, Rebuilt)],
+) -> Result<()> {
+    // Where each run of the catalog is: an intact snapshot run, or a rebuilt one.
+    let intact_index = |i: usize| i - damaged.iter().filter(|&&d| d < i).count();
+    let mentions = |rebuilt: &[(usize, Rebuilt)], i: usize, id: &str| -> Result<bool> {
+        match rebuilt.iter().find(|(r, _)| *r == i) {
+            Some((_, r)) => Ok(r
+                .documents
+                .binary_search_by(|(h, other, _)| {
+                    (*h, other.as_str()).cmp(&(id_hash(id.as_bytes()), id))
+                })
+                .is_ok()),
+            None => Ok(intact.runs()[intact_index(i)]
+                .docs()?
+                .state_of(id)?
+                .is_some()),
+        }
+    };
+    for k in 0..rebuilt.len() {
+        let (r, ranges) = (rebuilt[k].0, rebuilt[k].1.lost_documents.clone());
+        if ranges.is_empty() || rebuilt[k].1.documents_lost == 0 {
+            continue;
+        }
+        let mut candidates: Vec<String> = Vec::new();
+        for older in 0..r {
+            for &(lo, hi) in &ranges {
+                match rebuilt.iter().find(|(i, _)| *i == older) {
+                    Some((_, o)) => candidates.extend(
+                        o.documents
+                            .iter()
+                            .filter(|(h, _, s)| {
+                                (lo..=hi).contains(h) && matches!(s, DocState::Live { .. })
+                            })
+                            .map(|(_, id, _)| id.clone()),
+                    ),
+                    None => {
+                        let docs = intact.runs()[intact_index(older)].docs()?;
+                        let mut scan = docs.scan_documents_in(lo, hi)?;
+                        let mut block = Vec::new();
+                        while scan.next_block(&mut block)? {
+                            candidates.extend(
+                                block
+                                    .drain(..)
+                                    .filter(|(_, _, s)| matches!(s, DocState::Live { .. }))
+                                    .map(|(_, id, _)| id),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut named = Vec::new();
+        for id in candidates {
+            let mut mentioned = false;
+            for i in r..catalog.runs.len() {
+                if mentions(rebuilt, i, &id)? {
+                    mentioned = true;
+                    break;
+                }
+            }
+            if !mentioned && named.len() < LISTED_IDS {
+                named.push(id);
+            }
+        }
+        rebuilt[k].1.ids_maybe_undeleted = named;
+    }
+    Ok(())
+}

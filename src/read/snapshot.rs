@@ -1,0 +1,479 @@
+//! A consistent read-only view of a store: the catalog read once, and the runs it names.
+//!
+//! Readers take no lock. A snapshot sees the runs of the catalog it read, which are immutable,
+//! and opens every file of them at once, so a compaction that deletes them later cannot pull
+//! them away. If a compaction commits between reading the catalog and opening the files, a
+//! file is missing: the snapshot reads the new catalog and tries again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::error::{guard_redb, Error, Result};
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::catalog::Catalog;
+use crate::format::settings::Settings;
+use crate::run::pinned::ProbeCounts;
+use crate::run::{FileCaches, RunReader};
+use crate::tables::permutation::Permutations;
+
+/// Bytes of redb cache a snapshot spreads over the files it opens.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+
+/// Cache for snapshots that stream every block once (audits): a scan never rereads a page,
+/// so a large cache only holds memory (the 1e8 audit: 2.0 GiB peak with the default cache,
+/// 1.1 GiB with this, in the same time; docs/benchmarks.md).
+pub const SCAN_CACHE_BYTES: usize = 128 << 20;
+
+/// Cache for a process that answers a batch of queries and exits (the `query` command): enough
+/// for every branch page of the permuted tables (about 1/128 of their bytes; twice that here),
+/// at least 16 MiB and at most [`DEFAULT_CACHE_BYTES`]. Random queries rarely reread a leaf,
+/// and a leaf kept in a larger cache costs a fresh allocation per read where a small cache
+/// reuses the memory of the pages it evicts: 10,000 queries at 1e7 take 0.16 s with 16 MiB
+/// against 0.20 s with 1 GiB (docs/benchmarks.md).
+pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
+    let table_bytes: u64 = catalog
+        .runs
+        .iter()
+        .flat_map(|run| run.table_bytes.iter())
+        .sum();
+    usize::try_from(table_bytes / 64)
+        .unwrap_or(usize::MAX)
+        .clamp(16 << 20, DEFAULT_CACHE_BYTES)
+}
+
+/// How a snapshot spreads its redb cache over the files it opens.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CacheSpread {
+    /// These bytes evenly over every file.
+    Even(usize),
+    /// These bytes over the docs files; a table file gets the least. For a reader that pins
+    /// every table in memory: it reads each table file once, to pin it, and a scan rereads no
+    /// page, while every match is looked up in a docs file.
+    DocsOnly(usize),
+}
+
+impl CacheSpread {
+    /// The smallest cache a file gets.
+    const MIN_FILE_BYTES: usize = 1 << 20;
+
+    fn per_file(self, catalog: &Catalog) -> FileCaches {
+        let runs = catalog.runs.len().max(1);
+        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
+        match self {
+            CacheSpread::Even(bytes) => {
+                let each = (bytes / files.max(1)).max(Self::MIN_FILE_BYTES);
+                FileCaches {
+                    docs: each,
+                    tables: each,
+                }
+            }
+            CacheSpread::DocsOnly(bytes) => FileCaches {
+                docs: (bytes / runs).max(Self::MIN_FILE_BYTES),
+                tables: Self::MIN_FILE_BYTES,
+            },
+        }
+    }
+}
+
+/// One stored document within the query's distance.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Match {
+    /// Hamming distance between the query and the fingerprint.
+    pub distance: u32,
+    /// The stored fingerprint.
+    pub fingerprint: u64,
+    /// The document id.
+    pub id: String,
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Document {
+    /// Its id.
+    pub id: String,
+    /// Its fingerprint.
+    pub fingerprint: u64,
+    /// The insert batch that gave it this fingerprint.
+    pub batch: u64,
+}
+
+/// A read-only view of a store at one commit.
+pub struct Snapshot {
+    dir: PathBuf,
+    catalog: Catalog,
+    perms: Permutations,
+    runs: Vec<RunReader>,
+    probes: Arc<ProbeCounts>,
+}
+
+impl Snapshot {
+    /// Opens the store at `dir` for reading.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Snapshot, Store};
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("doc-1", 0xdead_beef_0000_0000)?;
+    /// store.insert(&batch, None)?;
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let matches = snapshot.query(0xdead_beef_0000_0007, 3)?; // 3 bits away
+    /// assert_eq!(matches[0].id, "doc-1");
+    /// assert_eq!(matches[0].distance, 3);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
+    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
+        Self::open_spread(dir, |_| CacheSpread::Even(cache_bytes))
+    }
+
+    /// Opens the store at `dir` for a process that answers a batch of queries once, with the
+    /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
+    pub fn open_for_batch(dir: &Path) -> Result<Self> {
+        Self::open_spread(dir, |catalog| CacheSpread::Even(batch_cache_bytes(catalog)))
+    }
+
+    /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.
+    pub(crate) fn open_spread(
+        dir: &Path,
+        spread: impl Fn(&Catalog) -> CacheSpread,
+    ) -> Result<Self> {
+        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            let catalog = Catalog::read(dir)?;
+            let cache = spread(&catalog);
+            match Self::from_catalog_spread(dir, catalog, cache) {
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A snapshot of `catalog`, spreading `cache_bytes` of redb cache evenly over its files.
+    pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Result<Self> {
+        Self::from_catalog_spread(dir, catalog, CacheSpread::Even(cache_bytes))
+    }
+
+    fn from_catalog_spread(dir: &Path, catalog: Catalog, spread: CacheSpread) -> Result<Self> {
+        let perms = Permutations::new(&catalog.settings);
+        let shards = usize::from(catalog.settings.shards);
+        let caches = spread.per_file(&catalog);
+        let runs = catalog
+            .runs
+            .iter()
+            .map(|meta| {
+                RunReader::new(
+                    meta.clone(),
+                    crate::format::layout::run_dir(dir, meta.id),
+                    shards,
+                    perms.tables().len(),
+                    caches,
+                )
+            })
+            .collect::<Result<_>>()?;
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            catalog,
+            perms,
+            runs,
+            probes: Arc::default(),
+        })
+    }
+
+    /// The store's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.catalog.settings
+    }
+
+    /// The catalog this snapshot reads.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn runs(&self) -> &[RunReader] {
+        &self.runs
+    }
+
+    pub(crate) fn runs_mut(&mut self) -> &mut [RunReader] {
+        &mut self.runs
+    }
+
+    /// Counts this snapshot's probes in `probes` (shared by a reader's snapshots).
+    pub(crate) fn count_probes_in(&mut self, probes: Arc<ProbeCounts>) {
+        self.probes = probes;
+    }
+
+    pub(crate) fn permutations(&self) -> &Permutations {
+        &self.perms
+    }
+
+    /// Every stored document whose fingerprint is within `distance` bits of `query`, ordered by
+    /// (distance, fingerprint, id). `distance` may not exceed the store's K.
+    pub fn query(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        guard_redb(&self.dir, || self.query_unguarded(query, distance))
+    }
+
+    fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        self.check_distance(distance)?;
+        let mut found: Vec<(u64, u32)> = Vec::new();
+        let mut check = |t: usize, key: u64, candidate: u64| {
+            // A permutation moves bits, so distances are the same between keys.
+            let d = (candidate ^ key).count_ones();
+            if d <= distance {
+                let fp = self.perms.tables()[t].unpermute(candidate);
+                if self.perms.reports(t, query, fp) {
+                    found.push((fp, d));
+                }
+            }
+        };
+        // Pinned probes go in three passes over all tables and runs: locate each probe's keys
+        // (a directory read), touch them, then scan them. Each pass's memory reads are
+        // independent of one another, so the CPU overlaps their cache misses instead of
+        // waiting for each in turn (docs/benchmarks.md: 5 runs x 10 tables at 1e8).
+        struct PinnedProbe<'k> {
+            table: usize,
+            key: u64,
+            lo: u64,
+            hi: u64,
+            candidates: &'k [u64],
+        }
+        let mut pinned: Vec<PinnedProbe> =
+            Vec::with_capacity(self.perms.tables().len() * self.runs.len());
+        let mut disk = 0;
+        for (t, table) in self.perms.tables().iter().enumerate() {
+            if !self.perms.is_needed(t, distance) {
+                continue;
+            }
+            let key = table.permute(query);
+            let (lo, hi) = table.prefix_range(key);
+            for run in &self.runs {
+                match run.pinned_table(t) {
+                    Some(keys) => pinned.push(PinnedProbe {
+                        table: t,
+                        key,
+                        lo,
+                        hi,
+                        candidates: keys.candidates(lo, hi),
+                    }),
+                    None => {
+                        disk += 1;
+                        run.probe_file(self.perms.shard_of(key), t, lo, hi, |c| check(t, key, c))?;
+                    }
+                }
+            }
+        }
+        let touched = pinned
+            .iter()
+            .fold(0, |acc, p| acc ^ crate::run::pinned::touch(p.candidates));
+        std::hint::black_box(touched);
+        for p in &pinned {
+            crate::run::pinned::for_each_in(p.candidates, p.lo, p.hi, |c| check(p.table, p.key, c));
+        }
+        let memory = pinned.len() as u64;
+        self.probes.add(memory, disk);
+        let mut matches = Vec::new();
+        for (fp, d) in found {
+            self.live_ids(fp, |id| {
+                matches.push(Match {
+                    distance: d,
+                    fingerprint: fp,
+                    id: id.to_string(),
+                })
+            })?;
+        }
+        matches.sort_unstable();
+        Ok(matches)
+    }
+
+    /// Runs many queries in parallel; the answers come back in the order of `queries`.
+    pub fn query_many(&self, queries: &[u64], distance: u32) -> Result<Vec<Vec<Match>>> {
+        self.check_distance(distance)?;
+        queries
+            .par_iter()
+            .with_min_len(64)
+            .map(|&q| self.query(q, distance))
+            .collect()
+    }
+
+    pub(crate) fn check_distance(&self, distance: u32) -> Result<()> {
+        let max = u32::from(self.catalog.settings.distance);
+        if distance > max {
+            return Err(Error::DistanceTooLarge {
+                asked: distance,
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on every live id of `fingerprint`: an id listed under it in run r is live
+    /// unless a newer run mentions the id (with another fingerprint, the same one again, or a
+    /// deletion).
+    pub fn live_ids(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+        for (r, run) in self.runs.iter().enumerate() {
+            // Pinned key sets answer "not here" from memory (see crate::run::pinned).
+            if !run.may_list(fingerprint) {
+                continue;
+            }
+            let mut ids = Vec::new();
+            run.docs()?
+                .ids_of(fingerprint, |id| ids.push(id.to_string()))?;
+            'ids: for id in ids {
+                let hash = id_hash(id.as_bytes());
+                for newer in &self.runs[r + 1..] {
+                    if newer.may_mention(hash) && newer.docs()?.state_of(&id)?.is_some() {
+                        continue 'ids;
+                    }
+                }
+                f(&id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(id, fingerprint, batch)` on every live document, run by run.
+    pub fn for_each_live_document(&self, f: impl FnMut(&str, u64, u64)) -> Result<()> {
+        guard_redb(&self.dir, || self.for_each_live_document_unguarded(f))
+    }
+
+    fn for_each_live_document_unguarded(&self, mut f: impl FnMut(&str, u64, u64)) -> Result<()> {
+        const CHUNK: usize = 1 << 16;
+        for (r, run) in self.runs.iter().enumerate() {
+            let newer = &self.runs[r + 1..];
+            let mut chunk: Vec<(u64, String, u64, u64)> = Vec::with_capacity(CHUNK);
+            let mut flush = |chunk: &mut Vec<(u64, String, u64, u64)>| -> Result<()> {
+                let keys: Vec<(u64, &str)> = chunk
+                    .iter()
+                    .map(|(h, id, _, _)| (*h, id.as_str()))
+                    .collect();
+                let mut states = vec![None; keys.len()];
+                for run in newer {
+                    run.docs()?.states_sorted(&keys, &mut states)?;
+                }
+                for ((_, id, fp, batch), state) in chunk.iter().zip(states) {
+                    if state.is_none() {
+                        f(id, *fp, *batch);
+                    }
+                }
+                chunk.clear();
+                Ok(())
+            };
+            let mut failure = None;
+            run.docs()?.for_each_document(|hash, id, state| {
+                if failure.is_some() {
+                    return;
+                }
+                if let DocState::Live { fingerprint, batch } = state {
+                    chunk.push((hash, id.to_string(), fingerprint, batch));
+                    if chunk.len() == CHUNK {
+                        failure = flush(&mut chunk).err();
+                    }
+                }
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            flush(&mut chunk)?;
+        }
+        Ok(())
+    }
+
+    /// The fingerprint `id` currently has, if it is stored.
+    pub fn get(&self, id: &str) -> Result<Option<u64>> {
+        Ok(self.document(id)?.map(|d| d.fingerprint))
+    }
+
+    /// The stored document `id`, if it is stored: its fingerprint and the batch that set it.
+    pub fn document(&self, id: &str) -> Result<Option<Document>> {
+        guard_redb(&self.dir, || self.document_unguarded(id))
+    }
+
+    fn document_unguarded(&self, id: &str) -> Result<Option<Document>> {
+        for run in self.runs.iter().rev() {
+            match run.docs()?.state_of(id)? {
+                Some(DocState::Live { fingerprint, batch }) => {
+                    return Ok(Some(Document {
+                        id: id.to_string(),
+                        fingerprint,
+                        batch,
+                    }))
+                }
+                Some(DocState::Deleted { .. }) => return Ok(None),
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::catalog::RunMeta;
+
+    #[test]
+    fn batch_cache_follows_the_table_bytes_within_bounds() {
+        let mut catalog = Catalog::new(Settings::default());
+        assert_eq!(batch_cache_bytes(&catalog), 16 << 20);
+        let run = |table_bytes: u64| RunMeta {
+            id: 0,
+            shard_files: 1,
+            present_files: vec![0],
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![table_bytes; 10],
+            docs_bytes: 0,
+            postings_bytes: 0,
+        };
+        catalog.runs = vec![run(640 << 20), run(640 << 20)];
+        assert_eq!(batch_cache_bytes(&catalog), 200 << 20);
+        catalog.runs = vec![run(1 << 40)];
+        assert_eq!(batch_cache_bytes(&catalog), DEFAULT_CACHE_BYTES);
+    }
+
+    #[test]
+    fn a_cache_goes_evenly_to_every_file_or_to_the_docs_files_alone() {
+        let mut catalog = Catalog::new(Settings::default());
+        let run = |present: u16| RunMeta {
+            id: 0,
+            shard_files: present,
+            present_files: (0..present).collect(),
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![0; 10],
+            docs_bytes: 0,
+            postings_bytes: 0,
+        };
+        // Two runs of 3 shard files and a docs file each: 8 files.
+        catalog.runs = vec![run(3), run(3)];
+        let even = CacheSpread::Even(800 << 20).per_file(&catalog);
+        assert_eq!((even.docs, even.tables), (100 << 20, 100 << 20));
+        let docs = CacheSpread::DocsOnly(800 << 20).per_file(&catalog);
+        assert_eq!(
+            (docs.docs, docs.tables),
+            (400 << 20, CacheSpread::MIN_FILE_BYTES)
+        );
+        // Never less than the least a file gets.
+        let tiny = CacheSpread::Even(1).per_file(&catalog);
+        assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+    }
+}

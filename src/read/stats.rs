@@ -1,0 +1,195 @@
+//! What a store holds and what it costs on disk.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::catalog::Catalog;
+use crate::read::snapshot::Snapshot;
+
+/// A summary of a store, from its catalog and the sizes of its files.
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+pub struct Stats {
+    /// m: the blocks a fingerprint is split into.
+    pub blocks: u8,
+    /// K: the largest distance a query may ask for.
+    pub distance: u8,
+    /// The shards of each table.
+    pub shards: u16,
+    /// The permuted tables, C(m, K).
+    pub tables: usize,
+    /// The on-disk format version.
+    pub format_version: u32,
+    /// The fingerprint scheme text is fingerprinted with (see [`crate::similarity::fingerprint::Scheme::name`]).
+    pub scheme: Option<String>,
+    /// Ids with a live fingerprint.
+    pub documents: u64,
+    /// Committed batches.
+    pub batches: usize,
+    /// Live runs.
+    pub runs: usize,
+    /// Fingerprints held in each permuted table (live, or dead until the next compaction).
+    pub fingerprints: u64,
+    /// Per permuted table: its entries and block bytes.
+    pub per_table: Vec<TableStats>,
+    /// Block bytes of the documents.
+    pub docs_bytes: u64,
+    /// Block bytes of the postings.
+    pub postings_bytes: u64,
+    /// Bytes allocated on disk to every shard file (the permuted tables, redb overhead
+    /// included; redb extends files sparsely, so this is less than their length).
+    pub table_file_bytes: u64,
+    /// Bytes of every docs file.
+    pub docs_file_bytes: u64,
+    /// Bytes the store's files use on disk (allocated blocks, what `du` counts).
+    pub total_bytes: u64,
+    /// The sum of the store's file lengths. redb extends its files ahead of use, so this is
+    /// more than they use.
+    pub file_bytes: u64,
+    /// table_file_bytes / (fingerprints * tables).
+    pub disk_bytes_per_fingerprint_per_table: f64,
+    /// total_bytes / documents.
+    pub disk_bytes_per_document: f64,
+}
+
+/// One permuted table's share.
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+pub struct TableStats {
+    /// The table's number.
+    pub table: usize,
+    /// Leading bits the table groups keys by.
+    pub prefix_bits: u32,
+    /// Keys in the table.
+    pub entries: u64,
+    /// Bytes of its blocks.
+    pub block_bytes: u64,
+    /// block_bytes / entries.
+    pub block_bytes_per_fingerprint: f64,
+}
+
+impl Stats {
+    /// Reads the stats of a snapshot, walking the store's files for their sizes.
+    pub fn of(snapshot: &Snapshot) -> Result<Self> {
+        let catalog = snapshot.catalog();
+        let settings = &catalog.settings;
+        let tables = snapshot.permutations().tables();
+        let fingerprints: u64 = catalog.runs.iter().map(|r| r.fingerprints).sum();
+        let per_table = tables
+            .iter()
+            .enumerate()
+            .map(|(t, table)| {
+                let block_bytes: u64 = catalog
+                    .runs
+                    .iter()
+                    .map(|r| r.table_bytes.get(t).copied().unwrap_or(0))
+                    .sum();
+                TableStats {
+                    table: t,
+                    prefix_bits: table.prefix_bits(),
+                    entries: fingerprints,
+                    block_bytes,
+                    block_bytes_per_fingerprint: ratio(block_bytes, fingerprints),
+                }
+            })
+            .collect();
+        let (mut table_file_bytes, mut docs_file_bytes) = (0, 0);
+        for run in &catalog.runs {
+            let dir = crate::format::layout::run_dir(snapshot.dir(), run.id);
+            for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+                let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                let len = allocated(&entry.metadata().map_err(|e| Error::io(entry.path(), e))?);
+                if crate::format::layout::is_shard_file(&entry.file_name()) {
+                    table_file_bytes += len;
+                } else {
+                    docs_file_bytes += len;
+                }
+            }
+        }
+        let DiskBytes {
+            used: total_bytes,
+            files: file_bytes,
+        } = DiskBytes::below(snapshot.dir())?;
+        Ok(Stats {
+            blocks: settings.blocks,
+            distance: settings.distance,
+            shards: settings.shards,
+            tables: tables.len(),
+            format_version: crate::format::catalog::FORMAT_VERSION,
+            scheme: catalog.scheme.clone(),
+            documents: catalog.documents,
+            batches: catalog.batches.len(),
+            runs: catalog.runs.len(),
+            fingerprints,
+            per_table,
+            docs_bytes: catalog.runs.iter().map(|r| r.docs_bytes).sum(),
+            postings_bytes: catalog.runs.iter().map(|r| r.postings_bytes).sum(),
+            table_file_bytes,
+            docs_file_bytes,
+            total_bytes,
+            file_bytes,
+            disk_bytes_per_fingerprint_per_table: ratio(
+                table_file_bytes,
+                fingerprints * tables.len() as u64,
+            ),
+            disk_bytes_per_document: ratio(total_bytes, catalog.documents),
+        })
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Bytes a file occupies on disk. redb extends its files sparsely ahead of use, so the
+/// apparent length overstates the cost.
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.blocks() * 512
+}
+
+/// What files take on disk, measured two ways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DiskBytes {
+    /// Allocated blocks (what `du` counts).
+    pub used: u64,
+    /// File lengths (what `ls -l` shows).
+    pub files: u64,
+}
+
+impl DiskBytes {
+    /// Every file below `dir`.
+    pub(crate) fn below(dir: &Path) -> Result<Self> {
+        let mut total = DiskBytes::default();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
+            let part = if meta.is_dir() {
+                DiskBytes::below(&entry.path())?
+            } else {
+                DiskBytes {
+                    used: allocated(&meta),
+                    files: meta.len(),
+                }
+            };
+            total.used += part.used;
+            total.files += part.files;
+        }
+        Ok(total)
+    }
+
+    /// The files of the catalog's runs.
+    pub(crate) fn of_runs(store: &Path, catalog: &Catalog) -> Result<Self> {
+        let mut total = DiskBytes::default();
+        for run in &catalog.runs {
+            let part = DiskBytes::below(&crate::format::layout::run_dir(store, run.id))?;
+            total.used += part.used;
+            total.files += part.files;
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,139 @@
+//! Exact verification of candidate pairs: the Jaccard similarity of the documents' word
+//! 3-shingle sets, the second stage after simhash candidates.
+//!
+//! Shingles are taken with the tokenizer of [`crate::similarity::fingerprint`] (lower-cased maximal runs of
+//! alphanumerics) and stored as XXH3-64 hashes: two different shingles collide with
+//! probability ~2^-64 per pair, far below any threshold's resolution.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::dedup::audit::DocumentPair;
+use crate::error::{Error, Result, Setting};
+use crate::io::input::{read_corpus_texts, ReadOptions};
+use crate::similarity::fingerprint::{shingle_hashes, Features};
+
+/// Words per shingle in verification (the usual near-duplicate definition).
+pub const SHINGLE_WORDS: u8 = 3;
+
+/// The sorted, distinct shingle hashes of `text`.
+pub fn shingle_set(text: &str) -> Vec<u64> {
+    let mut set = Vec::new();
+    shingle_hashes(text, Features::Words(SHINGLE_WORDS), |h| set.push(h));
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// |a ∩ b| / |a ∪ b| of two sorted, distinct sets; 1 when both are empty.
+pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    if union == 0 {
+        1.0
+    } else {
+        common as f64 / union as f64
+    }
+}
+
+/// The pairs whose documents' Jaccard similarity is at least `min_jaccard` (in 0..=1), with
+/// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`read_corpus_shingles`]); a
+/// pair with an id missing from it is an input error naming the id, since it cannot be
+/// verified.
+pub fn verify_pairs(
+    pairs: Vec<DocumentPair>,
+    sets: &HashMap<String, Vec<u64>>,
+    min_jaccard: f64,
+) -> Result<Vec<(DocumentPair, f64)>> {
+    if !(0.0..=1.0).contains(&min_jaccard) {
+        return Err(Error::settings(
+            Setting::MinJaccard,
+            format!("{min_jaccard} is not between 0 and 1"),
+        ));
+    }
+    let shingles = |id: &str| {
+        sets.get(id)
+            .ok_or_else(|| Error::input(format!("no text for document {id:?}")))
+    };
+    let checked: Vec<Option<(DocumentPair, f64)>> = pairs
+        .into_par_iter()
+        .map(|p| {
+            let j = jaccard(shingles(&p.a)?, shingles(&p.b)?);
+            Ok((j >= min_jaccard).then_some((p, j)))
+        })
+        .collect::<Result<_>>()?;
+    Ok(checked.into_iter().flatten().collect())
+}
+
+/// The shingle sets ([`shingle_set`]) of the documents of a corpus whose ids `wanted`
+/// accepts, computed in parallel. The corpus is read as [`crate::read_corpus_texts`] reads it
+/// (JSON Lines, Parquet or text files), ids and texts from `options.id_field` and
+/// `options.text_field`.
+pub fn read_corpus_shingles(
+    corpus: &Path,
+    options: &ReadOptions,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<HashMap<String, Vec<u64>>> {
+    let mut texts = Vec::new();
+    read_corpus_texts(&[corpus.to_path_buf()], options, &mut |id, text| {
+        if wanted(&id) {
+            texts.push((id, text));
+        }
+        Ok(())
+    })?;
+    Ok(texts
+        .into_par_iter()
+        .map(|(id, text)| {
+            let set = shingle_set(&text);
+            (id, set)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jaccard_of_sets() {
+        assert_eq!(jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
+        assert_eq!(jaccard(&[], &[]), 1.0);
+        assert_eq!(jaccard(&[1], &[]), 0.0);
+        let a = shingle_set("one two three four five");
+        let b = shingle_set("ONE two three four six");
+        assert_eq!(a.len(), 3);
+        assert_eq!(jaccard(&a, &b), 0.5); // {1 2 3, 2 3 4} of 4 shingles
+    }
+
+    #[test]
+    fn verify_keeps_pairs_at_or_above_the_threshold_and_names_missing_ids() {
+        let sets: HashMap<String, Vec<u64>> = [
+            ("a".to_string(), vec![1, 2, 3, 4]),
+            ("b".to_string(), vec![1, 2, 3, 5]),
+            ("c".to_string(), vec![9]),
+        ]
+        .into();
+        let pair = |a: &str, b: &str| DocumentPair {
+            a: a.into(),
+            b: b.into(),
+            distance: 1,
+        };
+        let kept = verify_pairs(vec![pair("a", "b"), pair("a", "c")], &sets, 0.6).unwrap();
+        assert_eq!(kept, vec![(pair("a", "b"), 0.6)]);
+        let err = verify_pairs(vec![pair("a", "zz")], &sets, 0.5).unwrap_err();
+        assert!(err.to_string().contains("\"zz\""), "{err}");
+    }
+}

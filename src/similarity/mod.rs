@@ -1,0 +1,10 @@
+//! Similarity without a store: text to fingerprints ([`fingerprint`]), every pair within K bits
+//! of a list ([`find_all`]) and the clusters pairs form ([`clusters`]), exact Jaccard of word
+//! shingles ([`jaccard`]) and the exact similarity join `tune` scores against
+//! ([`similarity_join`]).
+//!
+//! Depends on [`crate::tables`] and [`crate::format`] (the settings of the permuted tables).
+
+pub(crate) mod fingerprint;
+pub(crate) mod jaccard;
+pub(crate) mod similarity_join;

@@ -1,0 +1,231 @@
+//! Deleting documents: by id ([`Store::delete`]) or by the insert batch that stored them
+//! ([`Store::expire`]). A deletion is a run of deletion entries, committed like a batch; the
+//! deleted documents' fingerprints stop matching at once and leave the tables at the next
+//! compaction that includes their run.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::catalog::{BatchKind, BatchMeta, Catalog};
+use crate::read::snapshot::Snapshot;
+use crate::run::RunContents;
+use crate::sys::dates;
+use crate::write::store::Store;
+
+impl Store {
+    /// Deletes documents by id, all or nothing. Their fingerprints stop matching at once and
+    /// leave the tables at the next compaction.
+    pub fn delete<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> Result<DeleteSummary> {
+        let (live, summary) = self.plan_delete(ids)?;
+        self.delete_sorted(&live, BatchKind::Delete, None, summary, &[])
+    }
+
+    /// What [`Store::delete`] would do, without doing it: `batch` is None in the summary.
+    pub fn preview_delete<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<DeleteSummary> {
+        Ok(self.plan_delete(ids)?.1)
+    }
+
+    /// The live documents among `ids`, ordered by `(id_hash, id)`, and what deleting them does.
+    fn plan_delete<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(Vec<(u64, &'a str)>, DeleteSummary)> {
+        let mut keys: Vec<(u64, &str)> = ids
+            .into_iter()
+            .map(|id| (id_hash(id.as_bytes()), id))
+            .collect();
+        let asked = keys.len() as u64;
+        keys.par_sort_unstable();
+        keys.dedup();
+        let snapshot = self.snapshot()?;
+        let live = live_among(&snapshot, &keys)?;
+        let summary = DeleteSummary {
+            batch: None,
+            deleted: live.len() as u64,
+            not_found: keys.len() as u64 - live.len() as u64,
+            repeated: asked - keys.len() as u64,
+            expired_batches: Vec::new(),
+        };
+        Ok((live, summary))
+    }
+
+    /// Deletes every document still in the insert batches `selector` picks, all or nothing.
+    pub fn expire(&mut self, selector: &ExpireSelector) -> Result<DeleteSummary> {
+        let ExpirePlan {
+            doomed,
+            batches,
+            summary,
+        } = self.plan_expire(selector)?;
+        let keys: Vec<(u64, &str)> = doomed.iter().map(|(h, id)| (*h, id.as_str())).collect();
+        let label = match selector {
+            ExpireSelector::Before(t) => format!("before {}", dates::format_utc(*t)),
+            ExpireSelector::Label(l) => format!("label {l}"),
+        };
+        self.delete_sorted(&keys, BatchKind::Expire, Some(&label), summary, &batches)
+    }
+
+    /// What [`Store::expire`] would do, without doing it: `batch` is None in the summary, and
+    /// `expired_batches` lists the batches it would expire.
+    pub fn preview_expire(&self, selector: &ExpireSelector) -> Result<DeleteSummary> {
+        let plan = self.plan_expire(selector)?;
+        Ok(DeleteSummary {
+            expired_batches: plan.batches,
+            ..plan.summary
+        })
+    }
+
+    /// What an expiry deletes and expires.
+    fn plan_expire(&self, selector: &ExpireSelector) -> Result<ExpirePlan> {
+        let batches = selector.batches(self.catalog());
+        if let ExpireSelector::Label(label) = selector {
+            let labelled =
+                |b: &&BatchMeta| b.kind == BatchKind::Insert && b.label == Some(label.clone());
+            if !self.catalog().batches.iter().any(|b| labelled(&b)) {
+                return Err(Error::NoSuchLabel {
+                    label: label.clone(),
+                });
+            }
+        }
+        let mut doomed: Vec<(u64, String)> = Vec::new();
+        if !batches.is_empty() {
+            self.snapshot()?.for_each_live_document(|id, _, batch| {
+                if batches.binary_search(&batch).is_ok() {
+                    doomed.push((id_hash(id.as_bytes()), id.to_string()));
+                }
+            })?;
+        }
+        doomed.par_sort_unstable();
+        let summary = DeleteSummary {
+            batch: None,
+            deleted: doomed.len() as u64,
+            not_found: 0,
+            repeated: 0,
+            expired_batches: Vec::new(),
+        };
+        Ok(ExpirePlan {
+            doomed,
+            batches,
+            summary,
+        })
+    }
+
+    /// Commits deletions of the live documents `keys` (ordered by `(id_hash, id)`), marking
+    /// the insert batches `expired` as expired by it.
+    fn delete_sorted(
+        &mut self,
+        keys: &[(u64, &str)],
+        kind: BatchKind,
+        label: Option<&str>,
+        mut summary: DeleteSummary,
+        expired: &[u64],
+    ) -> Result<DeleteSummary> {
+        if keys.is_empty() && expired.is_empty() {
+            return Ok(summary);
+        }
+        let mut pending = self.begin_commit();
+        let batch = pending.add_batch(kind, label);
+        batch.deleted = keys.len() as u64;
+        let batch = batch.id;
+        let documents: Vec<(u64, &str, DocState)> = keys
+            .iter()
+            .map(|&(hash, id)| (hash, id, DocState::Deleted { batch }))
+            .collect();
+        let next = pending.catalog_mut();
+        next.documents -= keys.len() as u64;
+        for b in next.batches.iter_mut() {
+            if expired.contains(&b.id) && b.expired_by.is_none() {
+                b.expired_by = Some(batch);
+            }
+        }
+        let contents = RunContents {
+            documents: &documents,
+            postings: &[],
+            fingerprints: &[],
+        };
+        pending.add_run(&contents, self.progress())?;
+        self.commit(pending)?;
+        summary.batch = Some(batch);
+        summary.expired_batches = expired.to_vec();
+        Ok(summary)
+    }
+}
+
+/// What an expiry would do.
+struct ExpirePlan {
+    /// The live documents it deletes, ordered by `(id_hash, id)`.
+    doomed: Vec<(u64, String)>,
+    /// The insert batches it expires, ascending.
+    batches: Vec<u64>,
+    summary: DeleteSummary,
+}
+
+/// The ids among `keys` (ordered by `(id_hash, id)`) that are live now.
+fn live_among<'a>(snapshot: &Snapshot, keys: &[(u64, &'a str)]) -> Result<Vec<(u64, &'a str)>> {
+    let mut states: Vec<Option<DocState>> = vec![None; keys.len()];
+    for run in snapshot.runs().iter().rev() {
+        run.docs()?.states_sorted(keys, &mut states)?;
+    }
+    Ok(keys
+        .iter()
+        .zip(states)
+        .filter(|(_, s)| matches!(s, Some(DocState::Live { .. })))
+        .map(|(&k, _)| k)
+        .collect())
+}
+
+/// Which insert batches `expire` removes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExpireSelector {
+    /// Batches committed before this time (seconds since the Unix epoch).
+    Before(u64),
+    /// Batches with this label.
+    Label(String),
+}
+
+impl ExpireSelector {
+    /// Batches committed before `text`: `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM:SSZ`,
+    /// or `Nd` for N days before now.
+    pub fn before_date(text: &str) -> Result<Self> {
+        dates::parse_time(text, dates::now_unix_s())
+            .map(ExpireSelector::Before)
+            .map_err(Error::input)
+    }
+
+    /// The insert batches of `catalog` this selector expires now, ascending: those it picks
+    /// that no earlier expire took (so expiring again changes nothing).
+    pub fn batches(&self, catalog: &Catalog) -> Vec<u64> {
+        catalog
+            .batches
+            .iter()
+            .filter(|b| b.kind == BatchKind::Insert && b.expired_by.is_none() && self.picks(b))
+            .map(|b| b.id)
+            .collect()
+    }
+
+    fn picks(&self, batch: &BatchMeta) -> bool {
+        match self {
+            ExpireSelector::Before(t) => batch.committed_unix_s < *t,
+            ExpireSelector::Label(l) => batch.label.as_deref() == Some(l.as_str()),
+        }
+    }
+}
+
+/// What a delete or expire did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct DeleteSummary {
+    /// The batch number, or None when nothing changed.
+    pub batch: Option<u64>,
+    /// Live documents deleted.
+    pub deleted: u64,
+    /// Ids asked for that were not stored (or already deleted).
+    pub not_found: u64,
+    /// Ids asked for more than once (counted once).
+    pub repeated: u64,
+    /// The insert batches an expire marked as expired by this batch, ascending.
+    pub expired_batches: Vec<u64>,
+}

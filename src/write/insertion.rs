@@ -1,0 +1,470 @@
+//! An insert in progress: documents arrive in any number, are written a run at a time, and
+//! commit together as one batch.
+//!
+//! Memory is bounded by the documents of one run (about 200 bytes each while the run is
+//! written), not by the batch: an [`Insertion`] collects documents until it holds
+//! `run_documents` of them, writes them as a run that the catalog does not name yet, and goes
+//! on. [`Insertion::commit`] names every run it wrote in one catalog commit, so the batch is
+//! still all or nothing; dropping an insertion (or a crash) leaves the store as it was, and
+//! the unnamed runs are deleted.
+//!
+//! Each run's documents are checked against the committed runs and the runs written before it,
+//! so an id repeated in a later run of the same batch supersedes its earlier document, as a
+//! repeated id does within one run. The counts of the summary are those of one run, with one
+//! exception: nothing is written for an unchanged id, so if it comes again in a later run it
+//! counts as unchanged (or replaced) again instead of superseded.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::format::block::docs::DocState;
+use crate::format::catalog::BatchKind;
+use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::run::{RunContents, RunReader};
+use crate::sys::progress::Phase;
+use crate::write::batch::{check_label, Batch, DocumentSink};
+use crate::write::commit::PendingCommit;
+use crate::write::compaction::CompactSummary;
+use crate::write::store::Store;
+
+/// What an insert did.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct InsertSummary {
+    /// The batch number, or None when nothing changed and no batch was recorded.
+    pub batch: Option<u64>,
+    /// Ids that were not stored before.
+    pub inserted: u64,
+    /// Ids stored before with another fingerprint.
+    pub replaced: u64,
+    /// Ids stored before with the same fingerprint (nothing written for them).
+    pub unchanged: u64,
+    /// Documents in the input that a later document with the same id overrode.
+    pub superseded: u64,
+    /// Fingerprints added to the permuted tables (the others were already there).
+    pub new_fingerprints: u64,
+    /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
+    pub runs: u64,
+    /// The merge the store's compaction policy asked for after the commit, if one ran.
+    pub compaction: Option<CompactSummary>,
+    /// Why that merge failed, if it did. The batch is committed all the same and the store is
+    /// intact; [`Store::compact_if_due`] tries again.
+    pub compaction_failure: Option<String>,
+}
+
+impl Store {
+    /// Inserts a batch as one run, all or nothing: each id gets its fingerprint, replacing
+    /// the one it had. For batches too large to hold in memory, see [`Store::begin_insert`].
+    pub fn insert(&mut self, batch: &Batch, label: Option<&str>) -> Result<InsertSummary> {
+        let mut insertion = self.begin_insert(label);
+        insertion.write(batch)?;
+        insertion.commit()
+    }
+
+    /// Starts inserting a batch of any size, written a run at a time and committed as one
+    /// (see [`Insertion`]).
+    pub fn begin_insert(&mut self, label: Option<&str>) -> Insertion<'_> {
+        Insertion::new(self, label)
+    }
+}
+
+/// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
+/// while a run is written.
+pub const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
+
+/// One batch being inserted. Made by [`Store::begin_insert`]; fed with [`Insertion::push`],
+/// [`Insertion::append`] or [`Insertion::write`]; ended by [`Insertion::commit`].
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Settings, Snapshot, Store};
+///
+/// let mut store = Store::create(&path, Settings::default())?;
+/// let mut insertion = store.begin_insert(Some("crawl-1")).run_documents(2);
+/// for (i, fp) in [0x10u64, 0x11, 0xff00, 0x10].into_iter().enumerate() {
+///     insertion.push(&format!("doc-{i}"), fp)?; // a run is written every 2 documents
+/// }
+/// let summary = insertion.commit()?; // both runs become visible together
+/// assert_eq!(summary.inserted, 4);
+/// assert_eq!(store.catalog().runs.len(), 2);
+/// assert_eq!(Snapshot::open(&path)?.query(0x10, 1)?.len(), 3);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
+pub struct Insertion<'s> {
+    store: &'s mut Store,
+    /// The store's catalog plus the runs written so far, and those runs' directories.
+    commit: PendingCommit,
+    label: Option<String>,
+    summary: InsertSummary,
+    /// Documents not yet written.
+    pending: Batch,
+    run_documents: usize,
+    compact_after: bool,
+    /// A write failed part-way: the counts may hold documents no run holds, so the insertion
+    /// refuses to go on (its runs are removed when it is dropped).
+    failed: bool,
+}
+
+impl<'s> Insertion<'s> {
+    pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {
+        Insertion {
+            commit: store.begin_commit(),
+            store,
+            label: label.map(str::to_string),
+            summary: InsertSummary::default(),
+            pending: Batch::new(),
+            run_documents: DEFAULT_RUN_DOCUMENTS,
+            compact_after: true,
+            failed: false,
+        }
+    }
+
+    /// Writes a run whenever `n` (at least 1) documents are waiting. Fewer, larger runs make
+    /// queries probe fewer places; more, smaller ones use less memory.
+    pub fn run_documents(mut self, n: usize) -> Self {
+        self.run_documents = n.max(1);
+        self
+    }
+
+    /// Whether [`Insertion::commit`] merges runs after the commit when the store's
+    /// [`CompactionPolicy`](crate::CompactionPolicy) asks for it (the default). Without it the
+    /// runs wait for [`Store::compact_if_due`], e.g. called in the background.
+    pub fn compact_after(mut self, compact: bool) -> Self {
+        self.compact_after = compact;
+        self
+    }
+
+    /// Adds a document (see [`Batch::push`] for what an id may be).
+    pub fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
+        self.pending.push(id, fingerprint)?;
+        self.write_if_full()
+    }
+
+    /// Adds every document of `documents`, in order.
+    pub fn append(&mut self, documents: Batch) -> Result<()> {
+        if self.pending.len() + documents.len() < self.run_documents {
+            self.pending.append(documents);
+            return Ok(());
+        }
+        // Cut runs at exactly `run_documents`.
+        for i in 0..documents.len() {
+            self.push(documents.id(i), documents.fingerprint(i))?;
+        }
+        Ok(())
+    }
+
+    fn write_if_full(&mut self) -> Result<()> {
+        if self.pending.len() >= self.run_documents {
+            let pending = std::mem::take(&mut self.pending);
+            self.write(&pending)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `documents` as one run of this batch (whatever their number), after the
+    /// documents added before them.
+    /// After a failed write the insertion refuses every later call: start the batch again.
+    pub fn write(&mut self, documents: &Batch) -> Result<()> {
+        self.check_usable()?;
+        let written = self.write_run(documents);
+        self.failed = written.is_err();
+        written
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::AfterEarlierFailure {
+                path: self.store.dir().to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Insertion::write`] without the check.
+    fn write_run(&mut self, documents: &Batch) -> Result<()> {
+        if !self.pending.is_empty() {
+            let pending = std::mem::take(&mut self.pending);
+            self.write_run(&pending)?;
+        }
+        if documents.is_empty() {
+            return Ok(());
+        }
+        let batch_id = self.commit.catalog().next_batch;
+        let snapshot = Snapshot::from_catalog(
+            self.store.dir(),
+            self.commit.catalog().clone(),
+            DEFAULT_CACHE_BYTES,
+        )?;
+        let checking = Phase::start(
+            self.store.progress(),
+            "checking the batch against the store",
+            0,
+        );
+        let order = documents.sorted_unique();
+        let summary = &mut self.summary;
+        summary.superseded += (documents.len() - order.len()) as u64;
+
+        // What the committed runs say of each id (`before`), and what the runs this batch
+        // wrote so far say (`earlier`); newest run first in each. With no runs to ask (the
+        // first run into an empty store), neither is needed.
+        let (committed, ours) = snapshot.runs().split_at(self.store.catalog().runs.len());
+        let keys: Vec<(u64, &str)> = if snapshot.runs().is_empty() {
+            Vec::new()
+        } else {
+            order
+                .par_iter()
+                .map(|&(hash, i)| (hash, documents.id(i as usize)))
+                .collect()
+        };
+        let states_in = |runs: &[RunReader]| -> Result<Vec<Option<DocState>>> {
+            let mut states = vec![None; if runs.is_empty() { 0 } else { keys.len() }];
+            for run in runs.iter().rev() {
+                run.docs()?.states_sorted(&keys, &mut states)?;
+            }
+            Ok(states)
+        };
+        let before = states_in(committed)?;
+        let earlier = states_in(ours)?;
+        drop(keys);
+
+        let live = |states: &[Option<DocState>], j: usize| match states.get(j) {
+            Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
+            _ => None,
+        };
+        let inserted_before = summary.inserted;
+        // Tallied in parallel chunks, each with its own counts; then the documents to write
+        // are gathered in order. When all are written (a bulk load) the gathering is indexed,
+        // so rayon writes them straight into place instead of joining per-thread vectors.
+        let parts: Vec<(Counts, Vec<bool>)> = order
+            .par_chunks(TALLY_CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut counts = Counts::default();
+                let writes = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(_, i))| {
+                        let j = c * TALLY_CHUNK + k;
+                        let fingerprint = documents.fingerprint(i as usize);
+                        tally(
+                            &mut counts,
+                            live(&before, j),
+                            live(&earlier, j),
+                            fingerprint,
+                        )
+                    })
+                    .collect();
+                (counts, writes)
+            })
+            .collect();
+        let mut writes = Vec::with_capacity(order.len());
+        for (counts, part) in parts {
+            counts.add_to(summary);
+            writes.extend(part);
+        }
+        let change = |&(hash, i): &(u64, u32)| {
+            let state = DocState::Live {
+                fingerprint: documents.fingerprint(i as usize),
+                batch: batch_id,
+            };
+            (hash, documents.id(i as usize), state)
+        };
+        let changed: Vec<(u64, &str, DocState)> = if writes.iter().all(|&w| w) {
+            order.par_iter().map(change).collect()
+        } else {
+            order
+                .par_iter()
+                .zip(&writes)
+                .filter_map(|(doc, &write)| write.then(|| change(doc)))
+                .collect()
+        };
+        let inserted = summary.inserted - inserted_before;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let postings = postings_of(&changed);
+        let fingerprints = new_fingerprints(&snapshot, &postings)?;
+        summary.new_fingerprints += fingerprints.len() as u64;
+        drop(snapshot);
+        drop(checking);
+
+        self.commit.catalog_mut().documents += inserted;
+        let contents = RunContents {
+            documents: &changed,
+            postings: &postings,
+            fingerprints: &fingerprints,
+        };
+        self.commit.add_run(&contents, self.store.progress())
+    }
+
+    /// Writes what is pending and commits every run of the batch at once, after checking its
+    /// label ([`crate::check_label`]). When nothing
+    /// changed, no batch is recorded (`batch` is None in the summary). Then, unless
+    /// [`Insertion::compact_after`] said otherwise, merges runs as the store's compaction policy
+    /// asks; the batch is committed whether or not that merge succeeds (see
+    /// [`InsertSummary::compaction_failure`]).
+    pub fn commit(mut self) -> Result<InsertSummary> {
+        self.check_usable()?;
+        if let Some(label) = &self.label {
+            check_label(label)?;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        self.write(&pending)?;
+        let mut summary = self.summary.clone();
+        summary.runs = self.commit.written_runs() as u64;
+        let Insertion {
+            store,
+            mut commit,
+            label,
+            compact_after,
+            ..
+        } = self;
+        if summary.runs > 0 {
+            let batch = commit.add_batch(BatchKind::Insert, label.as_deref());
+            batch.inserted = summary.inserted;
+            batch.replaced = summary.replaced;
+            batch.unchanged = summary.unchanged;
+            summary.batch = Some(batch.id);
+            store.commit(commit)?;
+        }
+        // Even when nothing changed: runs left by deletions may be due a merge.
+        if compact_after {
+            match store.compact_if_due() {
+                Ok(compaction) => summary.compaction = compaction,
+                Err(e) => summary.compaction_failure = Some(e.to_string()),
+            }
+        }
+        Ok(summary)
+    }
+}
+
+/// Documents per parallel tally task.
+const TALLY_CHUNK: usize = 1 << 16;
+
+/// A part of the batch's counts. Signed: a part may take back what an earlier run counted.
+#[derive(Default)]
+struct Counts {
+    inserted: i64,
+    replaced: i64,
+    unchanged: i64,
+    superseded: i64,
+}
+
+impl Counts {
+    fn add_to(self, summary: &mut InsertSummary) {
+        let add = |total: &mut u64, part: i64| {
+            *total = total
+                .checked_add_signed(part)
+                .expect("a batch never takes back more than it counted");
+        };
+        add(&mut summary.inserted, self.inserted);
+        add(&mut summary.replaced, self.replaced);
+        add(&mut summary.unchanged, self.unchanged);
+        add(&mut summary.superseded, self.superseded);
+    }
+}
+
+/// Counts a document of the batch in `summary` by what it does to its id, and says whether it
+/// must be written. `before` is the id's fingerprint in the committed store, `earlier` the one
+/// an earlier run of this batch gave it (that run counted the id against `before`).
+fn tally(
+    summary: &mut Counts,
+    before: Option<u64>,
+    earlier: Option<u64>,
+    fingerprint: u64,
+) -> bool {
+    let versus_before = |summary: &mut Counts, fp: u64, add: bool| {
+        let count = match before {
+            Some(b) if b == fp => &mut summary.unchanged,
+            Some(_) => &mut summary.replaced,
+            None => return,
+        };
+        if add {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
+    };
+    match earlier {
+        // Superseded, as within one run; counted by what it now becomes instead of what it
+        // became then (the batch may change it back, or away again).
+        Some(written) => {
+            summary.superseded += 1;
+            if written == fingerprint {
+                return false;
+            }
+            versus_before(summary, written, false);
+            versus_before(summary, fingerprint, true);
+            true
+        }
+        None if before == Some(fingerprint) => {
+            summary.unchanged += 1;
+            false
+        }
+        None if before.is_some() => {
+            summary.replaced += 1;
+            true
+        }
+        None => {
+            summary.inserted += 1;
+            true
+        }
+    }
+}
+
+impl DocumentSink for Insertion<'_> {
+    fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
+        Insertion::push(self, id, fingerprint)
+    }
+
+    fn append(&mut self, documents: Batch) -> Result<()> {
+        Insertion::append(self, documents)
+    }
+}
+
+/// `(fingerprint, id)` of each document, ordered by fingerprint then id.
+fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)> {
+    let mut postings: Vec<(u64, &str)> = documents
+        .iter()
+        .map(|&(_, id, state)| match state {
+            DocState::Live { fingerprint, .. } => (fingerprint, id),
+            DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
+        })
+        .collect();
+    postings.par_sort_unstable();
+    postings
+}
+
+/// The distinct fingerprints of `postings` that no live run's tables hold yet, ascending.
+fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str)]) -> Result<Vec<u64>> {
+    let mut fingerprints: Vec<u64> = postings.iter().map(|&(fp, _)| fp).collect();
+    fingerprints.dedup();
+    let mut found = vec![false; fingerprints.len()];
+    let perms = snapshot.permutations();
+    for run in snapshot.runs() {
+        // One task per shard: table 0 is the identity, so a fingerprint's shard is its own
+        // leading bits, and the sorted fingerprints fall into consecutive shard groups.
+        let mut groups = Vec::new();
+        let (mut rest, mut rest_found) = (&fingerprints[..], &mut found[..]);
+        while let Some(&first) = rest.first() {
+            let shard = perms.shard_of(first);
+            let len = rest.partition_point(|&fp| perms.shard_of(fp) == shard);
+            let (group, tail) = rest.split_at(len);
+            let (group_found, tail_found) = rest_found.split_at_mut(len);
+            groups.push((shard, group, group_found));
+            (rest, rest_found) = (tail, tail_found);
+        }
+        groups
+            .into_par_iter()
+            .try_for_each(|(shard, group, group_found)| match run.shard(shard)? {
+                Some(file) => file.contains_sorted(group, group_found),
+                None => Ok(()),
+            })?;
+    }
+    Ok(fingerprints
+        .into_iter()
+        .zip(found)
+        .filter_map(|(fp, found)| (!found).then_some(fp))
+        .collect())
+}

@@ -1,0 +1,228 @@
+//! The writer's handle on a store: create, open, and the changes of its settings. Inserts are
+//! in `insertion.rs`, deletions in `deletion.rs`, compaction in `compaction.rs`; each commits
+//! through a [`PendingCommit`].
+//!
+//! The commit protocol of a batch:
+//! 1. take the writer lock (held by [`Store`] for its life);
+//! 2. read what the live runs say of the batch's ids, and which of its fingerprints the
+//!    permuted tables already hold;
+//! 3. write a new run directory holding the changed documents, their postings and the new
+//!    fingerprints' keys in every table; fsync every file and the directories;
+//! 4. commit a catalog that names the run (an atomic rename: the commit point).
+//!
+//! A crash before 4 leaves the old catalog, which does not name the new run: the batch is
+//! absent, and the next writer deletes the unnamed run directory. A crash after 4 leaves the
+//! batch whole. Deletions are runs of deletion entries, committed the same way; a compaction
+//! writes the merged run, commits a catalog that names it instead of its inputs, and only
+//! then deletes the inputs (readers that still use them keep their files open).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::format::catalog::Catalog;
+use crate::format::layout::{self, sync_dir};
+use crate::format::settings::Settings;
+use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::similarity::fingerprint::Scheme;
+use crate::sys::lock::WriterLock;
+use crate::sys::progress::{Progress, Silent};
+use crate::write::commit::PendingCommit;
+use crate::write::policy::CompactionPolicy;
+
+/// A store open for writing. Only one may exist per store at a time, across processes.
+pub struct Store {
+    dir: PathBuf,
+    catalog: Catalog,
+    progress: Arc<dyn Progress>,
+    _lock: WriterLock,
+}
+
+impl Store {
+    /// Creates a store in `dir`, which must not exist or be an empty directory, with the
+    /// default fingerprint scheme and compaction policy.
+    pub fn create(dir: &Path, settings: Settings) -> Result<Self> {
+        Self::create_with(
+            dir,
+            settings,
+            Scheme::default(),
+            CompactionPolicy::default(),
+        )
+    }
+
+    /// Creates a store in `dir` (which must not exist or be an empty directory) that
+    /// fingerprints text with `scheme` and compacts by `policy`, in one commit.
+    pub fn create_with(
+        dir: &Path,
+        settings: Settings,
+        scheme: Scheme,
+        policy: CompactionPolicy,
+    ) -> Result<Self> {
+        settings.validate()?;
+        policy.validate()?;
+        match std::fs::read_dir(dir) {
+            Ok(mut entries) => {
+                if entries.next().is_some() {
+                    return Err(Error::AlreadyExists {
+                        path: dir.to_path_buf(),
+                        why: "it exists and is not empty".into(),
+                    });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                return Err(Error::AlreadyExists {
+                    path: dir.to_path_buf(),
+                    why: "it exists and is not a directory".into(),
+                })
+            }
+            Err(e) => return Err(Error::io(dir, e)),
+        }
+        let lock = WriterLock::acquire(dir)?;
+        let runs = layout::runs_dir(dir);
+        std::fs::create_dir_all(&runs).map_err(|e| Error::io(&runs, e))?;
+        sync_dir(dir)?;
+        let mut pending = PendingCommit::new(dir, &Catalog::new(settings));
+        pending.catalog_mut().scheme = Some(scheme.name());
+        pending.catalog_mut().compaction = policy;
+        let catalog = pending.commit()?;
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            catalog,
+            progress: Arc::new(Silent),
+            _lock: lock,
+        })
+    }
+
+    /// Opens the store at `dir` for writing: takes the writer lock and deletes the runs of
+    /// writers that died before committing.
+    pub fn open(dir: &Path) -> Result<Self> {
+        // Read first so that a path that is not a store gets that error, not a lock file.
+        Catalog::read(dir)?;
+        let lock = WriterLock::acquire(dir)?;
+        let catalog = Catalog::read(dir)?;
+        let store = Store {
+            dir: dir.to_path_buf(),
+            catalog,
+            progress: Arc::new(Silent),
+            _lock: lock,
+        };
+        store.remove_abandoned_runs()?;
+        Ok(store)
+    }
+
+    /// Deletes run directories the catalog does not name. Only the lock holder may do this:
+    /// a writer in progress would otherwise lose its run.
+    fn remove_abandoned_runs(&self) -> Result<()> {
+        let runs = layout::runs_dir(&self.dir);
+        let entries = std::fs::read_dir(&runs).map_err(|e| Error::io(&runs, e))?;
+        let mut removed = false;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&runs, e))?;
+            let live = layout::run_id(&entry.file_name())
+                .is_some_and(|id| self.catalog.runs.iter().any(|r| r.id == id));
+            if !live {
+                let path = entry.path();
+                std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+                removed = true;
+            }
+        }
+        if removed {
+            sync_dir(&runs)?;
+        }
+        Ok(())
+    }
+
+    /// Tells `progress` how this store's long operations advance: writing a run's tables,
+    /// merging runs, checking runs for repair.
+    pub fn set_progress(&mut self, progress: Arc<dyn Progress>) {
+        self.progress = progress;
+    }
+
+    /// Where this store reports progress.
+    pub(crate) fn progress(&self) -> &dyn Progress {
+        self.progress.as_ref()
+    }
+
+    /// The store's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.catalog.settings
+    }
+
+    /// The committed catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// A read-only view of the committed state.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Snapshot::from_catalog(&self.dir, self.catalog.clone(), DEFAULT_CACHE_BYTES)
+    }
+
+    /// Sets when inserts compact by themselves (see [`CompactionPolicy`]).
+    pub fn set_compaction_policy(&mut self, policy: CompactionPolicy) -> Result<()> {
+        policy.validate()?;
+        let mut pending = self.begin_commit();
+        pending.catalog_mut().compaction = policy;
+        self.commit(pending)
+    }
+
+    /// The scheme text is fingerprinted with (see [`Catalog::scheme`]).
+    pub fn scheme(&self) -> Result<Option<Scheme>> {
+        self.catalog.scheme()
+    }
+
+    /// Records the scheme text is fingerprinted with. Only a store that holds no document or
+    /// has no scheme yet may take one: fingerprints made with two schemes do not compare.
+    pub fn set_scheme(&mut self, scheme: Scheme) -> Result<()> {
+        if let Some(current) = &self.catalog.scheme {
+            if self.catalog.documents > 0 && *current != scheme.name() {
+                return Err(Error::Scheme(format!(
+                    "{}: the store holds documents fingerprinted with scheme {current}; \
+                     it cannot change to {}",
+                    self.dir.display(),
+                    scheme.name()
+                )));
+            }
+        }
+        let mut pending = self.begin_commit();
+        pending.catalog_mut().scheme = Some(scheme.name());
+        self.commit(pending)
+    }
+
+    /// A commit that starts from the committed catalog.
+    pub(crate) fn begin_commit(&self) -> PendingCommit {
+        PendingCommit::new(&self.dir, &self.catalog)
+    }
+
+    /// Commits `pending`, which must have started from the committed catalog. When the commit
+    /// fails, the catalog on disk may be the old or the new one (the rename may have happened
+    /// before the failure): the store takes whichever is there, so that its next commit never
+    /// reuses a run id that a committed catalog names, and removes the runs it does not name.
+    pub(crate) fn commit(&mut self, pending: PendingCommit) -> Result<()> {
+        match pending.commit() {
+            Ok(next) => {
+                self.catalog = next;
+                Ok(())
+            }
+            Err(e) => {
+                if let Ok(on_disk) = Catalog::read(&self.dir) {
+                    self.catalog = on_disk;
+                    // Runs the catalog on disk does not name are this commit's: garbage now.
+                    let _ = self.remove_abandoned_runs();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
