@@ -50,6 +50,9 @@
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`]),
 //!   fed by a [`Batch`] or any reader into a [`DocumentSink`].
+//! - One handle for a long-running process: [`Database`] (reads from any thread, one write
+//!   at a time, commits visible when a write returns, merges by the store's policy inline or
+//!   in the background); the server and the Python package are thin over it.
 //! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
 //!   [`Snapshot::audit`]), [`Reader`] (a long-lived reader that follows commits), [`Stats`],
 //!   [`verify_store`], [`migrate`]; [`background::run`] for work beside queries.
@@ -67,6 +70,7 @@
 // The library reports; only its clients print.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod database;
 mod dedup;
 mod error;
 mod format;
@@ -84,17 +88,16 @@ mod write;
 pub use io::parquet;
 pub use sys::background;
 
-pub use dedup::audit::{
-    clusters, find_all, find_all_documents, find_all_settings, fingerprint_clusters, DocumentPair,
-    FingerprintPair,
-};
+pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
 pub use error::{Error, Result, Setting};
 pub use format::catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
-pub use format::settings::{Settings, DEFAULT_EXPECTED_SIZE};
+pub use format::settings::{CompactionPolicy, Settings, DEFAULT_EXPECTED_SIZE};
+pub use io::document::{
+    fingerprint_text, format_fingerprint, parse_fingerprint, InputFormat, ReadOptions, ReadSummary,
+};
 pub use io::input::{
-    fingerprint_text, format_fingerprint, open_input, parse_fingerprint, read_corpus_texts,
-    read_documents, read_fingerprints, read_ids, read_queries, read_sources, read_texts,
-    InputFormat, Query, ReadOptions, ReadSummary,
+    open_input, read_corpus_shingles, read_corpus_texts, read_documents, read_fingerprints,
+    read_ids, read_queries, read_sources, read_texts, Query,
 };
 pub use maintenance::migrate::{migrate, Migration};
 pub use maintenance::repair::{RepairReport, RunRepair};
@@ -102,15 +105,18 @@ pub use maintenance::verify::{verify_store, verify_store_with_progress, Finding,
 pub use read::reader::{Reader, ReaderOptions, ReaderStats};
 pub use read::snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
 pub use read::stats::{Stats, TableStats};
+pub use similarity::clusters::{clusters, fingerprint_clusters};
+pub use similarity::find_all::{
+    find_all, find_all_documents, find_all_settings, DocumentPair, FingerprintPair,
+};
 pub use similarity::fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
-pub use similarity::jaccard::{jaccard, read_corpus_shingles, shingle_set, verify_pairs};
+pub use similarity::jaccard::{jaccard, shingle_set, verify_pairs};
 pub use similarity::similarity_join::{similar_pairs, SimilarPair};
 pub use sys::progress::{Progress, Silent};
 pub use write::batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
 pub use write::compaction::{CompactSummary, CompactionPreview};
 pub use write::deletion::{DeleteSummary, ExpireSelector};
 pub use write::insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
-pub use write::policy::CompactionPolicy;
 pub use write::store::Store;
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use simhashdb::Catalog;
-use simhashdb::Scheme;
+use simhashdb::{Scheme, Snapshot};
 
 use crate::util::{path_str, simhashdb, text};
 
@@ -84,7 +84,8 @@ fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
     );
     let catalog = Catalog::read(&default).unwrap();
     assert_eq!(catalog.settings.blocks, 5);
-    assert_eq!(catalog.scheme().unwrap(), Some(Scheme::default()));
+    let snapshot = Snapshot::open(&default).unwrap();
+    assert_eq!(snapshot.scheme().unwrap(), Some(Scheme::default()));
 
     // Impractical settings are warned about, not refused.
     let wide = dir.path().join("w");
@@ -396,7 +397,7 @@ fn a_scheme_the_build_does_not_know_is_refused_and_v1_stores_have_none() {
     let crc = crc32fast::hash(&bytes[..end]);
     bytes[end..].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
-    assert!(Catalog::read(&store).unwrap().scheme().is_err());
+    assert!(Snapshot::open(&store).unwrap().scheme().is_err());
     fails(
         &["insert", s, "--id", "a", "--text", FOX],
         "",

@@ -1,10 +1,12 @@
 //! Integration tests: one binary (autotests = false), a module per subject.
 
+mod architecture;
 mod audit;
 mod cli;
 mod compat;
 mod corruption;
 mod crash;
+mod database;
 mod documents_cli;
 mod engine;
 mod lifecycle;

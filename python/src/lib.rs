@@ -69,20 +69,8 @@ pub(crate) fn scheme_of(
     shingle: Option<u8>,
     weight: Option<&str>,
 ) -> PyResult<Scheme> {
-    let invalid = |e: String| pyo3::exceptions::PyValueError::new_err(e);
-    match name {
-        None if shingle.is_none() && weight.is_none() => Ok(Scheme::default()),
-        Some(full) if full.contains('-') => {
-            if shingle.is_some() || weight.is_some() {
-                return Err(invalid(format!(
-                    "scheme {full:?} names its shingle and weight already: give shingle and \
-                     weight only with words or chars"
-                )));
-            }
-            Scheme::from_name(full).map_err(invalid)
-        }
-        name => Scheme::from_parts(name.unwrap_or("words"), shingle, weight).map_err(invalid),
-    }
+    Scheme::parse(name, shingle, weight)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
 /// simhash-py's `unsigned_hash`: the first 8 bytes of MD5(data), big-endian.

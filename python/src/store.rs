@@ -1,30 +1,28 @@
-//! A store held open by a Python process.
+//! A store held open by a Python process: the library's [`Database`] handle, shared by every
+//! thread, with the GIL released around everything that touches the store.
 //!
-//! Queries go through one long-lived [`Reader`], shared by every thread (it is `Sync`), that
-//! follows commits: before a query it rereads the catalog if the last look is older than
-//! [`REFRESH_INTERVAL`], so a batch any process commits is seen within that time. Each write
-//! opens the store for writing (taking its writer lock) for that call only: a Python process
-//! holding a store open never blocks a CLI `insert` between its own writes. Writes of this
-//! process's threads take turns on `writes`. Everything that touches the store, refreshes
-//! included (which may load pinned tables), runs with the GIL released.
+//! The handle follows commits (any process's batch is seen within
+//! [`REFRESH_INTERVAL`]; this process's own at once) and opens the store for writing, taking
+//! its writer lock, for each write call only: a Python process holding a store open never
+//! blocks a CLI `insert` between its own writes.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
-    read_sources, Batch, CompactionPolicy, ExpireSelector, InputFormat, ReadOptions, Reader,
-    ReaderOptions, Settings, Snapshot, Stats, Store, DEFAULT_RUN_DOCUMENTS,
+    read_sources, Batch, CompactionPolicy, Database, DatabaseOptions, ExpireSelector, InputFormat,
+    ReadOptions, ReaderOptions, Refresh, Settings, Snapshot, Stats, Store, DEFAULT_RUN_DOCUMENTS,
 };
 
 use crate::errors::{guard, py_err};
 use crate::work::detached;
 use crate::{bytes_of, fingerprint_all, scheme_of, u64s_from_bytes};
 
-/// How old the reader's view of the catalog may get before a query looks again.
+/// How old the handle's view of the catalog may get before a read looks again.
 const REFRESH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Documents fingerprinted per step of `insert_documents` (the GIL is held only to take them).
@@ -42,12 +40,7 @@ type QueryColumns<'py> = (
 pub struct NativeStore {
     dir: PathBuf,
     /// None once closed.
-    reader: RwLock<Option<Reader>>,
-    /// When the reader last compared its snapshot with the committed catalog; None: look
-    /// before the next read.
-    looked: Mutex<Option<Instant>>,
-    /// This process's writes, one at a time.
-    writes: Mutex<()>,
+    database: RwLock<Option<Database>>,
 }
 
 fn closed() -> PyErr {
@@ -55,45 +48,36 @@ fn closed() -> PyErr {
 }
 
 impl NativeStore {
-    fn new(dir: PathBuf, options: ReaderOptions) -> simhashdb::Result<Self> {
-        // Absolute, so that a later chdir of the process does not move the store.
-        let dir = std::path::absolute(&dir).map_err(|e| simhashdb::Error::Io {
-            path: dir.clone(),
-            error: e,
-        })?;
-        let reader = Reader::open(&dir, options)?;
+    fn new(dir: PathBuf, reader: ReaderOptions) -> simhashdb::Result<Self> {
+        let options = DatabaseOptions {
+            reader,
+            refresh: Refresh::OnRead(REFRESH_INTERVAL),
+            ..DatabaseOptions::default()
+        };
+        let database = Database::open(&dir, options)?;
         Ok(NativeStore {
-            dir,
-            reader: RwLock::new(Some(reader)),
-            looked: Mutex::new(Some(Instant::now())),
-            writes: Mutex::new(()),
+            dir: database.dir().to_path_buf(),
+            database: RwLock::new(Some(database)),
         })
     }
 
-    /// The committed state, refreshed first if the last look is older than
-    /// [`REFRESH_INTERVAL`], or always with `now` (waiting for a refresh under way). Call with
-    /// the GIL released.
+    /// The handle, unless the store was closed.
+    fn database(&self) -> PyResult<Database> {
+        self.database
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(closed)
+    }
+
+    /// The committed state, looked for first if the last look is older than
+    /// [`REFRESH_INTERVAL`], or always with `now`. Call with the GIL released.
     fn snapshot(&self, now: bool) -> PyResult<Arc<Snapshot>> {
-        let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
-        let reader = reader.as_ref().ok_or_else(closed)?;
-        let looked = if now {
-            Some(self.looked.lock().unwrap_or_else(|e| e.into_inner()))
-        } else {
-            // A thread that finds another refreshing goes on with the current snapshot.
-            match self.looked.try_lock() {
-                Ok(looked) => Some(looked),
-                Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-                Err(TryLockError::WouldBlock) => None,
-            }
-        };
-        if let Some(mut looked) = looked {
-            if now || looked.is_none_or(|t| t.elapsed() >= REFRESH_INTERVAL) {
-                *looked = None; // if the refresh fails, the next read tries again
-                reader.refresh().map_err(py_err)?;
-                *looked = Some(Instant::now());
-            }
+        let database = self.database()?;
+        if now {
+            database.refresh().map_err(py_err)?;
         }
-        Ok(reader.snapshot())
+        Ok(database.snapshot())
     }
 
     /// Runs `read` on the committed state (see [`NativeStore::snapshot`]) with the GIL
@@ -110,26 +94,14 @@ impl NativeStore {
         })
     }
 
-    /// Runs `write` on the store opened for writing, with the GIL released, then makes its
-    /// commit visible to this process's next read.
+    /// Runs `write` on the store opened for writing, with the GIL released; its commit is
+    /// visible to this process's next read.
     fn write<T: Send>(
         &self,
         py: Python<'_>,
         write: impl FnOnce(&mut Store) -> simhashdb::Result<T> + Send,
     ) -> PyResult<T> {
-        detached(py, || {
-            if self.closed() {
-                return Err(closed());
-            }
-            let _turn = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-            let mut store = Store::open(&self.dir).map_err(py_err)?;
-            let out = write(&mut store).map_err(py_err)?;
-            drop(store);
-            // Committed: the caller gets its summary even if the refresh fails (the next read
-            // retries it), so a committed batch is never reported as failed.
-            let _ = self.snapshot(true);
-            Ok(out)
-        })
+        detached(py, || self.database()?.write(write).map_err(py_err))
     }
 
     /// `distance`, or the store's K.
@@ -232,9 +204,9 @@ impl NativeStore {
 
     /// Releases the store's files; later calls raise ValueError.
     fn close(&self, py: Python<'_>) {
-        // Waits for reads under way, which hold the reader.
+        // Waits for reads under way to take their handle.
         detached(py, || {
-            self.reader
+            self.database
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
@@ -244,7 +216,7 @@ impl NativeStore {
     /// Whether the store was closed.
     #[getter]
     fn closed(&self) -> bool {
-        self.reader
+        self.database
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .is_none()
@@ -273,16 +245,7 @@ impl NativeStore {
 
     /// Looks at the committed catalog now; returns whether a newer state became current.
     fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
-        guard(|| {
-            detached(py, || {
-                let reader = self.reader.read().unwrap_or_else(|e| e.into_inner());
-                let reader = reader.as_ref().ok_or_else(closed)?;
-                let mut looked = self.looked.lock().unwrap_or_else(|e| e.into_inner());
-                let changed = reader.refresh().map_err(py_err)?;
-                *looked = Some(Instant::now());
-                Ok(changed)
-            })
-        })
+        guard(|| detached(py, || self.database()?.refresh().map_err(py_err)))
     }
 
     /// One batch of (id, fingerprint); `fingerprints` little-endian u64 bytes.
@@ -326,7 +289,7 @@ impl NativeStore {
         compact: bool,
     ) -> PyResult<String> {
         guard(|| {
-            let scheme = self.read(py, false, |s| s.catalog().text_scheme().map_err(py_err))?;
+            let scheme = self.read(py, false, |s| s.text_scheme().map_err(py_err))?;
             let mut batch = Batch::new();
             let mut items = documents.try_iter()?;
             let mut seen = 0_usize;
@@ -389,7 +352,7 @@ impl NativeStore {
                 let options = ReadOptions {
                     format,
                     skip_invalid,
-                    scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
+                    scheme: store.text_scheme().map_err(|e| e.to_string()),
                     id_field,
                     text_field,
                     ..ReadOptions::default()
@@ -472,7 +435,7 @@ impl NativeStore {
     ) -> PyResult<Bound<'py, PyBytes>> {
         guard(|| {
             let fingerprints = self.read(py, false, |snapshot| {
-                let scheme = snapshot.catalog().text_scheme().map_err(py_err)?;
+                let scheme = snapshot.text_scheme().map_err(py_err)?;
                 fingerprint_all(&scheme, &texts, "texts", 0)
             })?;
             Ok(bytes_of(py, &fingerprints, u64::to_le_bytes))

@@ -20,10 +20,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::layout::{self, sync_dir};
+use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
-use crate::similarity::fingerprint::Scheme;
 use crate::sys::file_backend::{injected, Op};
-use crate::write::policy::CompactionPolicy;
 
 /// The format version this build writes. See migrations/ for the history.
 pub const FORMAT_VERSION: u32 = 2;
@@ -168,29 +167,6 @@ impl Catalog {
             runs: Vec::new(),
             batches: Vec::new(),
         }
-    }
-
-    /// The scheme that text inserted into or queried against the store is fingerprinted
-    /// with; None for stores that never recorded one (made by format v1). A name this build
-    /// does not know is an error, never a silent fallback.
-    pub fn scheme(&self) -> Result<Option<Scheme>> {
-        self.scheme
-            .as_deref()
-            .map(|name| Scheme::from_name(name).map_err(Error::Scheme))
-            .transpose()
-    }
-
-    /// The scheme text given to this store is fingerprinted with: an error when the store
-    /// records none (stores made by format v1 take fingerprints, not text) or one this build
-    /// does not know.
-    pub fn text_scheme(&self) -> Result<Scheme> {
-        self.scheme()?.ok_or_else(|| {
-            Error::Scheme(
-                "the store records no fingerprint scheme (it was made before schemes were \
-                 recorded), so it takes fingerprints, not text"
-                    .into(),
-            )
-        })
     }
 
     /// Reads and checks the catalog of the store at `dir`.

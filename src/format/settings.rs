@@ -268,6 +268,47 @@ pub fn binomial(n: u32, k: u32) -> u64 {
     (0..k).fold(1u64, |acc, i| acc * u64::from(n - i) / u64::from(i + 1))
 }
 
+/// When a store merges runs by itself (after each insert).
+///
+/// The policy is size-tiered: a run of `s` entries is in tier `floor(log_F(s))`, F the merge
+/// factor. A merge is due when F runs of one tier sit among the newest runs (the suffix of
+/// smaller runs goes along), or when there are more than `max_runs` runs; equal daily batches
+/// thus merge 4 into 1, four of those into 1, and so on. Only the newest runs are ever merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct CompactionPolicy {
+    /// Past this many runs, an insert merges the newest ones; 0 never merges automatically.
+    pub max_runs: u16,
+    /// Merge this many runs of about the same size into one (a size tier spans this factor).
+    pub merge_factor: u16,
+}
+
+impl Default for CompactionPolicy {
+    /// Queries probe every run, so keep them few; merging 4 at a time rewrites a fingerprint
+    /// about log4(N / batch) times over its life.
+    fn default() -> Self {
+        CompactionPolicy {
+            max_runs: 12,
+            merge_factor: 4,
+        }
+    }
+}
+
+impl CompactionPolicy {
+    /// Checks that the policy can work: a merge factor of at least 2.
+    pub fn validate(&self) -> Result<()> {
+        if self.merge_factor < 2 {
+            return Err(Error::settings(
+                Setting::MergeFactor,
+                format!(
+                    "{} cannot merge runs: at least 2 runs go into one",
+                    self.merge_factor
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //! Depends on [`crate::write`] (documents are read into a batch), [`crate::similarity`] (text
 //! is fingerprinted) and below.
 
+pub(crate) mod document;
 pub(crate) mod input;
 #[cfg(feature = "parquet")]
 pub mod parquet;

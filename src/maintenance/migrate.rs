@@ -15,9 +15,10 @@ use crate::format::catalog::{
     commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog, RunMeta,
     FORMAT_VERSION,
 };
+use crate::format::layout;
+use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::sys::lock::WriterLock;
-use crate::write::policy::CompactionPolicy;
 
 /// What `migrate` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +37,7 @@ pub fn migrate(dir: &Path) -> Result<Migration> {
     if from == FORMAT_VERSION {
         return Ok(Migration { from, to: from });
     }
-    let _lock = WriterLock::acquire(dir)?;
+    let _lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
     loop {
         // Re-read under the lock: another process may have migrated meanwhile.
         let bytes = read_file(dir)?;

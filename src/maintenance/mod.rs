@@ -4,6 +4,8 @@
 //!
 //! Depends on [`crate::write`], [`crate::read`] and below.
 
+#[cfg(test)]
+mod fault_tests;
 pub(crate) mod migrate;
 pub(crate) mod repair;
 pub(crate) mod verify;

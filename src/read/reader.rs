@@ -246,7 +246,7 @@ fn open_pinned(
             Some(p) => Arc::clone(p),
             None => {
                 let with_keys = Some(id) != oldest;
-                let p = PinnedRun::load(run, tables, with_keys, &mut budget)?;
+                let p = crate::run::pin::pin(run, tables, with_keys, &mut budget)?;
                 kept.insert(id, Arc::clone(&p));
                 p
             }

@@ -16,6 +16,7 @@ use crate::format::catalog::Catalog;
 use crate::format::settings::Settings;
 use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
+use crate::similarity::fingerprint::Scheme;
 use crate::tables::permutation::Permutations;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
@@ -197,6 +198,19 @@ impl Snapshot {
     /// The store's settings.
     pub fn settings(&self) -> &Settings {
         &self.catalog.settings
+    }
+
+    /// The scheme text is fingerprinted with; None for stores that never recorded one (made
+    /// by format v1). A name this build does not know is an error, never a silent fallback.
+    pub fn scheme(&self) -> Result<Option<Scheme>> {
+        Scheme::recorded(self.catalog.scheme.as_deref())
+    }
+
+    /// The scheme text given to this store is fingerprinted with: an error when the store
+    /// records none (stores made by format v1 take fingerprints, not text) or one this build
+    /// does not know.
+    pub fn text_scheme(&self) -> Result<Scheme> {
+        Scheme::for_text(self.catalog.scheme.as_deref())
     }
 
     /// The catalog this snapshot reads.

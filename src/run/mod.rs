@@ -14,6 +14,7 @@
 //! - [`salvage`]: what is intact in a damaged run, for repair.
 
 pub(crate) mod merge;
+pub(crate) mod pin;
 pub(crate) mod pinned;
 pub(crate) mod read;
 pub(crate) mod salvage;

@@ -17,12 +17,8 @@
 //! find nothing; the sets answer those from memory.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use crate::error::{Error, Result};
-use crate::format::block::keys::KeyBlock;
 use crate::format::catalog::Catalog;
-use crate::run::RunReader;
 
 /// A sorted array of distinct-or-repeated u64 keys with a directory by their leading bits:
 /// a pinned permuted table (every key of one table of one run) and a run's key sets.
@@ -41,30 +37,8 @@ pub(crate) struct SortedKeys {
 const KEYS_PER_BUCKET: usize = 16;
 
 impl SortedKeys {
-    /// Reads table `t` of `run` into memory, checking every block.
-    fn load_table(run: &RunReader, t: usize) -> Result<Self> {
-        let mut keys = huge_page_vec(usize::try_from(run.meta().fingerprints).unwrap_or(0));
-        // Shard files split the key space by its leading bits, in order, so their keys
-        // concatenate into one sorted sequence.
-        for file in run.shard_files(0, run.shards())? {
-            file.for_each_block(t, |last, block| {
-                let before = keys.last().copied();
-                let start = keys.len();
-                KeyBlock::parse(block)?.for_each(|key| keys.push(key))?;
-                if before.is_some_and(|b| b >= keys[start]) || keys.last() != Some(&last) {
-                    return Err(Error::corrupt(format!(
-                        "table t{t:03}: keys out of order at the block ending {last:016x}"
-                    )));
-                }
-                Ok(())
-            })?;
-        }
-        keys.shrink_to_fit();
-        Ok(Self::new(keys))
-    }
-
     /// Indexes `keys`, which must be sorted.
-    fn new(keys: Vec<u64>) -> Self {
+    pub(crate) fn new(keys: Vec<u64>) -> Self {
         debug_assert!(keys.is_sorted());
         // No directory (bits = 0: one bucket) for arrays too small to need one or too large
         // for u32 indices.
@@ -111,7 +85,7 @@ impl SortedKeys {
     }
 
     /// Bytes of memory the keys and directory hold.
-    fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         8 * self.keys.capacity() as u64 + 4 * self.directory.capacity() as u64
     }
 }
@@ -142,7 +116,7 @@ pub(crate) fn touch(keys: &[u64]) -> u64 {
 /// A vector for `capacity` elements whose memory the kernel may back with 2 MiB pages:
 /// pinned arrays are read at random, and with 4 KiB pages nearly every probe also misses the
 /// TLB (docs/benchmarks.md: loading 1e8 took 16 s instead of 25, probes ~10% faster).
-fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
+pub(crate) fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
     let v = Vec::with_capacity(capacity);
     #[cfg(target_os = "linux")]
     {
@@ -163,13 +137,8 @@ fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
 }
 
 /// What pinning `n` keys takes: 8 bytes per key, and the directory at its largest.
-fn keys_cost(n: u64) -> u64 {
+pub(crate) fn keys_cost(n: u64) -> u64 {
     8 * n + 4 * n / (KEYS_PER_BUCKET as u64 / 2)
-}
-
-/// What pinning a table of `run` takes.
-fn table_cost(run: &RunReader) -> u64 {
-    keys_cost(run.meta().fingerprints)
 }
 
 /// What pinning every table of every run of `catalog` takes.
@@ -191,22 +160,19 @@ pub(crate) struct RunKeys {
 }
 
 impl RunKeys {
-    fn load(run: &RunReader) -> Result<Self> {
-        let docs = run.docs()?;
-        let mut fingerprints = Vec::new();
-        docs.for_each_posting(|fp| fingerprints.push(fp))?;
-        let mut ids = Vec::new();
-        docs.for_each_document(|hash, _, _| ids.push(hash))?;
+    /// The key sets of a run: `fingerprints` it lists postings under and the hashes of the
+    /// `ids` it mentions, in any order.
+    pub(crate) fn new(fingerprints: Vec<u64>, ids: Vec<u64>) -> Self {
         let set = |mut keys: Vec<u64>| {
             keys.sort_unstable(); // already in order: a check, in effect
             keys.dedup();
             keys.shrink_to_fit();
             SortedKeys::new(keys)
         };
-        Ok(RunKeys {
+        RunKeys {
             fingerprints: set(fingerprints),
             ids: set(ids),
-        })
+        }
     }
 
     /// Whether the run lists postings under `fingerprint`.
@@ -219,14 +185,9 @@ impl RunKeys {
         self.ids.contains(id_hash)
     }
 
-    fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.fingerprints.bytes() + self.ids.bytes()
     }
-}
-
-/// What keeping the key sets of `run` takes: a key per posting and per document entry.
-fn run_keys_cost(run: &RunReader) -> u64 {
-    2 * keys_cost(run.meta().documents)
 }
 
 /// The tables of one run held in memory; a table that did not fit is None and is read from
@@ -242,48 +203,21 @@ pub(crate) struct PinnedRun {
 }
 
 impl PinnedRun {
-    /// Pins the tables of `run` in order while they fit in `budget` (bytes of memory), which
-    /// shrinks by what they take, then with `with_keys` its key sets if they fit too. Tables
-    /// load in parallel.
-    pub(crate) fn load(
-        run: &RunReader,
-        tables: usize,
-        with_keys: bool,
-        budget: &mut u64,
-    ) -> Result<Arc<Self>> {
-        use rayon::prelude::*;
-        let chosen: Vec<bool> = (0..tables)
-            .map(|_| {
-                let size = table_cost(run);
-                // A budget of 0 pins nothing, not even empty tables.
-                let fits = *budget > 0 && size <= *budget;
-                if fits {
-                    *budget -= size;
-                }
-                fits
-            })
-            .collect();
-        let tables: Vec<Option<SortedKeys>> = chosen
-            .par_iter()
-            .enumerate()
-            .map(|(t, &pin)| pin.then(|| SortedKeys::load_table(run, t)).transpose())
-            .collect::<Result<_>>()?;
-        let mut charged = chosen.iter().filter(|&&pin| pin).count() as u64 * table_cost(run);
-        let keys = if with_keys && *budget > 0 && run_keys_cost(run) <= *budget {
-            *budget -= run_keys_cost(run);
-            charged += run_keys_cost(run);
-            Some(RunKeys::load(run)?)
-        } else {
-            None
-        };
+    /// A run's pinned tables (None where a table is read from disk) and key sets, which
+    /// took `charged` bytes from a budget.
+    pub(crate) fn new(
+        tables: Vec<Option<SortedKeys>>,
+        keys: Option<RunKeys>,
+        charged: u64,
+    ) -> Self {
         let bytes = tables.iter().flatten().map(SortedKeys::bytes).sum::<u64>()
             + keys.as_ref().map_or(0, RunKeys::bytes);
-        Ok(Arc::new(PinnedRun {
+        PinnedRun {
             tables,
             keys,
             bytes,
             charged,
-        }))
+        }
     }
 
     /// Table `t`, if it is pinned.

@@ -6,13 +6,11 @@
 //! probability ~2^-64 per pair, far below any threshold's resolution.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::dedup::audit::DocumentPair;
 use crate::error::{Error, Result, Setting};
-use crate::io::input::{read_corpus_texts, ReadOptions};
+use crate::similarity::find_all::DocumentPair;
 use crate::similarity::fingerprint::{shingle_hashes, Features};
 
 /// Words per shingle in verification (the usual near-duplicate definition).
@@ -50,7 +48,7 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 }
 
 /// The pairs whose documents' Jaccard similarity is at least `min_jaccard` (in 0..=1), with
-/// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`read_corpus_shingles`]); a
+/// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`crate::read_corpus_shingles`]); a
 /// pair with an id missing from it is an input error naming the id, since it cannot be
 /// verified.
 pub fn verify_pairs(
@@ -76,31 +74,6 @@ pub fn verify_pairs(
         })
         .collect::<Result<_>>()?;
     Ok(checked.into_iter().flatten().collect())
-}
-
-/// The shingle sets ([`shingle_set`]) of the documents of a corpus whose ids `wanted`
-/// accepts, computed in parallel. The corpus is read as [`crate::read_corpus_texts`] reads it
-/// (JSON Lines, Parquet or text files), ids and texts from `options.id_field` and
-/// `options.text_field`.
-pub fn read_corpus_shingles(
-    corpus: &Path,
-    options: &ReadOptions,
-    wanted: impl Fn(&str) -> bool,
-) -> Result<HashMap<String, Vec<u64>>> {
-    let mut texts = Vec::new();
-    read_corpus_texts(&[corpus.to_path_buf()], options, &mut |id, text| {
-        if wanted(&id) {
-            texts.push((id, text));
-        }
-        Ok(())
-    })?;
-    Ok(texts
-        .into_par_iter()
-        .map(|(id, text)| {
-            let set = shingle_set(&text);
-            (id, set)
-        })
-        .collect())
 }
 
 #[cfg(test)]

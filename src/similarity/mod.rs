@@ -5,6 +5,8 @@
 //!
 //! Depends on [`crate::tables`] and [`crate::format`] (the settings of the permuted tables).
 
+pub(crate) mod clusters;
+pub(crate) mod find_all;
 pub(crate) mod fingerprint;
 pub(crate) mod jaccard;
 pub(crate) mod similarity_join;

@@ -18,16 +18,16 @@ pub struct WriterLock {
 }
 
 impl WriterLock {
-    /// Takes the lock of the store at `dir`, or fails at once naming the pid that holds it.
-    pub fn acquire(dir: &Path) -> Result<Self> {
-        let path = crate::format::layout::lock_file(dir);
+    /// Takes the lock of the store at `dir` by locking its lock file `path`, or fails at once
+    /// naming the pid that holds it.
+    pub fn acquire(dir: &Path, path: &Path) -> Result<Self> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
         // SAFETY: flock on a file descriptor we own; no memory is involved.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
@@ -44,12 +44,12 @@ impl WriterLock {
                     },
                 });
             }
-            return Err(Error::io(&path, err));
+            return Err(Error::io(path, err));
         }
         file.set_len(0)
             .and_then(|_| file.rewind())
             .and_then(|_| write!(file, "{}", std::process::id()))
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| Error::io(path, e))?;
         Ok(WriterLock { _file: file })
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 
 use super::truth::{pair_components, IndexPair};
-use crate::dedup::audit::{find_all, find_all_settings};
+use crate::similarity::find_all::{find_all, find_all_settings};
 use crate::similarity::fingerprint::Scheme;
 
 /// The quality of the pairs one setting finds.

@@ -108,6 +108,7 @@ pub struct Insertion<'s> {
 
 impl<'s> Insertion<'s> {
     pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {
+        let compact_after = store.compact_inserts;
         Insertion {
             commit: store.begin_commit(),
             store,
@@ -115,7 +116,7 @@ impl<'s> Insertion<'s> {
             summary: InsertSummary::default(),
             pending: Batch::new(),
             run_documents: DEFAULT_RUN_DOCUMENTS,
-            compact_after: true,
+            compact_after,
             failed: false,
         }
     }

@@ -10,4 +10,6 @@ pub(crate) mod compaction;
 pub(crate) mod deletion;
 pub(crate) mod insertion;
 pub(crate) mod policy;
+#[cfg(test)]
+mod scan_tests;
 pub(crate) mod store;

@@ -22,19 +22,22 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
+use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::similarity::fingerprint::Scheme;
 use crate::sys::lock::WriterLock;
 use crate::sys::progress::{Progress, Silent};
 use crate::write::commit::PendingCommit;
-use crate::write::policy::CompactionPolicy;
 
 /// A store open for writing. Only one may exist per store at a time, across processes.
 pub struct Store {
     dir: PathBuf,
     catalog: Catalog,
     progress: Arc<dyn Progress>,
+    /// Whether an insert merges runs itself after its commit, as the policy asks (a
+    /// [`crate::Database`] that merges in the background turns this off).
+    pub(crate) compact_inserts: bool,
     _lock: WriterLock,
 }
 
@@ -80,7 +83,7 @@ impl Store {
             }
             Err(e) => return Err(Error::io(dir, e)),
         }
-        let lock = WriterLock::acquire(dir)?;
+        let lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
         let runs = layout::runs_dir(dir);
         std::fs::create_dir_all(&runs).map_err(|e| Error::io(&runs, e))?;
         sync_dir(dir)?;
@@ -95,6 +98,7 @@ impl Store {
             dir: dir.to_path_buf(),
             catalog,
             progress: Arc::new(Silent),
+            compact_inserts: true,
             _lock: lock,
         })
     }
@@ -104,16 +108,22 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Self> {
         // Read first so that a path that is not a store gets that error, not a lock file.
         Catalog::read(dir)?;
-        let lock = WriterLock::acquire(dir)?;
+        let lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
         let catalog = Catalog::read(dir)?;
         let store = Store {
             dir: dir.to_path_buf(),
             catalog,
             progress: Arc::new(Silent),
+            compact_inserts: true,
             _lock: lock,
         };
         store.remove_abandoned_runs()?;
         Ok(store)
+    }
+
+    /// Leaves merges to the caller: inserts no longer merge runs after their commit.
+    pub(crate) fn defer_compaction(&mut self) {
+        self.compact_inserts = false;
     }
 
     /// Deletes run directories the catalog does not name. Only the lock holder may do this:
@@ -172,9 +182,16 @@ impl Store {
         self.commit(pending)
     }
 
-    /// The scheme text is fingerprinted with (see [`Catalog::scheme`]).
+    /// The scheme text is fingerprinted with; None for stores that never recorded one (made
+    /// by format v1).
     pub fn scheme(&self) -> Result<Option<Scheme>> {
-        self.catalog.scheme()
+        Scheme::recorded(self.catalog.scheme.as_deref())
+    }
+
+    /// The scheme text given to this store is fingerprinted with: an error when the store
+    /// records none or one this build does not know.
+    pub fn text_scheme(&self) -> Result<Scheme> {
+        Scheme::for_text(self.catalog.scheme.as_deref())
     }
 
     /// Records the scheme text is fingerprinted with. Only a store that holds no document or

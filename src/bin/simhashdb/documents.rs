@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use simhashdb::{read_sources, Catalog, DocumentSink, ReadOptions, ReadSummary, Scheme};
+use simhashdb::{read_sources, DocumentSink, ReadOptions, ReadSummary, Scheme};
 
 use crate::exit_codes::usage;
 use crate::progress;
@@ -13,7 +13,8 @@ use crate::progress;
 #[derive(clap::Args, Clone, Default)]
 pub struct SchemeArgs {
     /// Fingerprint scheme: words (word shingles), chars (character n-grams) or seomoz
-    /// (simhash-py 0.4, bit for bit) [default: words, shingle 2, weight minhash].
+    /// (simhash-py 0.4, bit for bit), or a full name such as words-3-set [default: words,
+    /// shingle 2, weight minhash].
     #[arg(long, value_name = "NAME")]
     pub scheme: Option<String>,
     /// Shingle size: words per shingle, or characters per n-gram.
@@ -27,22 +28,10 @@ pub struct SchemeArgs {
 }
 
 impl SchemeArgs {
-    /// Whether any scheme flag was given.
-    pub fn given(&self) -> bool {
-        self.scheme.is_some() || self.shingle.is_some() || self.weight.is_some()
-    }
-
     /// The scheme the flags name (the default when none is given).
     pub fn scheme(&self) -> Result<Scheme> {
-        if !self.given() {
-            return Ok(Scheme::default());
-        }
-        Scheme::from_parts(
-            self.scheme.as_deref().unwrap_or("words"),
-            self.shingle,
-            self.weight.as_deref(),
-        )
-        .map_err(|e| usage(e.to_string()))
+        Scheme::parse(self.scheme.as_deref(), self.shingle, self.weight.as_deref())
+            .map_err(|e| usage(e.to_string()))
     }
 }
 
@@ -95,10 +84,11 @@ impl FieldArgs {
 }
 
 /// The scheme text is fingerprinted with in the store at `store`, or why there is none.
-pub fn store_scheme(catalog: &Catalog, store: &Path) -> std::result::Result<Scheme, String> {
-    catalog
-        .text_scheme()
-        .map_err(|e| format!("{}: {e}", store.display()))
+pub fn store_scheme(
+    scheme: simhashdb::Result<Scheme>,
+    store: &Path,
+) -> std::result::Result<Scheme, String> {
+    scheme.map_err(|e| format!("{}: {e}", store.display()))
 }
 
 /// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports

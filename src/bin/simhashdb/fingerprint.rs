@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
 use simhashdb::parquet::{fingerprint_to_i64, Cell, ParquetTable};
-use simhashdb::{Batch, Catalog, InputFormat};
+use simhashdb::{Batch, InputFormat, Snapshot};
 
 use crate::documents::{self, FieldArgs, SchemeArgs};
 use crate::exit_codes::usage;
@@ -54,9 +54,10 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let scheme = match &args.store {
         Some(store) => {
-            let catalog = Catalog::read(store)
+            let snapshot = Snapshot::open(store)
                 .with_context(|| format!("{}: cannot open the store", store.display()))?;
-            documents::store_scheme(&catalog, store).map_err(|why| anyhow!("{why}"))?
+            documents::store_scheme(snapshot.text_scheme(), store)
+                .map_err(|why| anyhow!("{why}"))?
         }
         None => args.scheme.scheme()?,
     };

@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut store = Store::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     store.set_progress(crate::progress::Bars::shared());
-    let scheme = documents::store_scheme(store.catalog(), &args.store);
+    let scheme = documents::store_scheme(store.text_scheme(), &args.store);
     // Every failure before the commit leaves the store as it was.
     let not_inserted = || {
         format!(

@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
         None => Snapshot::open_for_batch(&args.store),
     }
     .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    let scheme = documents::store_scheme(snapshot.catalog(), &args.store);
+    let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
         let fingerprint =

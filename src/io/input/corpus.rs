@@ -1,6 +1,7 @@
 //! The texts of a corpus, for readers that need the words and not a fingerprint (the
 //! Jaccard verification of an audit's pairs, `tune`).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -8,8 +9,11 @@ use std::path::{Path, PathBuf};
 use super::decode::decoded;
 use super::sources::{file_format, for_each_input, Input};
 use super::{json_id, ParquetInput, ReadOptions, STDIN};
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::io::input::{problem_of, InputFormat};
+use crate::similarity::jaccard::shingle_set;
 use crate::write::batch::check_id;
 
 /// Calls `f(id, text)` on every document of a JSON Lines corpus read from `reader`, whose id
@@ -82,6 +86,31 @@ pub fn read_corpus_texts(
             path, in_directory, ..
         } => read_file_texts(&path, in_directory, options, f),
     })
+}
+
+/// The shingle sets ([`crate::shingle_set`]) of the documents of a corpus whose ids `wanted`
+/// accepts, computed in parallel. The corpus is read as [`read_corpus_texts`] reads it
+/// (JSON Lines, Parquet or text files), ids and texts from `options.id_field` and
+/// `options.text_field`.
+pub fn read_corpus_shingles(
+    corpus: &Path,
+    options: &ReadOptions,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<HashMap<String, Vec<u64>>> {
+    let mut texts = Vec::new();
+    read_corpus_texts(&[corpus.to_path_buf()], options, &mut |id, text| {
+        if wanted(&id) {
+            texts.push((id, text));
+        }
+        Ok(())
+    })?;
+    Ok(texts
+        .into_par_iter()
+        .map(|(id, text)| {
+            let set = shingle_set(&text);
+            (id, set)
+        })
+        .collect())
 }
 
 fn read_file_texts(

@@ -21,158 +21,19 @@ mod sources;
 
 use std::borrow::Cow;
 use std::io::BufRead;
-use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::similarity::fingerprint::{tokens, Scheme};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 
-pub use corpus::{read_corpus_texts, read_texts};
+pub(crate) use crate::io::document::{
+    fingerprint_text, is_parquet_head, parse_fingerprint, problem_of, InputFormat, ReadOptions,
+    ReadSummary, KEPT_SKIP_MESSAGES, STDIN,
+};
+pub use corpus::{read_corpus_shingles, read_corpus_texts, read_texts};
 pub use queries::{read_queries, Query};
 pub use sources::{open_input, read_sources};
-
-/// How errors name standard input.
-pub(crate) const STDIN: &str = "<stdin>";
-
-/// How documents (or queries) are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat {
-    /// `ID<TAB>FINGERPRINT` lines.
-    Tsv,
-    /// `{"id": ..., "fingerprint": ...}` or `{"id": ..., "text": ...}` lines.
-    Jsonl,
-    /// A whole input is one text document.
-    Text,
-    /// Queries only ([`read_queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
-    Fingerprints,
-    /// A Parquet file with an id column and a fingerprint or a text column (feature
-    /// `parquet`).
-    Parquet,
-}
-
-impl InputFormat {
-    /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`,
-    /// `.parquet`); parquet, when it starts with Parquet's magic bytes (`head` holds the
-    /// input's first bytes); text, for a file found inside a directory; jsonl, when its first
-    /// non-blank byte is `{`; else `fallback`.
-    pub fn detect(
-        path: Option<&Path>,
-        in_directory: bool,
-        head: &[u8],
-        fallback: InputFormat,
-    ) -> InputFormat {
-        path.and_then(InputFormat::by_name)
-            .or(is_parquet_head(head).then_some(InputFormat::Parquet))
-            .or(in_directory.then_some(InputFormat::Text))
-            .unwrap_or_else(|| match head.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'{') => InputFormat::Jsonl,
-                _ => fallback,
-            })
-    }
-
-    /// The format a path's name says (`.jsonl`, `.tsv`, also before `.gz` or `.zst`), if it
-    /// says one.
-    pub(crate) fn by_name(path: &Path) -> Option<InputFormat> {
-        let compressed = |e: &str| matches!(e, "gz" | "zst" | "zstd");
-        let path = match path.extension().and_then(|e| e.to_str()) {
-            Some(e) if compressed(e) => Path::new(path.file_stem()?),
-            _ => path,
-        };
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") => Some(InputFormat::Jsonl),
-            Some("tsv") => Some(InputFormat::Tsv),
-            Some("parquet") => Some(InputFormat::Parquet),
-            _ => None,
-        }
-    }
-}
-
-/// How documents are read.
-#[derive(Clone, Debug)]
-pub struct ReadOptions {
-    /// The format of every input; None detects it per input (see [`InputFormat::detect`]).
-    pub format: Option<InputFormat>,
-    /// The format of an input that detection does not recognise: tsv for `insert`, text for
-    /// `fingerprint`.
-    pub fallback: InputFormat,
-    /// Skip (and count) invalid documents instead of failing.
-    pub skip_invalid: bool,
-    /// Fingerprints documents given as text; Err refuses them, saying why.
-    pub scheme: std::result::Result<Scheme, String>,
-    /// The JSON field (or Parquet column) that holds the id.
-    pub id_field: String,
-    /// The JSON field (or Parquet column) that holds the fingerprint.
-    pub fingerprint_field: String,
-    /// The JSON field (or Parquet column) that holds the text, read when there is no
-    /// fingerprint.
-    pub text_field: String,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            format: None,
-            fallback: InputFormat::Tsv,
-            skip_invalid: false,
-            scheme: Err("no fingerprint scheme was given for text documents".to_string()),
-            id_field: "id".to_string(),
-            fingerprint_field: "fingerprint".to_string(),
-            text_field: "text".to_string(),
-        }
-    }
-}
-
-/// The fingerprint of a text document under `scheme`. A text without a token is an error,
-/// except under the seomoz scheme, which gives it 0 as simhash-py does.
-pub fn fingerprint_text(scheme: &Scheme, text: &str) -> std::result::Result<u64, String> {
-    if *scheme != Scheme::Seomoz && tokens(text).next().is_none() {
-        return Err("the document has no token (no letter or digit)".to_string());
-    }
-    Ok(scheme.fingerprint(text))
-}
-
-/// Formats a fingerprint as 16 lowercase hex digits, as everywhere in output.
-pub fn format_fingerprint(fingerprint: u64) -> String {
-    format!("{fingerprint:016x}")
-}
-
-/// Parses a fingerprint (see the module docs for the accepted forms).
-pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
-    let bad = || {
-        format!(
-            "{text:?} is not a fingerprint: expected 16 hex digits, 0x and 1 to 16 hex digits, \
-             or a decimal number below 2^64"
-        )
-    };
-    let hex = |digits: &str| parse_hex(digits.as_bytes()).ok_or_else(bad);
-    if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        hex(digits)
-    } else if text.len() == 16 {
-        hex(text)
-    } else if !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse::<u64>().map_err(|_| bad())
-    } else {
-        Err(bad())
-    }
-}
-
-/// 1 to 16 hex digits (either case), in one pass.
-fn parse_hex(digits: &[u8]) -> Option<u64> {
-    if !(1..=16).contains(&digits.len()) {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |value, &b| {
-        let nibble = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return None,
-        };
-        Some(value << 4 | u64::from(nibble))
-    })
-}
 
 /// One parsed document line.
 fn parse_document<'a>(
@@ -263,22 +124,6 @@ fn json_id(
     Ok(id)
 }
 
-/// What reading one input did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReadSummary {
-    /// Non-blank lines read.
-    pub lines: u64,
-    /// Documents added to the batch.
-    pub documents: u64,
-    /// Invalid lines skipped (only with `skip_invalid`).
-    pub skipped: u64,
-    /// The first few skipped lines' errors, `source:line: message`.
-    pub first_skipped: Vec<String>,
-}
-
-/// How many skipped-line messages a [`ReadSummary`] keeps.
-const KEPT_SKIP_MESSAGES: usize = 5;
 /// Input is parsed in parallel in chunks of about this many bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
@@ -385,47 +230,6 @@ pub fn read_documents(
     }
 }
 
-impl ReadSummary {
-    /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
-    fn record(
-        &mut self,
-        result: Result<(String, u64)>,
-        sink: &mut dyn DocumentSink,
-        skip_invalid: bool,
-    ) -> Result<()> {
-        self.lines += 1;
-        match result {
-            Ok((id, fp)) => {
-                sink.push(&id, fp)?;
-                self.documents += 1;
-            }
-            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
-            Err(e) => return Err(e),
-        }
-        Ok(())
-    }
-
-    /// Counts an invalid document skipped, keeping the first few errors.
-    pub(crate) fn skip(&mut self, error: Error) {
-        self.skipped += 1;
-        if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
-            self.first_skipped.push(error.to_string());
-        }
-    }
-
-    /// Adds the counts of another read.
-    pub fn add(&mut self, other: ReadSummary) {
-        self.lines += other.lines;
-        self.documents += other.documents;
-        self.skipped += other.skipped;
-        for msg in other.first_skipped {
-            if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
-                self.first_skipped.push(msg);
-            }
-        }
-    }
-}
-
 /// A whole input as one text document with id `source`: `(id, fingerprint)`, or an input
 /// error at `source`.
 fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(String, u64)> {
@@ -441,11 +245,6 @@ fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(S
     fingerprint_text(scheme, text)
         .map(|fp| (source.to_string(), fp))
         .map_err(invalid)
-}
-
-/// Whether an input's first bytes are a Parquet file's magic bytes.
-pub(crate) fn is_parquet_head(head: &[u8]) -> bool {
-    head.starts_with(b"PAR1")
 }
 
 /// A Parquet input: a file, or a stream read whole (Parquet's footer is at its end).
@@ -482,14 +281,6 @@ pub(crate) fn read_parquet_input(
             None,
             "this is a Parquet file, and simhashdb was built without its parquet feature",
         ))
-    }
-}
-
-/// The problem an error states, without its place.
-pub(crate) fn problem_of(e: Error) -> String {
-    match e {
-        Error::Input { problem, .. } => problem,
-        other => other.to_string(),
     }
 }
 
@@ -594,6 +385,8 @@ pub fn read_ids(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::document::{format_fingerprint, parse_hex};
+    use crate::similarity::fingerprint::Scheme;
     use proptest::prelude::*;
 
     #[test]

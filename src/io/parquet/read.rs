@@ -12,7 +12,7 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::io::input::{fingerprint_text, parse_fingerprint, ReadOptions, ReadSummary};
+use crate::io::document::{fingerprint_text, parse_fingerprint, ReadOptions, ReadSummary};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 
 /// Rows decoded at a time: big enough to fingerprint in parallel, small enough to bound memory.
@@ -188,7 +188,7 @@ fn document<'a>(
         return Err(format!("null in column {id_column:?}"));
     }
     let id = ids.value(row);
-    check_id(id).map_err(crate::io::input::problem_of)?;
+    check_id(id).map_err(crate::io::document::problem_of)?;
     Ok((id, fingerprint?))
 }
 

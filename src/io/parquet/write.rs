@@ -13,8 +13,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use tempfile::NamedTempFile;
 
-use crate::dedup::audit::DocumentPair;
 use crate::error::{Error, Result};
+use crate::similarity::find_all::DocumentPair;
 
 /// Rows buffered before they are handed to the Parquet writer.
 const ROWS_PER_FLUSH: usize = 1 << 16;

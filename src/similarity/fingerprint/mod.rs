@@ -23,6 +23,8 @@ mod tokens;
 
 use std::fmt;
 
+use crate::error::{Error, Result};
+
 pub use tokens::{tokens, Tokens};
 
 /// What a feature is.
@@ -89,34 +91,50 @@ impl fmt::Display for Scheme {
 }
 
 impl Scheme {
+    /// The scheme a store records under `name`: None for stores that never recorded one
+    /// (made by format v1). A name this build does not know is an error, never a silent
+    /// fallback.
+    pub(crate) fn recorded(name: Option<&str>) -> Result<Option<Scheme>> {
+        name.map(Scheme::from_name).transpose()
+    }
+
+    /// The scheme text given to a store that records `name` is fingerprinted with: an error
+    /// when the store records none (stores made by format v1 take fingerprints, not text) or
+    /// one this build does not know.
+    pub(crate) fn for_text(name: Option<&str>) -> Result<Scheme> {
+        Scheme::recorded(name)?.ok_or_else(|| {
+            Error::Scheme(
+                "the store records no fingerprint scheme (it was made before schemes were \
+                 recorded), so it takes fingerprints, not text"
+                    .into(),
+            )
+        })
+    }
+
     /// The scheme named `name` (`words`, `chars` or `seomoz`) with shingle size `shingle` and
     /// weighting `weight` (`set` or `count`); the seomoz scheme takes neither.
-    pub fn from_parts(
-        name: &str,
-        shingle: Option<u8>,
-        weight: Option<&str>,
-    ) -> Result<Self, String> {
+    pub fn from_parts(name: &str, shingle: Option<u8>, weight: Option<&str>) -> Result<Self> {
         let weighting = match weight {
             None | Some("minhash") => Weighting::MinHash,
             Some("set") => Weighting::Set,
             Some("count") => Weighting::Count,
             Some(other) => {
-                return Err(format!(
+                return Err(Error::Scheme(format!(
                     "unknown weighting {other:?}: use set, count or minhash"
-                ))
+                )))
             }
         };
         let check = |n: u8| {
             if n == 0 {
-                Err("the shingle size must be at least 1".to_string())
+                Err(Error::Scheme("the shingle size must be at least 1".into()))
             } else {
                 Ok(n)
             }
         };
         match name {
-            "seomoz" if shingle.is_some() || weight.is_some() => {
-                Err("the seomoz scheme has fixed shingles (4 words) and weights".into())
-            }
+            "seomoz" if shingle.is_some() || weight.is_some() => Err(Error::Scheme(
+                "the seomoz scheme has fixed shingles (4 words) and weights".into(),
+            )),
             "seomoz" => Ok(Scheme::Seomoz),
             "words" => Ok(Scheme::Shingles {
                 features: Features::Words(check(shingle.unwrap_or(DEFAULT_WORDS))?),
@@ -126,9 +144,37 @@ impl Scheme {
                 features: Features::Chars(check(shingle.unwrap_or(DEFAULT_CHARS))?),
                 weighting,
             }),
-            other => Err(format!(
+            other => Err(Error::Scheme(format!(
                 "unknown scheme {other:?}: this build knows words, chars and seomoz"
-            )),
+            ))),
+        }
+    }
+
+    /// The scheme users name with `name`, `shingle` and `weight`, as every client takes them:
+    /// nothing given is the default scheme; a full name such as `words-3-set` or `seomoz`
+    /// ([`Scheme::from_name`]) stands alone; otherwise `name` (default `words`) with
+    /// [`Scheme::from_parts`].
+    ///
+    /// ```
+    /// use simhashdb::Scheme;
+    /// assert_eq!(Scheme::parse(None, None, None).unwrap(), Scheme::default());
+    /// assert_eq!(Scheme::parse(Some("words-2-minhash"), None, None).unwrap(), Scheme::default());
+    /// assert_eq!(Scheme::parse(Some("words"), Some(2), None).unwrap(), Scheme::default());
+    /// assert!(Scheme::parse(Some("words-2-minhash"), Some(3), None).is_err());
+    /// ```
+    pub fn parse(name: Option<&str>, shingle: Option<u8>, weight: Option<&str>) -> Result<Self> {
+        match name {
+            None if shingle.is_none() && weight.is_none() => Ok(Scheme::default()),
+            Some(full) if full.contains('-') => {
+                if shingle.is_some() || weight.is_some() {
+                    return Err(Error::Scheme(format!(
+                        "scheme {full:?} names its shingle and weight already: give shingle \
+                         and weight only with words or chars"
+                    )));
+                }
+                Scheme::from_name(full)
+            }
+            name => Scheme::from_parts(name.unwrap_or("words"), shingle, weight),
         }
     }
 
@@ -191,15 +237,15 @@ impl Scheme {
     ///
     /// ```
     /// use simhashdb::Scheme;
-    /// assert_eq!(Scheme::from_name("words-2-minhash"), Ok(Scheme::default()));
+    /// assert_eq!(Scheme::from_name("words-2-minhash").unwrap(), Scheme::default());
     /// assert!(Scheme::from_name("minhash-3-set").is_err());
     /// ```
-    pub fn from_name(name: &str) -> Result<Self, String> {
+    pub fn from_name(name: &str) -> Result<Self> {
         let unknown = || {
-            format!(
+            Error::Scheme(format!(
                 "fingerprint scheme {name:?} is not known to this build (it knows seomoz and \
                  words-N-WEIGHT and chars-N-WEIGHT, WEIGHT one of minhash, set, count)"
-            )
+            ))
         };
         if name == "seomoz" {
             return Ok(Scheme::Seomoz);
@@ -443,18 +489,22 @@ mod tests {
             "Seomoz",
         ] {
             let err = Scheme::from_name(bad).unwrap_err();
-            assert!(err.contains("not known to this build"), "{bad}: {err}");
+            assert!(
+                err.to_string().contains("not known to this build"),
+                "{bad}: {err}"
+            );
         }
     }
 
     #[test]
     fn schemes_parse_and_refuse_unknown_names() {
         assert_eq!(
-            Scheme::from_parts("words", None, None),
-            Ok(Scheme::default())
+            Scheme::from_parts("words", None, None).unwrap(),
+            Scheme::default()
         );
         assert!(Scheme::from_parts("minhash", None, None)
             .unwrap_err()
+            .to_string()
             .contains("unknown scheme"));
         assert!(Scheme::from_parts("words", Some(0), None).is_err());
         assert!(Scheme::from_parts("seomoz", Some(3), None).is_err());

@@ -16,9 +16,10 @@
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
-use crate::dedup::audit::{find_all_settings, fingerprint_clusters, FingerprintPair};
 use crate::error::{Error, Result, Setting};
 use crate::format::settings::Settings;
+use crate::similarity::clusters::fingerprint_clusters;
+use crate::similarity::find_all::{find_all_settings, FingerprintPair};
 
 /// Tokens per shingle in simhash-py's README pipeline.
 pub const SHINGLE: usize = 4;

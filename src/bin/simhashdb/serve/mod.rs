@@ -18,7 +18,7 @@ use anyhow::{anyhow, Context, Result};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use simhashdb::{Catalog, Reader, ReaderOptions};
+use simhashdb::{Catalog, Compaction, Database, DatabaseOptions, Event, ReaderOptions, Refresh};
 use tokio::sync::watch;
 
 use crate::exit_codes::usage;
@@ -143,7 +143,6 @@ async fn serve(
     let (stop, mut stopped) = watch::channel(None::<String>);
     let stop = Arc::new(stop);
     spawn_warm_up(Arc::clone(&service), options, Arc::clone(&stop));
-    spawn_refresher(Arc::clone(&service));
     tokio::spawn(signals(Arc::clone(&stop)));
 
     let app = routes::router(Arc::clone(&service));
@@ -197,8 +196,15 @@ fn spawn_warm_up(
 ) {
     std::thread::spawn(move || {
         let start = Instant::now();
-        match Reader::open(&service.dir, options) {
-            Ok(reader) => {
+        let options = DatabaseOptions {
+            reader: options,
+            refresh: Refresh::Every(REFRESH_EVERY),
+            compaction: Compaction::Background,
+            on_event: Some(Arc::new(log_event(Arc::downgrade(&service)))),
+        };
+        match Database::open(&service.dir, options) {
+            Ok(database) => {
+                let reader = database.reader();
                 let stats = reader.stats();
                 eprintln!(
                     "simhashdb serve: ready: {} documents in {} runs; {} tables ({:.1} MiB) in \
@@ -210,7 +216,7 @@ fn spawn_warm_up(
                     stats.disk_tables,
                     start.elapsed().as_secs_f64()
                 );
-                service.set_ready(reader);
+                service.set_ready(database);
             }
             Err(e) => {
                 let _ = stop.send(Some(format!(
@@ -223,13 +229,31 @@ fn spawn_warm_up(
     });
 }
 
-/// Makes every commit of any process visible within [`REFRESH_EVERY`] (plus the time to
-/// load a new run).
-fn spawn_refresher(service: Arc<Service>) {
-    std::thread::spawn(move || loop {
-        std::thread::sleep(REFRESH_EVERY);
-        service.refresh();
-    });
+/// Logs what the store's handle did in the background, and counts failed loads.
+fn log_event(service: std::sync::Weak<Service>) -> impl Fn(Event) + Send + Sync {
+    move |event| {
+        let Some(service) = service.upgrade() else {
+            return;
+        };
+        let dir = service.dir.display();
+        match event {
+            Event::Compacted(summary) => {
+                eprintln!("simhashdb serve: {}", crate::compact::describe(&summary))
+            }
+            Event::CompactionFailed(e) => eprintln!(
+                "simhashdb serve: {dir}: the background compaction failed (the store is \
+                 intact; the next write retries it): {e}"
+            ),
+            Event::RefreshFailed(e) => {
+                service.metrics.refresh_errors.inc();
+                eprintln!(
+                    "simhashdb serve: {dir}: cannot load the newly committed state (queries \
+                     keep the previous one): {e}"
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Waits for SIGTERM or SIGINT, then asks the server to stop.

@@ -245,7 +245,7 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
             })
             .collect();
     }
-    let scheme = snapshot.catalog().text_scheme()?;
+    let scheme = snapshot.text_scheme()?;
     let texts: Vec<(String, &str)> = match (&body.texts, &body.documents) {
         (Some(texts), _) => texts
             .iter()
@@ -457,7 +457,7 @@ async fn insert(
     let mut answer = service
         .write(move |store| {
             let mut options = ReadOptions {
-                scheme: store.catalog().text_scheme().map_err(|e| e.to_string()),
+                scheme: store.text_scheme().map_err(|e| e.to_string()),
                 skip_invalid: params.skip_invalid,
                 ..ReadOptions::default()
             };

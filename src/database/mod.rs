@@ -1,0 +1,298 @@
+//! One handle per store for a long-running process: what the server and the Python package
+//! hold, so that neither decides on its own when to reload or to merge.
+//!
+//! A [`Database`] is cheap to clone and shared across threads. Reads take the current
+//! [`Snapshot`] ([`Database::snapshot`]); writes ([`Database::write`]) run one at a time, each
+//! with the store's writer lock held for that write only (so another process, such as a CLI
+//! `insert`, can write between them), and every commit is visible to this handle's next read
+//! when the write returns. Commits of other processes are seen within the
+//! [`Refresh`] interval. After a write, the merge the store's compaction policy asks for runs
+//! as [`Compaction`] says: in the background at the lowest CPU priority (the next write waits
+//! for it), or inside the write.
+//!
+//! Depends on [`crate::write`], [`crate::read`] and below.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::read::reader::{Reader, ReaderOptions};
+use crate::read::snapshot::Snapshot;
+use crate::write::compaction::CompactSummary;
+use crate::write::store::Store;
+
+/// When a [`Database`] looks for commits of other processes (its own are seen at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refresh {
+    /// A read looks when the last look is older than this: the read that looks waits for
+    /// the new runs to load; reads on other threads meanwhile go on with the current state.
+    OnRead(Duration),
+    /// A thread of the handle's own looks this often: reads never wait for a load.
+    Every(Duration),
+    /// Only [`Database::refresh`] looks.
+    Manual,
+}
+
+/// Where the merge the store's compaction policy asks for after a write runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compaction {
+    /// Inside the write that made it due (the write returns after the merge).
+    Inline,
+    /// On a thread of its own at the lowest CPU priority, after the write returns; queries
+    /// go on meanwhile, and the next write waits for it.
+    Background,
+}
+
+/// What happened in the background: for a server to log and count.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// A background merge committed.
+    Compacted(CompactSummary),
+    /// A background merge failed; the store is intact and the next write retries it.
+    CompactionFailed(Error),
+    /// The newly committed state could not be loaded; reads keep the previous one and the
+    /// next look retries.
+    RefreshFailed(Error),
+}
+
+/// How a [`Database`] reads, follows commits and merges.
+#[derive(Clone)]
+pub struct DatabaseOptions {
+    /// What the reader holds in memory.
+    pub reader: ReaderOptions,
+    /// When other processes' commits are looked for.
+    pub refresh: Refresh,
+    /// Where merges run.
+    pub compaction: Compaction,
+    /// Told of what happens in the background (merges, failed loads).
+    pub on_event: Option<Arc<dyn Fn(Event) + Send + Sync>>,
+}
+
+impl Default for DatabaseOptions {
+    /// The reader's defaults; commits of other processes seen within 100 ms, looked for by
+    /// reads; merges inside the write.
+    fn default() -> Self {
+        DatabaseOptions {
+            reader: ReaderOptions::default(),
+            refresh: Refresh::OnRead(Duration::from_millis(100)),
+            compaction: Compaction::Inline,
+            on_event: None,
+        }
+    }
+}
+
+/// A store held open by a long-running process, cheap to clone and shared across threads:
+/// reads from any thread ([`Database::snapshot`]), one write at a time ([`Database::write`],
+/// the writer lock held for that write only), commits visible when the write returns, other
+/// processes' commits as [`Refresh`] says, merges as the store's policy and [`Compaction`]
+/// say.
+#[derive(Clone)]
+pub struct Database {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    dir: PathBuf,
+    reader: Reader,
+    options: DatabaseOptions,
+    /// Milliseconds since `opened` of the last look for commits.
+    looked_ms: AtomicU64,
+    opened: Instant,
+    /// Held while a look runs, so one thread looks at a time.
+    looking: Mutex<()>,
+    /// Whether a write (or the merge it started) holds the writer's turn.
+    busy: Mutex<bool>,
+    turn: Condvar,
+    compacting: AtomicBool,
+}
+
+impl Database {
+    /// Opens the store at `dir` (made absolute, so a later change of the process's working
+    /// directory does not move it) and loads what `options.reader` pins.
+    pub fn open(dir: &Path, options: DatabaseOptions) -> Result<Self> {
+        let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+        let reader = Reader::open(&dir, options.reader.clone())?;
+        let refresh = options.refresh;
+        let database = Database {
+            shared: Arc::new(Shared {
+                dir,
+                reader,
+                options,
+                looked_ms: AtomicU64::new(0),
+                opened: Instant::now(),
+                looking: Mutex::new(()),
+                busy: Mutex::new(false),
+                turn: Condvar::new(),
+                compacting: AtomicBool::new(false),
+            }),
+        };
+        if let Refresh::Every(interval) = refresh {
+            let weak = Arc::downgrade(&database.shared);
+            std::thread::spawn(move || refresh_every(weak, interval));
+        }
+        Ok(database)
+    }
+
+    /// The store's directory (absolute).
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The reader behind the handle (for its statistics and the store's).
+    pub fn reader(&self) -> &Reader {
+        &self.shared.reader
+    }
+
+    /// The newest committed state, after a look for other processes' commits if
+    /// [`Refresh::OnRead`] says one is due. A failed look keeps the current state (and is
+    /// retried by the next read).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        if let Refresh::OnRead(interval) = self.shared.options.refresh {
+            let now = self.shared.opened.elapsed().as_millis() as u64;
+            let last = self.shared.looked_ms.load(Ordering::Relaxed);
+            if now.saturating_sub(last) >= interval.as_millis() as u64 {
+                // A thread that finds another looking goes on with the current state.
+                if let Ok(_looking) = self.shared.looking.try_lock() {
+                    self.shared.look();
+                }
+            }
+        }
+        self.shared.reader.snapshot()
+    }
+
+    /// Looks for commits now (waiting for a look under way); true if a newer state was
+    /// loaded.
+    pub fn refresh(&self) -> Result<bool> {
+        let _looking = self
+            .shared
+            .looking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let found = self.shared.reader.refresh()?;
+        self.shared.mark_looked();
+        Ok(found)
+    }
+
+    /// Whether a background merge is running.
+    pub fn compacting(&self) -> bool {
+        self.shared.compacting.load(Ordering::SeqCst)
+    }
+
+    /// Runs `write` on the store opened for writing (its writer lock held for this call),
+    /// after this handle's previous write and the merge it started; then makes the commit
+    /// visible to reads before returning, and merges as the store's policy and
+    /// [`DatabaseOptions::compaction`] say. A store another process is writing fails with
+    /// [`Error::Locked`]. The answer of a committed write is returned even if loading the
+    /// new state fails (the next read retries it, and [`Event::RefreshFailed`] says so).
+    /// `write` may fail with an error of the caller's own type.
+    pub fn write<T, E: From<Error>>(
+        &self,
+        write: impl FnOnce(&mut Store) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let turn = Turn::take(&self.shared);
+        let mut store = Store::open(&self.shared.dir)?;
+        if self.shared.options.compaction == Compaction::Background {
+            store.defer_compaction();
+        }
+        let answer = write(&mut store);
+        if answer.is_ok() {
+            self.after_commit();
+        }
+        if answer.is_ok()
+            && self.shared.options.compaction == Compaction::Background
+            && store.compaction_due()
+        {
+            self.compact_in_background(store, turn);
+        }
+        answer
+    }
+
+    fn after_commit(&self) {
+        let _looking = self
+            .shared
+            .looking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.shared.look();
+    }
+
+    /// Merges on a thread of its own, holding the writer's turn until it ends.
+    fn compact_in_background(&self, mut store: Store, turn: Turn) {
+        self.shared.compacting.store(true, Ordering::SeqCst);
+        let database = self.clone();
+        std::thread::spawn(move || {
+            let outcome = crate::sys::background::run(|| store.compact_if_due());
+            drop(store);
+            database.shared.compacting.store(false, Ordering::SeqCst);
+            match outcome {
+                Ok(Some(summary)) => database.shared.tell(Event::Compacted(summary)),
+                Ok(None) => {}
+                Err(e) => database.shared.tell(Event::CompactionFailed(e)),
+            }
+            database.after_commit();
+            drop(turn);
+        });
+    }
+}
+
+impl Shared {
+    /// Loads the committed state if it changed; a failure is told, and the next look retries.
+    fn look(&self) {
+        match self.reader.refresh() {
+            Ok(_) => self.mark_looked(),
+            Err(e) => self.tell(Event::RefreshFailed(e)),
+        }
+    }
+
+    fn mark_looked(&self) {
+        let now = self.opened.elapsed().as_millis() as u64;
+        self.looked_ms.store(now, Ordering::Relaxed);
+    }
+
+    fn tell(&self, event: Event) {
+        if let Some(on_event) = &self.options.on_event {
+            on_event(event);
+        }
+    }
+}
+
+/// Looks for commits every `interval` while the handle lives.
+fn refresh_every(shared: Weak<Shared>, interval: Duration) {
+    loop {
+        std::thread::sleep(interval);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let _looking = shared.looking.lock().unwrap_or_else(|e| e.into_inner());
+        shared.look();
+    }
+}
+
+/// The writer's turn in this process: taken by a write, released when dropped (also when the
+/// write panics), possibly by the thread of the merge the write started.
+struct Turn {
+    shared: Arc<Shared>,
+}
+
+impl Turn {
+    fn take(shared: &Arc<Shared>) -> Turn {
+        let mut busy = shared.busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = shared.turn.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+        Turn {
+            shared: Arc::clone(shared),
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        *self.shared.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.shared.turn.notify_one();
+    }
+}

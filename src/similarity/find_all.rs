@@ -1,0 +1,204 @@
+//! Every pair of fingerprints within K bits of a list, in memory, with the permuted tables
+//! (seomoz's `find_all`), and the document pairs those fingerprint pairs stand for.
+//!
+//! Within a table's sorted keys, two fingerprints can be within K bits only if they share the
+//! table's leading blocks, so each group of keys sharing them is compared pairwise; a pair is
+//! kept only by the first table whose leading blocks both share ([`Permutations::reports`]),
+//! so every pair comes out once with no global set. Permuting bits keeps Hamming distances.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::format::settings::Settings;
+use crate::tables::permutation::Permutations;
+use crate::tables::sorted_tables;
+
+/// Two distinct fingerprints within the audit's distance; `a < b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FingerprintPair {
+    /// The smaller fingerprint.
+    pub a: u64,
+    /// The larger fingerprint.
+    pub b: u64,
+    /// Their Hamming distance.
+    pub distance: u32,
+}
+
+/// Two stored documents within the audit's distance; `a < b`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocumentPair {
+    /// The smaller id.
+    pub a: String,
+    /// The larger id.
+    pub b: String,
+    /// The Hamming distance between their fingerprints.
+    pub distance: u32,
+}
+/// Appends to `out` the pairs of `keys` (table `t`'s keys, ascending, distinct) within
+/// `distance` bits that table `t` reports.
+pub(crate) fn close_pairs_in_sorted(
+    perms: &Permutations,
+    t: usize,
+    keys: &[u64],
+    distance: u32,
+    out: &mut Vec<FingerprintPair>,
+) {
+    let table = &perms.tables()[t];
+    let shift = 64 - table.prefix_bits();
+    for group in keys.chunk_by(|a, b| a >> shift == b >> shift) {
+        for (i, &x) in group.iter().enumerate() {
+            for &y in &group[i + 1..] {
+                let d = (x ^ y).count_ones();
+                if d <= distance {
+                    let (x, y) = (table.unpermute(x), table.unpermute(y));
+                    if perms.reports(t, x, y) {
+                        out.push(FingerprintPair {
+                            a: x.min(y),
+                            b: x.max(y),
+                            distance: d,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The document pairs of `fingerprint_pairs`, given the ids of each fingerprint (`ids[i]` for
+/// `fingerprints[i]`, which ascend and hold every fingerprint of a pair): the ids that share a
+/// fingerprint at distance 0, and every id of `a` with every id of `b`. Each pair has `a < b`;
+/// sorted.
+pub(crate) fn expand_pairs(
+    fingerprints: &[u64],
+    ids: &[Vec<String>],
+    fingerprint_pairs: &[FingerprintPair],
+) -> Vec<DocumentPair> {
+    let ids_of = |fp: u64| {
+        &ids[fingerprints
+            .binary_search(&fp)
+            .expect("a pair's fingerprint")]
+    };
+    let mut pairs = Vec::new();
+    let mut push = |x: &str, y: &str, distance| {
+        let (a, b) = if x < y { (x, y) } else { (y, x) };
+        pairs.push(DocumentPair {
+            a: a.to_string(),
+            b: b.to_string(),
+            distance,
+        });
+    };
+    for same in ids {
+        for i in 0..same.len() {
+            for j in i + 1..same.len() {
+                push(&same[i], &same[j], 0);
+            }
+        }
+    }
+    for p in fingerprint_pairs {
+        for x in ids_of(p.a) {
+            for y in ids_of(p.b) {
+                push(x, y, p.distance);
+            }
+        }
+    }
+    pairs.par_sort_unstable();
+    pairs
+}
+
+/// The settings [`find_all`] uses for `distance` over `fingerprints` distinct fingerprints:
+/// `blocks` when given, else the blocks [`Settings::for_size`] picks for that many; one shard.
+pub fn find_all_settings(distance: u8, fingerprints: u64, blocks: Option<u8>) -> Result<Settings> {
+    let settings = match blocks {
+        Some(blocks) => Settings {
+            blocks,
+            distance,
+            shards: 1,
+        },
+        None => Settings {
+            shards: 1,
+            ..Settings::for_size(distance, fingerprints.max(1))?
+        },
+    };
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// Every pair of `documents` (id, fingerprint) within `distance` bits, as an audit lists them:
+/// [`find_all`] on their distinct fingerprints with `blocks` (or those [`find_all_settings`]
+/// picks), each pair of fingerprints expanded to the pairs of their ids, and the ids sharing a
+/// fingerprint paired at distance 0 (so distance 0 lists exact duplicates). A later document
+/// with the same id replaces an earlier one, as in a batch.
+pub fn find_all_documents(
+    documents: &[(String, u64)],
+    distance: u8,
+    blocks: Option<u8>,
+    progress: impl Fn(u64) + Sync,
+) -> Result<Vec<DocumentPair>> {
+    let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
+    for (id, fp) in documents {
+        latest.insert(id, *fp);
+    }
+    let mut by_fingerprint: Vec<(u64, &str)> =
+        latest.into_iter().map(|(id, fp)| (fp, id)).collect();
+    by_fingerprint.par_sort_unstable();
+    let mut fingerprints: Vec<u64> = Vec::new();
+    let mut ids: Vec<Vec<String>> = Vec::new();
+    for (fp, id) in by_fingerprint {
+        if fingerprints.last() != Some(&fp) {
+            fingerprints.push(fp);
+            ids.push(Vec::new());
+        }
+        ids.last_mut().expect("pushed").push(id.to_string());
+    }
+    let fingerprint_pairs = if distance == 0 {
+        Vec::new()
+    } else {
+        let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
+        find_all(&fingerprints, &settings, progress)
+    };
+    Ok(expand_pairs(&fingerprints, &ids, &fingerprint_pairs))
+}
+
+/// Every pair of distinct fingerprints in `fingerprints` within `settings.distance` bits,
+/// computed in memory with the permuted tables of `settings` (seomoz's `find_all`, without
+/// its collapse of equal values: equal fingerprints are one value here too, as in seomoz).
+/// Sorted by (a, b).
+///
+/// ```
+/// use simhashdb::{find_all, Settings};
+/// let settings = Settings { blocks: 6, distance: 3, shards: 1 };
+/// let pairs = find_all(&[0b1111, 0b0111, 1 << 63], &settings, |_| {});
+/// assert_eq!(pairs.len(), 1);
+/// assert_eq!((pairs[0].a, pairs[0].b, pairs[0].distance), (0b0111, 0b1111, 1));
+/// ```
+pub fn find_all(
+    fingerprints: &[u64],
+    settings: &Settings,
+    progress: impl Fn(u64) + Sync,
+) -> Vec<FingerprintPair> {
+    let perms = Permutations::new(settings);
+    let distance = u32::from(settings.distance);
+    let mut unique = fingerprints.to_vec();
+    unique.par_sort_unstable();
+    unique.dedup();
+    let parts = Mutex::new(Vec::new());
+    sorted_tables::for_each(&perms, &unique, |t, keys| {
+        let mut out = Vec::new();
+        close_pairs_in_sorted(&perms, t, keys, distance, &mut out);
+        progress(1);
+        parts.lock().expect("no visit panicked").push(out);
+        Ok(())
+    })
+    .expect("the visits do not fail");
+    let mut pairs: Vec<FingerprintPair> = parts
+        .into_inner()
+        .expect("no visit panicked")
+        .into_iter()
+        .flatten()
+        .collect();
+    pairs.par_sort_unstable();
+    pairs
+}

@@ -1,0 +1,60 @@
+//! (tests) Scans of a written run's docs file, cut at any key, add up to the whole scan.
+
+use crate::format::block::docs::id_hash;
+use crate::{Batch, Settings, Store};
+
+/// Scans cut at any key, even inside a long run of equal keys spanning several blocks,
+/// add up to the whole scan.
+#[test]
+fn entry_scans_split_anywhere_add_up_to_the_whole() {
+    // Writes a store: not while a fault test has a plan installed.
+    let _serial = crate::sys::file_backend::plan::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..3000 {
+        batch.push(&format!("same-{i}"), 1 << 63).unwrap();
+    }
+    for i in 0..3000u64 {
+        let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        batch.push(&format!("doc-{i}"), fp).unwrap();
+    }
+    store.insert(&batch, None).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let docs = snapshot.runs()[0].docs().unwrap();
+
+    fn all<P: crate::format::block::entries::Payload>(
+        mut scan: crate::run::EntryScan<P>,
+    ) -> Vec<(u64, String)> {
+        let (mut out, mut block) = (Vec::new(), Vec::new());
+        while scan.next_block(&mut block).unwrap() {
+            out.extend(block.drain(..).map(|(k, id, _)| (k, id)));
+        }
+        out
+    }
+    let postings = all(docs.scan_postings().unwrap());
+    let documents = all(docs.scan_documents().unwrap());
+    assert_eq!(postings.len(), 6000);
+    assert_eq!(documents.len(), 6000);
+    let middle = id_hash(b"doc-1500");
+    for split in [
+        0,
+        1,
+        (1 << 63) - 1,
+        1 << 63,
+        (1 << 63) + 1,
+        middle,
+        u64::MAX - 1,
+    ] {
+        let mut parts = all(docs.scan_postings_in(0, split).unwrap());
+        parts.extend(all(docs.scan_postings_in(split + 1, u64::MAX).unwrap()));
+        assert_eq!(parts, postings, "postings split after {split:016x}");
+        let mut parts = all(docs.scan_documents_in(0, split).unwrap());
+        parts.extend(all(docs.scan_documents_in(split + 1, u64::MAX).unwrap()));
+        assert_eq!(parts, documents, "documents split after {split:016x}");
+    }
+    let same = all(docs.scan_postings_in(1 << 63, 1 << 63).unwrap());
+    assert_eq!(same.len(), 3000);
+}

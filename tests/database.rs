@@ -1,0 +1,183 @@
+//! The shared handle: writes one at a time from any thread, commits visible when a write
+//! returns, other writers' commits as the refresh policy says, merges by the store's policy,
+//! and a write that panics leaves the store as it was and the handle usable.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use simhashdb::{
+    Batch, Compaction, CompactionPolicy, Database, DatabaseOptions, Event, Refresh, Settings, Store,
+};
+
+fn batch(ids: std::ops::Range<u64>) -> Batch {
+    let mut batch = Batch::new();
+    for i in ids {
+        batch
+            .push(&format!("doc-{i}"), i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .unwrap();
+    }
+    batch
+}
+
+fn options(refresh: Refresh, compaction: Compaction) -> DatabaseOptions {
+    DatabaseOptions {
+        refresh,
+        compaction,
+        ..DatabaseOptions::default()
+    }
+}
+
+#[test]
+fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    drop(Store::create(&path, Settings::default()).unwrap());
+    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    db.write(|store| store.insert(&batch(0..10), None)).unwrap();
+    assert_eq!(db.snapshot().catalog().documents, 10);
+
+    // Another writer (the lock is per open file, so this stands for another process).
+    let mut other = Store::open(&path).unwrap();
+    other.insert(&batch(10..15), None).unwrap();
+    drop(other);
+    assert_eq!(
+        db.snapshot().catalog().documents,
+        10,
+        "manual: not seen yet"
+    );
+    assert!(db.refresh().unwrap());
+    assert_eq!(db.snapshot().catalog().documents, 15);
+
+    let on_read = Database::open(
+        &path,
+        options(Refresh::OnRead(Duration::ZERO), Compaction::Inline),
+    )
+    .unwrap();
+    let mut other = Store::open(&path).unwrap();
+    other.insert(&batch(15..20), None).unwrap();
+    drop(other);
+    assert_eq!(on_read.snapshot().catalog().documents, 20);
+
+    let every = Database::open(
+        &path,
+        options(
+            Refresh::Every(Duration::from_millis(10)),
+            Compaction::Inline,
+        ),
+    )
+    .unwrap();
+    let mut other = Store::open(&path).unwrap();
+    other.insert(&batch(20..21), None).unwrap();
+    drop(other);
+    let mut seen = 0;
+    for _ in 0..500 {
+        seen = every.snapshot().catalog().documents;
+        if seen == 21 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(seen, 21, "the refresh thread never loaded the commit");
+}
+
+#[test]
+fn writes_from_many_threads_take_turns_and_all_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    drop(Store::create(&path, Settings::default()).unwrap());
+    let db = Database::open(&path, options(Refresh::Manual, Compaction::Background)).unwrap();
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..5u64 {
+                    let start = (t * 5 + i) * 10;
+                    db.write(|store| store.insert(&batch(start..start + 10), None))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // The last merge may still run: a write waits for it.
+    db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.catalog().documents, 200);
+    for i in (0..200u64).step_by(37) {
+        let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let ids: Vec<String> = snapshot
+            .query(fp, 0)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(ids, [format!("doc-{i}")]);
+    }
+}
+
+#[test]
+fn background_merges_follow_the_policy_and_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let policy = CompactionPolicy {
+        max_runs: 2,
+        merge_factor: 2,
+    };
+    drop(Store::create_with(&path, Settings::default(), Default::default(), policy).unwrap());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let told = Arc::clone(&events);
+    let db = Database::open(
+        &path,
+        DatabaseOptions {
+            on_event: Some(Arc::new(move |e: Event| {
+                told.lock().unwrap().push(format!("{e:?}"))
+            })),
+            ..options(Refresh::Manual, Compaction::Background)
+        },
+    )
+    .unwrap();
+    for i in 0..6u64 {
+        db.write(|store| store.insert(&batch(i * 10..i * 10 + 10), None))
+            .unwrap();
+        // Inserts leave the merge to the handle: each commits exactly its one run.
+    }
+    db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
+    assert!(!db.compacting());
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.catalog().documents, 60);
+    assert!(
+        snapshot.catalog().runs.len() <= 2,
+        "{} runs after the background merges",
+        snapshot.catalog().runs.len()
+    );
+    let events = events.lock().unwrap();
+    assert!(
+        events.iter().any(|e| e.starts_with("Compacted")),
+        "no merge was told: {events:?}"
+    );
+}
+
+#[test]
+fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    drop(Store::create(&path, Settings::default()).unwrap());
+    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    db.write(|store| store.insert(&batch(0..5), None)).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        db.write(|store| -> simhashdb::Result<()> {
+            let mut insertion = store.begin_insert(None);
+            insertion.append(batch(5..10))?;
+            panic!("a bug in the middle of a write");
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(db.snapshot().catalog().documents, 5);
+    // The handle's turn and the store's lock were both released.
+    db.write(|store| store.insert(&batch(10..12), None))
+        .unwrap();
+    drop(Store::open(&path).unwrap());
+    assert_eq!(db.snapshot().catalog().documents, 7);
+}
