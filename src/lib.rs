@@ -89,6 +89,7 @@ pub use io::parquet;
 pub use sys::background;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
+pub use dedup::verified::verify_with_corpus;
 pub use error::{Error, Result, Setting};
 pub use format::catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
 pub use format::settings::{CompactionPolicy, Settings, DEFAULT_EXPECTED_SIZE};
@@ -117,7 +118,7 @@ pub use write::batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES,
 pub use write::compaction::{CompactSummary, CompactionPreview};
 pub use write::deletion::{DeleteSummary, ExpireSelector};
 pub use write::insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
-pub use write::store::Store;
+pub use write::store::{CreateOptions, Store};
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the
 /// API: it may change in any release.

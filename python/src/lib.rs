@@ -162,7 +162,7 @@ fn fingerprint(
     guard(|| {
         let scheme = scheme_of(scheme, shingle, weight)?;
         detached(py, || simhashdb::fingerprint_text(&scheme, text))
-            .map_err(pyo3::exceptions::PyValueError::new_err)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
     })
 }
 

@@ -14,8 +14,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
-    read_sources, Batch, CompactionPolicy, Database, DatabaseOptions, ExpireSelector, InputFormat,
-    ReadOptions, ReaderOptions, Refresh, Settings, Snapshot, Stats, Store, DEFAULT_RUN_DOCUMENTS,
+    read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions,
+    ExpireSelector, InputFormat, ReadOptions, ReaderOptions, Refresh, Snapshot, Stats, Store,
+    DEFAULT_RUN_DOCUMENTS,
 };
 
 use crate::errors::{guard, py_err};
@@ -154,30 +155,25 @@ impl NativeStore {
         merge_factor: Option<u16>,
     ) -> PyResult<(Self, Vec<String>)> {
         guard(|| {
-            let expected = expected_size.unwrap_or(simhashdb::DEFAULT_EXPECTED_SIZE);
-            let mut settings = match blocks {
-                Some(blocks) => Settings {
-                    blocks,
-                    distance,
-                    shards: Settings::default().shards,
+            let defaults = CreateOptions::default();
+            let options = CreateOptions {
+                distance,
+                blocks,
+                expected_size: expected_size.unwrap_or(defaults.expected_size),
+                shards,
+                scheme: scheme_of(scheme, shingle, weight)?,
+                policy: CompactionPolicy {
+                    max_runs: max_runs.unwrap_or(defaults.policy.max_runs),
+                    merge_factor: merge_factor.unwrap_or(defaults.policy.merge_factor),
                 },
-                None => Settings::for_size(distance, expected).map_err(py_err)?,
             };
-            if let Some(shards) = shards {
-                settings.shards = shards;
-            }
-            let scheme = scheme_of(scheme, shingle, weight)?;
-            let defaults = CompactionPolicy::default();
-            let policy = CompactionPolicy {
-                max_runs: max_runs.unwrap_or(defaults.max_runs),
-                merge_factor: merge_factor.unwrap_or(defaults.merge_factor),
-            };
+            let warnings = options.warnings().map_err(py_err)?;
             let store = detached(py, || {
-                drop(Store::create_with(&path, settings, scheme, policy)?);
+                drop(Store::create_from(&path, &options)?);
                 NativeStore::new(path, ReaderOptions::default().pin_bytes(0))
             })
             .map_err(py_err)?;
-            Ok((store, settings.warnings(expected)))
+            Ok((store, warnings))
         })
     }
 
@@ -352,7 +348,7 @@ impl NativeStore {
                 let options = ReadOptions {
                     format,
                     skip_invalid,
-                    scheme: store.text_scheme().map_err(|e| e.to_string()),
+                    scheme: store.text_scheme().map_err(Arc::new),
                     id_field,
                     text_field,
                     ..ReadOptions::default()

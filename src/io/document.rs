@@ -7,6 +7,7 @@
 //! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::similarity::fingerprint::{tokens, Scheme};
@@ -78,8 +79,9 @@ pub struct ReadOptions {
     pub fallback: InputFormat,
     /// Skip (and count) invalid documents instead of failing.
     pub skip_invalid: bool,
-    /// Fingerprints documents given as text; Err refuses them, saying why.
-    pub scheme: std::result::Result<Scheme, String>,
+    /// Fingerprints documents given as text; Err refuses them, saying why (shared, so the
+    /// options stay cheap to clone).
+    pub scheme: std::result::Result<Scheme, Arc<Error>>,
     /// The JSON field (or Parquet column) that holds the id.
     pub id_field: String,
     /// The JSON field (or Parquet column) that holds the fingerprint.
@@ -95,7 +97,9 @@ impl Default for ReadOptions {
             format: None,
             fallback: InputFormat::Tsv,
             skip_invalid: false,
-            scheme: Err("no fingerprint scheme was given for text documents".to_string()),
+            scheme: Err(Arc::new(Error::Scheme(
+                "no fingerprint scheme was given for text documents".into(),
+            ))),
             id_field: "id".to_string(),
             fingerprint_field: "fingerprint".to_string(),
             text_field: "text".to_string(),
@@ -105,9 +109,11 @@ impl Default for ReadOptions {
 
 /// The fingerprint of a text document under `scheme`. A text without a token is an error,
 /// except under the seomoz scheme, which gives it 0 as simhash-py does.
-pub fn fingerprint_text(scheme: &Scheme, text: &str) -> std::result::Result<u64, String> {
+pub fn fingerprint_text(scheme: &Scheme, text: &str) -> Result<u64> {
     if *scheme != Scheme::Seomoz && tokens(text).next().is_none() {
-        return Err("the document has no token (no letter or digit)".to_string());
+        return Err(Error::input(
+            "the document has no token (no letter or digit)",
+        ));
     }
     Ok(scheme.fingerprint(text))
 }
@@ -118,12 +124,12 @@ pub fn format_fingerprint(fingerprint: u64) -> String {
 }
 
 /// Parses a fingerprint (see the module docs for the accepted forms).
-pub fn parse_fingerprint(text: &str) -> std::result::Result<u64, String> {
+pub fn parse_fingerprint(text: &str) -> Result<u64> {
     let bad = || {
-        format!(
+        Error::input(format!(
             "{text:?} is not a fingerprint: expected 16 hex digits, 0x and 1 to 16 hex digits, \
              or a decimal number below 2^64"
-        )
+        ))
     };
     let hex = |digits: &str| parse_hex(digits.as_bytes()).ok_or_else(bad);
     if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {

@@ -99,34 +99,42 @@ fn temporary_path(path: &Path) -> PathBuf {
 /// Text needs a TrueType font (plotters measures and, for PNG, draws the glyphs): the first
 /// of the usual sans-serif fonts found, else any `.ttf` under the system's font directory.
 fn register_font() -> Result<()> {
-    static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            let known = [
-                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-                "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-                "/System/Library/Fonts/Supplemental/Arial.ttf",
-                "/Library/Fonts/Arial.ttf",
-            ];
-            let found = known
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.is_file())
-                .or_else(|| any_ttf(Path::new("/usr/share/fonts"), 4));
-            let path = found.ok_or(
-                "no TrueType font found for the plot's text (looked in /usr/share/fonts): \
-                 install one, e.g. Debian's fonts-dejavu-core",
-            )?;
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            // The registry keeps fonts for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            register_font_bytes(FONT, FontStyle::Normal, bytes)
-                .map_err(|_| format!("{}: not a font plotters can read", path.display()))
-        })
-        .clone()
-        .map_err(Error::input)
+    // What went wrong, if registering failed (a message kept for every later plot).
+    static FAILURE: OnceLock<Option<String>> = OnceLock::new();
+    let failure = FAILURE.get_or_init(|| register_first_font().err().map(|e| e.to_string()));
+    match failure {
+        Some(why) => Err(Error::input(why.clone())),
+        None => Ok(()),
+    }
+}
+
+/// Registers the first font found, or says why none could be.
+fn register_first_font() -> Result<()> {
+    let known = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/TTF/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+        "/System/Library/Fonts/Supplemental/Arial.ttf",
+        "/Library/Fonts/Arial.ttf",
+    ];
+    let found = known
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .or_else(|| any_ttf(Path::new("/usr/share/fonts"), 4));
+    let path = found.ok_or_else(|| {
+        Error::input(
+            "no TrueType font found for the plot's text (looked in /usr/share/fonts): install \
+             one, e.g. Debian's fonts-dejavu-core",
+        )
+    })?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    // The registry keeps fonts for the life of the process.
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    register_font_bytes(FONT, FontStyle::Normal, bytes)
+        .map_err(|_| Error::input(format!("{}: not a font plotters can read", path.display())))
 }
 
 fn any_ttf(dir: &Path, depth: u32) -> Option<PathBuf> {

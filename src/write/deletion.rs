@@ -192,7 +192,12 @@ impl ExpireSelector {
     pub fn before_date(text: &str) -> Result<Self> {
         dates::parse_time(text, dates::now_unix_s())
             .map(ExpireSelector::Before)
-            .map_err(Error::input)
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "{text:?} is not a date: use YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (UTC) or Nd \
+                     (N days ago)"
+                ))
+            })
     }
 
     /// The insert batches of `catalog` this selector expires now, ascending: those it picks

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
@@ -39,6 +39,71 @@ pub struct Store {
     /// [`crate::Database`] that merges in the background turns this off).
     pub(crate) compact_inserts: bool,
     _lock: WriterLock,
+}
+
+/// Everything a new store is made with, each defaulting as `simhashdb init` does: K = 3, m
+/// chosen for K and the expected size, 256 shards, the default scheme and compaction policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// K, the largest distance a query may ask for.
+    pub distance: u8,
+    /// m, the blocks a fingerprint is split into; None chooses it for `distance` and
+    /// `expected_size` ([`Settings::for_size`]).
+    pub blocks: Option<u8>,
+    /// About how many fingerprints the store will hold: 1 to 1e15.
+    pub expected_size: u64,
+    /// Shard files per run; None is the default (256).
+    pub shards: Option<u16>,
+    /// How text becomes fingerprints.
+    pub scheme: Scheme,
+    /// When inserts merge runs.
+    pub policy: CompactionPolicy,
+}
+
+/// The largest expected size a store may be made for.
+const MAX_EXPECTED_SIZE: u64 = 1_000_000_000_000_000;
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            distance: Settings::default().distance,
+            blocks: None,
+            expected_size: crate::format::settings::DEFAULT_EXPECTED_SIZE,
+            shards: None,
+            scheme: Scheme::default(),
+            policy: CompactionPolicy::default(),
+        }
+    }
+}
+
+impl CreateOptions {
+    /// The settings these options make, checked.
+    pub fn settings(&self) -> Result<Settings> {
+        if !(1..=MAX_EXPECTED_SIZE).contains(&self.expected_size) {
+            return Err(Error::settings(
+                Setting::ExpectedSize,
+                format!("{} is out of range: between 1 and 1e15", self.expected_size),
+            ));
+        }
+        let mut settings = match self.blocks {
+            Some(blocks) => Settings {
+                blocks,
+                distance: self.distance,
+                shards: Settings::default().shards,
+            },
+            None => Settings::for_size(self.distance, self.expected_size)?,
+        };
+        if let Some(shards) = self.shards {
+            settings.shards = shards;
+        }
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// What is impractical about these settings at the expected size (a store is still made).
+    pub fn warnings(&self) -> Result<Vec<String>> {
+        Ok(self.settings()?.warnings(self.expected_size))
+    }
 }
 
 impl Store {
@@ -101,6 +166,11 @@ impl Store {
             compact_inserts: true,
             _lock: lock,
         })
+    }
+
+    /// Creates a store in `dir` with `options` (see [`CreateOptions`]).
+    pub fn create_from(dir: &Path, options: &CreateOptions) -> Result<Self> {
+        Self::create_with(dir, options.settings()?, options.scheme, options.policy)
     }
 
     /// Opens the store at `dir` for writing: takes the writer lock and deletes the runs of

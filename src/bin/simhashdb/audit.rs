@@ -1,15 +1,12 @@
 //! `simhashdb audit`: every near-duplicate pair and cluster in a store.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::{write_clusters_parquet, write_pairs_parquet};
-use simhashdb::{
-    clusters, read_corpus_shingles, verify_pairs, DocumentPair, Snapshot, SCAN_CACHE_BYTES,
-};
+use simhashdb::{clusters, verify_with_corpus, DocumentPair, Snapshot, SCAN_CACHE_BYTES};
 
 use crate::documents::FieldArgs;
 use crate::{output, progress};
@@ -71,15 +68,10 @@ pub fn run(args: Args) -> Result<()> {
     let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
         None => pairs.into_iter().map(|p| (p, None)).collect(),
         Some(corpus) => {
-            let wanted: HashSet<&str> = pairs
-                .iter()
-                .flat_map(|p| [p.a.as_str(), p.b.as_str()])
-                .collect();
-            let options = args.fields.options(Err(String::new()), false);
-            let sets = read_corpus_shingles(corpus, &options, |id| wanted.contains(id))?;
-            drop(wanted);
-            verify_pairs(pairs, &sets, args.min_jaccard)
-                .with_context(|| corpus.display().to_string())?
+            let options = args
+                .fields
+                .options(simhashdb::ReadOptions::default().scheme, false);
+            verify_with_corpus(pairs, corpus, &options, args.min_jaccard)?
                 .into_iter()
                 .map(|(p, j)| (p, Some(j)))
                 .collect()

@@ -2,6 +2,7 @@
 //! ids and text are found, and the progress shown while reading.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
 use simhashdb::{read_sources, DocumentSink, ReadOptions, ReadSummary, Scheme};
@@ -69,7 +70,7 @@ impl FieldArgs {
     /// Read options with these fields.
     pub fn options(
         &self,
-        scheme: std::result::Result<Scheme, String>,
+        scheme: std::result::Result<Scheme, Arc<simhashdb::Error>>,
         skip_invalid: bool,
     ) -> ReadOptions {
         ReadOptions {
@@ -87,8 +88,13 @@ impl FieldArgs {
 pub fn store_scheme(
     scheme: simhashdb::Result<Scheme>,
     store: &Path,
-) -> std::result::Result<Scheme, String> {
-    scheme.map_err(|e| format!("{}: {e}", store.display()))
+) -> std::result::Result<Scheme, Arc<simhashdb::Error>> {
+    scheme.map_err(|e| {
+        Arc::new(simhashdb::Error::Scheme(format!(
+            "{}: {e}",
+            store.display()
+        )))
+    })
 }
 
 /// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports

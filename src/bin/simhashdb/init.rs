@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{CompactionPolicy, Settings, Store, DEFAULT_EXPECTED_SIZE};
+use simhashdb::{CompactionPolicy, CreateOptions, Settings, Store, DEFAULT_EXPECTED_SIZE};
 
 use crate::documents::SchemeArgs;
 
@@ -51,23 +51,20 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let mut settings = match args.blocks {
-        Some(blocks) => Settings {
-            blocks,
-            distance: args.distance,
-            shards: Settings::default().shards,
-        },
-        None => Settings::for_size(args.distance, args.expected_size)?,
-    };
-    if let Some(shards) = args.shards {
-        settings.shards = shards;
-    }
     let scheme = args.scheme.scheme()?;
-    let policy = CompactionPolicy {
-        max_runs: args.max_runs,
-        merge_factor: args.merge_factor,
+    let options = CreateOptions {
+        distance: args.distance,
+        blocks: args.blocks,
+        expected_size: args.expected_size,
+        shards: args.shards,
+        scheme,
+        policy: CompactionPolicy {
+            max_runs: args.max_runs,
+            merge_factor: args.merge_factor,
+        },
     };
-    let store = Store::create_with(&args.store, settings, scheme, policy)
+    let settings = options.settings()?;
+    let store = Store::create_from(&args.store, &options)
         .with_context(|| format!("{}: cannot create the store", args.store.display()))?;
     for warning in settings.warnings(args.expected_size) {
         eprintln!("simhashdb: warning: {warning}");

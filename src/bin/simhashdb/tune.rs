@@ -91,7 +91,9 @@ pub fn run(args: Args) -> Result<()> {
         max_distance: args.max_distance,
         expected_size: args.expected_size,
         gold: args.gold.clone(),
-        read: args.fields.options(Err(String::new()), args.skip_invalid),
+        read: args
+            .fields
+            .options(simhashdb::ReadOptions::default().scheme, args.skip_invalid),
     };
     let bars = progress::Bars::default();
     let tuning = tune(&args.corpus, &options, &bars)?;

@@ -46,7 +46,7 @@ fn read_json_texts(
         let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
         let object: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(&line).map_err(|e| at(format!("not a JSON object: {e}")))?;
-        let id = json_id(&object, &options.id_field).map_err(at)?;
+        let id = json_id(&object, &options.id_field).map_err(|e| at(problem_of(e)))?;
         let text = match object.get(&options.text_field) {
             Some(serde_json::Value::String(text)) => text.clone(),
             Some(_) => {

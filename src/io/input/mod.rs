@@ -40,7 +40,7 @@ fn parse_document<'a>(
     line: &'a str,
     options: &ReadOptions,
     format: InputFormat,
-) -> std::result::Result<(Cow<'a, str>, u64), String> {
+) -> Result<(Cow<'a, str>, u64)> {
     match format {
         InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
             // A third field is the batch number `export` writes: not part of the document.
@@ -48,55 +48,58 @@ fn parse_document<'a>(
             let (Some(id), Some(fp), batch, None) =
                 (fields.next(), fields.next(), fields.next(), fields.next())
             else {
-                return Err(format!(
+                return Err(Error::input(format!(
                     "expected ID<TAB>FINGERPRINT (2 tab-separated fields, or 3 with an exported \
                      batch number), found {} (plain text documents need the text format)",
                     line.split('\t').count()
-                ));
+                )));
             };
             if batch.is_some_and(|b| b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit())) {
-                return Err(format!(
+                return Err(Error::input(format!(
                     "the third field {:?} is not a batch number (export writes \
                      ID<TAB>FINGERPRINT<TAB>BATCH)",
                     batch.unwrap_or_default()
-                ));
+                )));
             };
-            check_id(id).map_err(problem_of)?;
+            check_id(id).map_err(|e| Error::input(problem_of(e)))?;
             Ok((Cow::Borrowed(id), parse_fingerprint(fp)?))
         }
         InputFormat::Jsonl => {
-            let object: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+            let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
+                .map_err(|e| Error::input(format!("not a JSON object: {e}")))?;
             let id = json_id(&object, &options.id_field)?;
             let fp = match (
                 object.get(&options.fingerprint_field),
                 object.get(&options.text_field),
             ) {
                 (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
-                (Some(serde_json::Value::Number(n)), _) => n
-                    .as_u64()
-                    .ok_or_else(|| format!("fingerprint {n} is not an integer in 0..2^64"))?,
+                (Some(serde_json::Value::Number(n)), _) => n.as_u64().ok_or_else(|| {
+                    Error::input(format!("fingerprint {n} is not an integer in 0..2^64"))
+                })?,
                 (Some(other), _) => {
-                    return Err(format!(
+                    return Err(Error::input(format!(
                         "{:?} must be a string or a number, found {other}",
                         options.fingerprint_field
-                    ))
+                    )))
                 }
                 (None, Some(serde_json::Value::String(text))) => {
-                    let scheme = options.scheme.as_ref().map_err(|why| why.clone())?;
+                    let scheme = options
+                        .scheme
+                        .as_ref()
+                        .map_err(|why| Error::input(why.to_string()))?;
                     fingerprint_text(scheme, text)?
                 }
                 (None, Some(_)) => {
-                    return Err(format!(
+                    return Err(Error::input(format!(
                         "the {:?} field is not a string",
                         options.text_field
-                    ))
+                    )))
                 }
                 (None, None) => {
-                    return Err(format!(
+                    return Err(Error::input(format!(
                         "no {:?} or {:?} field",
                         options.fingerprint_field, options.text_field
-                    ))
+                    )))
                 }
             };
             Ok((Cow::Owned(id), fp))
@@ -106,21 +109,18 @@ fn parse_document<'a>(
 
 /// The id of a JSON document: the `id_field` string, or an integer taken as its decimal
 /// text, checked as [`Batch::push`] checks ids.
-fn json_id(
-    object: &serde_json::Map<String, serde_json::Value>,
-    id_field: &str,
-) -> std::result::Result<String, String> {
+fn json_id(object: &serde_json::Map<String, serde_json::Value>, id_field: &str) -> Result<String> {
     let id = match object.get(id_field) {
         Some(serde_json::Value::String(id)) => id.clone(),
         Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
         Some(other) => {
-            return Err(format!(
+            return Err(Error::input(format!(
                 "{id_field:?} must be a string or an integer, found {other}"
-            ))
+            )))
         }
-        None => return Err(format!("no {id_field:?} field")),
+        None => return Err(Error::input(format!("no {id_field:?} field"))),
     };
-    check_id(&id).map_err(problem_of)?;
+    check_id(&id).map_err(|e| Error::input(problem_of(e)))?;
     Ok(id)
 }
 
@@ -239,12 +239,12 @@ fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(S
     let scheme = options
         .scheme
         .as_ref()
-        .map_err(|why| invalid(why.clone()))?;
+        .map_err(|why| invalid(why.to_string()))?;
     check_id(source)
         .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
     fingerprint_text(scheme, text)
         .map(|fp| (source.to_string(), fp))
-        .map_err(invalid)
+        .map_err(|e| invalid(problem_of(e)))
 }
 
 /// A Parquet input: a file, or a stream read whole (Parquet's footer is at its end).
@@ -311,12 +311,13 @@ fn parse_chunk(
         }
         out.lines += 1;
         let parsed = std::str::from_utf8(raw)
-            .map_err(|e| format!("the line is not valid UTF-8 ({e})"))
+            .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| parse_document(line, options, format));
         match parsed {
             Ok((id, fp)) => out.batch.push(&id, fp).expect("id checked while parsing"),
-            Err(problem) => {
-                let error = Error::input_at(source, Some(first_line + i as u64 + 1), problem);
+            Err(e) => {
+                let line = Some(first_line + i as u64 + 1);
+                let error = Error::input_at(source, line, problem_of(e));
                 if options.skip_invalid {
                     out.skipped.push(error.to_string());
                 } else {
@@ -346,7 +347,7 @@ pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>>
         if text.is_empty() {
             continue;
         }
-        out.push(parse_fingerprint(text).map_err(at)?);
+        out.push(parse_fingerprint(text).map_err(|e| at(problem_of(e)))?);
     }
     Ok(out)
 }
@@ -391,15 +392,18 @@ mod tests {
 
     #[test]
     fn fingerprint_forms() {
-        assert_eq!(parse_fingerprint("00000000000000ff"), Ok(255));
-        assert_eq!(parse_fingerprint("0xFF"), Ok(255));
-        assert_eq!(parse_fingerprint("255"), Ok(255));
+        assert_eq!(parse_fingerprint("00000000000000ff").ok(), Some(255));
+        assert_eq!(parse_fingerprint("0xFF").ok(), Some(255));
+        assert_eq!(parse_fingerprint("255").ok(), Some(255));
         assert_eq!(
-            parse_fingerprint("1234567890123456"),
-            Ok(0x1234567890123456)
+            parse_fingerprint("1234567890123456").ok(),
+            Some(0x1234567890123456)
         );
-        assert_eq!(parse_fingerprint("18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(parse_fingerprint("ffffffffffffffff"), Ok(u64::MAX));
+        assert_eq!(
+            parse_fingerprint("18446744073709551615").ok(),
+            Some(u64::MAX)
+        );
+        assert_eq!(parse_fingerprint("ffffffffffffffff").ok(), Some(u64::MAX));
         for bad in [
             "",
             "0x",
@@ -493,7 +497,7 @@ mod tests {
 
         #[test]
         fn hex_output_parses_back(fp: u64) {
-            prop_assert_eq!(parse_fingerprint(&format_fingerprint(fp)), Ok(fp));
+            prop_assert_eq!(parse_fingerprint(&format_fingerprint(fp)).ok(), Some(fp));
         }
     }
 }

@@ -3,7 +3,9 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{open_input, parse_document, parse_fingerprint, read_documents, read_sources, STDIN};
+use super::{
+    open_input, parse_document, parse_fingerprint, problem_of, read_documents, read_sources, STDIN,
+};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
 use crate::write::batch::Batch;
@@ -91,7 +93,7 @@ fn read_query_lines(
             continue;
         }
         let parsed = std::str::from_utf8(raw)
-            .map_err(|e| format!("the line is not valid UTF-8 ({e})"))
+            .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| {
                 if line.contains('\t') {
                     let (id, fingerprint) = parse_document(line, options, InputFormat::Tsv)?;
@@ -106,7 +108,7 @@ fn read_query_lines(
                     })
                 }
             })
-            .map_err(|problem| Error::input_at(source, Some(i as u64 + 1), problem));
+            .map_err(|e| Error::input_at(source, Some(i as u64 + 1), problem_of(e)));
         summary.lines += 1;
         match parsed {
             Ok(query) => {

@@ -12,7 +12,9 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::io::document::{fingerprint_text, parse_fingerprint, ReadOptions, ReadSummary};
+use crate::io::document::{
+    fingerprint_text, parse_fingerprint, problem_of, ReadOptions, ReadSummary,
+};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 
 /// Rows decoded at a time: big enough to fingerprint in parallel, small enough to bound memory.
@@ -66,7 +68,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         (None, Some(i)) => {
             check_type(source, &schema, i, "a text", "a string column", is_string)?;
             if let Err(why) = &options.scheme {
-                return Err(Error::input_at(source, None, why.clone()));
+                return Err(Error::input_at(source, None, why.to_string()));
             }
             (Value::Text(options.text_field.clone()), i)
         }
@@ -90,11 +92,11 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                 let scheme = options
                     .scheme
                     .as_ref()
-                    .map_err(|why| Error::input(why.clone()))?;
+                    .map_err(|why| Error::input(why.to_string()))?;
                 (0..rows)
                     .into_par_iter()
                     .map(|row| match texts.is_null(row) {
-                        true => Err(format!("null in column {name:?}")),
+                        true => Err(Error::input(format!("null in column {name:?}"))),
                         false => fingerprint_text(scheme, texts.value(row)),
                     })
                     .collect()
@@ -106,8 +108,8 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             summary.lines += 1;
             match document {
                 Ok((id, fingerprint)) => batch.push(id, fingerprint)?,
-                Err(problem) => {
-                    let at = format!("row {}: {problem}", first_row + row as u64);
+                Err(e) => {
+                    let at = format!("row {}: {}", first_row + row as u64, problem_of(e));
                     let error = Error::input_at(source, None, at);
                     match options.skip_invalid {
                         true => summary.skip(error),
@@ -169,7 +171,9 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
             if texts.is_null(row) {
                 return Err(at(format!("null in column {:?}", options.text_field)));
             }
-            let id = document(&ids, row, Ok(0), &options.id_field).map_err(at)?.0;
+            let id = document(&ids, row, Ok(0), &options.id_field)
+                .map_err(|e| at(problem_of(e)))?
+                .0;
             f(id.to_string(), texts.value(row).to_string())?;
         }
         first_row += record_batch.num_rows() as u64;
@@ -181,14 +185,14 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
 fn document<'a>(
     ids: &'a StringArray,
     row: usize,
-    fingerprint: std::result::Result<u64, String>,
+    fingerprint: Result<u64>,
     id_column: &str,
-) -> std::result::Result<(&'a str, u64), String> {
+) -> Result<(&'a str, u64)> {
     if ids.is_null(row) {
-        return Err(format!("null in column {id_column:?}"));
+        return Err(Error::input(format!("null in column {id_column:?}")));
     }
     let id = ids.value(row);
-    check_id(id).map_err(crate::io::document::problem_of)?;
+    check_id(id).map_err(|e| Error::input(problem_of(e)))?;
     Ok((id, fingerprint?))
 }
 
@@ -261,16 +265,12 @@ fn strings(batch: &RecordBatch, name: &str, source: &str) -> Result<StringArray>
 }
 
 /// A fingerprint column's values, or what is wrong with each.
-fn fingerprints(
-    batch: &RecordBatch,
-    name: &str,
-    source: &str,
-) -> Result<Vec<std::result::Result<u64, String>>> {
+fn fingerprints(batch: &RecordBatch, name: &str, source: &str) -> Result<Vec<Result<u64>>> {
     let column: Arc<dyn Array> = batch
         .column_by_name(name)
         .ok_or_else(|| Error::input_at(source, None, format!("no column {name:?}")))?
         .clone();
-    let null = || Err(format!("null in column {name:?}"));
+    let null = || Err(Error::input(format!("null in column {name:?}")));
     Ok(match column.data_type() {
         DataType::Int64 => column
             .as_primitive::<Int64Type>()

@@ -212,7 +212,7 @@ struct DocumentBody {
 /// A fingerprint as JSON: a string as the CLI takes it, or a number.
 fn fingerprint_of(value: &Value) -> Result<u64, String> {
     match value {
-        Value::String(text) => parse_fingerprint(text),
+        Value::String(text) => parse_fingerprint(text).map_err(|e| e.to_string()),
         Value::Number(n) => n
             .as_u64()
             .ok_or_else(|| format!("{n} is not an unsigned 64-bit integer")),
@@ -457,7 +457,7 @@ async fn insert(
     let mut answer = service
         .write(move |store| {
             let mut options = ReadOptions {
-                scheme: store.text_scheme().map_err(|e| e.to_string()),
+                scheme: store.text_scheme().map_err(std::sync::Arc::new),
                 skip_invalid: params.skip_invalid,
                 ..ReadOptions::default()
             };
