@@ -23,16 +23,15 @@ use crate::tables::permutation::Permutations;
 pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
 /// Cache for snapshots that stream every block once (audits): a scan never rereads a page,
-/// so a large cache only holds memory (the 1e8 audit: 2.0 GiB peak with the default cache,
-/// 1.1 GiB with this, in the same time; docs/benchmarks.md).
+/// so a large cache only holds memory and saves no time (docs/benchmarks.md, "Read caches").
 pub const SCAN_CACHE_BYTES: usize = 128 << 20;
 
 /// Cache for a process that answers a batch of queries and exits (the `query` command): enough
 /// for every branch page of the permuted tables (about 1/128 of their bytes; twice that here),
 /// at least 16 MiB and at most [`DEFAULT_CACHE_BYTES`]. Random queries rarely reread a leaf,
 /// and a leaf kept in a larger cache costs a fresh allocation per read where a small cache
-/// reuses the memory of the pages it evicts: 10,000 queries at 1e7 take 0.16 s with 16 MiB
-/// against 0.20 s with 1 GiB (docs/benchmarks.md).
+/// reuses the memory of the pages it evicts, so the small cache is faster too
+/// (docs/benchmarks.md, "Read caches").
 pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
     let table_bytes: u64 = catalog
         .runs

@@ -115,7 +115,7 @@ pub(crate) fn touch(keys: &[u64]) -> u64 {
 
 /// A vector for `capacity` elements whose memory the kernel may back with 2 MiB pages:
 /// pinned arrays are read at random, and with 4 KiB pages nearly every probe also misses the
-/// TLB (docs/benchmarks.md: loading 1e8 took 16 s instead of 25, probes ~10% faster).
+/// TLB (docs/benchmarks.md, "The warm read path and serve": faster loads and probes).
 pub(crate) fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
     let v = Vec::with_capacity(capacity);
     #[cfg(target_os = "linux")]
