@@ -564,3 +564,71 @@ fn get_and_export_list_stored_documents_and_export_reinserts() {
     };
     assert_eq!(query(&copy), query(&s));
 }
+
+/// Every file under `dir` with its bytes, and every directory, by path.
+fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if path.is_dir() {
+                out.insert(name, None);
+                stack.push(path);
+            } else {
+                out.insert(name, Some(std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_dry_run_leaves_every_byte_of_the_store_as_it_was_debris_included() {
+    let (_dir, s) = store_with_batches();
+    let store = std::path::Path::new(&s);
+    // Debris a killed writer leaves: a run directory no catalog names, and the lock file a
+    // writer of another process id wrote.
+    let debris = store.join("runs").join("000099");
+    std::fs::create_dir_all(&debris).unwrap();
+    std::fs::write(debris.join("shard-000.redb"), vec![7u8; 4096]).unwrap();
+    std::fs::write(store.join("LOCK"), "424242\n").unwrap();
+    let before = tree(store);
+    assert!(
+        before.contains_key("runs/000099/shard-000.redb"),
+        "{:?}",
+        before.keys()
+    );
+    for args in [
+        vec!["compact", &s, "--dry-run"],
+        vec!["compact", &s, "--dry-run", "--if-due"],
+        vec!["compact", &s, "--dry-run", "--json"],
+        vec!["delete", &s, "day1-0", "nobody", "--dry-run"],
+        vec!["expire", &s, "--batch", "day2", "--dry-run", "--json"],
+        vec!["expire", &s, "--before", "0d", "--dry-run"],
+    ] {
+        let out = simhashdb(&args, "");
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("dry"),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(tree(store) == before, "{args:?} changed the store's files");
+    }
+    // What they said is what a real run does: the delete finds one of the two ids.
+    let out = simhashdb(
+        &["delete", &s, "day1-0", "nobody", "--dry-run", "--json"],
+        "",
+    );
+    let said: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        (said["deleted"].as_u64(), said["not_found"].as_u64()),
+        (Some(1), Some(1))
+    );
+    // A real writer removes the debris under the lock.
+    let out = simhashdb(&["delete", &s, "day1-0"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!debris.exists());
+}

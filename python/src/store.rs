@@ -453,14 +453,15 @@ impl NativeStore {
                 simhashdb::check_id(id)
                     .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
             }
-            let summary = self.write(py, |store| {
-                let ids = ids.iter().map(String::as_str);
-                if dry_run {
-                    store.preview_delete(ids)
-                } else {
-                    store.delete(ids)
-                }
-            })?;
+            let ids = ids.iter().map(String::as_str);
+            let summary = if dry_run {
+                // A dry run reads the committed state: no lock, nothing written.
+                self.read(py, true, |snapshot| {
+                    snapshot.preview_delete(ids).map_err(py_err)
+                })?
+            } else {
+                self.write(py, |store| store.delete(ids))?
+            };
             Ok(summary_json(&summary, dry_run, false))
         })
     }
@@ -484,13 +485,13 @@ impl NativeStore {
                     ))
                 }
             };
-            let summary = self.write(py, |store| {
-                if dry_run {
-                    store.preview_expire(&selector)
-                } else {
-                    store.expire(&selector)
-                }
-            })?;
+            let summary = if dry_run {
+                self.read(py, true, |snapshot| {
+                    snapshot.preview_expire(&selector).map_err(py_err)
+                })?
+            } else {
+                self.write(py, |store| store.expire(&selector))?
+            };
             Ok(summary_json(&summary, dry_run, true))
         })
     }

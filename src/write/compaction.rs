@@ -6,6 +6,7 @@
 use crate::error::Result;
 use crate::format::catalog::{Catalog, RunMeta};
 use crate::format::layout::{self, sync_dir};
+use crate::read::snapshot::Snapshot;
 use crate::read::stats::DiskBytes;
 use crate::run::merge::merge_runs;
 use crate::write::policy;
@@ -31,43 +32,6 @@ impl Store {
     fn due_merge(&self) -> Option<usize> {
         let sizes: Vec<u64> = self.catalog().runs.iter().map(run_size).collect();
         policy::plan(&sizes, &self.catalog().compaction)
-    }
-
-    /// Which runs [`Store::compact`] (`if_due` false) or [`Store::compact_if_due`] (`if_due`
-    /// true) would merge now, without merging them.
-    pub fn preview_compaction(&self, if_due: bool) -> CompactionPreview {
-        let runs = &self.catalog().runs;
-        let mut sizes: Vec<u64> = runs.iter().map(run_size).collect();
-        let mut merged = 0;
-        if !if_due {
-            // Even one run is rewritten: compact drops what it no longer needs.
-            merged = runs.len();
-        } else {
-            // The merges compact_if_due would make, each run of a merge counted as the sum of
-            // its inputs' sizes (what the merged run holds at most).
-            while let Some(start) = policy::plan(&sizes, &self.catalog().compaction) {
-                let total = sizes.drain(start..).sum();
-                merged = merged.max(runs.len() - start);
-                sizes.push(total);
-                if sizes.len() <= 1 {
-                    break;
-                }
-            }
-        }
-        let merged_runs: Vec<u64> = runs[runs.len() - merged..].iter().map(|r| r.id).collect();
-        CompactionPreview {
-            runs_before: runs.len(),
-            runs_after: if merged == 0 {
-                runs.len()
-            } else {
-                runs.len() - merged + 1
-            },
-            table_entries: runs[runs.len() - merged..]
-                .iter()
-                .map(|r| r.fingerprints * r.table_bytes.len() as u64)
-                .sum(),
-            merged_runs,
-        }
     }
 
     /// Merges what the compaction policy says is due, repeatedly; None when nothing was.
@@ -217,6 +181,46 @@ impl CompactSummary {
             dropped_fingerprints: self.dropped_fingerprints + next.dropped_fingerprints,
             table_entries: self.table_entries + next.table_entries,
             seconds: self.seconds + next.seconds,
+        }
+    }
+}
+
+impl Snapshot {
+    /// Which runs [`Store::compact`] (`if_due` false) or [`Store::compact_if_due`] (`if_due`
+    /// true) would merge in this state, without merging them: a dry run, which reads the
+    /// catalog only.
+    pub fn preview_compaction(&self, if_due: bool) -> CompactionPreview {
+        let runs = &self.catalog().runs;
+        let mut sizes: Vec<u64> = runs.iter().map(run_size).collect();
+        let mut merged = 0;
+        if !if_due {
+            // Even one run is rewritten: compact drops what it no longer needs.
+            merged = runs.len();
+        } else {
+            // The merges compact_if_due would make, each run of a merge counted as the sum of
+            // its inputs' sizes (what the merged run holds at most).
+            while let Some(start) = policy::plan(&sizes, &self.catalog().compaction) {
+                let total = sizes.drain(start..).sum();
+                merged = merged.max(runs.len() - start);
+                sizes.push(total);
+                if sizes.len() <= 1 {
+                    break;
+                }
+            }
+        }
+        let merged_runs: Vec<u64> = runs[runs.len() - merged..].iter().map(|r| r.id).collect();
+        CompactionPreview {
+            runs_before: runs.len(),
+            runs_after: if merged == 0 {
+                runs.len()
+            } else {
+                runs.len() - merged + 1
+            },
+            table_entries: runs[runs.len() - merged..]
+                .iter()
+                .map(|r| r.fingerprints * r.table_bytes.len() as u64)
+                .sum(),
+            merged_runs,
         }
     }
 }

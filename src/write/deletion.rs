@@ -17,40 +17,8 @@ impl Store {
     /// Deletes documents by id, all or nothing. Their fingerprints stop matching at once and
     /// leave the tables at the next compaction.
     pub fn delete<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> Result<DeleteSummary> {
-        let (live, summary) = self.plan_delete(ids)?;
+        let (live, summary) = plan_delete(&self.snapshot()?, ids)?;
         self.delete_sorted(&live, BatchKind::Delete, None, summary, &[])
-    }
-
-    /// What [`Store::delete`] would do, without doing it: `batch` is None in the summary.
-    pub fn preview_delete<'a>(
-        &self,
-        ids: impl IntoIterator<Item = &'a str>,
-    ) -> Result<DeleteSummary> {
-        Ok(self.plan_delete(ids)?.1)
-    }
-
-    /// The live documents among `ids`, ordered by `(id_hash, id)`, and what deleting them does.
-    fn plan_delete<'a>(
-        &self,
-        ids: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(Vec<(u64, &'a str)>, DeleteSummary)> {
-        let mut keys: Vec<(u64, &str)> = ids
-            .into_iter()
-            .map(|id| (id_hash(id.as_bytes()), id))
-            .collect();
-        let asked = keys.len() as u64;
-        keys.par_sort_unstable();
-        keys.dedup();
-        let snapshot = self.snapshot()?;
-        let live = live_among(&snapshot, &keys)?;
-        let summary = DeleteSummary {
-            batch: None,
-            deleted: live.len() as u64,
-            not_found: keys.len() as u64 - live.len() as u64,
-            repeated: asked - keys.len() as u64,
-            expired_batches: Vec::new(),
-        };
-        Ok((live, summary))
     }
 
     /// Deletes every document still in the insert batches `selector` picks, all or nothing.
@@ -59,7 +27,7 @@ impl Store {
             doomed,
             batches,
             summary,
-        } = self.plan_expire(selector)?;
+        } = plan_expire(&self.snapshot()?, selector)?;
         let keys: Vec<(u64, &str)> = doomed.iter().map(|(h, id)| (*h, id.as_str())).collect();
         let label = match selector {
             ExpireSelector::Before(t) => format!("before {}", dates::format_utc(*t)),
@@ -67,52 +35,90 @@ impl Store {
         };
         self.delete_sorted(&keys, BatchKind::Expire, Some(&label), summary, &batches)
     }
+}
 
-    /// What [`Store::expire`] would do, without doing it: `batch` is None in the summary, and
-    /// `expired_batches` lists the batches it would expire.
+/// Dry runs read a snapshot only: they take no lock and change no byte of the store.
+impl Snapshot {
+    /// What [`Store::delete`] would do to this state, without doing it: `batch` is None in
+    /// the summary.
+    pub fn preview_delete<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<DeleteSummary> {
+        Ok(plan_delete(self, ids)?.1)
+    }
+
+    /// What [`Store::expire`] would do to this state, without doing it: `batch` is None in
+    /// the summary, and `expired_batches` lists the batches it would expire.
     pub fn preview_expire(&self, selector: &ExpireSelector) -> Result<DeleteSummary> {
-        let plan = self.plan_expire(selector)?;
+        let plan = plan_expire(self, selector)?;
         Ok(DeleteSummary {
             expired_batches: plan.batches,
             ..plan.summary
         })
     }
+}
 
-    /// What an expiry deletes and expires.
-    fn plan_expire(&self, selector: &ExpireSelector) -> Result<ExpirePlan> {
-        let batches = selector.batches(self.catalog());
-        if let ExpireSelector::Label(label) = selector {
-            let labelled =
-                |b: &&BatchMeta| b.kind == BatchKind::Insert && b.label == Some(label.clone());
-            if !self.catalog().batches.iter().any(|b| labelled(&b)) {
-                return Err(Error::NoSuchLabel {
-                    label: label.clone(),
-                });
-            }
+/// The live documents among `ids` in `snapshot`, ordered by `(id_hash, id)`, and what
+/// deleting them does.
+fn plan_delete<'a>(
+    snapshot: &Snapshot,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> Result<(Vec<(u64, &'a str)>, DeleteSummary)> {
+    let mut keys: Vec<(u64, &str)> = ids
+        .into_iter()
+        .map(|id| (id_hash(id.as_bytes()), id))
+        .collect();
+    let asked = keys.len() as u64;
+    keys.par_sort_unstable();
+    keys.dedup();
+    let live = live_among(snapshot, &keys)?;
+    let summary = DeleteSummary {
+        batch: None,
+        deleted: live.len() as u64,
+        not_found: keys.len() as u64 - live.len() as u64,
+        repeated: asked - keys.len() as u64,
+        expired_batches: Vec::new(),
+    };
+    Ok((live, summary))
+}
+
+/// What an expiry of `snapshot` deletes and expires.
+fn plan_expire(snapshot: &Snapshot, selector: &ExpireSelector) -> Result<ExpirePlan> {
+    let batches = selector.batches(snapshot.catalog());
+    if let ExpireSelector::Label(label) = selector {
+        let labelled =
+            |b: &&BatchMeta| b.kind == BatchKind::Insert && b.label == Some(label.clone());
+        if !snapshot.catalog().batches.iter().any(|b| labelled(&b)) {
+            return Err(Error::NoSuchLabel {
+                label: label.clone(),
+            });
         }
-        let mut doomed: Vec<(u64, String)> = Vec::new();
-        if !batches.is_empty() {
-            self.snapshot()?.for_each_live_document(|id, _, batch| {
-                if batches.binary_search(&batch).is_ok() {
-                    doomed.push((id_hash(id.as_bytes()), id.to_string()));
-                }
-            })?;
-        }
-        doomed.par_sort_unstable();
-        let summary = DeleteSummary {
-            batch: None,
-            deleted: doomed.len() as u64,
-            not_found: 0,
-            repeated: 0,
-            expired_batches: Vec::new(),
-        };
-        Ok(ExpirePlan {
-            doomed,
-            batches,
-            summary,
-        })
     }
+    let mut doomed: Vec<(u64, String)> = Vec::new();
+    if !batches.is_empty() {
+        snapshot.for_each_live_document(|id, _, batch| {
+            if batches.binary_search(&batch).is_ok() {
+                doomed.push((id_hash(id.as_bytes()), id.to_string()));
+            }
+        })?;
+    }
+    doomed.par_sort_unstable();
+    let summary = DeleteSummary {
+        batch: None,
+        deleted: doomed.len() as u64,
+        not_found: 0,
+        repeated: 0,
+        expired_batches: Vec::new(),
+    };
+    Ok(ExpirePlan {
+        doomed,
+        batches,
+        summary,
+    })
+}
 
+impl Store {
     /// Commits deletions of the live documents `keys` (ordered by `(id_hash, id)`), marking
     /// the insert batches `expired` as expired by it.
     fn delete_sorted(

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{CompactSummary, Store};
+use simhashdb::{CompactSummary, Snapshot, Store};
 
 use crate::output;
 
@@ -28,11 +28,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
     if args.dry_run {
-        let plan = store.preview_compaction(args.if_due);
+        // A dry run reads: no lock, nothing written or removed.
+        let plan = Snapshot::open(&args.store)
+            .with_context(|| format!("{}: cannot open the store", args.store.display()))?
+            .preview_compaction(args.if_due);
         let mut out = output::stdout();
         if args.json {
             let value = serde_json::json!({
@@ -56,6 +56,9 @@ pub fn run(args: Args) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
+    let mut store = Store::open(&args.store)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    store.set_progress(crate::progress::Bars::shared());
     let summary = if args.if_due {
         store.compact_if_due()
     } else {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{check_id, open_input, read_ids, DeleteSummary, Store};
+use simhashdb::{check_id, open_input, read_ids, DeleteSummary, Snapshot, Store};
 
 use crate::exit_codes::usage;
 
@@ -42,9 +42,18 @@ pub fn run(args: Args) -> Result<()> {
             "no ids to delete: give them as arguments or with --input FILE",
         ));
     }
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
+    let cannot_open = || format!("{}: cannot open the store", args.store.display());
+    // A dry run reads a snapshot: no lock, nothing written or removed.
+    let (preview, mut store) = if args.dry_run {
+        (
+            Some(Snapshot::open(&args.store).with_context(cannot_open)?),
+            None,
+        )
+    } else {
+        let mut store = Store::open(&args.store).with_context(cannot_open)?;
+        store.set_progress(crate::progress::Bars::shared());
+        (None, Some(store))
+    };
     if let Some(input) = &args.input {
         let name = if input.as_os_str() == "-" {
             "<stdin>".to_string()
@@ -55,10 +64,10 @@ pub fn run(args: Args) -> Result<()> {
         ids.extend(read.context("nothing was deleted")?);
     }
     let ids = ids.iter().map(String::as_str);
-    let summary = if args.dry_run {
-        store.preview_delete(ids)
-    } else {
-        store.delete(ids)
+    let summary = match (&preview, &mut store) {
+        (Some(snapshot), _) => snapshot.preview_delete(ids),
+        (None, Some(store)) => store.delete(ids),
+        (None, None) => unreachable!("a snapshot or the store is open"),
     }
     .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
     let mut out = output::stdout();

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{ExpireSelector, Store};
+use simhashdb::{ExpireSelector, Snapshot, Store};
 
 use crate::exit_codes::usage;
 use crate::output;
@@ -41,12 +41,15 @@ pub fn run(args: Args) -> Result<()> {
         (None, Some(label)) => ExpireSelector::Label(label.clone()),
         _ => unreachable!("clap requires exactly one of --before and --batch"),
     };
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
+    let cannot_open = || format!("{}: cannot open the store", args.store.display());
     let summary = if args.dry_run {
-        store.preview_expire(&selector)
+        // A dry run reads a snapshot: no lock, nothing written or removed.
+        Snapshot::open(&args.store)
+            .with_context(cannot_open)?
+            .preview_expire(&selector)
     } else {
+        let mut store = Store::open(&args.store).with_context(cannot_open)?;
+        store.set_progress(crate::progress::Bars::shared());
         store.expire(&selector)
     }
     .with_context(|| format!("{}: nothing was expired", args.store.display()))?;

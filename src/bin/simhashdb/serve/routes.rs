@@ -509,18 +509,22 @@ async fn delete(
     for (i, id) in body.ids.iter().enumerate() {
         check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
     }
-    let answer = service
-        .write(move |store| {
-            let ids = body.ids.iter().map(String::as_str);
-            let summary = if params.dry_run {
-                store.preview_delete(ids)
-            } else {
-                store.delete(ids)
-            }
-            .map_err(not_stored)?;
-            Ok(crate::delete::summary_json(&summary, params.dry_run))
-        })
-        .await?;
+    let answer = if params.dry_run {
+        // A dry run reads the current state: no lock, nothing written.
+        service.check_writable()?;
+        let snapshot = service.reader()?.snapshot();
+        let ids = body.ids.iter().map(String::as_str);
+        let summary = snapshot.preview_delete(ids).map_err(not_stored)?;
+        crate::delete::summary_json(&summary, true)
+    } else {
+        service
+            .write(move |store| {
+                let ids = body.ids.iter().map(String::as_str);
+                let summary = store.delete(ids).map_err(not_stored)?;
+                Ok(crate::delete::summary_json(&summary, false))
+            })
+            .await?
+    };
     Ok(Json(answer))
 }
 

@@ -68,6 +68,17 @@ impl Service {
         })
     }
 
+    /// 403 on a read-only server: every write endpoint refuses, dry runs included.
+    pub fn check_writable(&self) -> Result<(), ApiError> {
+        if self.read_only {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "this server is read-only (started with --read-only)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether a background compaction is running.
     pub fn compacting(&self) -> bool {
         self.database.get().is_some_and(Database::compacting)
@@ -81,12 +92,7 @@ impl Service {
         self: &Arc<Self>,
         write: impl FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        if self.read_only {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "this server is read-only (started with --read-only)",
-            ));
-        }
+        self.check_writable()?;
         let database = self.database()?.clone();
         tokio::task::spawn_blocking(move || database.write(write))
             .await
