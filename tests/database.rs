@@ -34,19 +34,36 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     drop(Store::create(&path, Settings::default()).unwrap());
     let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
     db.write(|store| store.insert(&batch(0..10), None)).unwrap();
-    assert_eq!(db.snapshot().catalog().documents, 10);
+    assert_eq!(db.snapshot().unwrap().catalog().documents, 10);
 
     // Another writer (the lock is per open file, so this stands for another process).
     let mut other = Store::open(&path).unwrap();
     other.insert(&batch(10..15), None).unwrap();
     drop(other);
     assert_eq!(
-        db.snapshot().catalog().documents,
+        db.snapshot().unwrap().catalog().documents,
         10,
         "manual: not seen yet"
     );
     assert!(db.refresh().unwrap());
-    assert_eq!(db.snapshot().catalog().documents, 15);
+    assert_eq!(db.snapshot().unwrap().catalog().documents, 15);
+
+    // A look is due only once the interval has passed since the last.
+    let hourly = Database::open(
+        &path,
+        options(
+            Refresh::OnRead(Duration::from_secs(3600)),
+            Compaction::Inline,
+        ),
+    )
+    .unwrap();
+    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 15);
+    let mut other = Store::open(&path).unwrap();
+    other.insert(&batch(15..16), None).unwrap();
+    drop(other);
+    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 15);
+    assert!(hourly.refresh().unwrap());
+    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 16);
 
     let on_read = Database::open(
         &path,
@@ -54,9 +71,9 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     )
     .unwrap();
     let mut other = Store::open(&path).unwrap();
-    other.insert(&batch(15..20), None).unwrap();
+    other.insert(&batch(16..20), None).unwrap();
     drop(other);
-    assert_eq!(on_read.snapshot().catalog().documents, 20);
+    assert_eq!(on_read.snapshot().unwrap().catalog().documents, 20);
 
     let every = Database::open(
         &path,
@@ -71,7 +88,7 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     drop(other);
     let mut seen = 0;
     for _ in 0..500 {
-        seen = every.snapshot().catalog().documents;
+        seen = every.snapshot().unwrap().catalog().documents;
         if seen == 21 {
             break;
         }
@@ -103,7 +120,7 @@ fn writes_from_many_threads_take_turns_and_all_commit() {
     }
     // The last merge may still run: a write waits for it.
     db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
-    let snapshot = db.snapshot();
+    let snapshot = db.snapshot().unwrap();
     assert_eq!(snapshot.catalog().documents, 200);
     for i in (0..200u64).step_by(37) {
         let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -145,7 +162,7 @@ fn background_merges_follow_the_policy_and_are_told() {
     }
     db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
     assert!(!db.compacting());
-    let snapshot = db.snapshot();
+    let snapshot = db.snapshot().unwrap();
     assert_eq!(snapshot.catalog().documents, 60);
     assert!(
         snapshot.catalog().runs.len() <= 2,
@@ -166,6 +183,15 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
     drop(Store::create(&path, Settings::default()).unwrap());
     let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
     db.write(|store| store.insert(&batch(0..5), None)).unwrap();
+    // Another process's writer is refused by name while it holds the lock.
+    let other = Store::open(&path).unwrap();
+    let refused = db.write(|store| store.insert(&batch(20..21), None));
+    assert!(
+        matches!(refused, Err(simhashdb::Error::Locked { .. })),
+        "{refused:?}"
+    );
+    drop(other);
+
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         db.write(|store| -> simhashdb::Result<()> {
             let mut insertion = store.begin_insert(None);
@@ -174,10 +200,23 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
         })
     }));
     assert!(panicked.is_err());
-    assert_eq!(db.snapshot().catalog().documents, 5);
-    // The handle's turn and the store's lock were both released.
-    db.write(|store| store.insert(&batch(10..12), None))
-        .unwrap();
+    assert!(
+        !db.refresh().unwrap(),
+        "the panicking write committed something"
+    );
+    assert_eq!(db.snapshot().unwrap().catalog().documents, 5);
+    // The handle's turn and the store's lock were both released: the next write goes
+    // through (within a minute, rather than hanging the test).
+    let (done, wait) = std::sync::mpsc::channel();
+    let writer = db.clone();
+    std::thread::spawn(move || {
+        let _ = done.send(
+            writer
+                .write(|store| store.insert(&batch(10..12), None))
+                .is_ok(),
+        );
+    });
+    assert_eq!(wait.recv_timeout(Duration::from_secs(60)), Ok(true));
     drop(Store::open(&path).unwrap());
-    assert_eq!(db.snapshot().catalog().documents, 7);
+    assert_eq!(db.snapshot().unwrap().catalog().documents, 7);
 }

@@ -78,7 +78,7 @@ impl NativeStore {
         if now {
             database.refresh().map_err(py_err)?;
         }
-        Ok(database.snapshot())
+        database.snapshot().map_err(py_err)
     }
 
     /// Runs `read` on the committed state (see [`NativeStore::snapshot`]) with the GIL

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -147,30 +147,32 @@ impl Database {
     }
 
     /// The newest committed state, after a look for other processes' commits if
-    /// [`Refresh::OnRead`] says one is due. A failed look keeps the current state (and is
-    /// retried by the next read).
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    /// [`Refresh::OnRead`] says one is due. A look this call made and that failed is its
+    /// error (the current state stays, and the next read looks again).
+    pub fn snapshot(&self) -> Result<Arc<Snapshot>> {
         if let Refresh::OnRead(interval) = self.shared.options.refresh {
             let now = self.shared.opened.elapsed().as_millis() as u64;
             let last = self.shared.looked_ms.load(Ordering::Relaxed);
             if now.saturating_sub(last) >= interval.as_millis() as u64 {
-                // A thread that finds another looking goes on with the current state.
-                if let Ok(_looking) = self.shared.looking.try_lock() {
-                    self.shared.look();
+                // A thread that finds another looking goes on with the current state; a lock
+                // poisoned by a panic in an earlier look is taken all the same.
+                let looking = match self.shared.looking.try_lock() {
+                    Ok(guard) => Some(guard),
+                    Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                    Err(TryLockError::WouldBlock) => None,
+                };
+                if let Some(_looking) = looking {
+                    self.shared.look()?;
                 }
             }
         }
-        self.shared.reader.snapshot()
+        Ok(self.shared.reader.snapshot())
     }
 
     /// Looks for commits now (waiting for a look under way); true if a newer state was
     /// loaded.
     pub fn refresh(&self) -> Result<bool> {
-        let _looking = self
-            .shared
-            .looking
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let _looking = self.shared.lock_looking();
         let found = self.shared.reader.refresh()?;
         self.shared.mark_looked();
         Ok(found)
@@ -181,70 +183,104 @@ impl Database {
         self.shared.compacting.load(Ordering::SeqCst)
     }
 
-    /// Runs `write` on the store opened for writing (its writer lock held for this call),
-    /// after this handle's previous write and the merge it started; then makes the commit
-    /// visible to reads before returning, and merges as the store's policy and
+    /// Runs `write` on the store opened for writing (its writer lock held for this call
+    /// only), after this handle's previous write and the merge it started; then makes the
+    /// commit visible to reads before returning, and merges as the store's policy and
     /// [`DatabaseOptions::compaction`] say. A store another process is writing fails with
     /// [`Error::Locked`]. The answer of a committed write is returned even if loading the
     /// new state fails (the next read retries it, and [`Event::RefreshFailed`] says so).
     /// `write` may fail with an error of the caller's own type.
+    ///
+    /// `on_event` is called with no lock of the handle held, but a callback must not wait
+    /// for a write of the same handle (it may run on the thread of a merge the next write
+    /// waits for).
     pub fn write<T, E: From<Error>>(
         &self,
         write: impl FnOnce(&mut Store) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         let turn = Turn::take(&self.shared);
         let mut store = Store::open(&self.shared.dir)?;
-        if self.shared.options.compaction == Compaction::Background {
+        let background = self.shared.options.compaction == Compaction::Background;
+        if background {
             store.defer_compaction();
         }
+        // Refreshed even after a failed write: a write may have committed before it failed.
         let answer = write(&mut store);
-        if answer.is_ok() {
+        if background && answer.is_ok() && store.compaction_due() {
             self.after_commit();
-        }
-        if answer.is_ok()
-            && self.shared.options.compaction == Compaction::Background
-            && store.compaction_due()
-        {
             self.compact_in_background(store, turn);
+        } else {
+            // The lock goes before the new state loads: loading may take long, and another
+            // process may write meanwhile.
+            drop(store);
+            self.after_commit();
+            drop(turn);
         }
         answer
     }
 
+    /// Loads what was just committed, and tells a failure.
     fn after_commit(&self) {
-        let _looking = self
-            .shared
-            .looking
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.shared.look();
+        let failed = {
+            let _looking = self.shared.lock_looking();
+            self.shared.look().err()
+        };
+        if let Some(e) = failed {
+            self.shared.tell(Event::RefreshFailed(e));
+        }
     }
 
     /// Merges on a thread of its own, holding the writer's turn until it ends.
     fn compact_in_background(&self, mut store: Store, turn: Turn) {
-        self.shared.compacting.store(true, Ordering::SeqCst);
         let database = self.clone();
+        let compacting = Compacting::start(&self.shared);
         std::thread::spawn(move || {
             let outcome = crate::sys::background::run(|| store.compact_if_due());
             drop(store);
-            database.shared.compacting.store(false, Ordering::SeqCst);
+            database.after_commit();
+            drop(compacting);
+            drop(turn);
             match outcome {
                 Ok(Some(summary)) => database.shared.tell(Event::Compacted(summary)),
                 Ok(None) => {}
                 Err(e) => database.shared.tell(Event::CompactionFailed(e)),
             }
-            database.after_commit();
-            drop(turn);
         });
     }
 }
 
-impl Shared {
-    /// Loads the committed state if it changed; a failure is told, and the next look retries.
-    fn look(&self) {
-        match self.reader.refresh() {
-            Ok(_) => self.mark_looked(),
-            Err(e) => self.tell(Event::RefreshFailed(e)),
+/// Marks a background merge as running until dropped (also when the merge panics).
+struct Compacting {
+    shared: Arc<Shared>,
+}
+
+impl Compacting {
+    fn start(shared: &Arc<Shared>) -> Self {
+        shared.compacting.store(true, Ordering::SeqCst);
+        Compacting {
+            shared: Arc::clone(shared),
         }
+    }
+}
+
+impl Drop for Compacting {
+    fn drop(&mut self) {
+        self.shared.compacting.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Shared {
+    /// Loads the committed state if it changed (call with `looking` held); after a failure
+    /// the next look tries again.
+    fn look(&self) -> Result<()> {
+        self.reader.refresh()?;
+        self.mark_looked();
+        Ok(())
+    }
+
+    /// Takes `looking`, also after a panic in an earlier look.
+    fn lock_looking(&self) -> MutexGuard<'_, ()> {
+        self.looking.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn mark_looked(&self) {
@@ -266,8 +302,13 @@ fn refresh_every(shared: Weak<Shared>, interval: Duration) {
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let _looking = shared.looking.lock().unwrap_or_else(|e| e.into_inner());
-        shared.look();
+        let failed = {
+            let _looking = shared.lock_looking();
+            shared.look().err()
+        };
+        if let Some(e) = failed {
+            shared.tell(Event::RefreshFailed(e));
+        }
     }
 }
 

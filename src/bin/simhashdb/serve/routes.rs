@@ -513,8 +513,18 @@ async fn delete(
         // A dry run reads the current state: no lock, nothing written.
         service.check_writable()?;
         let snapshot = service.reader()?.snapshot();
-        let ids = body.ids.iter().map(String::as_str);
-        let summary = snapshot.preview_delete(ids).map_err(not_stored)?;
+        let summary = tokio::task::spawn_blocking(move || {
+            snapshot
+                .preview_delete(body.ids.iter().map(String::as_str))
+                .map_err(not_stored)
+        })
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the dry run failed unexpectedly: {e}"),
+            )
+        })??;
         crate::delete::summary_json(&summary, true)
     } else {
         service

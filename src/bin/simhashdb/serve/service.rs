@@ -29,6 +29,9 @@ pub struct Service {
     pub api_key: Option<String>,
     pub limits: Limits,
     pub metrics: Metrics,
+    /// Requests' writes queue here, not on blocking threads: a request whose client gave up
+    /// while waiting drops out and never writes.
+    writes: tokio::sync::Mutex<()>,
 }
 
 impl Service {
@@ -40,6 +43,7 @@ impl Service {
             api_key,
             limits,
             metrics: Metrics::new(),
+            writes: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -94,6 +98,7 @@ impl Service {
     ) -> Result<T, ApiError> {
         self.check_writable()?;
         let database = self.database()?.clone();
+        let _queue = self.writes.lock().await;
         tokio::task::spawn_blocking(move || database.write(write))
             .await
             .map_err(|e| {
