@@ -171,7 +171,7 @@ pub enum Setting {
     ExpectedSize,
     /// The fingerprint scheme ([`crate::Scheme`]).
     Scheme,
-    /// The least Jaccard similarity a verified pair keeps ([`crate::verify_pairs`]).
+    /// The least Jaccard similarity a verified pair keeps ([`crate::verify_with_corpus`]).
     MinJaccard,
     /// Runs merged into one ([`crate::CompactionPolicy::merge_factor`]).
     MergeFactor,

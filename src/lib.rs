@@ -57,10 +57,10 @@
 //!   [`Snapshot::audit`]), [`Reader`] (a long-lived reader that follows commits), [`Stats`],
 //!   [`verify_store`], [`migrate`]; [`background::run`] for work beside queries.
 //! - Without a store: [`find_all`], [`clusters`], [`Scheme`] (text to fingerprints),
-//!   [`jaccard`] and [`verify_pairs`].
+//!   [`jaccard`]; pairs verified against a corpus's text: [`verify_with_corpus`].
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
-//!   [`read_queries`], [`read_fingerprints`], [`read_ids`], [`read_corpus_shingles`], one format
-//!   detector ([`InputFormat::detect`]).
+//!   [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
+//!   format detector ([`InputFormat::detect`]).
 //! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
 //!   tables simhashdb writes (documents, pairs, clusters).
 //! - Errors: [`Error`], whose variants say what to do; damaged bytes are a
@@ -96,10 +96,7 @@ pub use format::settings::{CompactionPolicy, Settings, DEFAULT_EXPECTED_SIZE};
 pub use io::document::{
     fingerprint_text, format_fingerprint, parse_fingerprint, InputFormat, ReadOptions, ReadSummary,
 };
-pub use io::input::{
-    open_input, read_corpus_shingles, read_corpus_texts, read_documents, read_fingerprints,
-    read_ids, read_queries, read_sources, read_texts, Query,
-};
+pub use io::input::{open_input, read_documents, read_ids, read_queries, read_sources, Query};
 pub use maintenance::migrate::{migrate, Migration};
 pub use maintenance::repair::{RepairReport, RunRepair};
 pub use maintenance::verify::{verify_store, verify_store_with_progress, Finding, Report};
@@ -111,8 +108,7 @@ pub use similarity::find_all::{
     find_all, find_all_documents, find_all_settings, DocumentPair, FingerprintPair,
 };
 pub use similarity::fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
-pub use similarity::jaccard::{jaccard, shingle_set, verify_pairs};
-pub use similarity::similarity_join::{similar_pairs, SimilarPair};
+pub use similarity::jaccard::jaccard;
 pub use sys::progress::{Progress, Silent};
 pub use write::batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
 pub use write::compaction::{CompactSummary, CompactionPreview};

@@ -14,7 +14,7 @@ use crate::similarity::find_all::DocumentPair;
 use crate::similarity::jaccard::verify_pairs;
 
 /// The `pairs` whose documents' word 3-shingle Jaccard, computed from the texts of `corpus`
-/// (read as [`crate::read_corpus_texts`] reads it, ids and texts from `options`' fields), is
+/// (JSON Lines, Parquet, or text files and directories, ids and texts from `options`' fields), is
 /// at least `min_jaccard`, each with it, in the order given. A pair whose document the corpus
 /// lacks is an error naming the corpus and the id.
 pub fn verify_with_corpus(

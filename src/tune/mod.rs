@@ -5,7 +5,7 @@
 //! pairs whose word 3-shingle Jaccard similarity is at least J: precision, recall and F1, from
 //! fingerprints alone and after verification by exact Jaccard (an audit's `--verify-text`).
 //! The truth is the user's gold pairs, or the exact join of the texts
-//! ([`crate::similar_pairs`]): every pair at J or more, none sampled. Recall comes with a 95%
+//! (`similar_pairs`, in the similarity wing): every pair at J or more, none sampled. Recall comes with a 95%
 //! interval ([`Score::recall_interval`]).
 //!
 //! What a sample can miss: it holds a pair only when it holds both documents, so a uniform
@@ -146,8 +146,8 @@ pub struct Tuning {
     pub recommendation: Recommendation,
 }
 
-/// Measures every scheme of `options` at every distance on the corpus `inputs` (read as
-/// [`crate::read_corpus_texts`] reads it) and recommends a setting for each use. Fails on a
+/// Measures every scheme of `options` at every distance on the corpus `inputs` (read
+/// as `audit --verify-text` reads a corpus) and recommends a setting for each use. Fails on a
 /// threshold outside (0, 1], an empty corpus or sample, a gold file naming ids the corpus
 /// does not hold, and a sample without one true pair.
 pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) -> Result<Tuning> {

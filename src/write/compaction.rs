@@ -107,7 +107,7 @@ fn run_size(run: &RunMeta) -> u64 {
     run.documents.max(run.fingerprints)
 }
 
-/// What a compaction would do: [`Store::preview_compaction`].
+/// What a compaction would do: [`Snapshot::preview_compaction`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompactionPreview {

@@ -16,22 +16,6 @@ use crate::io::input::{problem_of, InputFormat};
 use crate::similarity::jaccard::shingle_set;
 use crate::write::batch::check_id;
 
-/// Calls `f(id, text)` on every document of a JSON Lines corpus read from `reader`, whose id
-/// and text are in `options.id_field` and `options.text_field` (ids follow the rules of
-/// [`crate::read_documents`]). Blank lines are skipped; an invalid line fails with
-/// `source:line: what is wrong`.
-pub fn read_texts(
-    reader: impl BufRead,
-    source: &str,
-    options: &ReadOptions,
-    mut f: impl FnMut(String, String),
-) -> Result<()> {
-    read_json_texts(reader, source, options, &mut |id, text| {
-        f(id, text);
-        Ok(())
-    })
-}
-
 fn read_json_texts(
     reader: impl BufRead,
     source: &str,

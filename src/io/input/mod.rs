@@ -31,7 +31,7 @@ pub(crate) use crate::io::document::{
     fingerprint_text, is_parquet_head, parse_fingerprint, problem_of, InputFormat, ReadOptions,
     ReadSummary, KEPT_SKIP_MESSAGES, STDIN,
 };
-pub use corpus::{read_corpus_shingles, read_corpus_texts, read_texts};
+pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
 pub use queries::{read_queries, Query};
 pub use sources::{open_input, read_sources};
 
@@ -334,24 +334,6 @@ fn bytecount_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// Reads fingerprints, one per line (blank lines skipped), for queries.
-pub fn read_fingerprints(reader: impl BufRead, source: &str) -> Result<Vec<u64>> {
-    let mut out = Vec::new();
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
-        let line = line.map_err(|e| Error::io(source, e))?;
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        let text = std::str::from_utf8(line)
-            .map_err(|_| at("the line is not valid UTF-8".into()))?
-            .trim();
-        if text.is_empty() {
-            continue;
-        }
-        out.push(parse_fingerprint(text).map_err(|e| at(problem_of(e)))?);
-    }
-    Ok(out)
-}
-
 /// Reads ids to delete, one per line (blank lines skipped): a bare id, the first column of a
 /// tab-separated line (so an `insert` file deletes what it inserted), or a JSON object with
 /// an "id" string.
@@ -478,7 +460,6 @@ mod tests {
             ]),
         ) {
             let _ = read_ids(&bytes[..], "fuzz");
-            let _ = read_fingerprints(&bytes[..], "fuzz");
             let options = ReadOptions {
                 format,
                 skip_invalid: skip,
