@@ -173,9 +173,7 @@ impl Database {
     /// loaded.
     pub fn refresh(&self) -> Result<bool> {
         let _looking = self.shared.lock_looking();
-        let found = self.shared.reader.refresh()?;
-        self.shared.mark_looked();
-        Ok(found)
+        self.shared.look()
     }
 
     /// Whether a background merge is running.
@@ -221,13 +219,7 @@ impl Database {
 
     /// Loads what was just committed, and tells a failure.
     fn after_commit(&self) {
-        let failed = {
-            let _looking = self.shared.lock_looking();
-            self.shared.look().err()
-        };
-        if let Some(e) = failed {
-            self.shared.tell(Event::RefreshFailed(e));
-        }
+        self.shared.look_and_tell();
     }
 
     /// Merges on a thread of its own, holding the writer's turn until it ends.
@@ -270,12 +262,23 @@ impl Drop for Compacting {
 }
 
 impl Shared {
-    /// Loads the committed state if it changed (call with `looking` held); after a failure
-    /// the next look tries again.
-    fn look(&self) -> Result<()> {
-        self.reader.refresh()?;
+    /// Loads the committed state if it changed (call with `looking` held); true if it did.
+    /// After a failure the next look tries again.
+    fn look(&self) -> Result<bool> {
+        let found = self.reader.refresh()?;
         self.mark_looked();
-        Ok(())
+        Ok(found)
+    }
+
+    /// Looks, and tells a failure once `looking` is released.
+    fn look_and_tell(&self) {
+        let failed = {
+            let _looking = self.lock_looking();
+            self.look().err()
+        };
+        if let Some(e) = failed {
+            self.tell(Event::RefreshFailed(e));
+        }
     }
 
     /// Takes `looking`, also after a panic in an earlier look.
@@ -302,13 +305,7 @@ fn refresh_every(shared: Weak<Shared>, interval: Duration) {
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let failed = {
-            let _looking = shared.lock_looking();
-            shared.look().err()
-        };
-        if let Some(e) = failed {
-            shared.tell(Event::RefreshFailed(e));
-        }
+        shared.look_and_tell();
     }
 }
 

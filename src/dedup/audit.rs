@@ -21,6 +21,7 @@ use crate::similarity::find_all::{
 
 /// Key ranges per table that audit tasks split the work into: one per leading byte.
 const RANGES: usize = 256;
+
 impl Snapshot {
     /// The number of steps [`Snapshot::fingerprint_pairs`] reports to its progress callback.
     pub fn audit_steps(&self, distance: u32) -> u64 {

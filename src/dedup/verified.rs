@@ -30,11 +30,9 @@ pub fn verify_with_corpus(
     let sets = read_corpus_shingles(corpus, options, |id| wanted.contains(id))?;
     drop(wanted);
     verify_pairs(pairs, &sets, min_jaccard).map_err(|e| match e {
-        Error::Input { problem, .. } => Error::Input {
-            origin: Some(corpus.display().to_string()),
-            line: None,
-            problem,
-        },
+        Error::Input { problem, .. } => {
+            Error::input_at(&corpus.display().to_string(), None, problem)
+        }
         other => other,
     })
 }

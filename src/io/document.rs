@@ -144,7 +144,7 @@ pub fn parse_fingerprint(text: &str) -> Result<u64> {
 }
 
 /// 1 to 16 hex digits (either case), in one pass.
-pub(crate) fn parse_hex(digits: &[u8]) -> Option<u64> {
+fn parse_hex(digits: &[u8]) -> Option<u64> {
     if !(1..=16).contains(&digits.len()) {
         return None;
     }
@@ -227,5 +227,57 @@ pub(crate) fn problem_of(e: Error) -> String {
     match e {
         Error::Input { problem, .. } => problem,
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn fingerprint_forms() {
+        assert_eq!(parse_fingerprint("00000000000000ff").ok(), Some(255));
+        assert_eq!(parse_fingerprint("0xFF").ok(), Some(255));
+        assert_eq!(parse_fingerprint("255").ok(), Some(255));
+        assert_eq!(
+            parse_fingerprint("1234567890123456").ok(),
+            Some(0x1234567890123456)
+        );
+        assert_eq!(
+            parse_fingerprint("18446744073709551615").ok(),
+            Some(u64::MAX)
+        );
+        assert_eq!(parse_fingerprint("ffffffffffffffff").ok(), Some(u64::MAX));
+        for bad in [
+            "",
+            "0x",
+            "18446744073709551616",
+            "12g4",
+            "-1",
+            " 1",
+            "0x00000000000000001",
+        ] {
+            assert!(parse_fingerprint(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn hex_parses_as_the_standard_parser_does(digits in "[0-9a-fA-FgxG ]{0,17}") {
+            let standard = if (1..=16).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                u64::from_str_radix(&digits, 16).ok()
+            } else {
+                None
+            };
+            prop_assert_eq!(parse_hex(digits.as_bytes()), standard);
+        }
+
+        #[test]
+        fn hex_output_parses_back(fp: u64) {
+            prop_assert_eq!(parse_fingerprint(&format_fingerprint(fp)).ok(), Some(fp));
+        }
     }
 }

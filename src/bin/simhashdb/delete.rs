@@ -32,6 +32,12 @@ pub struct Args {
     dry_run: bool,
 }
 
+/// What a delete runs on: a snapshot for a dry run, else the store opened for writing.
+enum Target {
+    Preview(Snapshot),
+    Store(Store),
+}
+
 pub fn run(args: Args) -> Result<()> {
     let mut ids = args.ids.clone();
     for id in &ids {
@@ -44,15 +50,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     let cannot_open = || format!("{}: cannot open the store", args.store.display());
     // A dry run reads a snapshot: no lock, nothing written or removed.
-    let (preview, mut store) = if args.dry_run {
-        (
-            Some(Snapshot::open(&args.store).with_context(cannot_open)?),
-            None,
-        )
+    let mut target = if args.dry_run {
+        Target::Preview(Snapshot::open(&args.store).with_context(cannot_open)?)
     } else {
         let mut store = Store::open(&args.store).with_context(cannot_open)?;
         store.set_progress(crate::progress::Bars::shared());
-        (None, Some(store))
+        Target::Store(store)
     };
     if let Some(input) = &args.input {
         let name = if input.as_os_str() == "-" {
@@ -64,10 +67,9 @@ pub fn run(args: Args) -> Result<()> {
         ids.extend(read.context("nothing was deleted")?);
     }
     let ids = ids.iter().map(String::as_str);
-    let summary = match (&preview, &mut store) {
-        (Some(snapshot), _) => snapshot.preview_delete(ids),
-        (None, Some(store)) => store.delete(ids),
-        (None, None) => unreachable!("a snapshot or the store is open"),
+    let summary = match &mut target {
+        Target::Preview(snapshot) => snapshot.preview_delete(ids),
+        Target::Store(store) => store.delete(ids),
     }
     .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
     let mut out = output::stdout();

@@ -192,7 +192,7 @@ fn document<'a>(
         return Err(Error::input(format!("null in column {id_column:?}")));
     }
     let id = ids.value(row);
-    check_id(id).map_err(|e| Error::input(problem_of(e)))?;
+    check_id(id)?;
     Ok((id, fingerprint?))
 }
 
