@@ -573,3 +573,48 @@ fn query_output_goes_to_the_file_named() {
         "cannot create",
     );
 }
+
+#[test]
+fn init_takes_a_full_scheme_name_and_refuses_it_with_shingle_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    ok(&["init", s, "--scheme", "words-3-set"], "");
+    let scheme = Snapshot::open(&store).unwrap().scheme().unwrap();
+    assert_eq!(scheme, Some(Scheme::from_name("words-3-set").unwrap()));
+    // The same text fingerprints alike through the store and through the scheme's parts.
+    let through_parts = fingerprint_of("words", "one two three four five six");
+    let doc = "one two three four five six";
+    let out = ok(&["fingerprint", "--store", s, "--format", "text"], doc);
+    assert_ne!(out.trim_end().split('\t').nth(1).unwrap(), through_parts);
+    let out = ok(
+        &[
+            "fingerprint",
+            "--scheme",
+            "words",
+            "--shingle",
+            "3",
+            "--weight",
+            "set",
+            "--format",
+            "text",
+        ],
+        doc,
+    );
+    let by_flags = out.trim_end().split('\t').nth(1).unwrap().to_string();
+    let out = ok(&["fingerprint", "--store", s, "--format", "text"], doc);
+    assert_eq!(out.trim_end().split('\t').nth(1).unwrap(), by_flags);
+    let other = dir.path().join("t");
+    misused(
+        &[
+            "init",
+            path_str(&other),
+            "--scheme",
+            "words-3-set",
+            "--shingle",
+            "2",
+        ],
+        "",
+        "names its shingle and weight already",
+    );
+}

@@ -409,3 +409,45 @@ fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_stat
     assert_eq!(now.catalog().runs.len(), 1);
     assert!(!reader.refresh().unwrap());
 }
+
+#[test]
+fn create_options_make_the_settings_init_makes_and_bound_the_expected_size() {
+    use simhashdb::{CreateOptions, Error, Setting, DEFAULT_EXPECTED_SIZE};
+    let defaults = CreateOptions::default();
+    assert_eq!(
+        defaults.settings().unwrap(),
+        Settings::for_size(Settings::default().distance, DEFAULT_EXPECTED_SIZE).unwrap()
+    );
+    let chosen = CreateOptions {
+        blocks: Some(6),
+        shards: Some(4),
+        ..CreateOptions::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    drop(Store::create_from(&path, &chosen).unwrap());
+    let settings = *Snapshot::open(&path).unwrap().settings();
+    assert_eq!(
+        (settings.blocks, settings.distance, settings.shards),
+        (6, 3, 4)
+    );
+    for expected_size in [0, 1_000_000_000_000_001] {
+        let bad = CreateOptions {
+            expected_size,
+            ..CreateOptions::default()
+        };
+        let err = bad.settings().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Settings {
+                    setting: Setting::ExpectedSize,
+                    ..
+                }
+            ),
+            "{expected_size}: {err}"
+        );
+        assert!(Store::create_from(&dir.path().join("t"), &bad).is_err());
+        assert!(!dir.path().join("t").exists());
+    }
+}
