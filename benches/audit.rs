@@ -68,15 +68,15 @@ fn main() {
     let t = Instant::now();
     let snapshot = Snapshot::open(&dir).unwrap();
     let k = u32::from(snapshot.settings().distance);
-    let pairs = snapshot.fingerprint_pairs(k, |_| {}).unwrap();
+    let pairs = snapshot.fingerprint_pairs(k, &()).unwrap();
     let audit_s = t.elapsed().as_secs_f64();
     println!(
         "{{\"figure\":\"audit_fingerprint_pairs\",\"fingerprints\":{},\"distance\":{k},\"pairs\":{},\"seconds\":{audit_s:.3}}}",
-        snapshot.catalog().documents,
+        snapshot.documents(),
         pairs.len()
     );
     let t = Instant::now();
-    let documents = snapshot.audit(k, |_| {}).unwrap();
+    let documents = snapshot.audit(k, &()).unwrap();
     println!(
         "{{\"figure\":\"audit_document_pairs\",\"pairs\":{},\"seconds\":{:.3}}}",
         documents.len(),

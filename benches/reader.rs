@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::{Reader, ReaderOptions};
+use simhashdb::{Database, DatabaseOptions, Refresh};
 
 mod common;
 use common::{splitmix, Args};
@@ -26,17 +26,20 @@ fn main() {
     let args = Args::from_env();
     let dir = PathBuf::from(args.flag("--dir").expect("--dir STORE"));
     let n = args.number("--n", 10_000.0) as usize;
-    let mut options = ReaderOptions::default();
+    let mut options = DatabaseOptions {
+        refresh: Refresh::Manual,
+        ..DatabaseOptions::default()
+    };
     if let Some(mib) = args.flag("--cache-mib") {
-        options = options.pin_bytes(mib.parse::<u64>().expect("MiB") << 20);
+        options.pin_bytes = mib.parse::<u64>().expect("MiB") << 20;
     }
     if args.has("--unpinned") {
-        options = options.pin_bytes(0);
+        options.pin_bytes = 0;
     }
     let t = Instant::now();
-    let reader = Reader::open(&dir, options).unwrap();
+    let reader = Database::open(&dir, options).unwrap();
     let open_s = t.elapsed().as_secs_f64();
-    let snapshot = reader.snapshot();
+    let snapshot = reader.current();
     let k = u32::from(snapshot.settings().distance);
     let queries: Vec<u64> = match args.flag("--queries") {
         Some(path) => std::fs::read(path)
@@ -96,8 +99,8 @@ fn main() {
     let stats = reader.stats();
     println!(
         "{{\"figure\":\"reader\",\"runs\":{},\"documents\":{},\"queries\":{},\"matches\":{matches},\"open_s\":{open_s:.2},\"pinned_tables\":{},\"disk_tables\":{},\"pinned_mib\":{:.1},\"first_p50_us\":{:.1},\"first_p99_us\":{:.1},\"single_p50_us\":{:.1},\"single_p99_us\":{:.1},\"query_many_s_median\":{:.4},\"query_many_us_per_query\":{:.2}}}",
-        snapshot.catalog().runs.len(),
-        snapshot.catalog().documents,
+        snapshot.run_count(),
+        snapshot.documents(),
         queries.len(),
         stats.pinned_tables,
         stats.disk_tables,

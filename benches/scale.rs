@@ -67,13 +67,13 @@ fn build(
                 "{{\"figure\":\"bulk_batch\",\"batch\":{b},\"documents\":{},\"seconds\":{:.3},\"runs_after\":{}}}",
                 part.len(),
                 secs - batch_secs,
-                store.catalog().runs.len()
+                store.run_count()
             );
         }
     }
     println!(
         "{{\"figure\":\"bulk_insert\",\"n\":{n},\"run_documents\":{run_documents},\"batches\":{made},\"runs\":{},\"seconds\":{secs:.3},\"fingerprints_per_s\":{:.0},\"inserted\":{inserted}}}",
-        store.catalog().runs.len(),
+        store.run_count(),
         n as f64 / secs,
     );
 
@@ -117,7 +117,7 @@ fn main() {
     let cache: usize = args
         .flag("--cache")
         .and_then(|c| c.parse().ok())
-        .unwrap_or(simhashdb::DEFAULT_CACHE_BYTES);
+        .unwrap_or(simhashdb::DatabaseOptions::default().cache_bytes);
     if !reuse {
         let _ = std::fs::remove_dir_all(&dir);
         let settings = Settings {
@@ -128,7 +128,7 @@ fn main() {
         };
         let run_documents = args
             .flag("--run-documents")
-            .map_or(simhashdb::DEFAULT_RUN_DOCUMENTS, |r| {
+            .map_or(simhashdb::Insertion::DEFAULT_RUN_DOCUMENTS, |r| {
                 r.parse().expect("--run-documents N")
             });
         let batches = args
@@ -176,7 +176,7 @@ fn main() {
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "{{\"figure\":\"single_query_warm\",\"store\":{},\"queries\":{},\"p50_us\":{:.1},\"p99_us\":{:.1},\"matches\":{warm_matches}}}",
-        snapshot.catalog().documents,
+        snapshot.documents(),
         queries.len(),
         percentile(&lat, 0.5),
         percentile(&lat, 0.99)
@@ -196,7 +196,7 @@ fn main() {
     rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "{{\"figure\":\"batch_queries\",\"store\":{},\"threads\":{},\"queries_per_s_median\":{:.0}}}",
-        snapshot.catalog().documents,
+        snapshot.documents(),
         rayon::current_num_threads(),
         rounds[2]
     );

@@ -41,7 +41,7 @@ pub enum Error {
     },
 
     /// redb failed on a file of the store. Fix: as the error says; if it reports damage, run
-    /// [`crate::verify_store`].
+    /// [`crate::Store::verify`].
     #[error("{path}: {error}")]
     Redb {
         /// The redb file.
@@ -52,7 +52,7 @@ pub enum Error {
     },
 
     /// Stored bytes fail their checksum or structure checks: the store is damaged where it
-    /// says. Fix: [`crate::verify_store`] lists every damaged block; restore the store from a
+    /// says. Fix: [`crate::Store::verify`] lists every damaged block; restore the store from a
     /// copy.
     #[error("{}", corruption_message(file.as_deref(), table.as_deref(), block.as_deref(), problem))]
     Corruption {
@@ -86,7 +86,7 @@ pub enum Error {
     },
 
     /// The store was written by an older format this build can upgrade. Fix: run
-    /// [`crate::migrate`] (`simhashdb migrate`).
+    /// [`crate::Store::migrate`] (`simhashdb migrate`).
     #[error(
         "{path}: store format version {found} is older than this build's {current}: \
          upgrade required: run `simhashdb migrate {path}`"
@@ -141,7 +141,7 @@ pub enum Error {
     },
 
     /// No insert batch has the label an expiry asked for. Fix: list the batches
-    /// ([`crate::Catalog::batches`]) and use one of their labels.
+    /// ([`crate::Snapshot::batches`]) and use one of their labels.
     #[error("no insert batch has the label {label:?}")]
     NoSuchLabel {
         /// The label asked for.

@@ -40,29 +40,39 @@
 //! # Quirks and limits
 //! - A fingerprint whose last id was replaced or deleted stays in the tables (it matches
 //!   nothing) until a compaction that includes its run drops it.
-//! - Each batch adds a run (a batch larger than [`DEFAULT_RUN_DOCUMENTS`] adds one per that
-//!   many documents, see [`Insertion`]) and queries probe every run. After each insert the
-//!   library merges runs as the store's [`CompactionPolicy`] asks ([`Insertion::commit`];
-//!   [`Insertion::compact_after`] leaves that to [`Store::compact_if_due`]), and
-//!   [`Store::compact`] merges them all.
+//! - Each batch adds a run (a batch larger than [`Insertion::DEFAULT_RUN_DOCUMENTS`] adds one
+//!   per that many documents, see [`Insertion`]) and queries probe every run. After each
+//!   insert the library merges runs as the store's [`CompactionPolicy`] asks
+//!   ([`Insertion::commit`]; [`Insertion::compact_after`] leaves that to
+//!   [`Store::compact_if_due`]), and [`Store::compact`] merges them all.
 //!
 //! # The API
+//! At most 60 items, each listed in tests/public_api.rs; methods, fields and associated
+//! constants belong to their type.
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
-//!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`]),
-//!   fed by a [`Batch`] or any reader into a [`DocumentSink`].
+//!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
+//!   [`Store::repair`], [`Store::verify`], [`Store::migrate`]), fed by a [`Batch`] or any
+//!   reader into a [`DocumentSink`].
+//! - Dry runs: every write that can be previewed has a `preview_*` method on [`Snapshot`]
+//!   ([`Snapshot::preview_delete`], [`Snapshot::preview_expire`],
+//!   [`Snapshot::preview_compaction`]): it reads one state, takes no lock and changes no byte.
 //! - One handle for a long-running process: [`Database`] (reads from any thread, one write
 //!   at a time, commits visible when a write returns, merges by the store's policy inline or
 //!   in the background); the server and the Python package are thin over it.
 //! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
-//!   [`Snapshot::audit`]), [`Reader`] (a long-lived reader that follows commits), [`Stats`],
-//!   [`verify_store`], [`migrate`]; [`background::run`] for work beside queries.
-//! - Without a store: [`find_all`], [`clusters`], [`Scheme`] (text to fingerprints),
-//!   [`jaccard`]; pairs verified against a corpus's text: [`verify_with_corpus`].
+//!   [`Snapshot::audit`], [`Snapshot::batches`]), [`Stats`].
+//! - Without a store: [`find_all`], [`find_all_documents`], [`clusters`], [`Scheme`] (text to
+//!   fingerprints), [`seomoz`] (simhash-py's functions); pairs verified against a corpus's
+//!   text: [`verify_with_corpus`]; [`tune`] picks a scheme and distance for a corpus.
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
 //!   [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
 //!   format detector ([`InputFormat::detect`]).
 //! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
 //!   tables simhashdb writes (documents, pairs, clusters).
+//! - Output: every result a client prints is a library value whose serde form is the JSON
+//!   every client answers with (fingerprints as 16 hex digits), so the CLI, the HTTP API and
+//!   Python cannot drift apart.
+//! - Progress: long operations tell a [`Progress`] (a closure of the steps done, or `&()`).
 //! - Errors: [`Error`], whose variants say what to do; damaged bytes are a
 //!   [`Error::Corruption`] naming the file, table and block.
 
@@ -86,34 +96,28 @@ mod write;
 
 #[cfg(feature = "parquet")]
 pub use io::parquet;
-pub use sys::background;
+pub use similarity::fingerprint::seomoz;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
 pub use dedup::verified::verify_with_corpus;
 pub use error::{Error, Result, Setting};
-pub use format::catalog::{BatchKind, BatchMeta, Catalog, RunMeta, FORMAT_VERSION};
-pub use format::settings::{CompactionPolicy, Settings, DEFAULT_EXPECTED_SIZE};
-pub use io::document::{
-    fingerprint_text, format_fingerprint, parse_fingerprint, InputFormat, ReadOptions, ReadSummary,
-};
-pub use io::input::{open_input, read_documents, read_ids, read_queries, read_sources, Query};
-pub use maintenance::migrate::{migrate, Migration};
+pub use format::catalog::BatchInfo;
+pub use format::settings::{CompactionPolicy, Settings};
+pub use io::document::{parse_fingerprint, InputFormat, ReadOptions};
+pub use io::input::{read_documents, read_ids, read_queries, read_sources, Query};
 pub use maintenance::repair::{RepairReport, RunRepair};
-pub use maintenance::verify::{verify_store, verify_store_with_progress, Finding, Report};
-pub use read::reader::{Reader, ReaderOptions, ReaderStats};
-pub use read::snapshot::{Document, Match, Snapshot, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+pub use maintenance::verify::{Finding, Report};
+pub use read::reader::ReaderStats;
+pub use read::snapshot::{Document, Match, Snapshot};
 pub use read::stats::{Stats, TableStats};
-pub use similarity::clusters::{clusters, fingerprint_clusters};
-pub use similarity::find_all::{
-    find_all, find_all_documents, find_all_settings, DocumentPair, FingerprintPair,
-};
-pub use similarity::fingerprint::{seomoz, tokens, Features, Scheme, Tokens, Weighting};
-pub use similarity::jaccard::jaccard;
-pub use sys::progress::{Progress, Silent};
-pub use write::batch::{check_id, check_label, Batch, DocumentSink, MAX_ID_BYTES, MAX_LABEL_BYTES};
+pub use similarity::clusters::clusters;
+pub use similarity::find_all::{find_all, find_all_documents, DocumentPair, FingerprintPair};
+pub use similarity::fingerprint::Scheme;
+pub use sys::progress::Progress;
+pub use write::batch::{Batch, DocumentSink, ReadSummary};
 pub use write::compaction::{CompactSummary, CompactionPreview};
 pub use write::deletion::{DeleteSummary, ExpireSelector};
-pub use write::insertion::{InsertSummary, Insertion, DEFAULT_RUN_DOCUMENTS};
+pub use write::insertion::{InsertSummary, Insertion};
 pub use write::store::{CreateOptions, Store};
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the

@@ -73,7 +73,7 @@ proptest! {
             let snapshot = Snapshot::open(&path).unwrap();
             for d in 0..=u32::from(settings.distance) {
                 let expected = brute_force_pairs(&model, d);
-                let got = snapshot.audit(d, |_| {}).unwrap();
+                let got = snapshot.audit(d, &()).unwrap();
                 prop_assert_eq!(&got, &expected, "distance {} compacted {}", d, compacted);
                 prop_assert_eq!(clusters(&got), brute_force_clusters(&expected));
             }
@@ -96,7 +96,8 @@ proptest! {
                 }
             }
         }
-        let got: Vec<(u64, u64, u32)> = find_all(&fps, &settings, |_| {})
+        let got: Vec<(u64, u64, u32)> = find_all(&fps, settings.distance, Some(settings.blocks), &())
+            .unwrap()
             .into_iter()
             .map(|p| (p.a, p.b, p.distance))
             .collect();
@@ -132,7 +133,7 @@ fn planted_near_duplicates_among_many_are_all_found() {
         }
         store.insert(&batch, None).unwrap();
     }
-    let got = store.snapshot().unwrap().audit(3, |_| {}).unwrap();
+    let got = store.snapshot().unwrap().audit(3, &()).unwrap();
     assert_eq!(got, brute_force_pairs(&model, 3));
     assert!(got.len() >= 900);
 }

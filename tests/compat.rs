@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use simhashdb::FORMAT_VERSION;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::util::{brute_force, query_tuples};
@@ -73,11 +72,11 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn every_format_version_opens_with_its_contents() {
-    let current = fixtures().join(format!("format-v{FORMAT_VERSION}"));
+    let current = fixtures().join(format!("format-v{}", Store::FORMAT_VERSION));
     if !current.exists() {
         write_current_fixture(&current);
     }
-    for version in 1..=FORMAT_VERSION {
+    for version in 1..=Store::FORMAT_VERSION {
         let fixture = fixtures().join(format!("format-v{version}"));
         let tmp = tempfile::tempdir().unwrap();
         let store = tmp.path().join("store");
@@ -90,7 +89,7 @@ fn every_format_version_opens_with_its_contents() {
                 (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
             })
             .collect();
-        if version < FORMAT_VERSION {
+        if version < Store::FORMAT_VERSION {
             let err = Snapshot::open(&store)
                 .err()
                 .expect("an old format does not open");
@@ -99,23 +98,18 @@ fn every_format_version_opens_with_its_contents() {
                     && err.to_string().contains("simhashdb migrate"),
                 "{err}"
             );
-            let done = simhashdb::migrate(&store).unwrap();
-            assert_eq!((done.from, done.to), (version, FORMAT_VERSION));
-            let again = simhashdb::migrate(&store).unwrap();
-            assert_eq!(again.from, FORMAT_VERSION, "migrating twice is a no-op");
+            assert_eq!(Store::migrate(&store).unwrap(), version);
+            let again = Store::migrate(&store).unwrap();
+            assert_eq!(again, Store::FORMAT_VERSION, "migrating twice is a no-op");
         }
-        let report = simhashdb::verify_store(&store, false).unwrap();
+        let report = simhashdb::Store::verify(&store, false, &()).unwrap();
         assert!(
             report.findings.is_empty(),
             "v{version}: {:?}",
             report.findings
         );
         let snapshot = Snapshot::open(&store).unwrap();
-        assert_eq!(
-            snapshot.catalog().documents,
-            model.len() as u64,
-            "v{version}"
-        );
+        assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
             assert_eq!(snapshot.get(id).unwrap(), Some(fp), "v{version} {id}");
             let got = query_tuples(&snapshot, fp, 3);

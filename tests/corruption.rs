@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-use simhashdb::verify_store;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 fn build(dir: &Path) -> Vec<(String, u64)> {
@@ -82,7 +81,7 @@ fn every_flipped_byte_of_a_key_block_is_found_and_fails_reads() {
     let smallest = docs.iter().map(|d| d.1).min().unwrap();
     for offset in 0..len {
         flip(&file, at + offset);
-        let report = verify_store(&store, false).unwrap();
+        let report = Store::verify(&store, false, &()).unwrap();
         assert!(
             report
                 .findings
@@ -98,7 +97,10 @@ fn every_flipped_byte_of_a_key_block_is_found_and_fails_reads() {
         assert!(err.to_string().contains("corrupted data"), "{err}");
         flip(&file, at + offset);
     }
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -111,7 +113,7 @@ fn every_flipped_byte_of_a_docs_block_is_found_and_fails_reads() {
         let (at, len) = first_block(&file, table, false);
         for offset in (0..len).step_by(3).chain([len - 1]) {
             flip(&file, at + offset);
-            let report = verify_store(&store, false).unwrap();
+            let report = Store::verify(&store, false, &()).unwrap();
             assert!(
                 report
                     .findings
@@ -123,7 +125,10 @@ fn every_flipped_byte_of_a_docs_block_is_found_and_fails_reads() {
             flip(&file, at + offset);
         }
     }
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -133,7 +138,7 @@ fn a_damaged_catalog_is_a_finding_and_a_missing_file_too() {
     build(&store);
     let catalog = store.join("CATALOG");
     flip(&catalog, 20);
-    let report = verify_store(&store, false).unwrap();
+    let report = Store::verify(&store, false, &()).unwrap();
     assert!(
         report.findings[0].location().ends_with("CATALOG"),
         "{:?}",
@@ -141,7 +146,7 @@ fn a_damaged_catalog_is_a_finding_and_a_missing_file_too() {
     );
     flip(&catalog, 20);
     std::fs::remove_file(run_file(&store, "docs.redb")).unwrap();
-    let report = verify_store(&store, false).unwrap();
+    let report = Store::verify(&store, false, &()).unwrap();
     assert!(
         report.findings[0].location().ends_with("docs.redb"),
         "{:?}",
@@ -172,9 +177,9 @@ fn verify_and_deep_verify_leave_every_store_file_byte_identical() {
     s.delete(["doc-1", "doc-2"]).unwrap();
     drop(s);
     let before = all_files(&store);
-    let report = verify_store(&store, false).unwrap();
+    let report = Store::verify(&store, false, &()).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
-    let report = verify_store(&store, true).unwrap();
+    let report = Store::verify(&store, true, &()).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert_eq!(report.deep_checked, 3, "two docs files and a shard file");
     assert!(all_files(&store) == before, "a clean store was written to");
@@ -185,13 +190,16 @@ fn verify_and_deep_verify_leave_every_store_file_byte_identical() {
     for at in [len as usize / 2, 40] {
         flip(&shard, at);
         let before = all_files(&store);
-        let deep = verify_store(&store, true);
-        let _ = verify_store(&store, false);
+        let deep = Store::verify(&store, true, &());
+        let _ = Store::verify(&store, false, &());
         assert!(
             all_files(&store) == before,
             "verify wrote to a damaged store (flip at {at}): {deep:?}"
         );
         flip(&shard, at);
     }
-    assert!(verify_store(&store, true).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, true, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }

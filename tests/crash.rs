@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use simhashdb::verify_store;
 use simhashdb::{Snapshot, Store};
 
 type Model = BTreeMap<String, u64>;
@@ -96,16 +95,11 @@ fn contents(store: &Path) -> Model {
 }
 
 fn run_ids(store: &Path) -> Vec<u64> {
-    simhashdb::Catalog::read(store)
-        .unwrap()
-        .runs
-        .iter()
-        .map(|r| r.id)
-        .collect()
+    simhashdb::Snapshot::open(store).unwrap().run_ids()
 }
 
 fn assert_clean(store: &Path, what: &str) {
-    let report = verify_store(store, false).unwrap();
+    let report = Store::verify(store, false, &()).unwrap();
     assert!(
         report.findings.is_empty(),
         "{what}: verify found {:?}",
@@ -214,7 +208,7 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
     );
     // A later writer cleans what the killed ones left, and works.
     let s = Store::open(&store).unwrap();
-    let live: Vec<u64> = s.catalog().runs.iter().map(|r| r.id).collect();
+    let live: Vec<u64> = s.snapshot().unwrap().run_ids();
     for entry in std::fs::read_dir(store.join("runs")).unwrap() {
         let id: u64 = entry
             .unwrap()
@@ -261,7 +255,7 @@ fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
                 "round {round}: {e}"
             ),
         }
-        simhashdb::migrate(&store).unwrap();
+        simhashdb::Store::migrate(&store).unwrap();
         assert_clean(&store, &format!("migrate round {round}"));
     }
 }

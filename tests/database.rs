@@ -54,16 +54,16 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     drop(Store::create(&path, Settings::default()).unwrap());
     let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
     db.write(|store| store.insert(&batch(0..10), None)).unwrap();
-    assert_eq!(db.snapshot().unwrap().catalog().documents, 10);
+    assert_eq!(db.snapshot().unwrap().documents(), 10);
 
     insert_elsewhere(&path, 10..15);
     assert_eq!(
-        db.snapshot().unwrap().catalog().documents,
+        db.snapshot().unwrap().documents(),
         10,
         "manual: not seen yet"
     );
     assert!(db.refresh().unwrap());
-    assert_eq!(db.snapshot().unwrap().catalog().documents, 15);
+    assert_eq!(db.snapshot().unwrap().documents(), 15);
 
     // A look is due only once the interval has passed since the last.
     let hourly = Database::open(
@@ -74,11 +74,11 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
         ),
     )
     .unwrap();
-    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 15);
+    assert_eq!(hourly.snapshot().unwrap().documents(), 15);
     insert_elsewhere(&path, 15..16);
-    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 15);
+    assert_eq!(hourly.snapshot().unwrap().documents(), 15);
     assert!(hourly.refresh().unwrap());
-    assert_eq!(hourly.snapshot().unwrap().catalog().documents, 16);
+    assert_eq!(hourly.snapshot().unwrap().documents(), 16);
 
     let on_read = Database::open(
         &path,
@@ -86,7 +86,7 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     )
     .unwrap();
     insert_elsewhere(&path, 16..20);
-    assert_eq!(on_read.snapshot().unwrap().catalog().documents, 20);
+    assert_eq!(on_read.snapshot().unwrap().documents(), 20);
 
     let every = Database::open(
         &path,
@@ -99,7 +99,7 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     insert_elsewhere(&path, 20..21);
     let mut seen = 0;
     for _ in 0..500 {
-        seen = every.snapshot().unwrap().catalog().documents;
+        seen = every.snapshot().unwrap().documents();
         if seen == 21 {
             break;
         }
@@ -132,7 +132,7 @@ fn writes_from_many_threads_take_turns_and_all_commit() {
     // The last merge may still run: a write waits for it.
     db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
     let snapshot = db.snapshot().unwrap();
-    assert_eq!(snapshot.catalog().documents, 200);
+    assert_eq!(snapshot.documents(), 200);
     for i in (0..200u64).step_by(37) {
         let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let ids: Vec<String> = snapshot
@@ -174,11 +174,11 @@ fn background_merges_follow_the_policy_and_are_told() {
     db.write(|_| Ok::<_, simhashdb::Error>(())).unwrap();
     assert!(!db.compacting());
     let snapshot = db.snapshot().unwrap();
-    assert_eq!(snapshot.catalog().documents, 60);
+    assert_eq!(snapshot.documents(), 60);
     assert!(
-        snapshot.catalog().runs.len() <= 2,
+        snapshot.run_count() <= 2,
         "{} runs after the background merges",
-        snapshot.catalog().runs.len()
+        snapshot.run_count()
     );
     let events = events.lock().unwrap();
     assert!(
@@ -218,7 +218,7 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
         !db.refresh().unwrap(),
         "the panicking write committed something"
     );
-    assert_eq!(db.snapshot().unwrap().catalog().documents, 5);
+    assert_eq!(db.snapshot().unwrap().documents(), 5);
     // The handle's turn and the store's lock were both released: the next write goes
     // through (within a minute, rather than hanging the test).
     let (done, wait) = std::sync::mpsc::channel();
@@ -229,5 +229,5 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
     });
     assert_eq!(wait.recv_timeout(Duration::from_secs(60)), Ok(true));
     drop(Store::open(&path).unwrap());
-    assert_eq!(db.snapshot().unwrap().catalog().documents, 7);
+    assert_eq!(db.snapshot().unwrap().documents(), 7);
 }

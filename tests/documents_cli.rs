@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use simhashdb::Catalog;
 use simhashdb::{Scheme, Snapshot};
 
 use crate::util::{path_str, simhashdb, text};
@@ -68,9 +67,15 @@ fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
         ],
         "",
     );
-    let catalog = Catalog::read(&store).unwrap();
-    assert_eq!(catalog.scheme.as_deref(), Some("chars-4-count"));
-    assert_eq!((catalog.settings.blocks, catalog.settings.distance), (4, 3));
+    let snapshot = Snapshot::open(&store).unwrap();
+    assert_eq!(
+        snapshot.scheme().unwrap().map(|s| s.name()).as_deref(),
+        Some("chars-4-count")
+    );
+    assert_eq!(
+        (snapshot.settings().blocks, snapshot.settings().distance),
+        (4, 3)
+    );
     assert!(ok(&["stats", s], "").contains("scheme\tchars-4-count"));
 
     // The default store: m = 5 at K = 3, the default scheme, no warning.
@@ -82,8 +87,7 @@ fn init_records_the_scheme_and_chooses_blocks_for_the_size() {
         "{}",
         text(&out.stderr)
     );
-    let catalog = Catalog::read(&default).unwrap();
-    assert_eq!(catalog.settings.blocks, 5);
+    assert_eq!(Snapshot::open(&default).unwrap().settings().blocks, 5);
     let snapshot = Snapshot::open(&default).unwrap();
     assert_eq!(snapshot.scheme().unwrap(), Some(Scheme::default()));
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use simhashdb::{Batch, Reader, ReaderOptions, Settings, Snapshot, Store};
+use simhashdb::{Batch, Database, DatabaseOptions, Refresh, Settings, Snapshot, Stats, Store};
 
 use crate::util::{brute_force, query_tuples};
 
@@ -105,7 +105,7 @@ proptest! {
             let summary = store.insert(&batch, None).unwrap();
             let changed = model.iter().filter(|(id, fp)| before.get(*id) != Some(fp)).count() as u64;
             prop_assert_eq!(summary.inserted + summary.replaced, changed);
-            prop_assert_eq!(store.catalog().documents, model.len() as u64);
+            prop_assert_eq!(store.documents(), model.len() as u64);
         }
         let mut queries: Vec<u64> = model.values().copied().collect();
         queries.extend(model.values().map(|fp| fp ^ 0b101));
@@ -136,10 +136,12 @@ proptest! {
 
         // A long-lived reader answers the same from memory (tables and the newer runs' key
         // sets), from disk, or from both.
-        let tables: u64 = store.catalog().runs.iter().flat_map(|r| r.table_bytes.iter()).sum();
+        let stats = Stats::of(&store.snapshot().unwrap()).unwrap();
+        let tables: u64 = stats.per_table.iter().map(|t| t.block_bytes).sum();
         for pin_bytes in [u64::MAX, tables / 2, 0] {
-            let reader = Reader::open(&path, ReaderOptions::default().pin_bytes(pin_bytes)).unwrap();
-            check_all(&reader.snapshot(), &model, &queries, k);
+            let options = DatabaseOptions { pin_bytes, refresh: Refresh::Manual, ..DatabaseOptions::default() };
+            let reader = Database::open(&path, options).unwrap();
+            check_all(&reader.current(), &model, &queries, k);
             let stats = reader.stats();
             if pin_bytes == 0 {
                 prop_assert_eq!(stats.pinned_tables, 0);
@@ -189,19 +191,19 @@ proptest! {
                 expected.unchanged + expected.superseded
             );
             prop_assert_eq!(got.batch.is_some(), expected.batch.is_some());
-            prop_assert_eq!(many.catalog().documents, model.len() as u64);
-            prop_assert_eq!(many.catalog().batches.len(), one.catalog().batches.len());
+            prop_assert_eq!(many.documents(), model.len() as u64);
+            prop_assert_eq!(many.batches().len(), one.batches().len());
         }
 
         // An insertion dropped after writing runs leaves no trace.
-        let runs_before = many.catalog().runs.clone();
+        let runs_before = many.snapshot().unwrap().run_ids();
         {
             let mut insertion = many.begin_insert(None).run_documents(1);
             for &(id, fp) in &abandoned {
                 insertion.push(&format!("gone-{id}"), fp).unwrap();
             }
         }
-        prop_assert_eq!(&many.catalog().runs, &runs_before);
+        prop_assert_eq!(&many.snapshot().unwrap().run_ids(), &runs_before);
         let on_disk = std::fs::read_dir(chunked.join("runs")).unwrap().count();
         prop_assert_eq!(on_disk, runs_before.len());
 
@@ -213,7 +215,7 @@ proptest! {
         for (id, &fp) in &model {
             prop_assert_eq!(snapshot.get(id).unwrap(), Some(fp));
         }
-        let report = simhashdb::verify_store(&chunked, false).unwrap();
+        let report = simhashdb::Store::verify(&chunked, false, &()).unwrap();
         prop_assert!(report.findings.is_empty(), "{:?}", report.findings);
     }
 }
@@ -382,9 +384,13 @@ fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_stat
     }
     store.insert(&batch, None).unwrap();
     drop(store);
-    let reader = Reader::open(&path, ReaderOptions::default()).unwrap();
+    let options = DatabaseOptions {
+        refresh: Refresh::Manual,
+        ..DatabaseOptions::default()
+    };
+    let reader = Database::open(&path, options).unwrap();
     assert!(!reader.refresh().unwrap());
-    let before = reader.snapshot();
+    let before = reader.current();
     let old_model = model.clone();
     // Another process inserts, then compacts.
     let lines: String = (0..300u64)
@@ -399,24 +405,28 @@ fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_stat
     let out = crate::util::simhashdb(&["compact", s], "");
     assert!(out.status.success(), "{}", crate::util::text(&out.stderr));
     assert!(reader.refresh().unwrap());
-    let now = reader.snapshot();
+    let now = reader.current();
     for q in model.values().step_by(10).map(|fp| fp ^ 0b1001) {
         assert_eq!(query_tuples(&now, q, 3), brute_force(&model, q, 3));
         // The snapshot taken before keeps answering the state it saw, though its runs were
         // merged and deleted meanwhile.
         assert_eq!(query_tuples(&before, q, 3), brute_force(&old_model, q, 3));
     }
-    assert_eq!(now.catalog().runs.len(), 1);
+    assert_eq!(now.run_count(), 1);
     assert!(!reader.refresh().unwrap());
 }
 
 #[test]
 fn create_options_make_the_settings_init_makes_and_bound_the_expected_size() {
-    use simhashdb::{CreateOptions, Error, Setting, DEFAULT_EXPECTED_SIZE};
+    use simhashdb::{CreateOptions, Error, Setting};
     let defaults = CreateOptions::default();
     assert_eq!(
         defaults.settings().unwrap(),
-        Settings::for_size(Settings::default().distance, DEFAULT_EXPECTED_SIZE).unwrap()
+        Settings::for_size(
+            Settings::default().distance,
+            Settings::DEFAULT_EXPECTED_SIZE
+        )
+        .unwrap()
     );
     let chosen = CreateOptions {
         blocks: Some(6),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use simhashdb::CompactionPolicy;
 use simhashdb::ExpireSelector;
-use simhashdb::{Batch, Snapshot, Store};
+use simhashdb::{Batch, Snapshot, Stats, Store};
 
 use crate::engine::{fingerprint, settings};
 use crate::util::{brute_force, query_tuples};
@@ -38,7 +38,7 @@ fn check(snapshot: &Snapshot, model: &Model, k: u32) -> Result<(), TestCaseError
         .iter()
         .map(|(id, (fp, _))| (id.clone(), *fp))
         .collect();
-    prop_assert_eq!(snapshot.catalog().documents, plain.len() as u64);
+    prop_assert_eq!(snapshot.documents(), plain.len() as u64);
     let mut queries: Vec<u64> = plain.values().map(|fp| fp ^ 0b11).collect();
     queries.extend([0, u64::MAX, 0x0123_4567_89ab_cdef]);
     for q in queries {
@@ -61,13 +61,13 @@ fn check(snapshot: &Snapshot, model: &Model, k: u32) -> Result<(), TestCaseError
     // Audits skip deleted documents and dead fingerprints, before and after compaction.
     for d in 0..=k {
         prop_assert_eq!(
-            snapshot.audit(d, |_| {}).unwrap(),
+            snapshot.audit(d, &()).unwrap(),
             crate::audit::brute_force_pairs(&plain, d),
             "audit at distance {}",
             d
         );
     }
-    let report = simhashdb::verify_store(snapshot.dir(), false).unwrap();
+    let report = simhashdb::Store::verify(snapshot.dir(), false, &()).unwrap();
     prop_assert!(report.findings.is_empty(), "verify: {:?}", report.findings);
     Ok(())
 }
@@ -106,7 +106,7 @@ proptest! {
                     }
                     store.insert(&batch, Some(&label)).unwrap();
                     prop_assert!(
-                        store.catalog().runs.len() <= 3,
+                        store.run_count() <= 3,
                         "the insert applies the store's compaction policy"
                     );
                 }
@@ -122,7 +122,7 @@ proptest! {
                 }
                 Op::ExpireLabel(n) => {
                     let label = format!("L{n}");
-                    let has = store.catalog().batches.iter().any(|b| b.label.as_deref() == Some(&label) && b.kind == simhashdb::BatchKind::Insert);
+                    let has = store.batches().iter().any(|b| b.label.as_deref() == Some(&label) && b.kind == "insert");
                     let result = store.expire(&ExpireSelector::Label(label.clone()));
                     if has {
                         let expected = model.values().filter(|(_, l)| *l == label).count() as u64;
@@ -138,11 +138,11 @@ proptest! {
                 }
                 Op::Compact => {
                     store.compact().unwrap();
-                    prop_assert!(store.catalog().runs.len() <= 1);
+                    prop_assert!(store.run_count() <= 1);
                 }
                 Op::CompactIfDue => {
                     store.compact_if_due().unwrap();
-                    prop_assert!(store.catalog().runs.len() <= 3);
+                    prop_assert!(store.run_count() <= 3);
                 }
             }
             check(&store.snapshot().unwrap(), &model, k)?;
@@ -153,7 +153,7 @@ proptest! {
         let mut store = Store::open(&path).unwrap();
         store.compact().unwrap();
         let live: std::collections::BTreeSet<u64> = model.values().map(|(fp, _)| *fp).collect();
-        let stored: u64 = store.catalog().runs.iter().map(|r| r.fingerprints).sum();
+        let stored = Stats::of(&store.snapshot().unwrap()).unwrap().fingerprints;
         prop_assert_eq!(stored, live.len() as u64);
         check(&store.snapshot().unwrap(), &model, k)?;
     }
@@ -197,11 +197,8 @@ fn compaction_regroups_keys_across_shard_files() {
     }
     let summary = store.compact().unwrap();
     assert_eq!(summary.runs_after, 1);
-    assert!(
-        store.catalog().runs[0].shard_files > 1,
-        "the merged run spans several files"
-    );
-    let report = simhashdb::verify_store(&path, false).unwrap();
+    assert!(shard_files(&path) > 1, "the merged run spans several files");
+    let report = simhashdb::Store::verify(&path, false, &()).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert_eq!(report.documents, model.len() as u64);
     let snapshot = store.snapshot().unwrap();
@@ -223,10 +220,13 @@ fn the_largest_fingerprint_survives_compaction() {
         store.insert(&batch, None).unwrap();
     }
     store.compact().unwrap();
-    assert_eq!(store.catalog().runs[0].fingerprints, 1);
+    assert_eq!(
+        Stats::of(&store.snapshot().unwrap()).unwrap().fingerprints,
+        1
+    );
     let hits = store.snapshot().unwrap().query(u64::MAX, 0).unwrap();
     assert_eq!(hits.len(), 1);
-    assert!(simhashdb::verify_store(&path, false)
+    assert!(simhashdb::Store::verify(&path, false, &())
         .unwrap()
         .findings
         .is_empty());
@@ -261,17 +261,17 @@ fn inserts_apply_the_compaction_policy_unless_told_not_to() {
     let third = store.insert(&batch_of(20..30), None).unwrap();
     let merged = third.compaction.expect("a third run is past max_runs = 2");
     assert_eq!((merged.runs_before, merged.runs_after), (3, 2));
-    assert_eq!(store.catalog().runs.len(), 2);
+    assert_eq!(store.run_count(), 2);
 
     let mut insertion = store.begin_insert(None).compact_after(false);
     insertion.write(&batch_of(30..40)).unwrap();
     let summary = insertion.commit().unwrap();
     assert!(summary.compaction.is_none() && summary.compaction_failure.is_none());
-    assert_eq!(store.catalog().runs.len(), 3, "left for compact_if_due");
+    assert_eq!(store.run_count(), 3, "left for compact_if_due");
     assert!(store.compaction_due());
     store.compact_if_due().unwrap();
-    assert_eq!(store.catalog().runs.len(), 2);
-    assert_eq!(Snapshot::open(&path).unwrap().catalog().documents, 40);
+    assert_eq!(store.run_count(), 2);
+    assert_eq!(Snapshot::open(&path).unwrap().documents(), 40);
 }
 
 #[test]
@@ -289,16 +289,21 @@ fn expiring_the_same_batches_again_changes_and_records_nothing() {
         (10, vec![1])
     );
     assert!(first.batch.is_some());
-    let batches = store.catalog().batches.len();
+    let batches = store.batches().len();
     let again = store
         .expire(&ExpireSelector::Label("day-1".into()))
         .unwrap();
     assert_eq!((again.batch, again.deleted), (None, 0));
     assert!(again.expired_batches.is_empty());
     // Batches committed up to day-1's second: day-1 alone, and it is expired already.
-    let day_1 = store.catalog().batches[0].committed_unix_s;
+    let day_1 = store.batches()[0].committed_unix_s;
     let up_to_day_1 = ExpireSelector::Before(day_1 + 1);
-    assert!(!up_to_day_1.batches(store.catalog()).contains(&1));
+    let preview = store
+        .snapshot()
+        .unwrap()
+        .preview_expire(&up_to_day_1)
+        .unwrap();
+    assert!(!preview.expired_batches.contains(&1));
     // "0d" is now: batches committed before this second.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -308,7 +313,7 @@ fn expiring_the_same_batches_again_changes_and_records_nothing() {
         ExpireSelector::Before(t) => assert!(now.abs_diff(t) <= 2, "0d is {t}, now is {now}"),
         other => panic!("0d parsed as {other:?}"),
     }
-    assert_eq!(store.catalog().batches.len(), batches);
+    assert_eq!(store.batches().len(), batches);
     let unknown = store.expire(&ExpireSelector::Label("day-9".into()));
     assert!(matches!(unknown, Err(simhashdb::Error::NoSuchLabel { .. })));
     let bad = ExpireSelector::before_date("yesterday").unwrap_err();
@@ -369,7 +374,7 @@ fn long_operations_report_their_phases_and_steps() {
         "every phase finishes"
     );
     let recorder = Recorder::default();
-    let report = simhashdb::verify_store_with_progress(&path, true, &recorder).unwrap();
+    let report = simhashdb::Store::verify(&path, true, &recorder).unwrap();
     assert!(report.findings.is_empty());
     let phases = recorder.phases.lock().unwrap().clone();
     assert_eq!(
@@ -384,4 +389,21 @@ fn long_operations_report_their_phases_and_steps() {
         2 + 2,
         "every step advanced"
     );
+}
+
+/// The shard files of the store's only run.
+fn shard_files(store: &std::path::Path) -> usize {
+    let runs: Vec<_> = std::fs::read_dir(store.join("runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1, "one run");
+    let run = runs.into_iter().next().unwrap().unwrap().path();
+    std::fs::read_dir(run)
+        .unwrap()
+        .filter(|f| {
+            f.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("shard")
+        })
+        .count()
 }

@@ -407,7 +407,7 @@ fn a_second_writer_is_refused_by_pid_and_readers_work_during_a_compaction() {
                     .map(|m| m.id)
                     .collect();
                 assert_eq!(ids, ["day1-1"]);
-                assert!(snapshot.catalog().documents >= 150);
+                assert!(snapshot.documents() >= 150);
                 reads += 1;
             }
             reads

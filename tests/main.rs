@@ -13,6 +13,7 @@ mod lifecycle;
 mod lifecycle_cli;
 #[cfg(feature = "parquet")]
 mod parquet_io;
+mod public_api;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use simhashdb::{verify_store, Batch, Settings, Snapshot, Store};
+use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::compat::copy_dir;
 use crate::util::{path_str, simhashdb, text};
@@ -66,7 +66,7 @@ fn answers(store: &Path, queries: &[u64]) -> simhashdb::Result<Answers> {
         );
     }
     let audit = snapshot
-        .audit(3, |_| {})?
+        .audit(3, &())?
         .into_iter()
         .map(|p| (p.a, p.b, p.distance))
         .collect();
@@ -149,7 +149,7 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
         for at in offsets(file, stride) {
             flip(file, at);
             let place = format!("{} byte {at}", file.display());
-            match verify_store(&store, false) {
+            match Store::verify(&store, false, &()) {
                 Ok(report) if !report.findings.is_empty() => {
                     reported += 1;
                     // A damaged data block: repair brings back every document and answer.
@@ -161,7 +161,7 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
                         let done = s.repair(false).unwrap_or_else(|e| panic!("{place}: {e}"));
                         assert!(done.committed, "{place}");
                         drop(s);
-                        let after = verify_store(&copy, false).unwrap();
+                        let after = Store::verify(&copy, false, &()).unwrap();
                         assert!(after.findings.is_empty(), "{place}: {:?}", after.findings);
                         let got = answers(&copy, &queries).unwrap();
                         assert!(
@@ -203,7 +203,10 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
     }
     assert!(repaired > 50, "flips in data blocks: {repaired}");
     assert!(reported + harmless + refused > 500);
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -222,7 +225,10 @@ fn repair_rebuilds_a_lost_shard_file_from_the_other_copies() {
         said.contains("shard-000.redb: No such file") && said.contains("repaired 1 of 3 runs"),
         "{said}"
     );
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
     assert!(answers(&store, &queries).unwrap() == expected);
     assert_eq!(
         simhashdb(&["repair", path_str(&store)], "").stdout,
@@ -259,23 +265,19 @@ fn a_repair_killed_at_any_moment_leaves_the_damaged_or_the_repaired_store() {
         outcomes.insert(child.wait().unwrap().success());
         // The store opens, and is either still damaged (then repair finishes the job) or
         // repaired; no other state.
-        let report = verify_store(&store, false).unwrap();
+        let report = Store::verify(&store, false, &()).unwrap();
         if !report.findings.is_empty() {
             let out = simhashdb(&["repair", path_str(&store)], "");
             assert!(out.status.success(), "{}", text(&out.stderr));
         }
-        let report = verify_store(&store, false).unwrap();
+        let report = Store::verify(&store, false, &()).unwrap();
         assert!(
             report.findings.is_empty(),
             "kill {k}: {:?}",
             report.findings
         );
         let snapshot = Snapshot::open(&store).unwrap();
-        assert_eq!(
-            snapshot.catalog().documents as usize,
-            expected.2.len(),
-            "kill {k}"
-        );
+        assert_eq!(snapshot.documents() as usize, expected.2.len(), "kill {k}");
         drop(snapshot);
         assert!(answers(&store, &queries).unwrap() == expected, "kill {k}");
         std::fs::remove_dir_all(&store).unwrap();
@@ -301,7 +303,10 @@ fn a_repair_that_fills_the_disk_leaves_it_as_it_was() {
     assert_eq!(crate::lifecycle_cli::runs_on_disk(&s), before);
     let out = simhashdb(&["repair", &s], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -344,7 +349,10 @@ fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
         "{said}"
     );
     assert!(said.ends_with("repaired 1 of 3 runs\n"), "{said}");
-    assert!(verify_store(&store, false).unwrap().findings.is_empty());
+    assert!(Store::verify(&store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
     // What the later runs hold is still there: the ids the second batch replaced.
     let out = simhashdb(&["get", s, "doc-3"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -192,7 +192,10 @@ fn scores_equal_an_independent_computation() {
             .map(|l| l["f1"].as_f64().unwrap())
             .fold(0.0, f64::max);
         let f1 = choice["score"]["f1"].as_f64().unwrap();
-        assert!(f1 >= best - simhashdb::tune::F1_TOLERANCE, "{choice}");
+        assert!(
+            f1 >= best - simhashdb::tune::Choice::F1_TOLERANCE,
+            "{choice}"
+        );
         let args: Vec<&str> = choice["init_args"]
             .as_array()
             .unwrap()

@@ -124,8 +124,11 @@ fn find_clusters<'py>(
     packed: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     guard(|| {
-        let pairs = pairs_within(py, hashes, packed, number_of_blocks, different_bits)?;
-        let clusters = simhashdb::fingerprint_clusters(&pairs);
+        let hashes = u64s_of(hashes, packed)?;
+        let clusters = detached(py, || {
+            seomoz::find_clusters(&hashes, number_of_blocks, different_bits)
+        })
+        .map_err(py_err)?;
         let sets = clusters
             .iter()
             .map(|c| PySet::new(py, c))
@@ -161,7 +164,7 @@ fn fingerprint(
 ) -> PyResult<u64> {
     guard(|| {
         let scheme = scheme_of(scheme, shingle, weight)?;
-        detached(py, || simhashdb::fingerprint_text(&scheme, text))
+        detached(py, || scheme.fingerprint_document(text))
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
     })
 }
@@ -196,7 +199,7 @@ pub(crate) fn fingerprint_all(
         .par_iter()
         .enumerate()
         .map(|(i, text)| {
-            simhashdb::fingerprint_text(scheme, text).map_err(|e| {
+            scheme.fingerprint_document(text).map_err(|e| {
                 pyo3::exceptions::PyValueError::new_err(format!("{what}[{}]: {e}", first + i))
             })
         })
@@ -220,8 +223,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("StoreLockedError", py.get_type::<StoreLockedError>())?;
-    m.add("FORMAT_VERSION", simhashdb::FORMAT_VERSION)?;
-    m.add("DEFAULT_EXPECTED_SIZE", simhashdb::DEFAULT_EXPECTED_SIZE)?;
+    m.add("FORMAT_VERSION", simhashdb::Store::FORMAT_VERSION)?;
+    m.add(
+        "DEFAULT_EXPECTED_SIZE",
+        simhashdb::Settings::DEFAULT_EXPECTED_SIZE,
+    )?;
     m.add_function(wrap_pyfunction!(unsigned_hash, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_function(wrap_pyfunction!(num_differing_bits, m)?)?;

@@ -15,8 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
     read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions,
-    ExpireSelector, InputFormat, ReadOptions, ReaderOptions, Refresh, Snapshot, Stats, Store,
-    DEFAULT_RUN_DOCUMENTS,
+    ExpireSelector, InputFormat, Insertion, ReadOptions, Refresh, Snapshot, Stats, Store,
 };
 
 use crate::errors::{guard, py_err};
@@ -49,11 +48,19 @@ fn closed() -> PyErr {
 }
 
 impl NativeStore {
-    fn new(dir: PathBuf, reader: ReaderOptions) -> simhashdb::Result<Self> {
+    /// Opens the store at `dir`, holding at most `pin_bytes` of its tables in memory and a
+    /// cache of `cache_bytes` (None: the library's defaults).
+    fn new(
+        dir: PathBuf,
+        pin_bytes: Option<u64>,
+        cache_bytes: Option<usize>,
+    ) -> simhashdb::Result<Self> {
+        let defaults = DatabaseOptions::default();
         let options = DatabaseOptions {
-            reader,
+            pin_bytes: pin_bytes.unwrap_or(defaults.pin_bytes),
+            cache_bytes: cache_bytes.unwrap_or(defaults.cache_bytes),
             refresh: Refresh::OnRead(REFRESH_INTERVAL),
-            ..DatabaseOptions::default()
+            ..defaults
         };
         let database = Database::open(&dir, options)?;
         Ok(NativeStore {
@@ -111,12 +118,11 @@ impl NativeStore {
     }
 }
 
-/// An insert's summary as `insert --json` prints it.
-fn insert_json(summary: &simhashdb::InsertSummary, lines: u64, skipped: u64) -> serde_json::Value {
-    let mut value = serde_json::to_value(summary).expect("a summary serializes");
-    value["lines"] = lines.into();
-    value["skipped"] = skipped.into();
-    value
+/// A library value's JSON form, as every client answers with it (keys sorted).
+fn json_of(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .expect("the library's values serialize")
+        .to_string()
 }
 
 /// Writes `documents` as one batch; merges runs afterwards if `compact` and the policy asks.
@@ -128,7 +134,7 @@ fn insert_batch(
 ) -> simhashdb::Result<simhashdb::InsertSummary> {
     let mut insertion = store
         .begin_insert(label)
-        .run_documents(DEFAULT_RUN_DOCUMENTS)
+        .run_documents(Insertion::DEFAULT_RUN_DOCUMENTS)
         .compact_after(compact);
     insertion.append(documents)?;
     insertion.commit()
@@ -170,7 +176,7 @@ impl NativeStore {
             let warnings = options.warnings().map_err(py_err)?;
             let store = detached(py, || {
                 drop(Store::create_from(&path, &options)?);
-                NativeStore::new(path, ReaderOptions::default().pin_bytes(0))
+                NativeStore::new(path, Some(0), None)
             })
             .map_err(py_err)?;
             Ok((store, warnings))
@@ -186,16 +192,7 @@ impl NativeStore {
         pin_bytes: Option<u64>,
         cache_bytes: Option<usize>,
     ) -> PyResult<Self> {
-        guard(|| {
-            let mut options = ReaderOptions::default();
-            if let Some(pin) = pin_bytes {
-                options = options.pin_bytes(pin);
-            }
-            if let Some(cache) = cache_bytes {
-                options = options.cache_bytes(cache);
-            }
-            detached(py, || NativeStore::new(path, options)).map_err(py_err)
-        })
+        guard(|| detached(py, || NativeStore::new(path, pin_bytes, cache_bytes)).map_err(py_err))
     }
 
     /// Releases the store's files; later calls raise ValueError.
@@ -230,10 +227,9 @@ impl NativeStore {
             self.read(py, false, |snapshot| {
                 let s = snapshot.settings();
                 let scheme = snapshot
-                    .catalog()
-                    .scheme
-                    .clone()
-                    .unwrap_or_else(|| "none".to_string());
+                    .scheme()
+                    .map_err(py_err)?
+                    .map_or_else(|| "none".to_string(), |s| s.name());
                 Ok((s.blocks, s.distance, s.shards, s.table_count(), scheme))
             })
         })
@@ -269,9 +265,8 @@ impl NativeStore {
                     .push(id, *fp)
                     .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
             }
-            let lines = ids.len() as u64;
             let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
-            Ok(insert_json(&summary, lines, 0).to_string())
+            Ok(json_of(&summary))
         })
     }
 
@@ -311,7 +306,7 @@ impl NativeStore {
                 seen += ids.len();
             }
             let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
-            Ok(insert_json(&summary, seen as u64, 0).to_string())
+            Ok(json_of(&summary))
         })
     }
 
@@ -342,7 +337,7 @@ impl NativeStore {
                 }
             };
             if let Some(label) = label {
-                simhashdb::check_label(label).map_err(py_err)?;
+                simhashdb::Batch::check_label(label).map_err(py_err)?;
             }
             self.write(py, |store| {
                 let options = ReadOptions {
@@ -355,11 +350,11 @@ impl NativeStore {
                 };
                 let mut insertion = store
                     .begin_insert(label)
-                    .run_documents(DEFAULT_RUN_DOCUMENTS)
+                    .run_documents(Insertion::DEFAULT_RUN_DOCUMENTS)
                     .compact_after(compact);
-                let read = read_sources(&paths, &options, &mut insertion, &|_| {})?;
-                let summary = insertion.commit()?;
-                Ok(insert_json(&summary, read.lines, read.skipped).to_string())
+                let read = read_sources(&paths, &options, &mut insertion, &())?;
+                insertion.record_read(read);
+                Ok(json_of(&insertion.commit()?))
             })
         })
     }
@@ -450,7 +445,7 @@ impl NativeStore {
     fn delete(&self, py: Python<'_>, ids: Vec<String>, dry_run: bool) -> PyResult<String> {
         guard(|| {
             for (i, id) in ids.iter().enumerate() {
-                simhashdb::check_id(id)
+                simhashdb::Batch::check_id(id)
                     .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
             }
             let ids = ids.iter().map(String::as_str);
@@ -462,7 +457,7 @@ impl NativeStore {
             } else {
                 self.write(py, |store| store.delete(ids))?
             };
-            Ok(summary_json(&summary, dry_run, false))
+            Ok(json_of(&summary))
         })
     }
 
@@ -492,30 +487,20 @@ impl NativeStore {
             } else {
                 self.write(py, |store| store.expire(&selector))?
             };
-            Ok(summary_json(&summary, dry_run, true))
+            Ok(json_of(&summary))
         })
     }
 
     /// Every batch, oldest first, as a JSON array of `batches --json` lines.
     fn batches(&self, py: Python<'_>) -> PyResult<String> {
-        guard(|| {
-            self.read(py, true, |snapshot| {
-                let all: Vec<_> = snapshot
-                    .catalog()
-                    .batches
-                    .iter()
-                    .map(|b| b.to_json())
-                    .collect();
-                Ok(serde_json::Value::from(all).to_string())
-            })
-        })
+        guard(|| self.read(py, true, |snapshot| Ok(json_of(&snapshot.batches()))))
     }
 
     /// Merges every run into one; the summary as JSON.
     fn compact(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
             let summary = self.write(py, |store| store.compact())?;
-            Ok(serde_json::to_string(&summary).expect("a summary serializes"))
+            Ok(json_of(&summary))
         })
     }
 
@@ -527,8 +512,8 @@ impl NativeStore {
                 return Err(closed());
             }
             let report =
-                detached(py, || simhashdb::verify_store(&self.dir, deep)).map_err(py_err)?;
-            Ok(report.to_json().to_string())
+                detached(py, || simhashdb::Store::verify(&self.dir, deep, &())).map_err(py_err)?;
+            Ok(json_of(&report))
         })
     }
 
@@ -537,7 +522,7 @@ impl NativeStore {
         guard(|| {
             self.read(py, true, |snapshot| {
                 let stats = Stats::of(snapshot).map_err(py_err)?;
-                Ok(serde_json::to_string(&stats).expect("stats serialize"))
+                Ok(json_of(&stats))
             })
         })
     }
@@ -552,7 +537,7 @@ impl NativeStore {
         guard(|| {
             let pairs = self.read(py, true, |snapshot| {
                 let distance = Self::distance(snapshot, distance);
-                snapshot.audit(distance, |_| {}).map_err(py_err)
+                snapshot.audit(distance, &()).map_err(py_err)
             })?;
             let dists: Vec<u64> = pairs.iter().map(|p| u64::from(p.distance)).collect();
             let (a, b): (Vec<String>, Vec<String>) = pairs.into_iter().map(|p| (p.a, p.b)).unzip();
@@ -575,7 +560,7 @@ impl NativeStore {
         guard(|| {
             self.read(py, true, |snapshot| {
                 let distance = Self::distance(snapshot, distance);
-                let pairs = snapshot.audit(distance, |_| {}).map_err(py_err)?;
+                let pairs = snapshot.audit(distance, &()).map_err(py_err)?;
                 snapshot
                     .clusters_with_singletons(&pairs, singletons)
                     .map_err(py_err)
@@ -599,22 +584,4 @@ fn id_and_text(item: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
             item.repr().map(|r| r.to_string()).unwrap_or_default()
         ))),
     }
-}
-
-/// A delete's or expire's summary as `delete --json` or `expire --json` prints it.
-fn summary_json(summary: &simhashdb::DeleteSummary, dry_run: bool, expire: bool) -> String {
-    let mut value = serde_json::to_value(summary).expect("a summary serializes");
-    value["dry_run"] = dry_run.into();
-    let fields = value
-        .as_object_mut()
-        .expect("a struct serializes as an object");
-    let other: &[&str] = if expire {
-        &["not_found", "repeated"]
-    } else {
-        &["expired_batches"]
-    };
-    for key in other {
-        fields.remove(*key);
-    }
-    value.to_string()
 }

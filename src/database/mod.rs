@@ -18,8 +18,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::read::reader::{Reader, ReaderOptions};
+use crate::read::reader::{Reader, ReaderOptions, ReaderStats};
 use crate::read::snapshot::Snapshot;
+use crate::read::stats::Stats;
 use crate::write::compaction::CompactSummary;
 use crate::write::store::Store;
 
@@ -61,8 +62,12 @@ pub enum Event {
 /// How a [`Database`] reads, follows commits and merges.
 #[derive(Clone)]
 pub struct DatabaseOptions {
-    /// What the reader holds in memory.
-    pub reader: ReaderOptions,
+    /// Bytes of permuted tables (as counted on disk) to hold in memory; tables past it are
+    /// read through redb's cache. Default: half the machine's memory.
+    pub pin_bytes: u64,
+    /// Bytes of redb cache spread over each state's files: over the docs files alone when
+    /// every table is pinned, else over every file. Default: 1 GiB.
+    pub cache_bytes: usize,
     /// When other processes' commits are looked for.
     pub refresh: Refresh,
     /// Where merges run.
@@ -72,11 +77,13 @@ pub struct DatabaseOptions {
 }
 
 impl Default for DatabaseOptions {
-    /// The reader's defaults; commits of other processes seen within 100 ms, looked for by
-    /// reads; merges inside the write.
+    /// Half the machine's memory for pinned tables, a 1 GiB cache; commits of other
+    /// processes seen within 100 ms, looked for by reads; merges inside the write.
     fn default() -> Self {
+        let memory = ReaderOptions::default();
         DatabaseOptions {
-            reader: ReaderOptions::default(),
+            pin_bytes: memory.pin_bytes,
+            cache_bytes: memory.cache_bytes,
             refresh: Refresh::OnRead(Duration::from_millis(100)),
             compaction: Compaction::Inline,
             on_event: None,
@@ -111,10 +118,14 @@ struct Shared {
 
 impl Database {
     /// Opens the store at `dir` (made absolute, so a later change of the process's working
-    /// directory does not move it) and loads what `options.reader` pins.
+    /// directory does not move it) and loads the tables `options.pin_bytes` holds.
     pub fn open(dir: &Path, options: DatabaseOptions) -> Result<Self> {
         let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
-        let reader = Reader::open(&dir, options.reader.clone())?;
+        let memory = ReaderOptions {
+            pin_bytes: options.pin_bytes,
+            cache_bytes: options.cache_bytes,
+        };
+        let reader = Reader::open(&dir, memory)?;
         let refresh = options.refresh;
         let database = Database {
             shared: Arc::new(Shared {
@@ -141,9 +152,55 @@ impl Database {
         &self.shared.dir
     }
 
-    /// The reader behind the handle (for its statistics and the store's).
-    pub fn reader(&self) -> &Reader {
-        &self.shared.reader
+    /// The state loaded now, without looking for commits (what [`Database::snapshot`] gives
+    /// between looks).
+    pub fn current(&self) -> Arc<Snapshot> {
+        self.shared.reader.snapshot()
+    }
+
+    /// What the handle holds in memory and how its probes were answered.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Database, DatabaseOptions, Refresh, Settings, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let options = DatabaseOptions { refresh: Refresh::Manual, ..DatabaseOptions::default() };
+    /// let db = Database::open(&path, options)?;
+    /// let mut batch = Batch::new();
+    /// batch.push("a", 0x0123_4567_89ab_cdef)?;
+    /// store.insert(&batch, None)?; // another writer than `db`
+    /// assert!(db.current().query(0x0123_4567_89ab_cdef, 0)?.is_empty()); // not yet seen
+    /// assert!(db.refresh()?); // a commit happened: the new state is current
+    /// assert_eq!(db.current().query(0x0123_4567_89ab_cdef, 0)?.len(), 1);
+    /// assert!(!db.refresh()?); // nothing new
+    /// assert_eq!(db.stats().pinned_tables, 10); // the new run's tables are in memory
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn stats(&self) -> ReaderStats {
+        self.shared.reader.stats()
+    }
+
+    /// The [`Stats`] of the newest committed state. Stats read the run directories, which a
+    /// compaction removes after its commit: when the current state's are gone, the handle
+    /// looks for the newer state and reads again.
+    pub fn store_stats(&self) -> Result<Stats> {
+        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            match Stats::of(&self.current()) {
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                {
+                    attempt += 1;
+                    let _looking = self.shared.lock_looking();
+                    self.shared.look()?;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// The newest committed state, after a look for other processes' commits if

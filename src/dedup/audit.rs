@@ -18,13 +18,14 @@ use crate::similarity::clusters::clusters;
 use crate::similarity::find_all::{
     close_pairs_in_sorted, expand_pairs, DocumentPair, FingerprintPair,
 };
+use crate::sys::progress::{Phase, Progress};
 
 /// Key ranges per table that audit tasks split the work into: one per leading byte.
 const RANGES: usize = 256;
 
 impl Snapshot {
-    /// The number of steps [`Snapshot::fingerprint_pairs`] reports to its progress callback.
-    pub fn audit_steps(&self, distance: u32) -> u64 {
+    /// The number of steps [`Snapshot::fingerprint_pairs`] reports to its progress.
+    fn audit_steps(&self, distance: u32) -> u64 {
         let needed = (0..self.permutations().tables().len())
             .filter(|&t| self.permutations().is_needed(t, distance))
             .count();
@@ -33,13 +34,15 @@ impl Snapshot {
 
     /// Every pair of distinct fingerprints in the tables within `distance` bits, sorted by
     /// (a, b). Fingerprints whose documents were all replaced are included (see
-    /// [`Snapshot::audit`], which drops them). `progress(n)` is called as steps complete.
+    /// [`Snapshot::audit`], which drops them). `progress` is told of a phase "audit" and its
+    /// steps as they complete.
     pub fn fingerprint_pairs(
         &self,
         distance: u32,
-        progress: impl Fn(u64) + Sync,
+        progress: &dyn Progress,
     ) -> Result<Vec<FingerprintPair>> {
         self.check_distance(distance)?;
+        let _phase = Phase::start(progress, "audit", self.audit_steps(distance));
         let perms = self.permutations();
         let tasks: Vec<(usize, usize)> = (0..perms.tables().len())
             .filter(|&t| perms.is_needed(t, distance))
@@ -62,7 +65,7 @@ impl Snapshot {
                 }
                 let mut out = Vec::new();
                 close_pairs_in_sorted(perms, t, &keys, distance, &mut out);
-                progress(1);
+                progress.advance(1);
                 Ok(out)
             })
             .collect::<Result<_>>()?;
@@ -73,15 +76,11 @@ impl Snapshot {
 
     /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
     /// documents sharing a fingerprint pair with each other at distance 0.
-    pub fn audit(&self, distance: u32, progress: impl Fn(u64) + Sync) -> Result<Vec<DocumentPair>> {
+    pub fn audit(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
         guard_redb(self.dir(), || self.audit_unguarded(distance, progress))
     }
 
-    fn audit_unguarded(
-        &self,
-        distance: u32,
-        progress: impl Fn(u64) + Sync,
-    ) -> Result<Vec<DocumentPair>> {
+    fn audit_unguarded(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
         let fingerprint_pairs = self.fingerprint_pairs(distance, progress)?;
         // The fingerprints whose ids are needed: those in a pair, and those with two or more
         // postings (possibly several live ids).

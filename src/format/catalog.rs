@@ -25,7 +25,7 @@ use crate::format::settings::Settings;
 use crate::sys::file_backend::{injected, Op};
 
 /// The format version this build writes. See migrations/ for the history.
-pub const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
 pub const UPGRADABLE_VERSIONS: &[u32] = &[1];
@@ -38,7 +38,7 @@ const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 /// Everything a reader needs to see one consistent state of the store.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 #[non_exhaustive]
-pub struct Catalog {
+pub(crate) struct Catalog {
     /// The settings the store was created with.
     pub settings: Settings,
     /// When `insert` merges runs by itself.
@@ -62,7 +62,7 @@ pub struct Catalog {
 /// One immutable run: the documents, postings and new fingerprints of one batch.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 #[non_exhaustive]
-pub struct RunMeta {
+pub(crate) struct RunMeta {
     /// The run's number, which names its directory.
     pub id: u64,
     /// How many shard files the run's S shards are grouped into (a power of two <= S): file
@@ -86,7 +86,7 @@ pub struct RunMeta {
 /// One committed change of documents: an `insert`, `delete` or `expire`.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 #[non_exhaustive]
-pub struct BatchMeta {
+pub(crate) struct BatchMeta {
     /// The batch's number, counting from 1.
     pub id: u64,
     /// What the batch did.
@@ -107,40 +107,59 @@ pub struct BatchMeta {
     pub expired_by: Option<u64>,
 }
 
-impl BatchMeta {
-    /// The batch as `batches --json` prints it.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "batch": self.id,
-            "kind": self.kind.name(),
-            "committed_utc": self.committed_utc(),
-            "committed_unix_s": self.committed_unix_s,
-            "label": self.label,
-            "inserted": self.inserted,
-            "replaced": self.replaced,
-            "unchanged": self.unchanged,
-            "deleted": self.deleted,
-            "expired_by": self.expired_by,
-        })
+/// One committed batch as users see it (`batches`; its JSON form is a line of
+/// `batches --json`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct BatchInfo {
+    /// The batch's number, counting from 1.
+    pub batch: u64,
+    /// What the batch did: `insert`, `delete` or `expire`.
+    pub kind: &'static str,
+    /// When the batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    pub committed_utc: String,
+    /// Seconds since the Unix epoch when the batch was committed.
+    pub committed_unix_s: u64,
+    /// The label the batch was given, if any (an expire records what it expired by).
+    pub label: Option<String>,
+    /// Ids that were not stored before.
+    pub inserted: u64,
+    /// Ids stored before with another fingerprint.
+    pub replaced: u64,
+    /// Ids stored before with the same fingerprint (nothing written for them).
+    pub unchanged: u64,
+    /// Live ids this batch deleted.
+    pub deleted: u64,
+    /// The `expire` batch that deleted this batch's remaining documents, if one did.
+    pub expired_by: Option<u64>,
+}
+
+impl From<&BatchMeta> for BatchInfo {
+    fn from(b: &BatchMeta) -> Self {
+        BatchInfo {
+            batch: b.id,
+            kind: b.kind.name(),
+            committed_utc: crate::sys::dates::format_utc(b.committed_unix_s),
+            committed_unix_s: b.committed_unix_s,
+            label: b.label.clone(),
+            inserted: b.inserted,
+            replaced: b.replaced,
+            unchanged: b.unchanged,
+            deleted: b.deleted,
+            expired_by: b.expired_by,
+        }
     }
 }
 
 /// What a batch did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub enum BatchKind {
+pub(crate) enum BatchKind {
     /// Documents inserted (or replaced).
     Insert,
     /// Documents deleted by id.
     Delete,
     /// Documents deleted because the insert batches that stored them expired.
     Expire,
-}
-
-impl BatchMeta {
-    /// When the batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
-    pub fn committed_utc(&self) -> String {
-        crate::sys::dates::format_utc(self.committed_unix_s)
-    }
 }
 
 impl BatchKind {

@@ -43,6 +43,10 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The store size [`Settings::for_size`] plans for when none is given: the billions this
+    /// engine is built for.
+    pub const DEFAULT_EXPECTED_SIZE: u64 = DEFAULT_EXPECTED_SIZE;
+
     /// Checks the invariants above, naming the setting that breaks one.
     pub fn validate(&self) -> Result<()> {
         let (m, k) = (u32::from(self.blocks), u32::from(self.distance));
@@ -122,7 +126,7 @@ impl Settings {
 
 /// The store size [`Settings::for_size`] plans for when none is given: the billions this
 /// engine is built for.
-pub const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000_000;
+pub(crate) const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000_000;
 
 /// Keys in one table block: [`crate::format::block::TARGET_BYTES`] at the ~6 bytes per key measured
 /// for random fingerprints (5.9-6.2, docs/benchmarks.md).

@@ -1,7 +1,6 @@
 //! What every reader of documents shares, whatever the format: the formats and their
-//! detection ([`InputFormat`]), how documents are read ([`ReadOptions`]) and what a read did
-//! ([`ReadSummary`]), and the one parser of a fingerprint as users write it
-//! ([`parse_fingerprint`]) and of a text document's fingerprint ([`fingerprint_text`]).
+//! detection ([`InputFormat`]), how documents are read ([`ReadOptions`]), and the one parser of a fingerprint as users write it
+//! ([`parse_fingerprint`]).
 //!
 //! A fingerprint is written as exactly 16 hex digits, as `0x` followed by 1 to 16 hex digits,
 //! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex.
@@ -10,8 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::similarity::fingerprint::{tokens, Scheme};
-use crate::write::batch::DocumentSink;
+use crate::similarity::fingerprint::Scheme;
 
 /// How errors name standard input.
 pub(crate) const STDIN: &str = "<stdin>";
@@ -107,22 +105,6 @@ impl Default for ReadOptions {
     }
 }
 
-/// The fingerprint of a text document under `scheme`. A text without a token is an error,
-/// except under the seomoz scheme, which gives it 0 as simhash-py does.
-pub fn fingerprint_text(scheme: &Scheme, text: &str) -> Result<u64> {
-    if *scheme != Scheme::Seomoz && tokens(text).next().is_none() {
-        return Err(Error::input(
-            "the document has no token (no letter or digit)",
-        ));
-    }
-    Ok(scheme.fingerprint(text))
-}
-
-/// Formats a fingerprint as 16 lowercase hex digits, as everywhere in output.
-pub fn format_fingerprint(fingerprint: u64) -> String {
-    format!("{fingerprint:016x}")
-}
-
 /// Parses a fingerprint (see the module docs for the accepted forms).
 pub fn parse_fingerprint(text: &str) -> Result<u64> {
     let bad = || {
@@ -157,64 +139,6 @@ fn parse_hex(digits: &[u8]) -> Option<u64> {
         };
         Some(value << 4 | u64::from(nibble))
     })
-}
-
-/// What reading one input did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReadSummary {
-    /// Non-blank lines read.
-    pub lines: u64,
-    /// Documents added to the batch.
-    pub documents: u64,
-    /// Invalid lines skipped (only with `skip_invalid`).
-    pub skipped: u64,
-    /// The first few skipped lines' errors, `source:line: message`.
-    pub first_skipped: Vec<String>,
-}
-
-/// How many skipped-line messages a [`ReadSummary`] keeps.
-pub(crate) const KEPT_SKIP_MESSAGES: usize = 5;
-
-impl ReadSummary {
-    /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
-    pub(crate) fn record(
-        &mut self,
-        result: Result<(String, u64)>,
-        sink: &mut dyn DocumentSink,
-        skip_invalid: bool,
-    ) -> Result<()> {
-        self.lines += 1;
-        match result {
-            Ok((id, fp)) => {
-                sink.push(&id, fp)?;
-                self.documents += 1;
-            }
-            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
-            Err(e) => return Err(e),
-        }
-        Ok(())
-    }
-
-    /// Counts an invalid document skipped, keeping the first few errors.
-    pub(crate) fn skip(&mut self, error: Error) {
-        self.skipped += 1;
-        if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
-            self.first_skipped.push(error.to_string());
-        }
-    }
-
-    /// Adds the counts of another read.
-    pub fn add(&mut self, other: ReadSummary) {
-        self.lines += other.lines;
-        self.documents += other.documents;
-        self.skipped += other.skipped;
-        for msg in other.first_skipped {
-            if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
-                self.first_skipped.push(msg);
-            }
-        }
-    }
 }
 
 /// Whether an input's first bytes are a Parquet file's magic bytes.
@@ -277,7 +201,7 @@ mod tests {
 
         #[test]
         fn hex_output_parses_back(fp: u64) {
-            prop_assert_eq!(parse_fingerprint(&format_fingerprint(fp)).ok(), Some(fp));
+            prop_assert_eq!(parse_fingerprint(&crate::similarity::fingerprint::hex::format(fp)).ok(), Some(fp));
         }
     }
 }

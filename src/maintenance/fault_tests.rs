@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use crate::format::settings::CompactionPolicy;
-use crate::maintenance::verify::verify_store;
+
 use crate::sys::file_backend::plan::{self, Fault};
 use crate::{Batch, Settings, Snapshot, Store};
 
@@ -108,7 +108,7 @@ fn every_injected_fault_leaves_the_old_state_or_the_new_one() {
             assert!(plan.fired.load(Ordering::SeqCst), "op {op} {fault:?} fired");
             // Reopening as a writer removes what a failed operation left behind.
             drop(Store::open(&path).unwrap());
-            let report = verify_store(&path, false).unwrap();
+            let report = Store::verify(&path, false, &()).unwrap();
             assert!(
                 report.findings.is_empty(),
                 "op {op} {fault:?}: {:?}",
@@ -128,10 +128,7 @@ fn every_injected_fault_leaves_the_old_state_or_the_new_one() {
             let leftovers = std::fs::read_dir(crate::format::layout::runs_dir(&path))
                 .unwrap()
                 .count();
-            assert_eq!(
-                leftovers,
-                Snapshot::open(&path).unwrap().catalog().runs.len()
-            );
+            assert_eq!(leftovers, Snapshot::open(&path).unwrap().run_count());
         }
     }
 }

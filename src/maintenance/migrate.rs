@@ -19,23 +19,20 @@ use crate::format::layout;
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::sys::lock::WriterLock;
+use crate::write::store::Store;
 
-/// What `migrate` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Migration {
-    /// The version the store had.
-    pub from: u32,
-    /// The version it has now (this build's).
-    pub to: u32,
+impl Store {
+    /// Upgrades the store at `dir` to [`Store::FORMAT_VERSION`], taking the writer lock, and
+    /// returns the version it had. A store already at the current version is left untouched.
+    pub fn migrate(dir: &Path) -> Result<u32> {
+        migrate(dir)
+    }
 }
 
-/// Upgrades the store at `dir` to [`FORMAT_VERSION`], taking the writer lock. A store already
-/// at the current version is left untouched.
-pub fn migrate(dir: &Path) -> Result<Migration> {
+fn migrate(dir: &Path) -> Result<u32> {
     let (from, _) = unseal(&read_file(dir)?, dir)?;
     if from == FORMAT_VERSION {
-        return Ok(Migration { from, to: from });
+        return Ok(from);
     }
     let _lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
     loop {
@@ -43,10 +40,7 @@ pub fn migrate(dir: &Path) -> Result<Migration> {
         let bytes = read_file(dir)?;
         let (version, payload) = unseal(&bytes, dir)?;
         if version == FORMAT_VERSION {
-            return Ok(Migration {
-                from,
-                to: FORMAT_VERSION,
-            });
+            return Ok(from);
         }
         let next = match version {
             1 => v1::to_v2(decode_payload(payload)?),

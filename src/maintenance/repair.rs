@@ -45,8 +45,9 @@ pub struct RepairReport {
     pub committed: bool,
 }
 
-/// One damaged run and its repair.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// One damaged run and its repair; its JSON form (a line of `repair --json`) has these
+/// fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct RunRepair {
     /// The damaged run.

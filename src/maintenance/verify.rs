@@ -24,8 +24,9 @@ use crate::format::layout::{self, docs_file, shard_file};
 use crate::read::snapshot::Snapshot;
 use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
 use crate::run::{EntryScan, RunReader};
-use crate::sys::progress::{Phase, Progress, Silent};
+use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
+use crate::write::store::Store;
 
 /// One problem `verify` found: where it is, as far as known, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,25 +71,41 @@ pub struct Report {
     pub deep_checked: usize,
 }
 
-impl Report {
-    /// The report as `verify --json` prints it.
-    pub fn to_json(&self) -> serde_json::Value {
-        let findings: Vec<_> = self
-            .findings
-            .iter()
-            .map(|f| serde_json::json!({"location": f.location(), "problem": f.problem}))
-            .collect();
-        serde_json::json!({
-            "clean": self.findings.is_empty(),
-            "findings": findings,
-            "runs": self.runs,
-            "blocks": self.blocks,
-            "documents": self.documents,
-            "fingerprints": self.fingerprints,
-            "deep_checked_files": self.deep_checked,
-        })
+/// The report as `verify --json` prints it (and Python's `verify` answers):
+/// `{"clean", "findings": [{"location", "problem"}], "runs", "blocks", "documents",
+/// "fingerprints", "deep_checked_files"}`.
+impl serde::Serialize for Report {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Report", 7)?;
+        out.serialize_field("clean", &self.findings.is_empty())?;
+        out.serialize_field("findings", &self.findings)?;
+        out.serialize_field("runs", &self.runs)?;
+        out.serialize_field("blocks", &self.blocks)?;
+        out.serialize_field("documents", &self.documents)?;
+        out.serialize_field("fingerprints", &self.fingerprints)?;
+        out.serialize_field("deep_checked_files", &self.deep_checked)?;
+        out.end()
     }
+}
 
+impl serde::Serialize for Finding {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Finding", 2)?;
+        out.serialize_field("location", &self.location())?;
+        out.serialize_field("problem", &self.problem)?;
+        out.end()
+    }
+}
+
+impl Report {
     fn find(&mut self, file: &Path, table: Option<&str>, problem: impl Into<String>) {
         self.findings.push(Finding {
             file: Some(file.to_path_buf()),
@@ -120,23 +137,21 @@ impl Report {
     }
 }
 
-/// Checks the store at `dir`, reading it only.
-///
-/// With `deep`, also runs redb's own integrity check (its page checksums and B-tree
-/// structure) on every file of every run. That check needs a writable file and may repair
-/// what it finds, so it runs on a private copy of each file, one at a time, in the system's
-/// temporary directory (`TMPDIR`): it needs as much free space there as the largest file of
-/// the store, and reads every byte of the store once more.
-pub fn verify_store(dir: &Path, deep: bool) -> Result<Report> {
-    verify_store_with_progress(dir, deep, &Silent)
+impl Store {
+    /// Checks the store at `dir`, reading it only, and tells `progress` of each run checked
+    /// (and with `deep`, each file; `&()` tells nobody).
+    ///
+    /// With `deep`, also runs redb's own integrity check (its page checksums and B-tree
+    /// structure) on every file of every run. That check needs a writable file and may repair
+    /// what it finds, so it runs on a private copy of each file, one at a time, in the
+    /// system's temporary directory (`TMPDIR`): it needs as much free space there as the
+    /// largest file of the store, and reads every byte of the store once more.
+    pub fn verify(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Report> {
+        verify_store(dir, deep, progress)
+    }
 }
 
-/// [`verify_store`], telling `progress` of each run checked (and with `deep`, each file).
-pub fn verify_store_with_progress(
-    dir: &Path,
-    deep: bool,
-    progress: &dyn Progress,
-) -> Result<Report> {
+fn verify_store(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Report> {
     let mut report = Report::default();
     let snapshot = match Snapshot::open(dir) {
         Ok(s) => s,

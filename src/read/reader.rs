@@ -2,7 +2,7 @@
 //! with the permuted tables pinned in memory.
 //!
 //! A [`Snapshot`] sees one committed state for as long as it lives. A service that answers
-//! queries all day keeps a [`Reader`] instead: each query takes the current snapshot (an `Arc`,
+//! queries all day keeps a `Reader` instead: each query takes the current snapshot (an `Arc`,
 //! so a query that started on an older state finishes on it), and [`Reader::refresh`], called
 //! as often as freshness requires, reads the catalog and swaps in a snapshot of the new state
 //! when a batch, deletion or compaction was committed by any process.
@@ -17,16 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::catalog::Catalog;
 use crate::read::snapshot::{CacheSpread, Snapshot, DEFAULT_CACHE_BYTES};
-use crate::read::stats::Stats;
+
 use crate::run::pinned::{self, PinnedRun, ProbeCounts};
 
 /// How a [`Reader`] uses memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReaderOptions {
+pub(crate) struct ReaderOptions {
     /// Bytes of permuted tables (as counted on disk) to hold in memory; tables past it are
     /// read through redb's cache. Default: half the machine's memory.
     pub pin_bytes: u64,
@@ -44,20 +43,6 @@ impl Default for ReaderOptions {
     }
 }
 
-impl ReaderOptions {
-    /// Sets [`ReaderOptions::pin_bytes`].
-    pub fn pin_bytes(mut self, bytes: u64) -> Self {
-        self.pin_bytes = bytes;
-        self
-    }
-
-    /// Sets [`ReaderOptions::cache_bytes`].
-    pub fn cache_bytes(mut self, bytes: usize) -> Self {
-        self.cache_bytes = bytes;
-        self
-    }
-}
-
 /// The machine's memory in bytes (0 if the system does not say).
 fn physical_memory() -> u64 {
     // SAFETY: sysconf reads system constants and has no other effect.
@@ -70,7 +55,7 @@ fn physical_memory() -> u64 {
     u64::try_from(pages).unwrap_or(0) * u64::try_from(page).unwrap_or(0)
 }
 
-/// What a [`Reader`] holds and has done.
+/// What a [`crate::Database`] holds in memory and has done.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct ReaderStats {
@@ -88,26 +73,8 @@ pub struct ReaderStats {
     pub refreshes: u64,
 }
 
-/// A store open for reading for a long time, following its commits.
-///
-/// ```
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let path = dir.path().join("store");
-/// use simhashdb::{Batch, Reader, ReaderOptions, Settings, Store};
-///
-/// let mut store = Store::create(&path, Settings::default())?;
-/// let reader = Reader::open(&path, ReaderOptions::default())?;
-/// let mut batch = Batch::new();
-/// batch.push("a", 0x0123_4567_89ab_cdef)?;
-/// store.insert(&batch, None)?;
-/// assert!(reader.snapshot().query(0x0123_4567_89ab_cdef, 0)?.is_empty()); // not yet seen
-/// assert!(reader.refresh()?); // a commit happened: the new state is current
-/// assert_eq!(reader.snapshot().query(0x0123_4567_89ab_cdef, 0)?.len(), 1);
-/// assert!(!reader.refresh()?); // nothing new
-/// assert_eq!(reader.stats().pinned_tables, 10); // the new run's tables are in memory
-/// # Ok::<(), simhashdb::Error>(())
-/// ```
-pub struct Reader {
+/// A store open for reading for a long time, following its commits (behind [`crate::Database`]).
+pub(crate) struct Reader {
     dir: PathBuf,
     options: ReaderOptions,
     current: RwLock<Arc<Snapshot>>,
@@ -160,26 +127,6 @@ impl Reader {
         Ok(true)
     }
 
-    /// The [`Stats`] of the newest committed state. Stats read the run directories, which a
-    /// compaction removes after its commit: when the current snapshot's are gone, the reader
-    /// refreshes and reads again (as [`Snapshot::open`] retries).
-    pub fn store_stats(&self) -> Result<Stats> {
-        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
-        const ATTEMPTS: usize = 8;
-        let mut attempt = 0;
-        loop {
-            match Stats::of(&self.snapshot()) {
-                Err(Error::Io { error, .. })
-                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
-                {
-                    attempt += 1;
-                    self.refresh()?;
-                }
-                other => return other,
-            }
-        }
-    }
-
     /// What the reader holds in memory and how its probes were answered.
     pub fn stats(&self) -> ReaderStats {
         let snapshot = self.snapshot();
@@ -202,11 +149,6 @@ impl Reader {
             }
         }
         stats
-    }
-
-    /// The store's directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 

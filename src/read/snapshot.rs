@@ -12,19 +12,19 @@ use rayon::prelude::*;
 
 use crate::error::{guard_redb, Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
-use crate::format::catalog::Catalog;
-use crate::format::settings::Settings;
+use crate::format::catalog::{BatchInfo, Catalog};
+use crate::format::settings::{CompactionPolicy, Settings};
 use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
-use crate::similarity::fingerprint::Scheme;
+use crate::similarity::fingerprint::{hex, Scheme};
 use crate::tables::permutation::Permutations;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
-pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+pub(crate) const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
 /// Cache for snapshots that stream every block once (audits): a scan never rereads a page,
 /// so a large cache only holds memory and saves no time (docs/benchmarks.md, "Read caches").
-pub const SCAN_CACHE_BYTES: usize = 128 << 20;
+pub(crate) const SCAN_CACHE_BYTES: usize = 128 << 20;
 
 /// Cache for a process that answers a batch of queries and exits (the `query` command): enough
 /// for every branch page of the permuted tables (about 1/128 of their bytes; twice that here),
@@ -77,7 +77,8 @@ impl CacheSpread {
     }
 }
 
-/// One stored document within the query's distance.
+/// One stored document within the query's distance. Its JSON form (CLI, HTTP, Python) is
+/// `{"id", "fingerprint" (16 hex digits), "distance"}`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Match {
     /// Hamming distance between the query and the fingerprint.
@@ -88,16 +89,43 @@ pub struct Match {
     pub id: String,
 }
 
-/// A stored document.
-#[derive(Clone, Debug, PartialEq, Eq)]
+impl serde::Serialize for Match {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Match", 3)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("fingerprint", &hex::format(self.fingerprint))?;
+        out.serialize_field("distance", &self.distance)?;
+        out.end()
+    }
+}
+
+/// A stored document. Its JSON form is `{"id", "fingerprint" (16 hex digits), "batch"}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Document {
     /// Its id.
     pub id: String,
     /// Its fingerprint.
+    #[serde(serialize_with = "hex::serialize")]
     pub fingerprint: u64,
     /// The insert batch that gave it this fingerprint.
     pub batch: u64,
+}
+
+impl Document {
+    /// The document `id` with `fingerprint`, set by insert batch `batch` (as
+    /// [`Snapshot::for_each_live_document`] gives them).
+    pub fn new(id: impl Into<String>, fingerprint: u64, batch: u64) -> Self {
+        Document {
+            id: id.into(),
+            fingerprint,
+            batch,
+        }
+    }
 }
 
 /// A read-only view of a store at one commit.
@@ -139,6 +167,12 @@ impl Snapshot {
     /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
     pub fn open_for_batch(dir: &Path) -> Result<Self> {
         Self::open_spread(dir, |catalog| CacheSpread::Even(batch_cache_bytes(catalog)))
+    }
+
+    /// Opens the store at `dir` for a process that streams every block once (an audit, an
+    /// export): a scan never rereads a page, so a small cache saves memory and no time.
+    pub fn open_for_scan(dir: &Path) -> Result<Self> {
+        Self::open_with_cache(dir, SCAN_CACHE_BYTES)
     }
 
     /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.
@@ -213,8 +247,34 @@ impl Snapshot {
     }
 
     /// The catalog this snapshot reads.
-    pub fn catalog(&self) -> &Catalog {
+    pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Ids with a live fingerprint.
+    pub fn documents(&self) -> u64 {
+        self.catalog.documents
+    }
+
+    /// Live runs (each batch adds one or more; compaction merges them).
+    pub fn run_count(&self) -> usize {
+        self.catalog.runs.len()
+    }
+
+    /// The ids of the live runs, oldest first (a run's files are under `runs/ID` of the store;
+    /// repairs and compaction previews name runs by these ids).
+    pub fn run_ids(&self) -> Vec<u64> {
+        self.catalog.runs.iter().map(|r| r.id).collect()
+    }
+
+    /// Every committed batch, oldest first.
+    pub fn batches(&self) -> Vec<BatchInfo> {
+        self.catalog.batches.iter().map(BatchInfo::from).collect()
+    }
+
+    /// When inserts merge runs by themselves.
+    pub fn compaction_policy(&self) -> CompactionPolicy {
+        self.catalog.compaction
     }
 
     /// The store's directory.

@@ -14,7 +14,7 @@ pub fn clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
 }
 
 /// [`clusters`] of fingerprint pairs: the groups of fingerprints the pairs connect.
-pub fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
+pub(crate) fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
     components(pairs.iter().map(|p| (p.a, p.b)))
 }
 

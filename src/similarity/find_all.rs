@@ -13,22 +13,27 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::settings::Settings;
+use crate::similarity::fingerprint::hex;
+use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
 use crate::tables::sorted_tables;
 
-/// Two distinct fingerprints within the audit's distance; `a < b`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Two distinct fingerprints within the audit's distance; `a < b`. JSON:
+/// `{"a", "b" (16 hex digits each), "distance"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct FingerprintPair {
     /// The smaller fingerprint.
+    #[serde(serialize_with = "hex::serialize")]
     pub a: u64,
     /// The larger fingerprint.
+    #[serde(serialize_with = "hex::serialize")]
     pub b: u64,
     /// Their Hamming distance.
     pub distance: u32,
 }
 
-/// Two stored documents within the audit's distance; `a < b`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Two stored documents within the audit's distance; `a < b`. JSON: `{"a", "b", "distance"}`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct DocumentPair {
     /// The smaller id.
     pub a: String,
@@ -110,7 +115,11 @@ pub(crate) fn expand_pairs(
 
 /// The settings [`find_all`] uses for `distance` over `fingerprints` distinct fingerprints:
 /// `blocks` when given, else the blocks [`Settings::for_size`] picks for that many; one shard.
-pub fn find_all_settings(distance: u8, fingerprints: u64, blocks: Option<u8>) -> Result<Settings> {
+pub(crate) fn find_all_settings(
+    distance: u8,
+    fingerprints: u64,
+    blocks: Option<u8>,
+) -> Result<Settings> {
     let settings = match blocks {
         Some(blocks) => Settings {
             blocks,
@@ -127,7 +136,7 @@ pub fn find_all_settings(distance: u8, fingerprints: u64, blocks: Option<u8>) ->
 }
 
 /// Every pair of `documents` (id, fingerprint) within `distance` bits, as an audit lists them:
-/// [`find_all`] on their distinct fingerprints with `blocks` (or those [`find_all_settings`]
+/// [`find_all`] on their distinct fingerprints with `blocks` (or those `find_all_settings`
 /// picks), each pair of fingerprints expanded to the pairs of their ids, and the ids sharing a
 /// fingerprint paired at distance 0 (so distance 0 lists exact duplicates). A later document
 /// with the same id replaces an earlier one, as in a batch.
@@ -135,7 +144,7 @@ pub fn find_all_documents(
     documents: &[(String, u64)],
     distance: u8,
     blocks: Option<u8>,
-    progress: impl Fn(u64) + Sync,
+    progress: &dyn Progress,
 ) -> Result<Vec<DocumentPair>> {
     let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
     for (id, fp) in documents {
@@ -157,28 +166,43 @@ pub fn find_all_documents(
         Vec::new()
     } else {
         let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
-        find_all(&fingerprints, &settings, progress)
+        find_all_in(&fingerprints, &settings, progress)
     };
     Ok(expand_pairs(&fingerprints, &ids, &fingerprint_pairs))
 }
 
-/// Every pair of distinct fingerprints in `fingerprints` within `settings.distance` bits,
-/// computed in memory with the permuted tables of `settings` (seomoz's `find_all`, without
-/// its collapse of equal values: equal fingerprints are one value here too, as in seomoz).
-/// Sorted by (a, b).
+/// Every pair of distinct fingerprints in `fingerprints` within `distance` bits, computed in
+/// memory with permuted tables of `blocks` blocks (when None, the blocks
+/// [`Settings::for_size`] picks for that many fingerprints). Equal fingerprints are one value,
+/// as in seomoz's `find_all`. Sorted by (a, b). `progress` is told of each table done.
 ///
 /// ```
-/// use simhashdb::{find_all, Settings};
-/// let settings = Settings { blocks: 6, distance: 3, shards: 1 };
-/// let pairs = find_all(&[0b1111, 0b0111, 1 << 63], &settings, |_| {});
+/// use simhashdb::find_all;
+/// let pairs = find_all(&[0b1111, 0b0111, 1 << 63], 3, Some(6), &())?;
 /// assert_eq!(pairs.len(), 1);
 /// assert_eq!((pairs[0].a, pairs[0].b, pairs[0].distance), (0b0111, 0b1111, 1));
+/// # Ok::<(), simhashdb::Error>(())
 /// ```
 pub fn find_all(
     fingerprints: &[u64],
+    distance: u8,
+    blocks: Option<u8>,
+    progress: &dyn Progress,
+) -> Result<Vec<FingerprintPair>> {
+    if distance == 0 {
+        return Ok(Vec::new()); // distinct fingerprints are never 0 bits apart
+    }
+    let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
+    Ok(find_all_in(fingerprints, &settings, progress))
+}
+
+/// [`find_all`] with the tables of `settings`.
+pub(crate) fn find_all_in(
+    fingerprints: &[u64],
     settings: &Settings,
-    progress: impl Fn(u64) + Sync,
+    progress: &dyn Progress,
 ) -> Vec<FingerprintPair> {
+    let _phase = Phase::start(progress, "find-all", settings.table_count() as u64);
     let perms = Permutations::new(settings);
     let distance = u32::from(settings.distance);
     let mut unique = fingerprints.to_vec();
@@ -188,7 +212,7 @@ pub fn find_all(
     sorted_tables::for_each(&perms, &unique, |t, keys| {
         let mut out = Vec::new();
         close_pairs_in_sorted(&perms, t, keys, distance, &mut out);
-        progress(1);
+        progress.advance(1);
         parts.lock().expect("no visit panicked").push(out);
         Ok(())
     })

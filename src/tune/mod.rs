@@ -13,7 +13,7 @@
 //! rarer than that may be absent from it; a wide interval says so.
 
 #[cfg(feature = "plot")]
-pub mod plot;
+mod plot;
 mod recommend;
 mod sample;
 mod scores;
@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-pub use recommend::{Choice, Recommendation, F1_TOLERANCE};
+pub use recommend::Choice;
 pub use scores::{SchemeScores, Score};
 
 use recommend::recommend;
@@ -39,14 +39,8 @@ use crate::similarity::jaccard::shingle_set;
 use crate::similarity::similarity_join::similar_pairs;
 use crate::sys::progress::{Phase, Progress};
 
-/// The Jaccard similarity at which a pair is a near-duplicate unless told otherwise.
-pub const DEFAULT_MIN_JACCARD: f64 = 0.8;
-
-/// The largest distance scored unless told otherwise.
-pub const DEFAULT_MAX_DISTANCE: u8 = 12;
-
 /// The largest distance [`tune`] scores.
-pub const MAX_DISTANCE: u8 = 24;
+const MAX_DISTANCE: u8 = 24;
 
 /// What [`tune`] measures and how.
 #[derive(Clone, Debug)]
@@ -57,7 +51,7 @@ pub struct TuneOptions {
     pub sample: Option<usize>,
     /// The seed of the sample.
     pub seed: u64,
-    /// The schemes to score ([`candidate_schemes`] by default).
+    /// The schemes to score ([`TuneOptions::candidate_schemes`] by default).
     pub schemes: Vec<Scheme>,
     /// Score distances 0..=max_distance.
     pub max_distance: u8,
@@ -71,38 +65,43 @@ pub struct TuneOptions {
     pub read: ReadOptions,
 }
 
+impl TuneOptions {
+    /// The Jaccard similarity at which a pair is a near-duplicate unless told otherwise.
+    pub const DEFAULT_MIN_JACCARD: f64 = 0.8;
+    /// The largest distance scored unless told otherwise.
+    pub const DEFAULT_MAX_DISTANCE: u8 = 12;
+    /// The largest distance [`tune`] scores.
+    pub const MAX_DISTANCE: u8 = MAX_DISTANCE;
+
+    /// The schemes `tune` scores by default: word shingles of 1 to 5 words and character
+    /// n-grams of 3 to 6 characters, each as 1-bit minhash, set vote and count vote, and
+    /// seomoz.
+    pub fn candidate_schemes() -> Vec<Scheme> {
+        let weightings = [Weighting::MinHash, Weighting::Set, Weighting::Count];
+        let features = (1..=5)
+            .map(Features::Words)
+            .chain((3..=6).map(Features::Chars));
+        let mut schemes: Vec<Scheme> = features
+            .flat_map(|features| weightings.map(|weighting| Scheme::shingles(features, weighting)))
+            .collect();
+        schemes.push(Scheme::SEOMOZ);
+        schemes
+    }
+}
+
 impl Default for TuneOptions {
     fn default() -> Self {
         TuneOptions {
-            min_jaccard: DEFAULT_MIN_JACCARD,
+            min_jaccard: TuneOptions::DEFAULT_MIN_JACCARD,
             sample: None,
             seed: 1,
-            schemes: candidate_schemes(),
-            max_distance: DEFAULT_MAX_DISTANCE,
+            schemes: TuneOptions::candidate_schemes(),
+            max_distance: TuneOptions::DEFAULT_MAX_DISTANCE,
             expected_size: None,
             gold: None,
             read: ReadOptions::default(),
         }
     }
-}
-
-/// The schemes `tune` scores by default: word shingles of 1 to 5 words and character n-grams
-/// of 3 to 6 characters, each as 1-bit minhash, set vote and count vote, and seomoz.
-pub fn candidate_schemes() -> Vec<Scheme> {
-    let weightings = [Weighting::MinHash, Weighting::Set, Weighting::Count];
-    let features = (1..=5)
-        .map(Features::Words)
-        .chain((3..=6).map(Features::Chars));
-    let mut schemes: Vec<Scheme> = features
-        .flat_map(|features| {
-            weightings.map(|weighting| Scheme::Shingles {
-                features,
-                weighting,
-            })
-        })
-        .collect();
-    schemes.push(Scheme::Seomoz);
-    schemes
 }
 
 /// Where the truth came from, and how it compares with the exact Jaccard of the texts.
@@ -142,8 +141,11 @@ pub struct Tuning {
     pub true_pairs: u64,
     /// Every scheme's scores.
     pub schemes: Vec<SchemeScores>,
-    /// The recommendations.
-    pub recommendation: Recommendation,
+    /// Recommended for stores that keep no text: the pairs within k bits are the answer.
+    pub fingerprints_only: Choice,
+    /// Recommended for audits that can re-read the text: candidates within k bits, verified
+    /// by exact Jaccard.
+    pub verified: Choice,
 }
 
 /// Measures every scheme of `options` at every distance on the corpus `inputs` (read
@@ -286,6 +288,7 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         truth: source,
         true_pairs: truth.pairs.len() as u64,
         schemes,
-        recommendation,
+        fingerprints_only: recommendation.fingerprints_only,
+        verified: recommendation.verified,
     })
 }

@@ -36,9 +36,21 @@ const COLOURS: [RGBColor; 10] = [
 const SIZE: (u32, u32) = (1400, 640);
 const FONT: &str = "sans-serif";
 
-/// Draws `tuning` into `path`, as SVG or PNG by its extension. The file is written whole or
-/// not at all (a temporary file renamed into place).
-pub fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
+impl Tuning {
+    /// Draws the scores into `path`, as SVG or PNG by its extension (feature `plot`). The
+    /// file is written whole or not at all (a temporary file renamed into place).
+    pub fn write_plot(&self, path: &Path) -> Result<()> {
+        write_plot(self, path)
+    }
+
+    /// Checks that `path` names a plot [`Tuning::write_plot`] can draw (`.svg` or `.png`),
+    /// before the work whose result it will plot.
+    pub fn check_plot_path(path: &Path) -> Result<()> {
+        is_svg(path).map(|_| ())
+    }
+}
+
+fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
     let svg = is_svg(path)?;
     register_font()?;
     let failed = |e: &dyn std::fmt::Display| {
@@ -68,7 +80,7 @@ pub fn write_plot(tuning: &Tuning, path: &Path) -> Result<()> {
 
 /// Whether `path` names an SVG (true) or a PNG (false) file; an error for any other name.
 /// Callers check it before the work whose result they will plot.
-pub fn is_svg(path: &Path) -> Result<bool> {
+fn is_svg(path: &Path) -> Result<bool> {
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
@@ -187,10 +199,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
             .position(|&h| h == i)
             .map(|p| COLOURS[p % 10])
     };
-    let recommended = [
-        &tuning.recommendation.fingerprints_only,
-        &tuning.recommendation.verified,
-    ];
+    let recommended = [&tuning.fingerprints_only, &tuning.verified];
 
     // Left: precision against recall, one line per scheme through k = 0, 1, ...
     let mut chart = new_chart(
@@ -219,7 +228,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
                 .map(|p| Circle::new(p, 3, c.filled())),
         )?;
     }
-    let best = &tuning.recommendation.fingerprints_only.score;
+    let best = &tuning.fingerprints_only.score;
     chart.draw_series(std::iter::once(Circle::new(
         (best.recall, best.precision),
         9,
@@ -343,10 +352,7 @@ fn highlighted(tuning: &Tuning) -> Vec<usize> {
     let best_f1 = |s: &SchemeScores| s.fingerprints.iter().map(|x| x.f1).fold(0.0, f64::max);
     let mut order: Vec<usize> = (0..tuning.schemes.len()).collect();
     order.sort_by(|&a, &b| best_f1(&tuning.schemes[b]).total_cmp(&best_f1(&tuning.schemes[a])));
-    let recommended = [
-        tuning.recommendation.fingerprints_only.scheme,
-        tuning.recommendation.verified.scheme,
-    ];
+    let recommended = [tuning.fingerprints_only.scheme, tuning.verified.scheme];
     let mut chosen: Vec<usize> = (0..tuning.schemes.len())
         .filter(|&i| recommended.contains(&tuning.schemes[i].scheme))
         .collect();

@@ -8,7 +8,14 @@ use crate::similarity::fingerprint::Scheme;
 /// How much F1 a smaller distance may give up to be chosen over the best: a smaller K is
 /// fewer tables, less disk and faster queries, and F1 differences this small are within the
 /// noise of a sample.
-pub const F1_TOLERANCE: f64 = 0.005;
+pub(crate) const F1_TOLERANCE: f64 = 0.005;
+
+impl Choice {
+    /// How much F1 a smaller distance may give up to be chosen over the best: a smaller K
+    /// is fewer tables, less disk and faster queries, and F1 differences this small are
+    /// within the noise of a sample.
+    pub const F1_TOLERANCE: f64 = F1_TOLERANCE;
+}
 
 /// A recommended setting for one use.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,23 +38,11 @@ impl Choice {
     pub fn distance(&self) -> u8 {
         self.score.distance
     }
-
-    /// The arguments of `simhashdb init STORE` that create a store for this setting.
-    pub fn init_args(&self) -> Vec<String> {
-        let mut args = self.scheme.flags();
-        args.extend([
-            "--distance".to_string(),
-            self.settings.distance.to_string(),
-            "--expected-size".to_string(),
-            self.expected_size.to_string(),
-        ]);
-        args
-    }
 }
 
 /// The recommendations for both uses.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Recommendation {
+pub(crate) struct Recommendation {
     /// For stores that keep no text: the pairs within k bits are the answer.
     pub fingerprints_only: Choice,
     /// For audits that can re-read the text: candidates within k bits, verified by exact

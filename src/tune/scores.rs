@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 
 use super::truth::{pair_components, IndexPair};
-use crate::similarity::find_all::{find_all, find_all_settings};
+use crate::similarity::find_all::{find_all_in, find_all_settings};
 use crate::similarity::fingerprint::Scheme;
 
 /// The quality of the pairs one setting finds.
@@ -60,6 +60,28 @@ impl Score {
             f1,
             recall_interval: interval,
         }
+    }
+}
+
+/// A score's JSON form (`tune --json`): its fields, the interval as `recall_low` and
+/// `recall_high`.
+impl serde::Serialize for Score {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Score", 9)?;
+        out.serialize_field("distance", &self.distance)?;
+        out.serialize_field("pairs", &self.pairs)?;
+        out.serialize_field("true_positives", &self.true_positives)?;
+        out.serialize_field("true_pairs", &self.true_pairs)?;
+        out.serialize_field("precision", &self.precision)?;
+        out.serialize_field("recall", &self.recall)?;
+        out.serialize_field("recall_low", &self.recall_interval.0)?;
+        out.serialize_field("recall_high", &self.recall_interval.1)?;
+        out.serialize_field("f1", &self.f1)?;
+        out.end()
     }
 }
 
@@ -213,7 +235,7 @@ pub fn close_pairs(fingerprints: &[u64], max_distance: u8) -> Vec<(u32, u32, u8)
     if max_distance > 0 && values.len() > 1 {
         let settings = find_all_settings(max_distance, values.len() as u64, None)
             .expect("settings exist for every distance up to 56");
-        for p in find_all(&values, &settings, |_| {}) {
+        for p in find_all_in(&values, &settings, &()) {
             let group = |v: u64| groups[values.binary_search(&v).expect("a value")];
             for &(_, x) in group(p.a) {
                 for &(_, y) in group(p.b) {

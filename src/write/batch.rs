@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::format::block::docs::id_hash;
 
 /// The longest id accepted, in bytes.
-pub const MAX_ID_BYTES: usize = 1024;
+pub(crate) const MAX_ID_BYTES: usize = 1024;
 
 /// Documents to insert together: all of them or none.
 #[derive(Clone, Debug, Default)]
@@ -18,12 +18,29 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The longest id accepted, in bytes.
+    pub const MAX_ID_BYTES: usize = MAX_ID_BYTES;
+    /// The longest batch label accepted, in bytes.
+    pub const MAX_LABEL_BYTES: usize = MAX_LABEL_BYTES;
+
+    /// Checks an id against the rules of [`Batch::push`]: not empty, at most
+    /// [`Batch::MAX_ID_BYTES`] bytes, no tab or line end.
+    pub fn check_id(id: &str) -> Result<()> {
+        check_id(id)
+    }
+
+    /// Checks a batch label: at most [`Batch::MAX_LABEL_BYTES`] bytes of UTF-8 with no control
+    /// character (a tab or a line end would break the batch list's columns).
+    pub fn check_label(label: &str) -> Result<()> {
+        check_label(label)
+    }
+
     /// An empty batch.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a document. Ids are non-empty UTF-8 of at most [`MAX_ID_BYTES`] bytes without tab,
+    /// Adds a document. Ids are non-empty UTF-8 of at most [`Batch::MAX_ID_BYTES`] bytes without tab,
     /// carriage return or line feed (they would break the tab-separated output). A later
     /// document with the same id replaces an earlier one.
     pub fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
@@ -123,11 +140,11 @@ impl DocumentSink for Batch {
 }
 
 /// The longest batch label accepted, in bytes.
-pub const MAX_LABEL_BYTES: usize = 256;
+pub(crate) const MAX_LABEL_BYTES: usize = 256;
 
 /// Checks a batch label: at most [`MAX_LABEL_BYTES`] bytes of UTF-8 with no control character
 /// (a tab or a line end would break the batch list's columns).
-pub fn check_label(label: &str) -> Result<()> {
+pub(crate) fn check_label(label: &str) -> Result<()> {
     if label.len() > MAX_LABEL_BYTES {
         return Err(Error::input(format!(
             "the label is {} bytes long; at most {MAX_LABEL_BYTES} are allowed",
@@ -144,7 +161,7 @@ pub fn check_label(label: &str) -> Result<()> {
 }
 
 /// Checks an id against the rules of [`Batch::push`].
-pub fn check_id(id: &str) -> Result<()> {
+pub(crate) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() {
         return Err(Error::input("the id is empty"));
     }
@@ -160,6 +177,67 @@ pub fn check_id(id: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// What reading one input did.
+/// Its JSON form (inside an insert's summary) is `{"lines", "skipped"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ReadSummary {
+    /// Non-blank lines (or documents) read.
+    pub lines: u64,
+    /// Documents added to the sink.
+    #[serde(skip)]
+    pub documents: u64,
+    /// Invalid lines skipped (only with `skip_invalid`).
+    pub skipped: u64,
+    /// The first few skipped lines' errors, `source:line: message`.
+    #[serde(skip)]
+    pub first_skipped: Vec<String>,
+}
+
+/// How many skipped-line messages a [`ReadSummary`] keeps.
+pub(crate) const KEPT_SKIP_MESSAGES: usize = 5;
+
+impl ReadSummary {
+    /// Adds one document's outcome: the document to `sink`, or a skip, or the error.
+    pub(crate) fn record(
+        &mut self,
+        result: Result<(String, u64)>,
+        sink: &mut dyn DocumentSink,
+        skip_invalid: bool,
+    ) -> Result<()> {
+        self.lines += 1;
+        match result {
+            Ok((id, fp)) => {
+                sink.push(&id, fp)?;
+                self.documents += 1;
+            }
+            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Counts an invalid document skipped, keeping the first few errors.
+    pub(crate) fn skip(&mut self, error: Error) {
+        self.skipped += 1;
+        if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+            self.first_skipped.push(error.to_string());
+        }
+    }
+
+    /// Adds the counts of another read.
+    pub fn add(&mut self, other: ReadSummary) {
+        self.lines += other.lines;
+        self.documents += other.documents;
+        self.skipped += other.skipped;
+        for msg in other.first_skipped {
+            if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
+                self.first_skipped.push(msg);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -107,7 +107,8 @@ fn run_size(run: &RunMeta) -> u64 {
     run.documents.max(run.fingerprints)
 }
 
-/// What a compaction would do: [`Snapshot::preview_compaction`].
+/// What a compaction would do: [`Snapshot::preview_compaction`]. Its JSON form (`compact
+/// --dry-run --json`) is these fields and `"dry_run": true`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompactionPreview {
@@ -120,6 +121,22 @@ pub struct CompactionPreview {
     pub merged_runs: Vec<u64>,
     /// Table entries it would read.
     pub table_entries: u64,
+}
+
+impl serde::Serialize for CompactionPreview {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("CompactionPreview", 5)?;
+        out.serialize_field("dry_run", &true)?;
+        out.serialize_field("runs_before", &self.runs_before)?;
+        out.serialize_field("runs_after", &self.runs_after)?;
+        out.serialize_field("merged_runs", &self.merged_runs)?;
+        out.serialize_field("table_entries", &self.table_entries)?;
+        out.end()
+    }
 }
 
 /// What a compaction did (its JSON form is what `compact --json` prints).

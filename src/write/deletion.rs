@@ -45,7 +45,10 @@ impl Snapshot {
         &self,
         ids: impl IntoIterator<Item = &'a str>,
     ) -> Result<DeleteSummary> {
-        Ok(plan_delete(self, ids)?.1)
+        Ok(DeleteSummary {
+            dry_run: true,
+            ..plan_delete(self, ids)?.1
+        })
     }
 
     /// What [`Store::expire`] would do to this state, without doing it: `batch` is None in
@@ -54,6 +57,7 @@ impl Snapshot {
         let plan = plan_expire(self, selector)?;
         Ok(DeleteSummary {
             expired_batches: plan.batches,
+            dry_run: true,
             ..plan.summary
         })
     }
@@ -79,6 +83,8 @@ fn plan_delete<'a>(
         not_found: keys.len() as u64 - live.len() as u64,
         repeated: asked - keys.len() as u64,
         expired_batches: Vec::new(),
+        expire: false,
+        dry_run: false,
     };
     Ok((live, summary))
 }
@@ -110,6 +116,8 @@ fn plan_expire(snapshot: &Snapshot, selector: &ExpireSelector) -> Result<ExpireP
         not_found: 0,
         repeated: 0,
         expired_batches: Vec::new(),
+        expire: true,
+        dry_run: false,
     };
     Ok(ExpirePlan {
         doomed,
@@ -208,7 +216,7 @@ impl ExpireSelector {
 
     /// The insert batches of `catalog` this selector expires now, ascending: those it picks
     /// that no earlier expire took (so expiring again changes nothing).
-    pub fn batches(&self, catalog: &Catalog) -> Vec<u64> {
+    pub(crate) fn batches(&self, catalog: &Catalog) -> Vec<u64> {
         catalog
             .batches
             .iter()
@@ -225,8 +233,11 @@ impl ExpireSelector {
     }
 }
 
-/// What a delete or expire did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// What a delete or expire did, or would do (a dry run: [`Snapshot::preview_delete`],
+/// [`Snapshot::preview_expire`]). Its JSON form, what every client answers with, is
+/// `{"batch", "deleted", "not_found", "repeated", "dry_run"}` for a delete and
+/// `{"batch", "expired_batches", "deleted", "dry_run"}` for an expire.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DeleteSummary {
     /// The batch number, or None when nothing changed.
@@ -239,4 +250,29 @@ pub struct DeleteSummary {
     pub repeated: u64,
     /// The insert batches an expire marked as expired by this batch, ascending.
     pub expired_batches: Vec<u64>,
+    /// Whether this is a preview: nothing was changed.
+    pub dry_run: bool,
+    /// Whether this is an expire's summary (its JSON form differs).
+    expire: bool,
+}
+
+impl serde::Serialize for DeleteSummary {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("DeleteSummary", 5)?;
+        out.serialize_field("batch", &self.batch)?;
+        if self.expire {
+            out.serialize_field("expired_batches", &self.expired_batches)?;
+        }
+        out.serialize_field("deleted", &self.deleted)?;
+        if !self.expire {
+            out.serialize_field("not_found", &self.not_found)?;
+            out.serialize_field("repeated", &self.repeated)?;
+        }
+        out.serialize_field("dry_run", &self.dry_run)?;
+        out.end()
+    }
 }

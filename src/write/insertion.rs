@@ -22,12 +22,14 @@ use crate::format::catalog::BatchKind;
 use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::run::{RunContents, RunReader};
 use crate::sys::progress::Phase;
-use crate::write::batch::{check_label, Batch, DocumentSink};
+use crate::write::batch::{check_label, Batch, DocumentSink, ReadSummary};
 use crate::write::commit::PendingCommit;
 use crate::write::compaction::CompactSummary;
 use crate::write::store::Store;
 
-/// What an insert did.
+/// What an insert did. Its JSON form is what every client answers an insert with (`insert
+/// --json`, `POST /v1/documents`, Python's `insert*`): these fields, the read's `lines` and
+/// `skipped`, and the merge that followed.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct InsertSummary {
@@ -45,6 +47,10 @@ pub struct InsertSummary {
     pub new_fingerprints: u64,
     /// Runs the batch was written as (see [`Insertion`]); 0 when nothing changed.
     pub runs: u64,
+    /// What reading the input did, as [`Insertion::record_read`] was told; else every
+    /// document given counts as a line read.
+    #[serde(flatten)]
+    pub read: ReadSummary,
     /// The merge the store's compaction policy asked for after the commit, if one ran.
     pub compaction: Option<CompactSummary>,
     /// Why that merge failed, if it did. The batch is committed all the same and the store is
@@ -70,7 +76,7 @@ impl Store {
 
 /// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
 /// while a run is written.
-pub const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
+pub(crate) const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
 
 /// One batch being inserted. Made by [`Store::begin_insert`]; fed with [`Insertion::push`],
 /// [`Insertion::append`] or [`Insertion::write`]; ended by [`Insertion::commit`].
@@ -87,7 +93,7 @@ pub const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
 /// }
 /// let summary = insertion.commit()?; // both runs become visible together
 /// assert_eq!(summary.inserted, 4);
-/// assert_eq!(store.catalog().runs.len(), 2);
+/// assert_eq!(store.run_count(), 2);
 /// assert_eq!(Snapshot::open(&path)?.query(0x10, 1)?.len(), 3);
 /// # Ok::<(), simhashdb::Error>(())
 /// ```
@@ -104,9 +110,15 @@ pub struct Insertion<'s> {
     /// A write failed part-way: the counts may hold documents no run holds, so the insertion
     /// refuses to go on (its runs are removed when it is dropped).
     failed: bool,
+    /// What reading the input did, when the caller read it.
+    read: Option<ReadSummary>,
 }
 
 impl<'s> Insertion<'s> {
+    /// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of
+    /// memory while a run is written.
+    pub const DEFAULT_RUN_DOCUMENTS: usize = DEFAULT_RUN_DOCUMENTS;
+
     pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {
         let compact_after = store.compact_inserts;
         Insertion {
@@ -118,6 +130,7 @@ impl<'s> Insertion<'s> {
             run_documents: DEFAULT_RUN_DOCUMENTS,
             compact_after,
             failed: false,
+            read: None,
         }
     }
 
@@ -134,6 +147,12 @@ impl<'s> Insertion<'s> {
     pub fn compact_after(mut self, compact: bool) -> Self {
         self.compact_after = compact;
         self
+    }
+
+    /// Records what reading the input into this insertion did (lines read, invalid ones
+    /// skipped), for the summary; reads of several inputs add up.
+    pub fn record_read(&mut self, read: ReadSummary) {
+        self.read.get_or_insert_with(ReadSummary::default).add(read);
     }
 
     /// Adds a document (see [`Batch::push`] for what an id may be).
@@ -300,7 +319,7 @@ impl<'s> Insertion<'s> {
     }
 
     /// Writes what is pending and commits every run of the batch at once, after checking its
-    /// label ([`crate::check_label`]). When nothing
+    /// label ([`Batch::check_label`]). When nothing
     /// changed, no batch is recorded (`batch` is None in the summary). Then, unless
     /// [`Insertion::compact_after`] said otherwise, merges runs as the store's compaction policy
     /// asks; the batch is committed whether or not that merge succeeds (see
@@ -314,6 +333,15 @@ impl<'s> Insertion<'s> {
         self.write(&pending)?;
         let mut summary = self.summary.clone();
         summary.runs = self.commit.written_runs() as u64;
+        summary.read = self.read.take().unwrap_or_else(|| {
+            let given =
+                summary.inserted + summary.replaced + summary.unchanged + summary.superseded;
+            ReadSummary {
+                lines: given,
+                documents: given,
+                ..ReadSummary::default()
+            }
+        });
         let Insertion {
             store,
             mut commit,

@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result, Setting};
-use crate::format::catalog::Catalog;
+use crate::format::catalog::{BatchInfo, Catalog};
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::similarity::fingerprint::Scheme;
 use crate::sys::lock::WriterLock;
-use crate::sys::progress::{Progress, Silent};
+use crate::sys::progress::Progress;
 use crate::write::commit::PendingCommit;
 
 /// A store open for writing. Only one may exist per store at a time, across processes.
@@ -107,6 +107,10 @@ impl CreateOptions {
 }
 
 impl Store {
+    /// The format version this build writes (docs/format.md); older stores are upgraded by
+    /// [`Store::migrate`].
+    pub const FORMAT_VERSION: u32 = crate::format::catalog::FORMAT_VERSION;
+
     /// Creates a store in `dir`, which must not exist or be an empty directory, with the
     /// default fingerprint scheme and compaction policy.
     pub fn create(dir: &Path, settings: Settings) -> Result<Self> {
@@ -162,7 +166,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_path_buf(),
             catalog,
-            progress: Arc::new(Silent),
+            progress: Arc::new(()),
             compact_inserts: true,
             _lock: lock,
         })
@@ -183,7 +187,7 @@ impl Store {
         let store = Store {
             dir: dir.to_path_buf(),
             catalog,
-            progress: Arc::new(Silent),
+            progress: Arc::new(()),
             compact_inserts: true,
             _lock: lock,
         };
@@ -235,8 +239,28 @@ impl Store {
     }
 
     /// The committed catalog.
-    pub fn catalog(&self) -> &Catalog {
+    pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Ids with a live fingerprint.
+    pub fn documents(&self) -> u64 {
+        self.catalog.documents
+    }
+
+    /// Live runs (each batch adds one or more; compaction merges them).
+    pub fn run_count(&self) -> usize {
+        self.catalog.runs.len()
+    }
+
+    /// Every committed batch, oldest first.
+    pub fn batches(&self) -> Vec<BatchInfo> {
+        self.catalog.batches.iter().map(BatchInfo::from).collect()
+    }
+
+    /// When inserts merge runs by themselves.
+    pub fn compaction_policy(&self) -> CompactionPolicy {
+        self.catalog.compaction
     }
 
     /// A read-only view of the committed state.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use simhashdb::parquet::{write_clusters_parquet, write_pairs_parquet};
-use simhashdb::{clusters, verify_with_corpus, DocumentPair, Snapshot, SCAN_CACHE_BYTES};
+use simhashdb::parquet::ParquetTable;
+use simhashdb::{clusters, verify_with_corpus, DocumentPair, Snapshot};
 
 use crate::documents::FieldArgs;
 use crate::{output, progress};
@@ -57,14 +57,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    let snapshot = Snapshot::open_with_cache(&args.store, SCAN_CACHE_BYTES)
+    let snapshot = Snapshot::open_for_scan(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = args
         .distance
         .unwrap_or(u32::from(snapshot.settings().distance));
-    let bar = progress::bar(snapshot.audit_steps(distance), "audit");
-    let pairs = snapshot.audit(distance, |n| bar.inc(n))?;
-    bar.finish_and_clear();
+    let pairs = snapshot.audit(distance, &progress::Bars::default())?;
     let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
         None => pairs.into_iter().map(|p| (p, None)).collect(),
         Some(corpus) => {
@@ -84,7 +82,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     if let Some(path) = &pairs_to {
         if output::is_parquet_name(path) {
-            write_pairs_parquet(path, &pairs)?;
+            ParquetTable::write_pairs(path, &pairs)?;
         } else {
             output::write_to(Some(path), |out| write_pairs(out, &pairs, args.json))?;
         }
@@ -100,14 +98,14 @@ pub fn run(args: Args) -> Result<()> {
             groups
         };
         if output::is_parquet_name(path) {
-            write_clusters_parquet(path, &groups)?;
+            ParquetTable::write_clusters(path, &groups)?;
         } else {
             output::write_to(Some(path), |out| write_clusters(out, &groups, args.json))?;
         }
     }
     eprintln!(
         "audit: {} documents, distance {distance}: {} pairs, {clustered} clusters, largest {largest}, {:.2} s",
-        snapshot.catalog().documents,
+        snapshot.documents(),
         pairs.len(),
         started.elapsed().as_secs_f64()
     );
@@ -119,18 +117,17 @@ fn write_pairs(
     pairs: &[(DocumentPair, Option<f64>)],
     json: bool,
 ) -> Result<()> {
+    /// A pair as `--json` prints it: the library's pair, and its Jaccard when verified.
+    #[derive(serde::Serialize)]
+    struct PairLine<'a> {
+        #[serde(flatten)]
+        pair: &'a DocumentPair,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        jaccard: Option<f64>,
+    }
     for (p, jaccard) in pairs {
         match (json, jaccard) {
-            (true, None) => writeln!(
-                out,
-                "{}",
-                serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance})
-            )?,
-            (true, Some(j)) => writeln!(
-                out,
-                "{}",
-                serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance, "jaccard": j})
-            )?,
+            (true, &jaccard) => output::json_line(out, &PairLine { pair: p, jaccard })?,
             (false, None) => writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?,
             (false, Some(j)) => writeln!(out, "{}\t{}\t{}\t{j:.6}", p.a, p.b, p.distance)?,
         }
@@ -142,8 +139,18 @@ fn write_clusters(out: &mut dyn Write, groups: &[Vec<String>], json: bool) -> Re
     for (n, members) in groups.iter().enumerate() {
         let cluster = n + 1;
         if json {
-            let value = serde_json::json!({"cluster": cluster, "ids": members});
-            writeln!(out, "{value}")?;
+            #[derive(serde::Serialize)]
+            struct ClusterLine<'a> {
+                cluster: usize,
+                ids: &'a [String],
+            }
+            output::json_line(
+                out,
+                &ClusterLine {
+                    cluster,
+                    ids: members,
+                },
+            )?;
         } else {
             for id in members {
                 writeln!(out, "{cluster}\t{id}")?;

@@ -30,17 +30,16 @@ pub fn run(args: Args) -> Result<()> {
             "batch\tkind\tcommitted_utc\tlabel\tinserted\treplaced\tunchanged\tdeleted\texpired_by"
         )?;
     }
-    for b in &snapshot.catalog().batches {
+    for b in &snapshot.batches() {
         if args.json {
-            let value = b.to_json();
-            writeln!(out, "{value}")?;
+            output::json_line(&mut out, b)?;
         } else {
             writeln!(
                 out,
                 "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                b.id,
-                b.kind.name(),
-                b.committed_utc(),
+                b.batch,
+                b.kind,
+                b.committed_utc,
                 b.label.as_deref().unwrap_or("-"),
                 b.inserted,
                 b.replaced,

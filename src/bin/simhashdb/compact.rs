@@ -35,14 +35,7 @@ pub fn run(args: Args) -> Result<()> {
             .preview_compaction(args.if_due);
         let mut out = output::stdout();
         if args.json {
-            let value = serde_json::json!({
-                "dry_run": true,
-                "runs_before": plan.runs_before,
-                "runs_after": plan.runs_after,
-                "merged_runs": plan.merged_runs,
-                "table_entries": plan.table_entries,
-            });
-            writeln!(out, "{value}")?;
+            output::json_line(&mut out, &plan)?;
         } else if plan.merged_runs.is_empty() {
             writeln!(out, "nothing to compact (dry run)")?;
         } else {
@@ -73,15 +66,11 @@ pub fn run(args: Args) -> Result<()> {
     let mut out = output::stdout();
     match summary {
         None => writeln!(out, "nothing to compact")?,
-        Some(s) if args.json => writeln!(out, "{}", to_json(&s))?,
+        Some(s) if args.json => output::json_line(&mut out, &s)?,
         Some(s) => writeln!(out, "{}", describe(&s))?,
     }
     out.flush()?;
     Ok(())
-}
-
-pub fn to_json(s: &CompactSummary) -> serde_json::Value {
-    serde_json::to_value(s).expect("a summary serializes")
 }
 
 /// One line: runs, bytes before and after, what was dropped, speed.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{check_id, open_input, read_ids, DeleteSummary, Snapshot, Store};
+use simhashdb::{read_ids, Batch, Snapshot, Store};
 
 use crate::exit_codes::usage;
 
@@ -41,7 +41,7 @@ enum Target {
 pub fn run(args: Args) -> Result<()> {
     let mut ids = args.ids.clone();
     for id in &ids {
-        check_id(id).map_err(|e| usage(format!("argument {id:?}: {e}")))?;
+        Batch::check_id(id).map_err(|e| usage(format!("argument {id:?}: {e}")))?;
     }
     if ids.is_empty() && args.input.is_none() {
         return Err(usage(
@@ -58,13 +58,7 @@ pub fn run(args: Args) -> Result<()> {
         Target::Store(store)
     };
     if let Some(input) = &args.input {
-        let name = if input.as_os_str() == "-" {
-            "<stdin>".to_string()
-        } else {
-            input.display().to_string()
-        };
-        let read = open_input(input).and_then(|reader| read_ids(reader, &name));
-        ids.extend(read.context("nothing was deleted")?);
+        ids.extend(read_ids(input).context("nothing was deleted")?);
     }
     let ids = ids.iter().map(String::as_str);
     let summary = match &mut target {
@@ -74,8 +68,7 @@ pub fn run(args: Args) -> Result<()> {
     .with_context(|| format!("{}: nothing was deleted", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
-        let value = summary_json(&summary, args.dry_run);
-        writeln!(out, "{value}")?;
+        output::json_line(&mut out, &summary)?;
     } else {
         if args.dry_run {
             writeln!(
@@ -98,15 +91,4 @@ pub fn run(args: Args) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// The summary `delete --json` prints (and `serve` answers to a delete).
-pub fn summary_json(summary: &DeleteSummary, dry_run: bool) -> serde_json::Value {
-    serde_json::json!({
-        "batch": summary.batch,
-        "deleted": summary.deleted,
-        "not_found": summary.not_found,
-        "repeated": summary.repeated,
-        "dry_run": dry_run,
-    })
 }

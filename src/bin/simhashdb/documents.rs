@@ -134,9 +134,10 @@ pub fn push_texts(
         )));
     }
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
-        let fp = simhashdb::fingerprint_text(scheme, text)
+        let fp = scheme
+            .fingerprint_document(text)
             .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
-        simhashdb::check_id(id).map_err(|e| usage(format!("--id {}: {e}", i + 1)))?;
+        simhashdb::Batch::check_id(id).map_err(|e| usage(format!("--id {}: {e}", i + 1)))?;
         sink.push(id, fp)?;
     }
     Ok(())

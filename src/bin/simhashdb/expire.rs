@@ -56,13 +56,7 @@ pub fn run(args: Args) -> Result<()> {
     let expired = &summary.expired_batches;
     let mut out = output::stdout();
     if args.json {
-        let value = serde_json::json!({
-            "batch": summary.batch,
-            "expired_batches": expired,
-            "deleted": summary.deleted,
-            "dry_run": args.dry_run,
-        });
-        writeln!(out, "{value}")?;
+        output::json_line(&mut out, &summary)?;
     } else if args.dry_run {
         writeln!(
             out,

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use simhashdb::parquet::{fingerprint_to_i64, Cell, ParquetTable};
-use simhashdb::{format_fingerprint, Snapshot, SCAN_CACHE_BYTES};
+use simhashdb::parquet::ParquetTable;
+use simhashdb::{Document, Snapshot};
 
 use crate::exit_codes::usage;
 use crate::output;
@@ -43,9 +43,9 @@ pub fn run(args: Args) -> Result<()> {
             "--format parquet needs --output FILE (Parquet is not streamed to stdout)",
         ));
     }
-    let snapshot = Snapshot::open_with_cache(&args.store, SCAN_CACHE_BYTES)
+    let snapshot = Snapshot::open_for_scan(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    let bar = crate::progress::bar(snapshot.catalog().documents, "exporting");
+    let bar = crate::progress::bar(snapshot.documents(), "exporting");
     if let (ExportFormat::Parquet, Some(path)) = (format, output_path) {
         export_parquet(&snapshot, path, &|| bar.inc(1))?;
         bar.finish_and_clear();
@@ -59,20 +59,15 @@ pub fn run(args: Args) -> Result<()> {
                 return;
             }
             let written = if format == ExportFormat::Jsonl {
-                let value = serde_json::json!({
-                    "id": id,
-                    "fingerprint": format_fingerprint(fingerprint),
-                    "batch": batch,
-                });
-                writeln!(out, "{value}")
+                output::json_line(out, &Document::new(id, fingerprint, batch))
             } else {
-                writeln!(out, "{id}\t{fingerprint:016x}\t{batch}")
+                writeln!(out, "{id}\t{fingerprint:016x}\t{batch}").map_err(Into::into)
             };
             failure = written.err();
         })?;
         bar.finish_and_clear();
         match failure {
-            Some(e) => Err(e.into()),
+            Some(e) => Err(e),
             None => Ok(()),
         }
     })
@@ -84,12 +79,7 @@ fn export_parquet(snapshot: &Snapshot, path: &Path, tick: &dyn Fn()) -> Result<(
     snapshot.for_each_live_document(|id, fingerprint, batch| {
         tick();
         if failure.is_none() {
-            let row = [
-                Cell::Text(id),
-                Cell::Int64(fingerprint_to_i64(fingerprint)),
-                Cell::Int64(batch as i64),
-            ];
-            failure = table.push(&row).err();
+            failure = table.push_document(id, fingerprint, Some(batch)).err();
         }
     })?;
     match failure {

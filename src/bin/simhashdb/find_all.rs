@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use simhashdb::{
-    find_all, find_all_documents, find_all_settings, format_fingerprint, read_queries, InputFormat,
-    Query, ReadOptions, Settings,
+    find_all, find_all_documents, read_queries, InputFormat, Query, ReadOptions, Settings,
 };
 
 use crate::exit_codes::usage;
@@ -62,17 +61,15 @@ pub fn run(args: Args) -> Result<()> {
         let labelled: Vec<(String, u64)> = queries
             .into_iter()
             .map(|q| {
-                let id = q.id.unwrap_or_else(|| format_fingerprint(q.fingerprint));
+                let id = q.id.unwrap_or_else(|| format!("{:016x}", q.fingerprint));
                 (id, q.fingerprint)
             })
             .collect();
-        let bar = progress::bar(0, "find-all");
-        let pairs = find_all_documents(&labelled, args.distance, args.blocks, |n| bar.inc(n))?;
-        bar.finish_and_clear();
+        let bars = progress::Bars::default();
+        let pairs = find_all_documents(&labelled, args.distance, args.blocks, &bars)?;
         for p in &pairs {
             if args.json {
-                let value = serde_json::json!({"a": p.a, "b": p.b, "distance": p.distance});
-                writeln!(out, "{value}")?;
+                output::json_line(&mut out, p)?;
             } else {
                 writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
             }
@@ -80,24 +77,11 @@ pub fn run(args: Args) -> Result<()> {
         (labelled.len(), pairs.len())
     } else {
         let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
-        let pairs = if args.distance == 0 {
-            Vec::new() // distinct fingerprints are never 0 bits apart
-        } else {
-            let settings =
-                find_all_settings(args.distance, fingerprints.len() as u64, args.blocks)?;
-            let bar = progress::bar(settings.table_count() as u64, "find-all");
-            let pairs = find_all(&fingerprints, &settings, |n| bar.inc(n));
-            bar.finish_and_clear();
-            pairs
-        };
+        let bars = progress::Bars::default();
+        let pairs = find_all(&fingerprints, args.distance, args.blocks, &bars)?;
         for p in &pairs {
             if args.json {
-                let value = serde_json::json!({
-                    "a": format_fingerprint(p.a),
-                    "b": format_fingerprint(p.b),
-                    "distance": p.distance,
-                });
-                writeln!(out, "{value}")?;
+                output::json_line(&mut out, p)?;
             } else {
                 writeln!(out, "{:016x}\t{:016x}\t{}", p.a, p.b, p.distance)?;
             }

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::parquet::{fingerprint_to_i64, Cell, ParquetTable};
-use simhashdb::{Batch, InputFormat, Snapshot};
+use simhashdb::parquet::ParquetTable;
+use simhashdb::{Batch, InputFormat, Query, Snapshot};
 
 use crate::documents::{self, FieldArgs, SchemeArgs};
 use crate::exit_codes::usage;
@@ -83,8 +83,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         let mut table = ParquetTable::documents(path, false)?;
         for i in 0..batch.len() {
-            let fingerprint = fingerprint_to_i64(batch.fingerprint(i));
-            table.push(&[Cell::Text(batch.id(i)), Cell::Int64(fingerprint)])?;
+            table.push_document(batch.id(i), batch.fingerprint(i), None)?;
         }
         table.finish()?;
     } else {
@@ -100,8 +99,11 @@ fn print(out: &mut dyn Write, batch: &Batch, args: &Args) -> Result<()> {
     for i in 0..batch.len() {
         let (id, fp) = (batch.id(i), batch.fingerprint(i));
         if args.json {
-            let value = serde_json::json!({"id": id, "fingerprint": format!("{fp:016x}")});
-            writeln!(out, "{value}")?;
+            let query = Query {
+                id: Some(id.to_string()),
+                fingerprint: fp,
+            };
+            output::json_line(out, &query)?;
         } else if args.verbose {
             writeln!(out, "{id}\t{fp:016x}\t{fp:064b}")?;
         } else {

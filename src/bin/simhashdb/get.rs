@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use simhashdb::{format_fingerprint, Snapshot};
+use simhashdb::Snapshot;
 
 use crate::exit_codes::usage;
 use crate::output;
@@ -33,14 +33,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut missing = Vec::new();
     for id in &args.ids {
         match snapshot.document(id)? {
-            Some(doc) if args.json => {
-                let value = serde_json::json!({
-                    "id": doc.id,
-                    "fingerprint": format_fingerprint(doc.fingerprint),
-                    "batch": doc.batch,
-                });
-                writeln!(out, "{value}")?;
-            }
+            Some(doc) if args.json => output::json_line(&mut out, &doc)?,
             Some(doc) => writeln!(out, "{}\t{:016x}\t{}", doc.id, doc.fingerprint, doc.batch)?,
             None => missing.push(id.as_str()),
         }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{CompactionPolicy, CreateOptions, Settings, Store, DEFAULT_EXPECTED_SIZE};
+use simhashdb::{CompactionPolicy, CreateOptions, Settings, Store};
 
 use crate::documents::SchemeArgs;
 
@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long = "distance", value_name = "K", default_value_t = Settings::default().distance, allow_negative_numbers = true)]
     distance: u8,
     /// About how many fingerprints the store will hold (chooses M when --blocks is absent).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_EXPECTED_SIZE, value_parser = parse_size, allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", default_value_t = Settings::DEFAULT_EXPECTED_SIZE, value_parser = parse_size, allow_negative_numbers = true)]
     expected_size: u64,
     /// Shard files per run, by the leading bits of the permuted keys (a power of two <= 256).
     #[arg(long = "shards", value_name = "S", allow_negative_numbers = true)]

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{CompactSummary, InputFormat, InsertSummary, Store, DEFAULT_RUN_DOCUMENTS};
+use simhashdb::{InputFormat, Insertion, ReadSummary, Store};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -52,7 +52,7 @@ pub struct Args {
     /// Write the batch as runs of at most N documents (about 200 bytes of memory each while a
     /// run is written); all of them commit together. Queries probe each run until compaction
     /// merges them.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_DOCUMENTS as u64,
+    #[arg(long, value_name = "N", default_value_t = Insertion::DEFAULT_RUN_DOCUMENTS as u64,
           value_parser = crate::init::parse_size, allow_negative_numbers = true)]
     run_documents: u64,
     /// Print the summary as JSON.
@@ -81,7 +81,7 @@ impl From<Format> for InputFormat {
 
 pub fn run(args: Args) -> Result<()> {
     if let Some(label) = &args.label {
-        simhashdb::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
+        simhashdb::Batch::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
     }
     // Open (and lock) the store first: a bad store path fails before reading the input.
     let mut store = Store::open(&args.store)
@@ -100,21 +100,23 @@ pub fn run(args: Args) -> Result<()> {
         .begin_insert(args.label.as_deref())
         .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX))
         .compact_after(false);
-    let (mut lines, mut skipped) = (args.text.len() as u64, 0);
     if !args.text.is_empty() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
         documents::push_texts(&args.id, &args.text, scheme, &mut insertion)
             .with_context(not_inserted)?;
+        let mut texts = ReadSummary::default();
+        texts.lines = args.text.len() as u64;
+        texts.documents = texts.lines;
+        insertion.record_read(texts);
     }
     let mut options = args.fields.options(scheme, args.skip_invalid);
     options.format = args.format.map(InputFormat::from);
     if args.text.is_empty() || !args.inputs.is_empty() {
-        let summary =
+        let read =
             documents::read(&args.inputs, &options, &mut insertion).with_context(not_inserted)?;
-        lines += summary.lines;
-        skipped += summary.skipped;
+        insertion.record_read(read);
     }
-    let summary = insertion.commit().with_context(not_inserted)?;
+    let mut summary = insertion.commit().with_context(not_inserted)?;
     // The batch is committed: a failed compaction leaves the store as the batch left it, and
     // the command still succeeds (a script must not send the batch again).
     let mut compaction_failure = None;
@@ -156,16 +158,11 @@ pub fn run(args: Args) -> Result<()> {
             eprintln!("simhashdb: {}", crate::compact::describe(c));
         }
     }
+    summary.compaction = compaction;
+    summary.compaction_failure = compaction_failure;
     let mut out = output::stdout();
     if args.json {
-        let value = summary_json(
-            &summary,
-            lines,
-            skipped,
-            compaction.as_ref(),
-            compaction_failure,
-        );
-        writeln!(out, "{value}")?;
+        output::json_line(&mut out, &summary)?;
     } else {
         write!(
             out,
@@ -176,7 +173,7 @@ pub fn run(args: Args) -> Result<()> {
             write!(out, ", superseded in input {}", summary.superseded)?;
         }
         if args.skip_invalid {
-            write!(out, ", skipped {skipped} invalid lines")?;
+            write!(out, ", skipped {} invalid lines", summary.read.skipped)?;
         }
         match summary.batch {
             Some(b) => writeln!(out, " (batch {b})")?,
@@ -185,28 +182,4 @@ pub fn run(args: Args) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// The summary `insert --json` prints (and `serve` answers to an insert): the batch's counts,
-/// the input `lines` read and `skipped`, and the compaction that followed, if any.
-pub fn summary_json(
-    summary: &InsertSummary,
-    lines: u64,
-    skipped: u64,
-    compaction: Option<&CompactSummary>,
-    compaction_failure: Option<String>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "batch": summary.batch,
-        "lines": lines,
-        "inserted": summary.inserted,
-        "replaced": summary.replaced,
-        "unchanged": summary.unchanged,
-        "superseded": summary.superseded,
-        "skipped": skipped,
-        "new_fingerprints": summary.new_fingerprints,
-        "runs": summary.runs,
-        "compaction": compaction.map(crate::compact::to_json),
-        "compaction_failure": compaction_failure,
-    })
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use simhashdb::Store;
 
 /// Upgrade a store written by an older simhashdb to this build's format, one version at a time
 /// (see migrations/ in the source). Each step commits atomically: a crash leaves the store at
@@ -18,29 +19,33 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let done = simhashdb::migrate(&args.store)
+    let from = Store::migrate(&args.store)
         .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
+    let to = Store::FORMAT_VERSION;
     if args.json {
-        let value = serde_json::json!({
-            "from": done.from,
-            "to": done.to,
-            "migrated": done.from != done.to,
-        });
+        /// What `migrate --json` prints.
+        #[derive(serde::Serialize)]
+        struct Outcome {
+            from: u32,
+            to: u32,
+            migrated: bool,
+        }
         let mut out = crate::output::stdout();
-        writeln!(out, "{value}")?;
+        let migrated = from != to;
+        crate::output::json_line(&mut out, &Outcome { from, to, migrated })?;
         out.flush()?;
-    } else if done.from == done.to {
+    } else if from == to {
         eprintln!(
             "{}: already at format version {}: nothing to do",
             args.store.display(),
-            done.to
+            to
         );
     } else {
         eprintln!(
             "{}: migrated from format version {} to {}",
             args.store.display(),
-            done.from,
-            done.to
+            from,
+            to
         );
     }
     Ok(())

@@ -39,3 +39,10 @@ pub fn is_parquet_name(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
+
+/// Writes `value` as one JSON line, its keys sorted (as every JSON line the CLI prints: the
+/// shapes are the library's serde forms, so CLI, HTTP and Python answer alike).
+pub fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
+    writeln!(out, "{}", serde_json::to_value(value)?)?;
+    Ok(())
+}

@@ -4,10 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{
-    fingerprint_text, format_fingerprint, parse_fingerprint, read_queries, InputFormat, Query,
-    Snapshot,
-};
+use simhashdb::{parse_fingerprint, read_queries, InputFormat, Match, Query, Snapshot};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -99,8 +96,9 @@ pub fn run(args: Args) -> Result<()> {
     let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        let fingerprint =
-            fingerprint_text(scheme, text).map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
+        let fingerprint = scheme
+            .fingerprint_document(text)
+            .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
         queries.push(Query {
             id: None,
             fingerprint,
@@ -141,22 +139,25 @@ fn write_matches(
         let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
         let answers = snapshot.query_many(&fingerprints, distance)?;
         for (q, matches) in round.iter().zip(answers) {
-            let label = match &q.id {
-                Some(id) => id.clone(),
-                None => format_fingerprint(q.fingerprint),
-            };
-            for m in matches {
+            let hex = format!("{:016x}", q.fingerprint);
+            let label = q.id.as_deref().unwrap_or(&hex);
+            for m in &matches {
                 if json {
-                    let mut value = serde_json::json!({
-                        "query": label,
-                        "id": m.id,
-                        "fingerprint": format_fingerprint(m.fingerprint),
-                        "distance": m.distance,
-                    });
-                    if q.id.is_some() {
-                        value["query_fingerprint"] = format_fingerprint(q.fingerprint).into();
+                    /// A match as `query --json` prints it: the query, then the library's match.
+                    #[derive(serde::Serialize)]
+                    struct MatchLine<'a> {
+                        query: &'a str,
+                        #[serde(flatten)]
+                        found: &'a Match,
+                        #[serde(skip_serializing_if = "Option::is_none")]
+                        query_fingerprint: Option<&'a str>,
                     }
-                    writeln!(out, "{value}")?;
+                    let line = MatchLine {
+                        query: label,
+                        found: m,
+                        query_fingerprint: q.id.is_some().then_some(hex.as_str()),
+                    };
+                    output::json_line(out, &line)?;
                 } else {
                     writeln!(
                         out,

@@ -38,19 +38,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut out = output::stdout();
     for r in &report.runs {
         if args.json {
-            let value = serde_json::json!({
-                "run": r.run,
-                "replaced_by": r.replaced_by,
-                "damage": r.damage,
-                "documents": r.documents,
-                "fingerprints": r.fingerprints,
-                "documents_from_postings": r.documents_from_postings,
-                "batches_guessed": r.batches_guessed,
-                "fingerprints_restored": r.fingerprints_restored,
-                "documents_lost": r.documents_lost,
-                "ids_maybe_undeleted": r.ids_maybe_undeleted,
-            });
-            writeln!(out, "{value}")?;
+            output::json_line(&mut out, r)?;
             continue;
         }
         for damage in &r.damage {
@@ -83,13 +71,21 @@ pub fn run(args: Args) -> Result<()> {
     }
     let damaged = report.runs.len();
     if args.json {
-        let value = serde_json::json!({
-            "runs_checked": report.runs_checked,
-            "runs_damaged": damaged,
-            "committed": report.committed,
-            "dry_run": args.dry_run,
-        });
-        writeln!(out, "{value}")?;
+        /// The last line of `repair --json`.
+        #[derive(serde::Serialize)]
+        struct Outcome {
+            runs_checked: usize,
+            runs_damaged: usize,
+            committed: bool,
+            dry_run: bool,
+        }
+        let outcome = Outcome {
+            runs_checked: report.runs_checked,
+            runs_damaged: damaged,
+            committed: report.committed,
+            dry_run: args.dry_run,
+        };
+        output::json_line(&mut out, &outcome)?;
     } else if damaged == 0 {
         writeln!(out, "no damage found in {} runs", report.runs_checked)?;
     } else if report.committed {

@@ -4,13 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use serde_json::json;
-use simhashdb::tune::{
-    candidate_schemes,
-    plot::{is_svg, write_plot},
-    tune, Choice, Score, TruthSource, TuneOptions, Tuning, DEFAULT_MAX_DISTANCE,
-    DEFAULT_MIN_JACCARD,
-};
+use simhashdb::tune::{tune, Choice, Score, TruthSource, TuneOptions, Tuning};
 use simhashdb::Scheme;
 
 use crate::documents::FieldArgs;
@@ -40,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
     /// A pair is a near-duplicate when its Jaccard similarity is at least J, in (0, 1].
-    #[arg(long, value_name = "J", default_value_t = DEFAULT_MIN_JACCARD, allow_negative_numbers = true)]
+    #[arg(long, value_name = "J", default_value_t = TuneOptions::DEFAULT_MIN_JACCARD, allow_negative_numbers = true)]
     min_jaccard: f64,
     /// The true pairs: ID_A ID_B [JACCARD [INTER UNION]] per line (tabs or spaces); pairs
     /// below J by their JACCARD or INTER/UNION are not true.
@@ -57,7 +51,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Measure distances 0..=K.
-    #[arg(long, value_name = "K", default_value_t = DEFAULT_MAX_DISTANCE, allow_negative_numbers = true)]
+    #[arg(long, value_name = "K", default_value_t = TuneOptions::DEFAULT_MAX_DISTANCE, allow_negative_numbers = true)]
     max_distance: u8,
     /// Measure only these schemes (comma-separated names such as words-2-minhash,seomoz)
     /// [default: all].
@@ -72,7 +66,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let schemes = if args.schemes.is_empty() {
-        candidate_schemes()
+        TuneOptions::candidate_schemes()
     } else {
         args.schemes
             .iter()
@@ -81,7 +75,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     if let Some(plot) = &args.plot {
         // Before the run: a wrong name should not cost a whole measurement.
-        is_svg(plot).map_err(|e| usage(format!("--plot {e}")))?;
+        Tuning::check_plot_path(plot).map_err(|e| usage(format!("--plot {e}")))?;
     }
     let options = TuneOptions {
         min_jaccard: args.min_jaccard,
@@ -98,7 +92,7 @@ pub fn run(args: Args) -> Result<()> {
     let bars = progress::Bars::default();
     let tuning = tune(&args.corpus, &options, &bars)?;
     if let Some(plot) = &args.plot {
-        write_plot(&tuning, plot)?;
+        tuning.write_plot(plot)?;
     }
     let mut out = output::stdout();
     if args.json {
@@ -110,79 +104,153 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn score_json(score: &Score) -> serde_json::Value {
-    json!({
-        "distance": score.distance,
-        "pairs": score.pairs,
-        "true_positives": score.true_positives,
-        "true_pairs": score.true_pairs,
-        "precision": score.precision,
-        "recall": score.recall,
-        "recall_low": score.recall_interval.0,
-        "recall_high": score.recall_interval.1,
-        "f1": score.f1,
-    })
+/// The arguments of `simhashdb init STORE` that create a store for `choice`. A scheme's
+/// name is `seomoz` or `KIND-N-WEIGHT`, which `--scheme KIND --shingle N --weight WEIGHT`
+/// spell.
+fn init_args(choice: &Choice) -> Vec<String> {
+    let name = choice.scheme.name();
+    let mut args = match name.split('-').collect::<Vec<_>>()[..] {
+        [kind, n, weight] => ["--scheme", kind, "--shingle", n, "--weight", weight]
+            .map(String::from)
+            .to_vec(),
+        _ => vec!["--scheme".to_string(), name.clone()],
+    };
+    args.extend([
+        "--distance".to_string(),
+        choice.settings.distance.to_string(),
+        "--expected-size".to_string(),
+        choice.expected_size.to_string(),
+    ]);
+    args
 }
 
-fn choice_json(choice: &Choice) -> serde_json::Value {
-    let mut value = json!({
-        "init_args": choice.init_args(),
-        "distance": choice.distance(),
-        "scheme": choice.scheme.name(),
-        "blocks": choice.settings.blocks,
-        "tables": choice.settings.table_count(),
-        "disk_bytes_per_document": choice.settings.disk_bytes_per_document().round(),
-        "query_micros": choice.settings.estimated_query_micros(choice.expected_size).round(),
-        "score": score_json(&choice.score),
-    });
-    if let Some(j) = choice.min_jaccard {
-        value["min_jaccard"] = json!(j);
-    }
-    value
+/// A recommendation as the last line of `tune --json` holds it.
+#[derive(serde::Serialize)]
+struct ChoiceJson<'a> {
+    init_args: Vec<String>,
+    distance: u8,
+    scheme: String,
+    blocks: u8,
+    tables: usize,
+    disk_bytes_per_document: f64,
+    query_micros: f64,
+    score: &'a Score,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_jaccard: Option<f64>,
 }
 
-fn write_json(out: &mut impl Write, tuning: &Tuning) -> Result<()> {
-    let mut corpus = json!({
-        "corpus": {
-            "documents": tuning.corpus_documents,
-            "measured": tuning.documents,
-            "sampled": tuning.sampled,
-            "skipped": tuning.skipped,
-            "min_jaccard": tuning.min_jaccard,
-            "true_pairs": tuning.true_pairs,
-            "truth": match tuning.truth { TruthSource::Exact => "exact", TruthSource::Gold { .. } => "gold" },
+impl<'a> ChoiceJson<'a> {
+    fn of(choice: &'a Choice) -> Self {
+        ChoiceJson {
+            init_args: init_args(choice),
+            distance: choice.distance(),
+            scheme: choice.scheme.name(),
+            blocks: choice.settings.blocks,
+            tables: choice.settings.table_count(),
+            disk_bytes_per_document: choice.settings.disk_bytes_per_document().round(),
+            query_micros: choice
+                .settings
+                .estimated_query_micros(choice.expected_size)
+                .round(),
+            score: &choice.score,
+            min_jaccard: choice.min_jaccard,
         }
-    });
-    if let TruthSource::Gold {
-        agreed,
-        gold_only,
-        text_only,
-        ..
-    } = &tuning.truth
-    {
-        corpus["corpus"]["gold_agreement"] =
-            json!({"agreed": agreed, "gold_only": gold_only, "text_only": text_only});
     }
-    writeln!(out, "{corpus}")?;
+}
+
+fn write_json(out: &mut dyn Write, tuning: &Tuning) -> Result<()> {
+    /// The first line: the corpus and where the truth came from.
+    #[derive(serde::Serialize)]
+    struct CorpusLine {
+        corpus: Corpus,
+    }
+    #[derive(serde::Serialize)]
+    struct Corpus {
+        documents: u64,
+        measured: u64,
+        sampled: bool,
+        skipped: u64,
+        min_jaccard: f64,
+        true_pairs: u64,
+        truth: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gold_agreement: Option<GoldAgreement>,
+    }
+    #[derive(serde::Serialize)]
+    struct GoldAgreement {
+        agreed: u64,
+        gold_only: u64,
+        text_only: u64,
+    }
+    /// One score line: the scheme, fingerprints or verified, and the score.
+    #[derive(serde::Serialize)]
+    struct ScoreLine<'a> {
+        scheme: String,
+        mode: &'static str,
+        #[serde(flatten)]
+        score: &'a Score,
+    }
+    /// The last line.
+    #[derive(serde::Serialize)]
+    struct RecommendLine<'a> {
+        recommend: Recommend<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Recommend<'a> {
+        fingerprints_only: ChoiceJson<'a>,
+        verified: ChoiceJson<'a>,
+    }
+    let gold_agreement = match tuning.truth {
+        TruthSource::Exact => None,
+        TruthSource::Gold {
+            agreed,
+            gold_only,
+            text_only,
+            ..
+        } => Some(GoldAgreement {
+            agreed,
+            gold_only,
+            text_only,
+        }),
+    };
+    let corpus = Corpus {
+        documents: tuning.corpus_documents,
+        measured: tuning.documents,
+        sampled: tuning.sampled,
+        skipped: tuning.skipped,
+        min_jaccard: tuning.min_jaccard,
+        true_pairs: tuning.true_pairs,
+        truth: if gold_agreement.is_some() {
+            "gold"
+        } else {
+            "exact"
+        },
+        gold_agreement,
+    };
+    output::json_line(out, &CorpusLine { corpus })?;
     for scheme in &tuning.schemes {
         for (mode, scores) in [
             ("fingerprints", &scheme.fingerprints),
             ("verified", &scheme.verified),
         ] {
             for score in scores {
-                let mut line = score_json(score);
-                line["scheme"] = json!(scheme.scheme.name());
-                line["mode"] = json!(mode);
-                writeln!(out, "{line}")?;
+                let scheme = scheme.scheme.name();
+                output::json_line(
+                    out,
+                    &ScoreLine {
+                        scheme,
+                        mode,
+                        score,
+                    },
+                )?;
             }
         }
     }
-    let r = &tuning.recommendation;
-    let last = json!({"recommend": {
-        "fingerprints_only": choice_json(&r.fingerprints_only),
-        "verified": choice_json(&r.verified),
-    }});
-    writeln!(out, "{last}")?;
+    let recommend = Recommend {
+        fingerprints_only: ChoiceJson::of(&tuning.fingerprints_only),
+        verified: ChoiceJson::of(&tuning.verified),
+    };
+    output::json_line(out, &RecommendLine { recommend })?;
     Ok(())
 }
 
@@ -253,20 +321,19 @@ fn write_report(out: &mut impl Write, tuning: &Tuning, corpus: &[PathBuf]) -> Re
     }
     let corpus: Vec<String> = corpus.iter().map(|p| p.display().to_string()).collect();
     let corpus = corpus.join(" ");
-    let r = &tuning.recommendation;
     writeln!(out)?;
     writeln!(out, "Recommended for stores that keep no text:")?;
     write_choice(
         out,
-        &r.fingerprints_only,
+        &tuning.fingerprints_only,
         &format!(
             "simhashdb audit STORE --distance {}",
-            r.fingerprints_only.distance()
+            tuning.fingerprints_only.distance()
         ),
     )?;
     writeln!(out)?;
     writeln!(out, "Recommended for audits that re-read the text:")?;
-    let v = &r.verified;
+    let v = &tuning.verified;
     write_choice(
         out,
         v,
@@ -284,7 +351,7 @@ fn write_choice(out: &mut impl Write, choice: &Choice, then: &str) -> Result<()>
     writeln!(
         out,
         "  simhashdb init STORE {}",
-        choice.init_args().join(" ")
+        init_args(choice).join(" ")
     )?;
     writeln!(out, "  {then}")?;
     writeln!(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhashdb::verify_store_with_progress;
+use simhashdb::Store;
 
 use crate::exit_codes;
 
@@ -46,12 +46,11 @@ pub fn run(args: Args) -> ExitCode {
 /// Whether the store is clean.
 fn check(args: &Args) -> anyhow::Result<bool> {
     let bars = crate::progress::Bars::default();
-    let report = verify_store_with_progress(&args.store, args.deep, &bars)
+    let report = Store::verify(&args.store, args.deep, &bars)
         .with_context(|| format!("{}: cannot verify the store", args.store.display()))?;
     let mut out = output::stdout();
     if args.json {
-        let value = report.to_json();
-        writeln!(out, "{value}")?;
+        output::json_line(&mut out, &report)?;
     } else {
         for f in &report.findings {
             writeln!(out, "{}\t{}", f.location(), f.problem)?;

@@ -21,19 +21,22 @@ mod sources;
 
 use std::borrow::Cow;
 use std::io::BufRead;
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::{check_id, Batch, DocumentSink};
+use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
 
 pub(crate) use crate::io::document::{
-    fingerprint_text, is_parquet_head, parse_fingerprint, problem_of, InputFormat, ReadOptions,
-    ReadSummary, KEPT_SKIP_MESSAGES, STDIN,
+    is_parquet_head, parse_fingerprint, problem_of, InputFormat, ReadOptions, STDIN,
 };
 pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
 pub use queries::{read_queries, Query};
-pub use sources::{open_input, read_sources};
+pub(crate) use sources::open_input;
+pub use sources::read_sources;
 
 /// One parsed document line.
 fn parse_document<'a>(
@@ -87,7 +90,7 @@ fn parse_document<'a>(
                         .scheme
                         .as_ref()
                         .map_err(|why| Error::input(why.to_string()))?;
-                    fingerprint_text(scheme, text)?
+                    scheme.fingerprint_document(text)?
                 }
                 (None, Some(_)) => {
                     return Err(Error::input(format!(
@@ -134,11 +137,23 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// the whole read with `source:line: what is wrong` unless `options.skip_invalid`, which
 /// counts and skips it.
 pub fn read_documents(
+    reader: impl BufRead,
+    source: &str,
+    options: &ReadOptions,
+    sink: &mut dyn DocumentSink,
+    progress: &dyn Progress,
+) -> Result<ReadSummary> {
+    let _phase = Phase::start(progress, "reading", 0);
+    read_stream(reader, source, options, sink, progress)
+}
+
+/// [`read_documents`] within a phase its caller started.
+pub(crate) fn read_stream(
     mut reader: impl BufRead,
     source: &str,
     options: &ReadOptions,
     sink: &mut dyn DocumentSink,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
     let format = match options.format {
@@ -154,7 +169,7 @@ pub fn read_documents(
             reader
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io(source, e))?;
-            progress(bytes.len() as u64);
+            progress.advance(bytes.len() as u64);
             let result = text_document(source, &bytes, options);
             summary.record(result, sink, options.skip_invalid)?;
             return Ok(summary);
@@ -198,7 +213,7 @@ pub fn read_documents(
             if chunk.is_empty() {
                 break;
             }
-            progress(chunk.len() as u64);
+            progress.advance(chunk.len() as u64);
             let lines = bytecount_newlines(&chunk) + u64::from(!chunk.ends_with(b"\n"));
             chunks.push((line_no, chunk));
             line_no += lines;
@@ -242,7 +257,8 @@ fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(S
         .map_err(|why| invalid(why.to_string()))?;
     check_id(source)
         .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
-    fingerprint_text(scheme, text)
+    scheme
+        .fingerprint_document(text)
         .map(|fp| (source.to_string(), fp))
         .map_err(|e| invalid(problem_of(e)))
 }
@@ -261,7 +277,7 @@ pub(crate) fn read_parquet_input(
     source: &str,
     options: &ReadOptions,
     sink: &mut dyn DocumentSink,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     #[cfg(feature = "parquet")]
     {
@@ -334,10 +350,20 @@ fn bytecount_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// Reads ids to delete, one per line (blank lines skipped): a bare id, the first column of a
-/// tab-separated line (so an `insert` file deletes what it inserted), or a JSON object with
-/// an "id" string.
-pub fn read_ids(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
+/// Reads ids to delete from `input` (a file, gzip or zstd too, or `-` for stdin), one per
+/// line (blank lines skipped): a bare id, the first column of a tab-separated line (so an
+/// `insert` file deletes what it inserted), or a JSON object with an "id" string.
+pub fn read_ids(input: &Path) -> Result<Vec<String>> {
+    let source = if input.as_os_str() == "-" {
+        STDIN.to_string()
+    } else {
+        input.display().to_string()
+    };
+    read_ids_from(open_input(input)?, &source)
+}
+
+/// [`read_ids`] of `reader`, named `source` in errors.
+fn read_ids_from(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
         let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);
@@ -417,7 +443,7 @@ mod tests {
                 Just(InputFormat::Text),
             ]),
         ) {
-            let _ = read_ids(&bytes[..], "fuzz");
+            let _ = read_ids_from(&bytes[..], "fuzz");
             let options = ReadOptions {
                 format,
                 skip_invalid: skip,

@@ -8,14 +8,19 @@ use super::{
 };
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
+use crate::similarity::fingerprint::hex;
 use crate::write::batch::Batch;
 
-/// One query: a fingerprint, and the id of the document it was made from, if it was.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One query: a fingerprint, and the id of the document it was made from, if it was. Its
+/// JSON form (`fingerprint --json`) is `{"id", "fingerprint" (16 hex digits)}`, without an
+/// id when there is none.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Query {
     /// The document's id; None for a fingerprint given as such.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The fingerprint to look for.
+    #[serde(serialize_with = "hex::serialize")]
     pub fingerprint: u64,
 }
 
@@ -47,7 +52,7 @@ pub fn read_queries(
             ));
         }
         let mut batch = Batch::new();
-        let summary = read_sources(&[input.to_path_buf()], options, &mut batch, &|_| {})?;
+        let summary = read_sources(&[input.to_path_buf()], options, &mut batch, &())?;
         push_documents(&batch, queries);
         return Ok(summary);
     }
@@ -65,7 +70,7 @@ pub fn read_queries(
     if format == InputFormat::Parquet {
         let mut batch = Batch::new();
         let input = ParquetInput::Bytes(bytes);
-        let summary = read_parquet_input(input, &name, options, &mut batch, &|_| {})?;
+        let summary = read_parquet_input(input, &name, options, &mut batch, &())?;
         push_documents(&batch, queries);
         return Ok(summary);
     }
@@ -74,7 +79,7 @@ pub fn read_queries(
         ..options.clone()
     };
     let mut batch = Batch::new();
-    let summary = read_documents(&bytes[..], &name, &options, &mut batch, &|_| {})?;
+    let summary = read_documents(&bytes[..], &name, &options, &mut batch, &())?;
     push_documents(&batch, queries);
     Ok(summary)
 }

@@ -18,8 +18,9 @@ use rayon::prelude::*;
 use super::decode::{decoded, decoded_bytes};
 use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
-use super::{read_documents, read_parquet_input, text_document, InputFormat, ParquetInput};
+use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
 use crate::error::{Error, Result};
+use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::DocumentSink;
 
 /// Text files are read and fingerprinted together up to about this many bytes.
@@ -29,7 +30,7 @@ const GROUP_FILES: usize = 4096;
 
 /// An input given by the user: `-` for stdin, else a file, decompressed when it is gzip or
 /// zstd and without a byte-order mark. Errors name the file (stdin is `<stdin>`).
-pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>> {
+pub(crate) fn open_input(path: &Path) -> Result<Box<dyn BufRead>> {
     if path.as_os_str() == "-" {
         return decoded(std::io::stdin().lock(), STDIN);
     }
@@ -106,8 +107,9 @@ pub fn read_sources(
     inputs: &[PathBuf],
     options: &ReadOptions,
     sink: &mut dyn DocumentSink,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &dyn Progress,
 ) -> Result<ReadSummary> {
+    let _phase = Phase::start(progress, "reading", 0);
     let mut reader = SourceReader {
         options,
         sink,
@@ -135,7 +137,7 @@ pub fn read_sources(
 struct SourceReader<'a> {
     options: &'a ReadOptions,
     sink: &'a mut dyn DocumentSink,
-    progress: &'a (dyn Fn(u64) + Sync),
+    progress: &'a dyn Progress,
     summary: ReadSummary,
     /// Text files waiting to be fingerprinted together, in input order.
     texts: Vec<PathBuf>,
@@ -186,7 +188,7 @@ impl SourceReader<'_> {
             format: Some(format),
             ..self.options.clone()
         };
-        let summary = read_documents(reader, name, &options, self.sink, self.progress)?;
+        let summary = read_stream(reader, name, &options, self.sink, self.progress)?;
         self.summary.add(summary);
         Ok(())
     }
@@ -202,7 +204,7 @@ impl SourceReader<'_> {
                 let name = path.display().to_string();
                 let file = File::open(path).map_err(|e| Error::io(path, e))?;
                 let bytes = decoded_bytes(file, &name)?;
-                progress(bytes.len() as u64);
+                progress.advance(bytes.len() as u64);
                 Ok(text_document(&name, &bytes, options))
             })
             .collect();

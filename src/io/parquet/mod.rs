@@ -11,14 +11,14 @@ mod read;
 mod write;
 
 pub(crate) use read::{read_parquet, read_parquet_texts};
-pub use write::{write_clusters_parquet, write_pairs_parquet, Cell, ParquetTable};
+pub use write::ParquetTable;
 
 /// A fingerprint as an `int64` column holds it: the same 64 bits.
-pub fn fingerprint_to_i64(fingerprint: u64) -> i64 {
+pub(crate) fn fingerprint_to_i64(fingerprint: u64) -> i64 {
     fingerprint as i64
 }
 
 /// The fingerprint an `int64` column holds.
-pub fn fingerprint_from_i64(value: i64) -> u64 {
+pub(crate) fn fingerprint_from_i64(value: i64) -> u64 {
     value as u64
 }

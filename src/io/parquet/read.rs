@@ -12,9 +12,9 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::io::document::{
-    fingerprint_text, parse_fingerprint, problem_of, ReadOptions, ReadSummary,
-};
+use crate::io::document::{parse_fingerprint, problem_of, ReadOptions};
+use crate::sys::progress::Progress;
+use crate::write::batch::ReadSummary;
 use crate::write::batch::{check_id, Batch, DocumentSink};
 
 /// Rows decoded at a time: big enough to fingerprint in parallel, small enough to bound memory.
@@ -37,7 +37,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     source: &str,
     options: &ReadOptions,
     sink: &mut dyn DocumentSink,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let file_bytes = data.len();
     let unreadable = |e: &dyn std::fmt::Display| {
@@ -97,7 +97,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                     .into_par_iter()
                     .map(|row| match texts.is_null(row) {
                         true => Err(Error::input(format!("null in column {name:?}"))),
-                        false => fingerprint_text(scheme, texts.value(row)),
+                        false => scheme.fingerprint_document(texts.value(row)),
                     })
                     .collect()
             }
@@ -121,7 +121,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         summary.documents += batch.len() as u64;
         sink.append(batch)?;
         first_row += rows as u64;
-        progress(file_bytes * rows as u64 / total_rows.max(1));
+        progress.advance(file_bytes * rows as u64 / total_rows.max(1));
     }
     Ok(summary)
 }

@@ -21,7 +21,7 @@ const ROWS_PER_FLUSH: usize = 1 << 16;
 
 /// One value of a row.
 #[derive(Clone, Copy, Debug)]
-pub enum Cell<'a> {
+enum Cell<'a> {
     /// A string column's value.
     Text(&'a str),
     /// An int64 column's value (a fingerprint: its 64 bits, see [`super::fingerprint_to_i64`]).
@@ -129,8 +129,60 @@ impl ParquetTable {
         })
     }
 
+    /// Appends a document to a [`ParquetTable::documents`] table; `batch` is Some exactly
+    /// when the table has a batch column (else this panics).
+    pub fn push_document(&mut self, id: &str, fingerprint: u64, batch: Option<u64>) -> Result<()> {
+        let fingerprint = Cell::Int64(super::fingerprint_to_i64(fingerprint));
+        match batch {
+            Some(batch) => self.push(&[Cell::Text(id), fingerprint, Cell::Int64(batch as i64)]),
+            None => self.push(&[Cell::Text(id), fingerprint]),
+        }
+    }
+
+    /// Appends a pair to a [`ParquetTable::pairs`] table; `jaccard` is Some exactly when the
+    /// table has a jaccard column (else this panics).
+    pub fn push_pair(&mut self, pair: &DocumentPair, jaccard: Option<f64>) -> Result<()> {
+        let (a, b, distance) = (
+            Cell::Text(&pair.a),
+            Cell::Text(&pair.b),
+            Cell::Int32(pair.distance as i32),
+        );
+        match jaccard {
+            Some(j) => self.push(&[a, b, distance, Cell::Float64(j)]),
+            None => self.push(&[a, b, distance]),
+        }
+    }
+
+    /// Appends a member of cluster number `cluster` to a [`ParquetTable::clusters`] table.
+    pub fn push_cluster_member(&mut self, cluster: u64, id: &str) -> Result<()> {
+        self.push(&[Cell::Int64(cluster as i64), Cell::Text(id)])
+    }
+
+    /// Writes audit pairs (with their Jaccard similarity when every pair has one) to `path`;
+    /// returns the rows written.
+    pub fn write_pairs(path: &Path, pairs: &[(DocumentPair, Option<f64>)]) -> Result<u64> {
+        let with_jaccard = !pairs.is_empty() && pairs.iter().all(|(_, j)| j.is_some());
+        let mut table = ParquetTable::pairs(path, with_jaccard)?;
+        for (pair, jaccard) in pairs {
+            table.push_pair(pair, jaccard.filter(|_| with_jaccard))?;
+        }
+        table.finish()
+    }
+
+    /// Writes clusters to `path`, numbered from 1 in the order given: one row per member;
+    /// returns the rows written.
+    pub fn write_clusters(path: &Path, clusters: &[Vec<String>]) -> Result<u64> {
+        let mut table = ParquetTable::clusters(path)?;
+        for (n, members) in clusters.iter().enumerate() {
+            for id in members {
+                table.push_cluster_member(n as u64 + 1, id)?;
+            }
+        }
+        table.finish()
+    }
+
     /// Appends a row. Panics unless `row` has the schema's columns, in order.
-    pub fn push(&mut self, row: &[Cell]) -> Result<()> {
+    fn push(&mut self, row: &[Cell]) -> Result<()> {
         assert_eq!(row.len(), self.columns.len(), "a row of the table's width");
         for (column, cell) in self.columns.iter_mut().zip(row) {
             match (column, *cell) {
@@ -196,33 +248,4 @@ impl ParquetTable {
 
 fn write_error(path: &Path, error: impl std::fmt::Display) -> Error {
     Error::io(path, std::io::Error::other(error.to_string()))
-}
-
-/// Writes audit pairs (with their Jaccard similarity when every pair has one) to `path`.
-pub fn write_pairs_parquet(path: &Path, pairs: &[(DocumentPair, Option<f64>)]) -> Result<u64> {
-    let with_jaccard = !pairs.is_empty() && pairs.iter().all(|(_, j)| j.is_some());
-    let mut table = ParquetTable::pairs(path, with_jaccard)?;
-    for (pair, jaccard) in pairs {
-        let mut row = vec![
-            Cell::Text(&pair.a),
-            Cell::Text(&pair.b),
-            Cell::Int32(pair.distance as i32),
-        ];
-        if with_jaccard {
-            row.push(Cell::Float64(jaccard.unwrap_or(f64::NAN)));
-        }
-        table.push(&row)?;
-    }
-    table.finish()
-}
-
-/// Writes clusters to `path`, numbered from 1 in the order given: one row per member.
-pub fn write_clusters_parquet(path: &Path, clusters: &[Vec<String>]) -> Result<u64> {
-    let mut table = ParquetTable::clusters(path)?;
-    for (n, members) in clusters.iter().enumerate() {
-        for id in members {
-            table.push(&[Cell::Int64(n as i64 + 1), Cell::Text(id)])?;
-        }
-    }
-    table.finish()
 }

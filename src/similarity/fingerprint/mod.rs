@@ -2,21 +2,22 @@
 //! simhash bit vote (Charikar 2002) or a 1-bit minhash, whose bits keep near-duplicates closer.
 //!
 //! Two families of [`Scheme`]:
-//! - [`Scheme::Shingles`], simhashdb's own: text lower-cased, tokens are the maximal runs of
+//! - Shingles (`words-N-WEIGHT`, `chars-N-WEIGHT`), simhashdb's own: text lower-cased, tokens are the maximal runs of
 //!   alphanumeric characters (Unicode `Alphabetic` or `Numeric`; everything else separates),
 //!   features are word w-grams (tokens joined by one space) or character n-grams of the tokens
 //!   joined by single spaces, each hashed with XXH3-64 (seed 0) of its UTF-8 bytes. The bits
-//!   come from the distinct features by 1-bit one-permutation minhash ([`Weighting::MinHash`],
-//!   the default, see [`minhash`]), or from the simhash bit vote over each distinct feature
-//!   once ([`Weighting::Set`]) or each occurrence ([`Weighting::Count`]).
+//!   come from the distinct features by 1-bit one-permutation minhash (`minhash`, the
+//!   default, see [`minhash`]), or from the simhash bit vote over each distinct feature once
+//!   (`set`) or each occurrence (`count`).
 //!   A text with fewer tokens (or characters) than one shingle is one shingle of all of them.
-//! - [`Scheme::Seomoz`]: seomoz simhash-py 0.4 bit for bit (see [`seomoz`]).
+//! - `seomoz`: seomoz simhash-py 0.4 bit for bit (see [`seomoz`]).
 //!
 //! In the bit vote, bit i (0 = least significant) is set iff the weights of the features whose
 //! hash has bit i set outweigh those whose hash has it clear. A text with no features is 0.
 //! Every hash here is a fixed published function: fingerprints are the same across versions,
 //! platforms and runs.
 
+pub(crate) mod hex;
 pub mod minhash;
 pub mod seomoz;
 mod tokens;
@@ -25,11 +26,11 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
-pub use tokens::{tokens, Tokens};
+pub(crate) use tokens::tokens;
 
 /// What a feature is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub enum Features {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Features {
     /// w consecutive tokens joined by one space.
     Words(u8),
     /// n consecutive characters of the tokens joined by single spaces.
@@ -37,8 +38,8 @@ pub enum Features {
 }
 
 /// How much each feature counts in the bit vote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub enum Weighting {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Weighting {
     /// Each distinct feature once: the fingerprint approximates the angle between feature sets.
     Set,
     /// Each feature as often as it occurs.
@@ -49,10 +50,14 @@ pub enum Weighting {
     MinHash,
 }
 
-/// How text becomes a fingerprint. Part of a store's settings: text inserted or queried is
-/// always fingerprinted with the store's scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub enum Scheme {
+/// How text becomes a fingerprint (see the module docs), named `seomoz` or `KIND-N-WEIGHT`
+/// such as `words-2-minhash` ([`Scheme::parse`], [`Scheme::name`]). Part of a store's
+/// settings: text inserted or queried is always fingerprinted with the store's scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scheme(Kind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
     /// simhashdb's tokenizer, shingles and XXH3-64 hashes.
     Shingles {
         /// What a feature is.
@@ -74,10 +79,7 @@ impl Default for Scheme {
     /// (docs/quality.md) for the best F1 at the default K = 3 (0.886), and the best two-stage
     /// quality (candidates at K = 8, then exact Jaccard: 0.998).
     fn default() -> Self {
-        Scheme::Shingles {
-            features: Features::Words(DEFAULT_WORDS),
-            weighting: Weighting::MinHash,
-        }
+        Scheme::shingles(Features::Words(DEFAULT_WORDS), Weighting::MinHash)
     }
 }
 
@@ -91,6 +93,17 @@ impl fmt::Display for Scheme {
 }
 
 impl Scheme {
+    /// seomoz simhash-py 0.4's README pipeline.
+    pub(crate) const SEOMOZ: Scheme = Scheme(Kind::Seomoz);
+
+    /// simhashdb's own: `features` of the text, hashed, made bits by `weighting`.
+    pub(crate) const fn shingles(features: Features, weighting: Weighting) -> Scheme {
+        Scheme(Kind::Shingles {
+            features,
+            weighting,
+        })
+    }
+
     /// The scheme a store records under `name`: None for stores that never recorded one
     /// (made by format v1). A name this build does not know is an error, never a silent
     /// fallback.
@@ -135,15 +148,15 @@ impl Scheme {
             "seomoz" if shingle.is_some() || weight.is_some() => Err(Error::Scheme(
                 "the seomoz scheme has fixed shingles (4 words) and weights".into(),
             )),
-            "seomoz" => Ok(Scheme::Seomoz),
-            "words" => Ok(Scheme::Shingles {
-                features: Features::Words(check(shingle.unwrap_or(DEFAULT_WORDS))?),
+            "seomoz" => Ok(Scheme::SEOMOZ),
+            "words" => Ok(Scheme::shingles(
+                Features::Words(check(shingle.unwrap_or(DEFAULT_WORDS))?),
                 weighting,
-            }),
-            "chars" => Ok(Scheme::Shingles {
-                features: Features::Chars(check(shingle.unwrap_or(DEFAULT_CHARS))?),
+            )),
+            "chars" => Ok(Scheme::shingles(
+                Features::Chars(check(shingle.unwrap_or(DEFAULT_CHARS))?),
                 weighting,
-            }),
+            )),
             other => Err(Error::Scheme(format!(
                 "unknown scheme {other:?}: this build knows words, chars and seomoz"
             ))),
@@ -190,14 +203,14 @@ impl Scheme {
     /// The kind, shingle size and weighting of a shingle scheme, as named on the command
     /// line; None for seomoz.
     fn parts(&self) -> Option<(&'static str, u8, &'static str)> {
-        let Scheme::Shingles {
+        let Kind::Shingles {
             features,
             weighting,
-        } = self
+        } = self.0
         else {
             return None;
         };
-        let (kind, n) = match *features {
+        let (kind, n) = match features {
             Features::Words(n) => ("words", n),
             Features::Chars(n) => ("chars", n),
         };
@@ -207,29 +220,6 @@ impl Scheme {
             Weighting::MinHash => "minhash",
         };
         Some((kind, n, weight))
-    }
-
-    /// The flags of `init` (and `insert`, `fingerprint`, ...) that select this scheme.
-    ///
-    /// ```
-    /// use simhashdb::Scheme;
-    /// assert_eq!(Scheme::default().flags(), ["--scheme", "words", "--shingle", "2", "--weight", "minhash"]);
-    /// assert_eq!(Scheme::Seomoz.flags(), ["--scheme", "seomoz"]);
-    /// ```
-    pub fn flags(&self) -> Vec<String> {
-        match self.parts() {
-            None => vec!["--scheme".into(), "seomoz".into()],
-            Some((kind, n, weight)) => [
-                "--scheme",
-                kind,
-                "--shingle",
-                &n.to_string(),
-                "--weight",
-                weight,
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
     }
 
     /// The scheme a store recorded as `name` (see [`Scheme::name`]); an error names a scheme
@@ -248,7 +238,7 @@ impl Scheme {
             ))
         };
         if name == "seomoz" {
-            return Ok(Scheme::Seomoz);
+            return Ok(Scheme::SEOMOZ);
         }
         let mut parts = name.split('-');
         let (Some(kind), Some(n), Some(weight), None) =
@@ -268,6 +258,18 @@ impl Scheme {
         Ok(scheme)
     }
 
+    /// The fingerprint of a document's `text`, as every reader of documents takes it: a text
+    /// without a token is an error, except under the seomoz scheme, which gives it 0 as
+    /// simhash-py does.
+    pub fn fingerprint_document(&self, text: &str) -> Result<u64> {
+        if *self != Scheme::SEOMOZ && tokens(text).next().is_none() {
+            return Err(Error::input(
+                "the document has no token (no letter or digit)",
+            ));
+        }
+        Ok(self.fingerprint(text))
+    }
+
     /// The fingerprint of `text`.
     ///
     /// ```
@@ -278,9 +280,9 @@ impl Scheme {
     /// assert_eq!(a, b); // case and punctuation are not tokens
     /// ```
     pub fn fingerprint(&self, text: &str) -> u64 {
-        match *self {
-            Scheme::Seomoz => seomoz::fingerprint(text),
-            Scheme::Shingles {
+        match self.0 {
+            Kind::Seomoz => seomoz::fingerprint(text),
+            Kind::Shingles {
                 features,
                 weighting,
             } => {

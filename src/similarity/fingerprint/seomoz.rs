@@ -22,7 +22,7 @@ use crate::similarity::clusters::fingerprint_clusters;
 use crate::similarity::find_all::{find_all_settings, FingerprintPair};
 
 /// Tokens per shingle in simhash-py's README pipeline.
-pub const SHINGLE: usize = 4;
+pub(crate) const SHINGLE: usize = 4;
 
 /// The first 8 bytes of the MD5 digest of `bytes`, big-endian.
 ///
@@ -48,11 +48,12 @@ fn is_python_space(c: char) -> bool {
 /// The fingerprint simhash-py's README pipeline gives `text`.
 ///
 /// ```
-/// use simhashdb::seomoz::fingerprint;
-/// assert_eq!(fingerprint("The quick brown fox jumps over the lazy dog"), 0xa103cb172b8a9085);
-/// assert_eq!(fingerprint("three tokens only"), 0);
+/// let seomoz = simhashdb::Scheme::from_name("seomoz")?;
+/// assert_eq!(seomoz.fingerprint("The quick brown fox jumps over the lazy dog"), 0xa103cb172b8a9085);
+/// assert_eq!(seomoz.fingerprint("three tokens only"), 0);
+/// # Ok::<(), simhashdb::Error>(())
 /// ```
-pub fn fingerprint(text: &str) -> u64 {
+pub(crate) fn fingerprint(text: &str) -> u64 {
     let tokens: Vec<&str> = text
         .split(is_python_space)
         .filter(|t| !t.is_empty())
@@ -114,7 +115,7 @@ pub fn find_all(
         .min_by(|x, y| x.0.total_cmp(&y.0))
         .filter(|(cost, _)| *cost < n * n / 2.0);
     Ok(match tables {
-        Some((_, settings)) => crate::find_all(hashes, &settings, |_| {}),
+        Some((_, settings)) => crate::similarity::find_all::find_all_in(hashes, &settings, &()),
         None => all_pairs_within(hashes, u32::from(distance)),
     })
 }

@@ -2,13 +2,6 @@
 
 /// The tokens of `text`: maximal runs of alphanumeric characters (Unicode `Alphabetic` or
 /// `Numeric`); every other character separates tokens. The caller lower-cases first.
-///
-/// ```
-/// let t: Vec<&str> = simhashdb::tokens("don't stop—café 42_x").collect();
-/// assert_eq!(t, ["don", "t", "stop", "café", "42", "x"]);
-/// let t: Vec<&str> = simhashdb::tokens("١٢ 𝔸b, ß.").collect();
-/// assert_eq!(t, ["١٢", "𝔸b", "ß"]);
-/// ```
 pub fn tokens(text: &str) -> Tokens<'_> {
     Tokens { rest: text }
 }
@@ -55,5 +48,18 @@ impl Tokens<'_> {
             i += len;
         }
         i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tokens;
+
+    #[test]
+    fn tokens_are_runs_of_letters_and_digits() {
+        let t: Vec<&str> = tokens("don't stop—café 42_x").collect();
+        assert_eq!(t, ["don", "t", "stop", "café", "42", "x"]);
+        let t: Vec<&str> = tokens("١٢ 𝔸b, ß.").collect();
+        assert_eq!(t, ["١٢", "𝔸b", "ß"]);
     }
 }

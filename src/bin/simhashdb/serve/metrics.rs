@@ -7,7 +7,7 @@ use std::time::Duration;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
 };
-use simhashdb::Reader;
+use simhashdb::Database;
 
 /// The service's own counters; the store's figures are read when scraped.
 pub struct Metrics {
@@ -77,7 +77,7 @@ impl Metrics {
     }
 
     /// Every metric, the reader's (when the store is open) after the service's own.
-    pub fn render(&self, reader: Option<&Reader>) -> String {
+    pub fn render(&self, database: Option<&Database>) -> String {
         let mut buffer = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut buffer)
@@ -93,31 +93,30 @@ impl Metrics {
             "simhashdb_ready",
             "gauge",
             "1 once the store is open and its tables are loaded",
-            &[("", u64::from(reader.is_some()))],
+            &[("", u64::from(database.is_some()))],
         );
-        let Some(reader) = reader else {
+        let Some(database) = database else {
             return text;
         };
-        let snapshot = reader.snapshot();
-        let catalog = snapshot.catalog();
-        let stats = reader.stats();
+        let snapshot = database.current();
+        let stats = database.stats();
         family(
             "simhashdb_documents",
             "gauge",
             "Documents stored",
-            &[("", catalog.documents)],
+            &[("", snapshot.documents())],
         );
         family(
             "simhashdb_runs",
             "gauge",
             "Runs a query probes",
-            &[("", catalog.runs.len() as u64)],
+            &[("", snapshot.run_count() as u64)],
         );
         family(
             "simhashdb_batches",
             "gauge",
             "Batches committed",
-            &[("", catalog.batches.len() as u64)],
+            &[("", snapshot.batches().len() as u64)],
         );
         family(
             "simhashdb_pinned_bytes",

@@ -18,7 +18,7 @@ use anyhow::{anyhow, Context, Result};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use simhashdb::{Catalog, Compaction, Database, DatabaseOptions, Event, ReaderOptions, Refresh};
+use simhashdb::{Compaction, Database, DatabaseOptions, Event, Refresh, Snapshot};
 use tokio::sync::watch;
 
 use crate::exit_codes::usage;
@@ -68,7 +68,7 @@ const REFRESH_EVERY: Duration = Duration::from_millis(200);
 
 pub fn run(args: Args) -> Result<()> {
     // Fail before listening on what would only fail later.
-    Catalog::read(&args.store)
+    Snapshot::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let api_key = args.api_key_file.as_deref().map(read_key).transpose()?;
     let listen: SocketAddr = args.listen.parse().map_err(|e| {
@@ -77,17 +77,18 @@ pub fn run(args: Args) -> Result<()> {
             args.listen
         ))
     })?;
-    let options = match args.cache_mib {
-        Some(mib) => {
-            let bytes = mib << 20;
-            ReaderOptions::default().pin_bytes(bytes).cache_bytes(
-                usize::try_from(bytes / 8)
-                    .unwrap_or(usize::MAX)
-                    .clamp(16 << 20, 1 << 30),
-            )
-        }
-        None => ReaderOptions::default(),
+    let mut options = DatabaseOptions {
+        refresh: Refresh::Every(REFRESH_EVERY),
+        compaction: Compaction::Background,
+        ..DatabaseOptions::default()
     };
+    if let Some(mib) = args.cache_mib {
+        let bytes = mib << 20;
+        options.pin_bytes = bytes;
+        options.cache_bytes = usize::try_from(bytes / 8)
+            .unwrap_or(usize::MAX)
+            .clamp(16 << 20, 1 << 30);
+    }
     let limits = Limits {
         max_body: usize::try_from(args.max_body_mib << 20).unwrap_or(usize::MAX),
         max_queries: usize::try_from(args.max_queries).unwrap_or(usize::MAX),
@@ -128,7 +129,7 @@ fn read_key(path: &std::path::Path) -> Result<String> {
 async fn serve(
     service: Arc<Service>,
     listen: SocketAddr,
-    options: ReaderOptions,
+    options: DatabaseOptions,
     header_timeout: Duration,
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(listen)
@@ -191,26 +192,21 @@ async fn serve(
 /// Opens the store and pins its tables on a thread of its own; the server is ready after.
 fn spawn_warm_up(
     service: Arc<Service>,
-    options: ReaderOptions,
+    mut options: DatabaseOptions,
     stop: Arc<watch::Sender<Option<String>>>,
 ) {
     std::thread::spawn(move || {
         let start = Instant::now();
-        let options = DatabaseOptions {
-            reader: options,
-            refresh: Refresh::Every(REFRESH_EVERY),
-            compaction: Compaction::Background,
-            on_event: Some(Arc::new(log_event(Arc::downgrade(&service)))),
-        };
+        options.on_event = Some(Arc::new(log_event(Arc::downgrade(&service))));
         match Database::open(&service.dir, options) {
             Ok(database) => {
-                let reader = database.reader();
-                let stats = reader.stats();
+                let stats = database.stats();
+                let snapshot = database.current();
                 eprintln!(
                     "simhashdb serve: ready: {} documents in {} runs; {} tables ({:.1} MiB) in \
                      memory, {} read from disk; loaded in {:.1} s",
-                    reader.snapshot().catalog().documents,
-                    reader.snapshot().catalog().runs.len(),
+                    snapshot.documents(),
+                    snapshot.run_count(),
                     stats.pinned_tables,
                     stats.pinned_bytes as f64 / (1 << 20) as f64,
                     stats.disk_tables,

@@ -14,8 +14,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    check_id, check_label, fingerprint_text, format_fingerprint, parse_fingerprint, read_documents,
-    InputFormat, Match, ReadOptions, Snapshot,
+    parse_fingerprint, read_documents, Batch, InputFormat, Match, ReadOptions, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -117,10 +116,10 @@ async fn livez() -> Json<Value> {
 }
 
 async fn readyz(State(service): State<Shared>) -> Response {
-    match service.reader_if_ready() {
-        Some(reader) => Json(json!({
+    match service.database_if_ready() {
+        Some(database) => Json(json!({
             "status": "ready",
-            "documents": reader.snapshot().catalog().documents,
+            "documents": database.current().documents(),
         }))
         .into_response(),
         None => ApiError::new(
@@ -132,7 +131,7 @@ async fn readyz(State(service): State<Shared>) -> Response {
 }
 
 async fn metrics(State(service): State<Shared>) -> Response {
-    let text = service.metrics.render(service.reader_if_ready());
+    let text = service.metrics.render(service.database_if_ready());
     (
         [(
             header::CONTENT_TYPE,
@@ -262,33 +261,11 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
     texts
         .iter()
         .map(|(place, text)| {
-            fingerprint_text(&scheme, text)
+            scheme
+                .fingerprint_document(text)
                 .map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
         })
         .collect()
-}
-
-/// A match as the API answers it, serialized straight from the engine's [`Match`].
-struct MatchJson<'a>(&'a Match);
-
-impl serde::Serialize for MatchJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("Match", 3)?;
-        out.serialize_field("id", &self.0.id)?;
-        out.serialize_field("fingerprint", &format_fingerprint(self.0.fingerprint))?;
-        out.serialize_field("distance", &self.0.distance)?;
-        out.end()
-    }
-}
-
-/// Lists of matches serialized as JSON arrays of [`MatchJson`].
-struct MatchesJson<'a>(&'a [Match]);
-
-impl serde::Serialize for MatchesJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(MatchJson))
-    }
 }
 
 /// Queries answered on the request's own thread; larger batches go to the thread pool.
@@ -338,9 +315,9 @@ async fn post_query(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let reader = service.reader()?;
+    let database = service.database()?;
     let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
-    let snapshot = reader.snapshot();
+    let snapshot = database.current();
     let distance = distance_or_k(body.distance, &snapshot)?;
     let queries = query_fingerprints(body, &snapshot)?;
     if queries.len() > service.limits.max_queries {
@@ -354,18 +331,18 @@ async fn post_query(
             ),
         ));
     }
-    let fingerprints: Vec<String> = queries.iter().map(|&q| format_fingerprint(q)).collect();
+    let fingerprints: Vec<String> = queries.iter().map(|q| format!("{q:016x}")).collect();
     let results = answer(&service, snapshot, queries, distance).await?;
     // Serialized straight from the matches: a JSON tree of 10,000 answers costs more than
     // the answers.
     #[derive(serde::Serialize)]
     struct Answer<'a> {
-        results: Vec<MatchesJson<'a>>,
+        results: &'a [Vec<Match>],
         fingerprints: Vec<String>,
         distance: u32,
     }
     Ok(Json(Answer {
-        results: results.iter().map(|m| MatchesJson(m)).collect(),
+        results: &results,
         fingerprints,
         distance,
     })
@@ -384,14 +361,14 @@ async fn get_query(
     query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Query(query) = query?;
-    let reader = service.reader()?;
+    let database = service.database()?;
     let fingerprint = parse_fingerprint(&query.fingerprint)
         .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
-    let snapshot = reader.snapshot();
+    let snapshot = database.current();
     let distance = distance_or_k(query.distance, &snapshot)?;
     let results = answer(&service, snapshot, vec![fingerprint], distance).await?;
     Ok(Json(
-        json!({ "matches": MatchesJson(&results[0]), "distance": distance }),
+        json!({ "matches": &results[0], "distance": distance }),
     ))
 }
 
@@ -449,7 +426,7 @@ async fn insert(
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
     if let Some(label) = &params.label {
-        check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
+        Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
     }
     let format = insert_format(&params, &headers)?;
     let body = read_body(&service, &headers, body).await?;
@@ -465,17 +442,24 @@ async fn insert(
             let mut insertion = store
                 .begin_insert(params.label.as_deref())
                 .compact_after(false);
-            let read = read_documents(&body[..], "request body", &options, &mut insertion, &|_| {})
+            let read = read_documents(&body[..], "request body", &options, &mut insertion, &())
                 .map_err(not_stored)?;
+            let first_skipped = read.first_skipped.clone();
+            insertion.record_read(read);
             let summary = insertion.commit().map_err(not_stored)?;
-            let mut answer =
-                crate::insert::summary_json(&summary, read.lines, read.skipped, None, None);
-            answer["first_skipped"] = json!(read.first_skipped);
+            let mut answer = json_of(&summary)?;
+            answer["first_skipped"] = json!(first_skipped);
             Ok(answer)
         })
         .await?;
     answer["compaction_started"] = json!(!compacting_before && service.compacting());
     Ok(Json(answer))
+}
+
+/// The JSON form of a library value (its serde form: the same in every client).
+fn json_of(value: &impl serde::Serialize) -> Result<Value, ApiError> {
+    serde_json::to_value(value)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
 /// An error of a write that stored nothing, saying so.
@@ -507,12 +491,12 @@ async fn delete(
     let Query(params) = params?;
     let body: DeleteBody = parse_json(&read_body(&service, &headers, body).await?)?;
     for (i, id) in body.ids.iter().enumerate() {
-        check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
+        Batch::check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
     }
     let answer = if params.dry_run {
         // A dry run reads the current state: no lock, nothing written.
         service.check_writable()?;
-        let snapshot = service.reader()?.snapshot();
+        let snapshot = service.database()?.current();
         let summary = tokio::task::spawn_blocking(move || {
             snapshot
                 .preview_delete(body.ids.iter().map(String::as_str))
@@ -525,13 +509,13 @@ async fn delete(
                 format!("the dry run failed unexpectedly: {e}"),
             )
         })??;
-        crate::delete::summary_json(&summary, true)
+        json_of(&summary)?
     } else {
         service
             .write(move |store| {
                 let ids = body.ids.iter().map(String::as_str);
                 let summary = store.delete(ids).map_err(not_stored)?;
-                Ok(crate::delete::summary_json(&summary, false))
+                json_of(&summary)
             })
             .await?
     };
@@ -543,13 +527,9 @@ async fn document(
     id: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = id?;
-    let snapshot = service.reader()?.snapshot();
+    let snapshot = service.database()?.current();
     match snapshot.document(&id)? {
-        Some(doc) => Ok(Json(json!({
-            "id": doc.id,
-            "fingerprint": format_fingerprint(doc.fingerprint),
-            "batch": doc.batch,
-        }))),
+        Some(doc) => Ok(Json(json_of(&doc)?)),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             format!("no document with id {id:?}"),
@@ -558,19 +538,14 @@ async fn document(
 }
 
 async fn stats(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let reader = service.reader()?;
+    let database = service.database()?.clone();
     // Stats read the run directories: off the async threads, and past a compaction's removals.
-    let shared = Arc::clone(&service);
-    let stats = tokio::task::spawn_blocking(move || match shared.reader() {
-        Ok(reader) => reader.store_stats().map_err(ApiError::from),
-        Err(loading) => Err(loading),
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
-    let mut answer = serde_json::to_value(&stats)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    answer["server"] = serde_json::to_value(reader.stats())
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let handle = database.clone();
+    let stats = tokio::task::spawn_blocking(move || handle.store_stats().map_err(ApiError::from))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let mut answer = json_of(&stats)?;
+    answer["server"] = json_of(&database.stats())?;
     answer["server"]["compacting"] = json!(service.compacting());
     Ok(Json(answer))
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use simhashdb::{Database, Reader, Store};
+use simhashdb::{Database, Store};
 
 use super::api_error::ApiError;
 use super::metrics::Metrics;
@@ -52,17 +52,13 @@ impl Service {
         let _ = self.database.set(database);
     }
 
-    /// The reader, if the store is ready.
-    pub fn reader_if_ready(&self) -> Option<&Reader> {
-        self.database.get().map(Database::reader)
+    /// The store's handle, if the store is ready.
+    pub fn database_if_ready(&self) -> Option<&Database> {
+        self.database.get()
     }
 
-    /// The reader, or 503 while the store is loading.
-    pub fn reader(&self) -> Result<&Reader, ApiError> {
-        Ok(self.database()?.reader())
-    }
-
-    fn database(&self) -> Result<&Database, ApiError> {
+    /// The store's handle, or 503 while the store is loading.
+    pub fn database(&self) -> Result<&Database, ApiError> {
         self.database.get().ok_or_else(|| {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
