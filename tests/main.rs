@@ -9,6 +9,8 @@ mod crash;
 mod database;
 mod documents_cli;
 mod engine;
+#[cfg(feature = "serve")]
+mod golden;
 mod lifecycle;
 mod lifecycle_cli;
 #[cfg(feature = "parquet")]

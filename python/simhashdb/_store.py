@@ -44,17 +44,20 @@ class QueryResults(NamedTuple):
 
 class Audit:
     """What :meth:`Store.audit` found: iterate it for ``(a, b, distance)`` pairs (``a < b``,
-    sorted), or for clusters (sorted lists of ids) when asked for clusters; or take it whole as
-    numpy arrays or a pandas DataFrame."""
+    sorted; ``(a, b, distance, jaccard)`` when verified against the texts), or for clusters
+    (sorted lists of ids) when asked for clusters; or take it whole as numpy arrays or a pandas
+    DataFrame."""
 
     def __init__(
         self,
         pairs: Optional[Tuple[List[str], List[str], np.ndarray]],
         clusters: Optional[List[List[str]]],
+        jaccard: Optional[np.ndarray] = None,
     ) -> None:
         """Internal: :meth:`Store.audit` makes it."""
         self._pairs = pairs
         self._clusters = clusters
+        self._jaccard = jaccard
 
     @property
     def clusters(self) -> bool:
@@ -69,12 +72,17 @@ class Audit:
         return len(self._pairs[0])
 
     def __iter__(self) -> Iterator[Any]:
-        """Each pair as ``(a, b, distance)``, or each cluster as a sorted list of ids."""
+        """Each pair as ``(a, b, distance)`` (and ``jaccard`` when verified), or each cluster
+        as a sorted list of ids."""
         if self._clusters is not None:
             yield from self._clusters
             return
         assert self._pairs is not None
         a, b, distance = self._pairs
+        if self._jaccard is not None:
+            for i in range(len(a)):
+                yield a[i], b[i], int(distance[i]), float(self._jaccard[i])
+            return
         for i in range(len(a)):
             yield a[i], b[i], int(distance[i])
 
@@ -84,8 +92,9 @@ class Audit:
         return f"<simhashdb.Audit: {len(self)} {kind}>"
 
     def to_numpy(self) -> Dict[str, np.ndarray]:
-        """Pairs as ``{"a", "b", "distance"}`` (ids as object arrays, distance int32); clusters
-        as ``{"cluster", "id"}``, one row per member (cluster numbers from 0)."""
+        """Pairs as ``{"a", "b", "distance"}`` (ids as object arrays, distance int32; and
+        ``"jaccard"``, float64, when verified); clusters as ``{"cluster", "id"}``, one row per
+        member (cluster numbers from 0)."""
         if self._clusters is not None:
             sizes = [len(c) for c in self._clusters]
             cluster = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
@@ -93,11 +102,14 @@ class Audit:
             return {"cluster": cluster, "id": ids}
         assert self._pairs is not None
         a, b, distance = self._pairs
-        return {
+        arrays = {
             "a": np.array(a, dtype=object),
             "b": np.array(b, dtype=object),
             "distance": distance,
         }
+        if self._jaccard is not None:
+            arrays["jaccard"] = self._jaccard
+        return arrays
 
     def to_pandas(self) -> Any:
         """The arrays of :meth:`to_numpy` as a pandas DataFrame (needs pandas installed)."""
@@ -428,18 +440,32 @@ class Store:
         clusters: bool = False,
         *,
         singletons: bool = False,
+        verify_text: Optional[PathLike] = None,
+        min_jaccard: float = 0.8,
+        id_field: str = "id",
+        text_field: str = "text",
     ) -> Audit:
         """Every pair of live documents within ``distance`` bits (default K), computed in
         parallel with the GIL released: iterate the :class:`Audit` for ``(a, b, distance)``
         tuples, or take ``.to_numpy()`` / ``.to_pandas()``. With ``clusters``, the groups the
         pairs connect instead (with ``singletons``, every other document as a group of
-        one)."""
-        if clusters:
-            return Audit(None, self._native.audit_clusters(_distance(distance), singletons))
-        if singletons:
+        one).
+
+        With ``verify_text`` (a corpus as ``audit --verify-text`` reads it: JSON Lines, Parquet
+        or text files and directories, ids and texts in ``id_field`` and ``text_field``), only
+        the pairs whose word 3-shingle Jaccard similarity is at least ``min_jaccard`` are kept,
+        each with it: ``(a, b, distance, jaccard)``."""
+        if singletons and not clusters:
             raise ValueError("singletons=True needs clusters=True")
-        a, b, dist = self._native.audit_pairs(_distance(distance))
-        return Audit((a, b, from_bytes(dist, np.int32)), None)
+        verify = None if verify_text is None else os.fspath(verify_text)
+        args = (verify, min_jaccard, id_field, text_field)
+        if clusters:
+            return Audit(
+                None, self._native.audit_clusters(_distance(distance), singletons, *args)
+            )
+        a, b, dist, jaccard = self._native.audit_pairs(_distance(distance), *args)
+        jaccards = None if jaccard is None else np.frombuffer(jaccard, dtype="<f8").astype(float)
+        return Audit((a, b, from_bytes(dist, np.int32)), None, jaccards)
 
 
 def _ids(ids: Iterable[str]) -> List[str]:

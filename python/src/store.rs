@@ -527,45 +527,120 @@ impl NativeStore {
         })
     }
 
-    /// Every pair of live documents within `distance`: (a ids, b ids, distance bytes).
-    #[pyo3(signature = (distance))]
+    /// Every pair of live documents within `distance`: (a ids, b ids, distance bytes,
+    /// Jaccard bytes). With `verify_text`, only the pairs whose texts in that corpus reach
+    /// `min_jaccard` (the library's verified audit, as `audit --verify-text`), with their
+    /// Jaccard; else the Jaccard bytes are None.
+    #[pyo3(signature = (distance, verify_text, min_jaccard, id_field, text_field))]
+    #[allow(clippy::type_complexity)]
     fn audit_pairs<'py>(
         &self,
         py: Python<'py>,
         distance: Option<u32>,
-    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyBytes>)> {
+        verify_text: Option<PathBuf>,
+        min_jaccard: f64,
+        id_field: String,
+        text_field: String,
+    ) -> PyResult<(
+        Bound<'py, PyList>,
+        Bound<'py, PyList>,
+        Bound<'py, PyBytes>,
+        Option<Bound<'py, PyBytes>>,
+    )> {
         guard(|| {
-            let pairs = self.read(py, true, |snapshot| {
-                let distance = Self::distance(snapshot, distance);
-                snapshot.audit(distance, &()).map_err(py_err)
-            })?;
-            let dists: Vec<u64> = pairs.iter().map(|p| u64::from(p.distance)).collect();
-            let (a, b): (Vec<String>, Vec<String>) = pairs.into_iter().map(|p| (p.a, p.b)).unzip();
+            let corpus =
+                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
+            let pairs = self.audit(py, distance, corpus.as_ref())?;
+            let dists: Vec<u64> = pairs.iter().map(|(p, _)| u64::from(p.distance)).collect();
+            let jaccards: Option<Vec<f64>> = corpus
+                .as_ref()
+                .map(|_| pairs.iter().map(|(_, j)| j.unwrap_or(f64::NAN)).collect());
+            let (a, b): (Vec<String>, Vec<String>) =
+                pairs.into_iter().map(|(p, _)| (p.a, p.b)).unzip();
             Ok((
                 PyList::new(py, a)?,
                 PyList::new(py, b)?,
                 bytes_of(py, &dists, u64::to_le_bytes),
+                jaccards.map(|j| bytes_of(py, &j, f64::to_le_bytes)),
             ))
         })
     }
 
-    /// The clusters of the audit's pairs (with `singletons`, every other live document alone).
-    #[pyo3(signature = (distance, singletons))]
+    /// The clusters of the audit's pairs (with `singletons`, every other live document alone);
+    /// with `verify_text`, of the verified pairs only.
+    #[pyo3(signature = (distance, singletons, verify_text, min_jaccard, id_field, text_field))]
+    #[allow(clippy::too_many_arguments)]
     fn audit_clusters(
         &self,
         py: Python<'_>,
         distance: Option<u32>,
         singletons: bool,
+        verify_text: Option<PathBuf>,
+        min_jaccard: f64,
+        id_field: String,
+        text_field: String,
     ) -> PyResult<Vec<Vec<String>>> {
         guard(|| {
+            let corpus =
+                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
+            let pairs: Vec<_> = self
+                .audit(py, distance, corpus.as_ref())?
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
             self.read(py, true, |snapshot| {
-                let distance = Self::distance(snapshot, distance);
-                let pairs = snapshot.audit(distance, &()).map_err(py_err)?;
                 snapshot
                     .clusters_with_singletons(&pairs, singletons)
                     .map_err(py_err)
             })
         })
+    }
+}
+
+/// A corpus the audit's pairs are verified against: its path, the Jaccard a pair must reach,
+/// and how its documents are read.
+struct Corpus {
+    path: PathBuf,
+    min_jaccard: f64,
+    options: ReadOptions,
+}
+
+impl Corpus {
+    fn new(path: PathBuf, min_jaccard: f64, id_field: String, text_field: String) -> Self {
+        let options = ReadOptions {
+            id_field,
+            text_field,
+            ..ReadOptions::default()
+        };
+        Corpus {
+            path,
+            min_jaccard,
+            options,
+        }
+    }
+}
+
+impl NativeStore {
+    /// The audit's pairs within `distance`, verified against `corpus` when given (each with
+    /// its Jaccard), with the GIL released.
+    fn audit(
+        &self,
+        py: Python<'_>,
+        distance: Option<u32>,
+        corpus: Option<&Corpus>,
+    ) -> PyResult<Vec<(simhashdb::DocumentPair, Option<f64>)>> {
+        let pairs = self.read(py, true, |snapshot| {
+            let distance = Self::distance(snapshot, distance);
+            snapshot.audit(distance, &()).map_err(py_err)
+        })?;
+        match corpus {
+            None => Ok(pairs.into_iter().map(|p| (p, None)).collect()),
+            Some(c) => detached(py, || {
+                simhashdb::verify_with_corpus(pairs, &c.path, &c.options, c.min_jaccard)
+            })
+            .map(|verified| verified.into_iter().map(|(p, j)| (p, Some(j))).collect())
+            .map_err(py_err),
+        }
     }
 }
 

@@ -428,3 +428,48 @@ def test_threads_share_a_store(tmp_path):
     store.close()
     t.join(timeout=30)
     assert not t.is_alive() and errors and "closed" in errors[0]
+
+
+def test_verified_audit_equals_the_cli_and_exact_jaccard(tmp_path, cli):
+    """audit(verify_text=...) is the library's verified audit, as `audit --verify-text`: the
+    same pairs with the same Jaccard, on a skewed corpus (60 copies of one page)."""
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(40)]
+    pages = [" ".join(rng.choice(words, 80)) for _ in range(30)]
+    docs = [(f"page-{i:02}", t) for i, t in enumerate(pages)]
+    for i in range(10):
+        tokens = pages[i].split()
+        tokens[40 + i] = "changed"
+        docs.append((f"near-{i:02}", " ".join(tokens)))
+    docs += [(f"copy-{i:02}", pages[0]) for i in range(60)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    path = tmp_path / "s"
+    with Store.create(path, distance=8, expected_size=10**4) as store:
+        store.insert_documents(docs)
+        verified = list(store.audit(verify_text=corpus, min_jaccard=0.5))
+        lines = run_cli(cli, "audit", str(path), "--verify-text", str(corpus), "--min-jaccard", "0.5")
+        assert [f"{a}\t{b}\t{d}\t{j:.6f}" for a, b, d, j in verified] == lines.splitlines()
+        assert sum(1 for a, b, _, _ in verified if a.startswith("copy") and b.startswith("copy")) == 60 * 59 // 2
+
+        def shingles(text):
+            t = text.split()
+            return {" ".join(t[i : i + 3]) for i in range(len(t) - 2)}
+
+        texts = dict(docs)
+        for a, b, _, j in verified:
+            sa, sb = shingles(texts[a]), shingles(texts[b])
+            assert j == pytest.approx(len(sa & sb) / len(sa | sb))
+            assert j >= 0.5
+        plain = {(a, b) for a, b, _ in store.audit()}
+        assert {(a, b) for a, b, _, _ in verified} <= plain
+        arrays = store.audit(verify_text=corpus, min_jaccard=0.5).to_numpy()
+        assert list(arrays["jaccard"]) == [j for _, _, _, j in verified]
+        clusters = list(store.audit(clusters=True, verify_text=corpus, min_jaccard=0.5))
+        assert clusters == components([(a, b) for a, b, _, _ in verified])
+        with pytest.raises(ValueError, match="1.5 is not between 0 and 1"):
+            store.audit(verify_text=corpus, min_jaccard=1.5)
+        with pytest.raises(TypeError):
+            store.audit(verify_text=corpus, min_jaccard="high")
+        with pytest.raises(Exception, match="nowhere"):
+            store.audit(verify_text=tmp_path / "nowhere.jsonl")

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::io::document::ReadOptions;
 use crate::io::input::read_corpus_shingles;
 use crate::similarity::find_all::DocumentPair;
-use crate::similarity::jaccard::verify_pairs;
+use crate::similarity::jaccard::{check_min_jaccard, verify_pairs};
 
 /// The `pairs` whose documents' word 3-shingle Jaccard, computed from the texts of `corpus`
 /// (JSON Lines, Parquet, or text files and directories, ids and texts from `options`' fields), is
@@ -23,6 +23,8 @@ pub fn verify_with_corpus(
     options: &ReadOptions,
     min_jaccard: f64,
 ) -> Result<Vec<(DocumentPair, f64)>> {
+    // Before the corpus is read: a wrong threshold should not cost a read of it.
+    check_min_jaccard(min_jaccard)?;
     let wanted: HashSet<&str> = pairs
         .iter()
         .flat_map(|p| [p.a.as_str(), p.b.as_str()])

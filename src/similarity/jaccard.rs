@@ -47,6 +47,17 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     }
 }
 
+/// Refuses a least Jaccard similarity outside 0..=1.
+pub(crate) fn check_min_jaccard(min_jaccard: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&min_jaccard) {
+        return Ok(());
+    }
+    Err(Error::settings(
+        Setting::MinJaccard,
+        format!("{min_jaccard} is not between 0 and 1"),
+    ))
+}
+
 /// The pairs whose documents' Jaccard similarity is at least `min_jaccard` (in 0..=1), with
 /// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`crate::read_corpus_shingles`]); a
 /// pair with an id missing from it is an input error naming the id, since it cannot be
@@ -56,12 +67,7 @@ pub fn verify_pairs(
     sets: &HashMap<String, Vec<u64>>,
     min_jaccard: f64,
 ) -> Result<Vec<(DocumentPair, f64)>> {
-    if !(0.0..=1.0).contains(&min_jaccard) {
-        return Err(Error::settings(
-            Setting::MinJaccard,
-            format!("{min_jaccard} is not between 0 and 1"),
-        ));
-    }
+    check_min_jaccard(min_jaccard)?;
     let shingles = |id: &str| {
         sets.get(id)
             .ok_or_else(|| Error::input(format!("no text for document {id:?}")))
