@@ -8,6 +8,8 @@ Jain and Das Sarma (WWW 2007) kept as immutable, checksummed runs on disk.
   out); delete, expire, compact, verify; audit every near-duplicate pair or cluster.
 - :func:`fingerprint` and :func:`fingerprint_many`: text to fingerprints, in parallel with the
   GIL released, the same as ``simhashdb fingerprint`` gives for every scheme.
+- :func:`parse_fingerprint`: a fingerprint written as text, read as the CLI and the server
+  read it (16 hex digits, ``0x`` hex, or decimal).
 - :mod:`simhashdb.compat`: seomoz simhash-py 0.4's API, bit for bit
   (``import simhashdb.compat as simhash``).
 
@@ -17,7 +19,7 @@ Errors: ``ValueError`` for bad input, ``OSError`` (or a subclass such as
 """
 
 from ._fingerprint import fingerprint, fingerprint_many, scheme_name
-from ._native import FORMAT_VERSION, CorruptionError, StoreLockedError
+from ._native import FORMAT_VERSION, CorruptionError, StoreLockedError, parse_fingerprint
 from ._store import Audit, QueryResults, Store
 
 __version__ = "0.2.0"
@@ -31,5 +33,6 @@ __all__ = [
     "StoreLockedError",
     "fingerprint",
     "fingerprint_many",
+    "parse_fingerprint",
     "scheme_name",
 ]

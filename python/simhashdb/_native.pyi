@@ -13,6 +13,9 @@ class CorruptionError(OSError):
 class StoreLockedError(OSError):
     """Another process holds the store's writer lock."""
 
+def parse_fingerprint(text: str) -> int:
+    """A fingerprint written as text: 16 hex digits, 0x and 1 to 16 hex digits, or decimal."""
+
 def unsigned_hash(data: bytes) -> int:
     """The first 8 bytes of MD5(data), big-endian."""
 

@@ -318,7 +318,8 @@ class Store:
     ) -> Dict[str, Any]:
         """Inserts one batch from files or directories, as ``simhashdb insert`` reads them:
         ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}), or
-        ``text`` (a file per document, its path the id); detected when ``format`` is None;
+        ``text`` (a file per document, its path the id), or ``parquet`` (an id column and a
+        fingerprint or text column); detected when ``format`` is None;
         gzip and zstd files are decompressed. A malformed line raises ValueError naming the
         file and line, and nothing is stored, unless ``skip_invalid`` (then counted in the
         summary's ``skipped``). Streams: memory stays bounded for any input size."""
@@ -362,10 +363,13 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------
 
-    def query(self, fingerprint: int, distance: Optional[int] = None) -> List[Match]:
+    def query(self, fingerprint: Union[int, str], distance: Optional[int] = None) -> List[Match]:
         """Every live document within ``distance`` bits (default: the store's K) of
-        ``fingerprint``, as ``(id, fingerprint, distance)`` tuples ordered by distance, then
-        fingerprint, then id. ValueError if ``distance`` exceeds K."""
+        ``fingerprint`` (an int, or text as the CLI and the server read it: see
+        :func:`parse_fingerprint`), as ``(id, fingerprint, distance)`` tuples ordered by
+        distance, then fingerprint, then id. ValueError if ``distance`` exceeds K."""
+        if isinstance(fingerprint, str):
+            fingerprint = _native.parse_fingerprint(fingerprint)
         fingerprint = int(fingerprint_array([fingerprint], "fingerprint")[0])
         return self._native.query(fingerprint, _distance(distance))
 

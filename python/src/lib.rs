@@ -73,6 +73,13 @@ pub(crate) fn scheme_of(
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
+/// A fingerprint written as text, as every client reads it: 16 hex digits, `0x` and 1 to 16
+/// hex digits, or a decimal number below 2^64 (the library's one parser).
+#[pyfunction]
+fn parse_fingerprint(text: &str) -> PyResult<u64> {
+    guard(|| simhashdb::parse_fingerprint(text).map_err(crate::errors::py_err))
+}
+
 /// simhash-py's `unsigned_hash`: the first 8 bytes of MD5(data), big-endian.
 #[pyfunction]
 fn unsigned_hash(data: &[u8]) -> PyResult<u64> {
@@ -228,6 +235,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_EXPECTED_SIZE",
         simhashdb::Settings::DEFAULT_EXPECTED_SIZE,
     )?;
+    m.add_function(wrap_pyfunction!(parse_fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(unsigned_hash, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_function(wrap_pyfunction!(num_differing_bits, m)?)?;

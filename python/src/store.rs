@@ -325,17 +325,7 @@ impl NativeStore {
         compact: bool,
     ) -> PyResult<String> {
         guard(|| {
-            let format = match format {
-                None => None,
-                Some("tsv") => Some(InputFormat::Tsv),
-                Some("jsonl") => Some(InputFormat::Jsonl),
-                Some("text") => Some(InputFormat::Text),
-                Some(other) => {
-                    return Err(PyValueError::new_err(format!(
-                        "format {other:?}: use tsv, jsonl or text (or None to detect it)"
-                    )))
-                }
-            };
+            let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
             if let Some(label) = label {
                 simhashdb::Batch::check_label(label).map_err(py_err)?;
             }

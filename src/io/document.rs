@@ -31,6 +31,45 @@ pub enum InputFormat {
 }
 
 impl InputFormat {
+    /// Every format, by name.
+    const NAMES: [(&'static str, InputFormat); 5] = [
+        ("tsv", InputFormat::Tsv),
+        ("jsonl", InputFormat::Jsonl),
+        ("text", InputFormat::Text),
+        ("parquet", InputFormat::Parquet),
+        ("fingerprints", InputFormat::Fingerprints),
+    ];
+
+    /// The format named `name` (`tsv`, `jsonl`, `text`, `parquet` or `fingerprints`), as every
+    /// client spells it (the CLI's `--format`, the server's `?format=`, Python's `format=`).
+    ///
+    /// ```
+    /// use simhashdb::InputFormat;
+    /// assert_eq!(InputFormat::parse("jsonl")?, InputFormat::Jsonl);
+    /// assert!(InputFormat::parse("JSON").is_err());
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn parse(name: &str) -> Result<InputFormat> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, format)| format)
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "unknown format {name:?}: use tsv, jsonl, text, parquet or fingerprints"
+                ))
+            })
+    }
+
+    /// The format's name ([`InputFormat::parse`] reads it back).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|&&(_, f)| f == self)
+            .map(|&(n, _)| n)
+            .expect("every format has a name")
+    }
+
     /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`,
     /// `.parquet`); parquet, when it starts with Parquet's magic bytes (`head` holds the
     /// input's first bytes); text, for a file found inside a directory; jsonl, when its first

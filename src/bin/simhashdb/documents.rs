@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use simhashdb::{read_sources, DocumentSink, ReadOptions, ReadSummary, Scheme};
+use simhashdb::{read_sources, DocumentSink, InputFormat, ReadOptions, ReadSummary, Scheme};
 
 use crate::exit_codes::usage;
 use crate::progress;
@@ -141,4 +141,9 @@ pub fn push_texts(
         sink.push(id, fp)?;
     }
     Ok(())
+}
+
+/// `--format`: a format as the library names them (the server and Python take the same names).
+pub fn parse_format(name: &str) -> std::result::Result<InputFormat, String> {
+    InputFormat::parse(name).map_err(|e| e.to_string())
 }

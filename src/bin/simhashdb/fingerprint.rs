@@ -27,8 +27,8 @@ pub struct Args {
     /// Input format; by default JSON Lines for `.jsonl` files (and inputs starting with '{'),
     /// Parquet for `.parquet` files (and inputs starting with its magic bytes), text
     /// otherwise.
-    #[arg(long, value_parser = ["jsonl", "text", "parquet"])]
-    format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = crate::documents::parse_format)]
+    format: Option<InputFormat>,
     #[command(flatten)]
     scheme: SchemeArgs,
     /// Use the fingerprint scheme recorded in this store (instead of --scheme).
@@ -63,12 +63,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut options = args.fields.options(Ok(scheme), args.skip_invalid);
     options.fallback = InputFormat::Text;
-    options.format = match args.format.as_deref() {
-        Some("jsonl") => Some(InputFormat::Jsonl),
-        Some("text") => Some(InputFormat::Text),
-        Some("parquet") => Some(InputFormat::Parquet),
-        _ => None,
-    };
+    options.format = args.format;
     let mut batch = Batch::new();
     let summary = documents::read(&args.inputs, &options, &mut batch)?;
     if let Some(path) = args

@@ -29,9 +29,9 @@ pub struct Args {
     store: PathBuf,
     /// Input files or directories; '-' or none reads stdin (unless --text is given).
     inputs: Vec<PathBuf>,
-    /// Input format; detected when absent (see above).
-    #[arg(long, value_enum)]
-    format: Option<Format>,
+    /// Input format: tsv, jsonl, text or parquet; detected when absent (see above).
+    #[arg(long, value_name = "FORMAT", value_parser = documents::parse_format)]
+    format: Option<InputFormat>,
     /// A document's text, given on the command line (with --id; repeatable, in pairs).
     #[arg(long, value_name = "TEXT", requires = "id")]
     text: Vec<String>,
@@ -58,25 +58,6 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum Format {
-    Tsv,
-    Jsonl,
-    Text,
-    Parquet,
-}
-
-impl From<Format> for InputFormat {
-    fn from(format: Format) -> Self {
-        match format {
-            Format::Tsv => InputFormat::Tsv,
-            Format::Jsonl => InputFormat::Jsonl,
-            Format::Text => InputFormat::Text,
-            Format::Parquet => InputFormat::Parquet,
-        }
-    }
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -110,7 +91,7 @@ pub fn run(args: Args) -> Result<()> {
         insertion.record_read(texts);
     }
     let mut options = args.fields.options(scheme, args.skip_invalid);
-    options.format = args.format.map(InputFormat::from);
+    options.format = args.format;
     if args.text.is_empty() || !args.inputs.is_empty() {
         let read =
             documents::read(&args.inputs, &options, &mut insertion).with_context(not_inserted)?;

@@ -28,9 +28,11 @@ pub struct Args {
     /// A file or directory of queries (see above); '-' reads stdin. Repeatable.
     #[arg(long, value_name = "FILE")]
     input: Vec<PathBuf>,
-    /// The format of --input.
-    #[arg(long, value_enum)]
-    format: Option<QueryFormat>,
+    /// The format of --input: fingerprints (one query per line: a fingerprint, or
+    /// ID<TAB>FINGERPRINT), tsv, jsonl, text, or parquet (an id column and a fingerprint or
+    /// text column).
+    #[arg(long, value_name = "FORMAT", value_parser = documents::parse_format)]
+    format: Option<InputFormat>,
     /// A text to query with, fingerprinted with the store's scheme (repeatable).
     #[arg(long, value_name = "TEXT")]
     text: Vec<String>,
@@ -54,17 +56,6 @@ pub struct Args {
     #[arg(long, value_name = "MIB",
           value_parser = clap::value_parser!(u64).range(1..=1 << 30), allow_negative_numbers = true)]
     cache_mib: Option<u64>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum QueryFormat {
-    /// One query per line: a fingerprint, or ID<TAB>FINGERPRINT.
-    Fingerprints,
-    Tsv,
-    Jsonl,
-    Text,
-    /// An id column and a fingerprint or text column.
-    Parquet,
 }
 
 /// Queries answered per parallel round; bounds the memory held for results.
@@ -105,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
         });
     }
     let mut options = args.fields.options(scheme, args.skip_invalid);
-    options.format = args.format.map(InputFormat::from);
+    options.format = args.format;
     for input in &args.input {
         let summary = read_queries(input, &options, &mut queries)?;
         for msg in &summary.first_skipped {
@@ -169,16 +160,4 @@ fn write_matches(
         }
     }
     Ok(())
-}
-
-impl From<QueryFormat> for InputFormat {
-    fn from(format: QueryFormat) -> Self {
-        match format {
-            QueryFormat::Fingerprints => InputFormat::Fingerprints,
-            QueryFormat::Tsv => InputFormat::Tsv,
-            QueryFormat::Jsonl => InputFormat::Jsonl,
-            QueryFormat::Text => InputFormat::Text,
-            QueryFormat::Parquet => InputFormat::Parquet,
-        }
-    }
 }

@@ -387,12 +387,11 @@ fn insert_format(
     headers: &HeaderMap,
 ) -> Result<Option<InputFormat>, ApiError> {
     if let Some(format) = &params.format {
-        return match format.as_str() {
-            "tsv" => Ok(Some(InputFormat::Tsv)),
-            "jsonl" => Ok(Some(InputFormat::Jsonl)),
-            other => Err(ApiError::bad_request(format!(
-                "format: {other:?} is not one of \"tsv\", \"jsonl\""
-            ))),
+        let bad = |e: &dyn std::fmt::Display| ApiError::bad_request(format!("format: {e}"));
+        return match InputFormat::parse(format).map_err(|e| bad(&e))? {
+            InputFormat::Text => Err(bad(&"a request body holds documents, not one text: \
+                 use tsv, jsonl or parquet")),
+            format => Ok(Some(format)),
         };
     }
     let content_type = headers
