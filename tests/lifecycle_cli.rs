@@ -607,6 +607,7 @@ fn a_dry_run_leaves_every_byte_of_the_store_as_it_was_debris_included() {
         vec!["delete", &s, "day1-0", "nobody", "--dry-run"],
         vec!["expire", &s, "--batch", "day2", "--dry-run", "--json"],
         vec!["expire", &s, "--before", "0d", "--dry-run"],
+        vec!["repair", &s, "--dry-run", "--json"],
     ] {
         let out = simhashdb(&args, "");
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));

@@ -158,7 +158,7 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
                         let _ = std::fs::remove_dir_all(&copy);
                         copy_dir(&store, &copy);
                         let mut s = Store::open(&copy).unwrap();
-                        let done = s.repair(false).unwrap_or_else(|e| panic!("{place}: {e}"));
+                        let done = s.repair().unwrap_or_else(|e| panic!("{place}: {e}"));
                         assert!(done.committed, "{place}");
                         drop(s);
                         let after = Store::verify(&copy, false, &()).unwrap();

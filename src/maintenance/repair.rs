@@ -18,6 +18,7 @@
 //! a damaged catalog is refused, and restored from a backup.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -28,7 +29,7 @@ use crate::format::layout::{self, sync_dir};
 use crate::read::snapshot::{Snapshot, SCAN_CACHE_BYTES};
 use crate::run::salvage::{salvage, Salvaged};
 use crate::run::{write_run, RunContents};
-use crate::sys::progress::Phase;
+use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
 use crate::write::store::Store;
 
@@ -78,24 +79,22 @@ pub struct RunRepair {
 /// How many ids a run repair lists.
 const LISTED_IDS: usize = 1000;
 
-impl Store {
-    /// Reads every block of every run and rebuilds the damaged runs from their intact copies
-    /// (see the module docs), in one commit. With `dry_run` it only reports what it would
-    /// rebuild. Memory: the contents of every damaged run, plus 8 bytes per posting of the
-    /// store. A run file that cannot be read (permissions, an I/O error) fails the repair, which
-    /// then changes nothing; one that is missing, or that redb cannot open even after its own
-    /// recovery on a copy, is taken as lost.
-    pub fn repair(&mut self, dry_run: bool) -> Result<RepairReport> {
-        let catalog = self.catalog().clone();
+/// What a repair finds: the damaged runs (indices into the catalog's runs) and the contents
+/// each is rebuilt with. Made by reading only.
+struct RepairPlan {
+    catalog: Catalog,
+    damaged: Vec<usize>,
+    rebuilt: Vec<(usize, Rebuilt)>,
+    /// The intact runs, read as usual (None when nothing is damaged).
+    intact: Option<Snapshot>,
+}
+
+impl RepairPlan {
+    /// Reads every block of every run of the store at `dir` in the state `catalog`.
+    fn make(dir: &Path, catalog: Catalog, progress: &dyn Progress) -> Result<RepairPlan> {
         let perms = Permutations::new(&catalog.settings);
-        let store = self.dir().to_path_buf();
-        let run_dir = |id| layout::run_dir(&store, id);
-        let mut report = RepairReport {
-            runs_checked: catalog.runs.len(),
-            ..RepairReport::default()
-        };
+        let run_dir = |id| layout::run_dir(dir, id);
         // Which runs are damaged, without holding their contents.
-        let progress = self.progress();
         let checking = Phase::start(progress, "checking runs", catalog.runs.len() as u64);
         let checked: Vec<bool> = catalog
             .runs
@@ -109,7 +108,12 @@ impl Store {
         drop(checking);
         let damaged: Vec<usize> = (0..checked.len()).filter(|&i| checked[i]).collect();
         if damaged.is_empty() {
-            return Ok(report);
+            return Ok(RepairPlan {
+                catalog,
+                damaged,
+                rebuilt: Vec::new(),
+                intact: None,
+            });
         }
         // The batch of documents whose run has no other live document to take it from.
         let newest_insert = catalog
@@ -134,40 +138,75 @@ impl Store {
             .filter(|(i, _)| !damaged.contains(i))
             .map(|(_, r)| r.clone())
             .collect();
-        let intact = Snapshot::from_catalog(self.dir(), intact, SCAN_CACHE_BYTES)?;
+        let intact = Snapshot::from_catalog(dir, intact, SCAN_CACHE_BYTES)?;
         restore_lost_fingerprints(&intact, &mut rebuilt)?;
         name_ids_maybe_undeleted(&catalog, &damaged, &intact, &mut rebuilt)?;
+        Ok(RepairPlan {
+            catalog,
+            damaged,
+            rebuilt,
+            intact: Some(intact),
+        })
+    }
 
-        let mut pending = self.begin_commit();
-        for (i, r) in &mut rebuilt {
-            let meta = &catalog.runs[*i];
-            let mut entry = r.report(meta.id);
-            if !dry_run {
-                let documents: Vec<(u64, &str, DocState)> = r
-                    .documents
-                    .iter()
-                    .map(|(h, id, s)| (*h, id.as_str(), *s))
-                    .collect();
-                let postings: Vec<(u64, &str)> = r
-                    .postings
-                    .iter()
-                    .map(|(fp, id)| (*fp, id.as_str()))
-                    .collect();
-                let contents = RunContents {
-                    documents: &documents,
-                    postings: &postings,
-                    fingerprints: &r.fingerprints,
-                };
-                let shards = usize::from(catalog.settings.shards);
-                let new = pending
-                    .write_run(|dir, id| write_run(dir, id, &perms, shards, &contents, progress))?;
-                entry.replaced_by = Some(new.id);
-                pending.catalog_mut().runs[*i] = new;
-            }
-            report.runs.push(entry);
+    /// The report of what the plan rebuilds, before it is written (no run replaced yet).
+    fn report(&self) -> RepairReport {
+        RepairReport {
+            runs_checked: self.catalog.runs.len(),
+            runs: self
+                .rebuilt
+                .iter()
+                .map(|(i, r)| r.report(self.catalog.runs[*i].id))
+                .collect(),
+            committed: false,
         }
-        if dry_run {
+    }
+}
+
+impl Store {
+    /// Reads every block of every run and rebuilds the damaged runs from their intact copies
+    /// (see the module docs), in one commit ([`Store::preview_repair`] says what it would
+    /// rebuild, without a lock and without writing). Memory: the contents of every damaged
+    /// run, plus 8 bytes per posting of the store. A run file that cannot be read
+    /// (permissions, an I/O error) fails the repair, which then changes nothing; one that is
+    /// missing, or that redb cannot open even after its own recovery on a copy, is taken as
+    /// lost.
+    pub fn repair(&mut self) -> Result<RepairReport> {
+        let plan = RepairPlan::make(self.dir(), self.catalog().clone(), self.progress())?;
+        let mut report = plan.report();
+        if plan.damaged.is_empty() {
             return Ok(report);
+        }
+        let RepairPlan {
+            catalog,
+            damaged,
+            rebuilt,
+            intact,
+        } = plan;
+        let perms = Permutations::new(&catalog.settings);
+        let progress = self.progress();
+        let mut pending = self.begin_commit();
+        for ((i, r), entry) in rebuilt.iter().zip(&mut report.runs) {
+            let documents: Vec<(u64, &str, DocState)> = r
+                .documents
+                .iter()
+                .map(|(h, id, s)| (*h, id.as_str(), *s))
+                .collect();
+            let postings: Vec<(u64, &str)> = r
+                .postings
+                .iter()
+                .map(|(fp, id)| (*fp, id.as_str()))
+                .collect();
+            let contents = RunContents {
+                documents: &documents,
+                postings: &postings,
+                fingerprints: &r.fingerprints,
+            };
+            let shards = usize::from(catalog.settings.shards);
+            let new = pending
+                .write_run(|dir, id| write_run(dir, id, &perms, shards, &contents, progress))?;
+            entry.replaced_by = Some(new.id);
+            pending.catalog_mut().runs[*i] = new;
         }
         // Lost deletions change which documents are live: count them again.
         let next = pending.catalog().clone();
@@ -179,11 +218,20 @@ impl Store {
         self.commit(pending)?;
         report.committed = true;
         // The damaged runs are garbage now; what cannot be removed, the next writer removes.
+        let store = self.dir().to_path_buf();
         for &i in &damaged {
-            let _ = std::fs::remove_dir_all(run_dir(catalog.runs[i].id));
+            let _ = std::fs::remove_dir_all(layout::run_dir(&store, catalog.runs[i].id));
         }
         let _ = sync_dir(&layout::runs_dir(&store));
         Ok(report)
+    }
+
+    /// What [`Store::repair`] would rebuild in the store at `dir`, without doing it: it takes
+    /// no lock and changes no byte (a dry run reads the catalog and every run; a damaged
+    /// store is what it is for, so it does not open the runs as a [`Snapshot`] would).
+    pub fn preview_repair(dir: &Path, progress: &dyn Progress) -> Result<RepairReport> {
+        let catalog = Catalog::read(dir)?;
+        Ok(RepairPlan::make(dir, catalog, progress)?.report())
     }
 }
 

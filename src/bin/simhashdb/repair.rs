@@ -26,15 +26,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
-    let report = store.repair(args.dry_run).with_context(|| {
+    let cannot_open = || format!("{}: cannot open the store", args.store.display());
+    let failed = || {
         format!(
             "{}: the repair failed; the store is as it was",
             args.store.display()
         )
-    })?;
+    };
+    let report = if args.dry_run {
+        // A dry run reads: no lock, nothing written or removed.
+        let bars = crate::progress::Bars::default();
+        Store::preview_repair(&args.store, &bars).with_context(failed)?
+    } else {
+        let mut store = Store::open(&args.store).with_context(cannot_open)?;
+        store.set_progress(crate::progress::Bars::shared());
+        store.repair().with_context(failed)?
+    };
     let mut out = output::stdout();
     for r in &report.runs {
         if args.json {
