@@ -329,6 +329,50 @@ fn no_module_depends_on_itself_through_others() {
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
 }
 
+/// Errors are data: no library function fails with a bare `String` (`Result<T, String>`,
+/// in any spelling); a `String` as the value of a `Result` is fine.
+#[test]
+fn no_error_is_a_string() {
+    let mut found = Vec::new();
+    for (module, code) in modules() {
+        let flat: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut rest = flat.as_str();
+        while let Some(at) = rest.find("Result<") {
+            rest = &rest[at + "Result<".len()..];
+            // The type arguments up to the matching '>'.
+            let mut depth = 1;
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| {
+                    depth += match c {
+                        '<' => 1,
+                        '>' => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                })
+                .map_or(rest.len(), |(i, _)| i);
+            let arguments = &rest[..end];
+            // The error type: what follows the last top-level comma.
+            let (mut depth, mut last_comma) = (0, None);
+            for (i, c) in arguments.char_indices() {
+                match c {
+                    '<' | '(' => depth += 1,
+                    '>' | ')' => depth -= 1,
+                    ',' if depth == 0 => last_comma = Some(i),
+                    _ => {}
+                }
+            }
+            if let Some(i) = last_comma {
+                if arguments[i + 1..].trim() == "String" {
+                    found.push(format!("{module}: Result<{arguments}>"));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "errors as strings:\n{}", found.join("\n"));
+}
+
 #[test]
 fn wings_depend_only_on_what_the_design_map_allows() {
     let graph = dependencies();
