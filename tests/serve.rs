@@ -545,7 +545,7 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         (r#"{"fingerprints": ["1"], "distance": 4}"#, "distance 4"),
         (
             r#"{"fingerprints": ["1"], "distance": -1}"#,
-            "invalid value",
+            "-1 is negative",
         ),
         (r#"{"fingerprints": ["1"], "k": 2}"#, "unknown field `k`"),
         (r#"{"distance": 2}"#, "exactly one of"),

@@ -481,4 +481,5 @@ def _ids(ids: Iterable[str]) -> List[str]:
 
 
 def _distance(distance: Optional[int]) -> Optional[int]:
-    return None if distance is None else checked_int("distance", distance, 0, 64)
+    # The range is the library's to check (0 to the store's K), as for the CLI and the server.
+    return None if distance is None else checked_int("distance", distance, -(2**63), 2**63 - 1)

@@ -113,8 +113,8 @@ impl NativeStore {
     }
 
     /// `distance`, or the store's K.
-    fn distance(snapshot: &Snapshot, distance: Option<u32>) -> u32 {
-        distance.unwrap_or(u32::from(snapshot.settings().distance))
+    fn distance(snapshot: &Snapshot, distance: Option<i64>) -> PyResult<u32> {
+        snapshot.distance(distance).map_err(py_err)
     }
 }
 
@@ -355,11 +355,11 @@ impl NativeStore {
         &self,
         py: Python<'_>,
         fingerprint: u64,
-        distance: Option<u32>,
+        distance: Option<i64>,
     ) -> PyResult<Vec<(String, u64, u32)>> {
         guard(|| {
             let matches = self.read(py, false, |snapshot| {
-                let distance = Self::distance(snapshot, distance);
+                let distance = Self::distance(snapshot, distance)?;
                 snapshot.query(fingerprint, distance).map_err(py_err)
             })?;
             Ok(matches
@@ -376,12 +376,12 @@ impl NativeStore {
         &self,
         py: Python<'py>,
         queries: &[u8],
-        distance: Option<u32>,
+        distance: Option<i64>,
     ) -> PyResult<QueryColumns<'py>> {
         guard(|| {
             let queries = u64s_from_bytes(queries, "queries")?;
             let results = self.read(py, false, |snapshot| {
-                let distance = Self::distance(snapshot, distance);
+                let distance = Self::distance(snapshot, distance)?;
                 snapshot.query_many(&queries, distance).map_err(py_err)
             })?;
             let total: usize = results.iter().map(Vec::len).sum();
@@ -526,7 +526,7 @@ impl NativeStore {
     fn audit_pairs<'py>(
         &self,
         py: Python<'py>,
-        distance: Option<u32>,
+        distance: Option<i64>,
         verify_text: Option<PathBuf>,
         min_jaccard: f64,
         id_field: String,
@@ -563,7 +563,7 @@ impl NativeStore {
     fn audit_clusters(
         &self,
         py: Python<'_>,
-        distance: Option<u32>,
+        distance: Option<i64>,
         singletons: bool,
         verify_text: Option<PathBuf>,
         min_jaccard: f64,
@@ -616,11 +616,11 @@ impl NativeStore {
     fn audit(
         &self,
         py: Python<'_>,
-        distance: Option<u32>,
+        distance: Option<i64>,
         corpus: Option<&Corpus>,
     ) -> PyResult<Vec<(simhashdb::DocumentPair, Option<f64>)>> {
         let pairs = self.read(py, true, |snapshot| {
-            let distance = Self::distance(snapshot, distance);
+            let distance = Self::distance(snapshot, distance)?;
             snapshot.audit(distance, &()).map_err(py_err)
         })?;
         match corpus {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::error::{guard_redb, Error, Result};
+use crate::error::{guard_redb, Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::catalog::{BatchInfo, Catalog};
 use crate::format::settings::{CompactionPolicy, Settings};
@@ -385,6 +385,26 @@ impl Snapshot {
             .with_min_len(64)
             .map(|&q| self.query(q, distance))
             .collect()
+    }
+
+    /// The distance a query or an audit runs at: `asked`, from 0 to the store's K, or K when
+    /// None. Every client reads the distance its users give through this (the CLI's
+    /// `--distance`, the server's `distance`, Python's `distance=`), so all take the same
+    /// numbers and refuse the others with the same message.
+    pub fn distance(&self, asked: Option<i64>) -> Result<u32> {
+        let max = u32::from(self.catalog.settings.distance);
+        match asked {
+            None => Ok(max),
+            Some(d) if d < 0 => Err(Error::settings(
+                Setting::Distance,
+                format!("{d} is negative: a distance is 0 to the store's maximum distance {max}"),
+            )),
+            Some(d) => {
+                let d = u32::try_from(d).unwrap_or(u32::MAX);
+                self.check_distance(d)?;
+                Ok(d)
+            }
+        }
     }
 
     pub(crate) fn check_distance(&self, distance: u32) -> Result<()> {

@@ -25,7 +25,7 @@ pub struct Args {
     store: PathBuf,
     /// Largest distance to report (at most the store's K; default K).
     #[arg(long, value_name = "D", allow_negative_numbers = true)]
-    distance: Option<u32>,
+    distance: Option<i64>,
     /// Write the pairs to FILE ('-' = stdout).
     #[arg(long, value_name = "FILE")]
     pairs: Option<PathBuf>,
@@ -59,9 +59,7 @@ pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
     let snapshot = Snapshot::open_for_scan(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    let distance = args
-        .distance
-        .unwrap_or(u32::from(snapshot.settings().distance));
+    let distance = snapshot.distance(args.distance)?;
     let pairs = snapshot.audit(distance, &progress::Bars::default())?;
     let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
         None => pairs.into_iter().map(|p| (p, None)).collect(),

@@ -43,7 +43,7 @@ pub struct Args {
     skip_invalid: bool,
     /// Largest distance to report (at most the store's K; default K).
     #[arg(long, value_name = "D", allow_negative_numbers = true)]
-    distance: Option<u32>,
+    distance: Option<i64>,
     /// Print JSON Lines: {"query", "id", "fingerprint", "distance"}, plus
     /// "query_fingerprint" for documents.
     #[arg(long)]
@@ -110,9 +110,7 @@ pub fn run(args: Args) -> Result<()> {
             );
         }
     }
-    let distance = args
-        .distance
-        .unwrap_or(u32::from(snapshot.settings().distance));
+    let distance = snapshot.distance(args.distance)?;
     output::write_to(args.output.as_deref(), |out| {
         write_matches(out, &snapshot, &queries, distance, args.json)
     })

@@ -44,9 +44,10 @@ impl IntoResponse for ApiError {
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         let status = match &error {
-            Error::Input { .. } | Error::DistanceTooLarge { .. } | Error::Scheme(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            Error::Input { .. }
+            | Error::DistanceTooLarge { .. }
+            | Error::Settings { .. }
+            | Error::Scheme(_) => StatusCode::BAD_REQUEST,
             Error::Locked { .. } => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

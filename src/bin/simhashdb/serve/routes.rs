@@ -197,7 +197,7 @@ struct QueryBody {
     fingerprints: Option<Vec<Value>>,
     texts: Option<Vec<String>>,
     documents: Option<Vec<DocumentBody>>,
-    distance: Option<u32>,
+    distance: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -301,13 +301,8 @@ async fn answer(
     Ok(results)
 }
 
-fn distance_or_k(distance: Option<u32>, snapshot: &Snapshot) -> Result<u32, ApiError> {
-    let k = u32::from(snapshot.settings().distance);
-    let d = distance.unwrap_or(k);
-    if d > k {
-        return Err(simhashdb::Error::DistanceTooLarge { asked: d, max: k }.into());
-    }
-    Ok(d)
+fn distance_or_k(distance: Option<i64>, snapshot: &Snapshot) -> Result<u32, ApiError> {
+    Ok(snapshot.distance(distance)?)
 }
 
 async fn post_query(
@@ -353,7 +348,7 @@ async fn post_query(
 #[serde(deny_unknown_fields)]
 struct GetQuery {
     fingerprint: String,
-    distance: Option<u32>,
+    distance: Option<i64>,
 }
 
 async fn get_query(
