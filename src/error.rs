@@ -175,6 +175,8 @@ pub enum Setting {
     MinJaccard,
     /// Runs merged into one ([`crate::CompactionPolicy::merge_factor`]).
     MergeFactor,
+    /// The date an expire takes the batches committed before ([`crate::ExpireSelector`]).
+    ExpireBefore,
 }
 
 impl Setting {
@@ -188,6 +190,7 @@ impl Setting {
             Setting::Scheme => "scheme",
             Setting::MinJaccard => "minimum Jaccard similarity",
             Setting::MergeFactor => "merge factor",
+            Setting::ExpireBefore => "expiry date",
         }
     }
 }

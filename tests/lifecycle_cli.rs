@@ -77,8 +77,9 @@ fn delete_expire_and_batches_keep_their_columns() {
         lines[1]
     );
 
-    // Expiring by date: everything was committed before 2100.
-    let out = simhashdb(&["expire", &s, "--before", "2100-01-01"], "");
+    // Expiring by date: everything was committed before now (a second later).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let out = simhashdb(&["expire", &s, "--before", "0d"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = simhashdb(&["stats", &s, "--json"], "");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -455,12 +456,43 @@ fn labels_with_control_characters_are_refused_before_anything_is_read() {
 #[test]
 fn expire_records_a_batch_once_and_labels_it_with_a_date() {
     let (_dir, s) = store_with_batches();
+    // A date in the future would expire every batch, those still to come too: refused,
+    // naming now, with nothing changed; a dry run may look at it.
     let out = simhashdb(&["expire", &s, "--before", "2999-01-01", "--json"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("invalid --before: 2999-01-01T00:00:00Z is in the future (now is 20"),
+        "{err}"
+    );
+    let count = |s: &str| {
+        let out = simhashdb(&["stats", s, "--json"], "");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["documents"].clone()
+    };
+    assert_eq!(count(&s), 150);
+    let out = simhashdb(
+        &[
+            "expire",
+            &s,
+            "--before",
+            "2999-01-01",
+            "--dry-run",
+            "--json",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["expired_batches"], serde_json::json!([1, 2, 3]));
+    // Now (a second after the batches' commits) takes them all, once.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let out = simhashdb(&["expire", &s, "--before", "0d", "--json"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["expired_batches"], serde_json::json!([1, 2, 3]));
     assert_eq!(v["deleted"], 150);
-    let out = simhashdb(&["expire", &s, "--before", "2999-01-01"], "");
+    let out = simhashdb(&["expire", &s, "--before", "0d"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "no batch matched: nothing changed\n");
     assert_eq!(text(&out.stderr), "");
@@ -469,7 +501,7 @@ fn expire_records_a_batch_once_and_labels_it_with_a_date() {
     let rows: Vec<&str> = listing.lines().collect();
     assert_eq!(rows.len(), 5, "one expire row: {listing}");
     assert!(
-        rows[4].starts_with("4\texpire\t") && rows[4].contains("\tbefore 2999-01-01T00:00:00Z\t"),
+        rows[4].starts_with("4\texpire\t") && rows[4].contains("\tbefore 20"),
         "{}",
         rows[4]
     );
@@ -632,4 +664,57 @@ fn a_dry_run_leaves_every_byte_of_the_store_as_it_was_debris_included() {
     let out = simhashdb(&["delete", &s, "day1-0"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!debris.exists());
+}
+
+#[test]
+fn compacting_a_compact_store_changes_nothing() {
+    let (_dir, s) = store_with_batches();
+    let store = std::path::Path::new(&s);
+    let out = simhashdb(&["delete", &s, "day1-0"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = simhashdb(&["compact", &s, "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (first["runs_before"].clone(), first["runs_after"].clone()),
+        (4.into(), 1.into())
+    );
+    assert_eq!(
+        first["dropped_documents"], 2,
+        "the deleted entry and its marker"
+    );
+    // One run, every entry live: nothing to drop, so nothing is rewritten (the lock file
+    // names each writer in turn; every other byte stays).
+    let files = || {
+        let mut files = tree(store);
+        files.remove("LOCK");
+        files
+    };
+    let before = files();
+    let out = simhashdb(&["compact", &s, "--dry-run"], "");
+    assert_eq!(text(&out.stdout), "nothing to compact (dry run)\n");
+    let out = simhashdb(&["compact", &s], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "nothing to compact\n");
+    let out = simhashdb(&["compact", &s, "--json"], "");
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (again["merged_runs"].clone(), again["runs_after"].clone()),
+        (0.into(), 1.into())
+    );
+    assert!(files() == before, "a compact store was rewritten");
+    let out = simhashdb(
+        &[
+            "query",
+            &s,
+            "--json",
+            &format!("{:016x}", 101u64.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        ],
+        "",
+    );
+    assert!(
+        text(&out.stdout).contains("\"day1-1\""),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -241,6 +241,11 @@ def test_errors(tmp_path, cli):
         store.expire(batch="no-such-label")
     with pytest.raises(ValueError):
         store.expire(before="yesterday-ish")
+    documents = len(store)
+    with pytest.raises(ValueError, match="is in the future"):
+        store.expire(before="2999-01-01")
+    assert len(store) == documents and len(store.batches()) == batches_before
+    assert store.expire(before="2999-01-01", dry_run=True)["dry_run"] is True
     with pytest.raises(ValueError):
         simhashdb.fingerprint("   ")
     with pytest.raises(ValueError, match=r"texts\[1\]"):

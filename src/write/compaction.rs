@@ -16,7 +16,7 @@ impl Store {
     /// Merges every run into one: drops deleted documents, replaced postings and fingerprints
     /// no id has any more, and reclaims their space.
     pub fn compact(&mut self) -> Result<CompactSummary> {
-        if self.catalog().runs.is_empty() {
+        if is_compact(self.catalog()) {
             return Ok(CompactSummary::nothing(self.catalog()));
         }
         self.merge_from(0)
@@ -123,6 +123,18 @@ pub struct CompactionPreview {
     pub table_entries: u64,
 }
 
+/// Whether a full compaction has nothing to do: no run, or one run whose every document
+/// entry is live. A lone run holds no dead fingerprint either: an insert writes only its
+/// batch's fingerprints, and a merge drops the dead ones; only deletions and replacements in a
+/// newer run leave entries to drop, and they make a second run.
+fn is_compact(catalog: &Catalog) -> bool {
+    match catalog.runs.as_slice() {
+        [] => true,
+        [only] => only.documents == catalog.documents,
+        _ => false,
+    }
+}
+
 impl serde::Serialize for CompactionPreview {
     fn serialize<S: serde::Serializer>(
         &self,
@@ -211,8 +223,12 @@ impl Snapshot {
         let mut sizes: Vec<u64> = runs.iter().map(run_size).collect();
         let mut merged = 0;
         if !if_due {
-            // Even one run is rewritten: compact drops what it no longer needs.
-            merged = runs.len();
+            // One run is rewritten only when it holds what a merge drops.
+            merged = if is_compact(self.catalog()) {
+                0
+            } else {
+                runs.len()
+            };
         } else {
             // The merges compact_if_due would make, each run of a merge counted as the sum of
             // its inputs' sizes (what the merged run holds at most).

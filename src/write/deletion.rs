@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::catalog::{BatchKind, BatchMeta, Catalog};
 use crate::read::snapshot::Snapshot;
@@ -22,7 +22,24 @@ impl Store {
     }
 
     /// Deletes every document still in the insert batches `selector` picks, all or nothing.
+    ///
+    /// A date in the future is refused: it would expire every batch, the ones committed
+    /// until then too ([`Snapshot::preview_expire`] shows what any date takes).
     pub fn expire(&mut self, selector: &ExpireSelector) -> Result<DeleteSummary> {
+        if let ExpireSelector::Before(t) = selector {
+            let now = dates::now_unix_s();
+            if *t > now {
+                return Err(Error::settings(
+                    Setting::ExpireBefore,
+                    format!(
+                        "{} is in the future (now is {}): it would expire every batch; give a \
+                         past date, or look first with a dry run",
+                        dates::format_utc(*t),
+                        dates::format_utc(now)
+                    ),
+                ));
+            }
+        }
         let ExpirePlan {
             doomed,
             batches,

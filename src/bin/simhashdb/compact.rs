@@ -67,6 +67,7 @@ pub fn run(args: Args) -> Result<()> {
     match summary {
         None => writeln!(out, "nothing to compact")?,
         Some(s) if args.json => output::json_line(&mut out, &s)?,
+        Some(s) if s.merged_runs == 0 => writeln!(out, "nothing to compact")?,
         Some(s) => writeln!(out, "{}", describe(&s))?,
     }
     out.flush()?;

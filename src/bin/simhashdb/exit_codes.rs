@@ -104,6 +104,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::Scheme => "--scheme",
         Setting::MinJaccard => "--min-jaccard",
         Setting::MergeFactor => "--merge-factor",
+        Setting::ExpireBefore => "--before",
         _ => "setting",
     }
 }
