@@ -457,3 +457,43 @@ fn a_spark_output_directory_is_read_part_by_part() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(ok(&["export", path_str(&store)]).lines().count(), 30);
 }
+
+/// Parquet outputs get the user's umask, as every other output file: they are written to a
+/// temporary file first, which must not make them private.
+#[cfg(unix)]
+#[test]
+fn parquet_outputs_get_the_users_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let store = d.join("s");
+    let s = store.to_str().unwrap();
+    assert!(crate::util::simhashdb(&["init", s], "").status.success());
+    let docs = "a\t0000000000000001\nb\t0000000000000003\n";
+    assert!(crate::util::simhashdb(&["insert", s], docs)
+        .status
+        .success());
+    let bin = env!("CARGO_BIN_EXE_simhashdb");
+    for (umask, mode) in [("027", 0o640), ("022", 0o644)] {
+        for (name, args) in [
+            ("export", vec!["export", s, "--output"]),
+            ("pairs", vec!["audit", s, "--pairs"]),
+            ("clusters", vec!["audit", s, "--clusters"]),
+        ] {
+            let out = d.join(format!("{name}-{umask}.parquet"));
+            let mut command = vec![bin.to_string()];
+            command.extend(args.iter().map(|a| a.to_string()));
+            command.push(out.to_str().unwrap().to_string());
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("umask {umask}; exec \"$@\""))
+                .arg("sh")
+                .args(&command)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{name}");
+            let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+            assert_eq!(got, mode, "{name} under umask {umask}: {got:o}");
+        }
+    }
+}
