@@ -524,6 +524,13 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     expect(server.get("/metrics"), 401, "API key");
     let post = |path: &str, body: &str| server.post_with(path, body, &key);
     assert_eq!(post("/v1/query", r#"{"fingerprints": []}"#).0, 200);
+    // The scheme's name is case-insensitive (RFC 9110).
+    for scheme in ["bearer", "BEARER", "BeArEr"] {
+        let header = [("Authorization", format!("{scheme} sesame"))];
+        let header = [(header[0].0, header[0].1.as_str())];
+        let (status, body) = server.post_with("/v1/query", r#"{"fingerprints": []}"#, &header);
+        assert_eq!(status, 200, "{scheme}: {body}");
+    }
     assert_eq!(
         server
             .post_with(
@@ -650,7 +657,7 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         let _writer = simhashdb::Store::open(&store).unwrap();
         let (status, body) = post("/v1/insert", "b\t0000000000000001\n");
         assert_eq!(status, 409, "{body}");
-        assert_eq!(body["pid"], json!(std::process::id().to_string()));
+        assert_eq!(body["pid"], json!(std::process::id()), "a number");
     }
 
     // Nothing changed, and the server still answers.
@@ -668,6 +675,32 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     assert_eq!(status, 403, "{body}");
     assert_eq!(server.post("/v1/delete", r#"{"ids": ["a"]}"#).0, 403);
     assert_eq!(server.query(&[0x0123_4567_89ab_cdef], 0)[0].len(), 1);
+}
+
+#[test]
+fn listen_takes_a_host_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+        .args(["serve", path_str(&store), "--listen", "localhost:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let address = stderr.lines().map_while(Result::ok).find_map(|line| {
+        let at = line.find("http://")?;
+        Some(line[at + 7..].split_whitespace().next()?.to_string())
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let address = address.expect("the server printed its address");
+    assert!(
+        address.starts_with("127.0.0.1:") || address.starts_with("[::1]:"),
+        "{address}"
+    );
 }
 
 #[test]

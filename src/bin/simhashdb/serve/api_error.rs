@@ -33,7 +33,11 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut body = serde_json::json!({ "error": self.message });
         if let Some(pid) = self.pid {
-            body["pid"] = serde_json::Value::String(pid);
+            // A number, as a pid is; what a damaged lock file holds, as written.
+            body["pid"] = match pid.trim().parse::<u64>() {
+                Ok(n) => n.into(),
+                Err(_) => pid.into(),
+            };
         }
         (self.status, Json(body)).into_response()
     }

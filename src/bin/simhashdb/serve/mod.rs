@@ -71,12 +71,7 @@ pub fn run(args: Args) -> Result<()> {
     Snapshot::open(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let api_key = args.api_key_file.as_deref().map(read_key).transpose()?;
-    let listen: SocketAddr = args.listen.parse().map_err(|e| {
-        usage(format!(
-            "--listen {:?}: {e} (expected IP:PORT)",
-            args.listen
-        ))
-    })?;
+    let listen = resolve(&args.listen)?;
     let mut options = DatabaseOptions {
         refresh: Refresh::Every(REFRESH_EVERY),
         compaction: Compaction::Background,
@@ -124,6 +119,24 @@ fn read_key(path: &std::path::Path) -> Result<String> {
         )));
     }
     Ok(key.to_string())
+}
+
+/// The address `--listen` names: IP:PORT, or HOST:PORT resolved (its first address).
+fn resolve(listen: &str) -> Result<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    if let Ok(address) = listen.parse() {
+        return Ok(address);
+    }
+    let bad = |why: String| {
+        usage(format!(
+            "--listen {listen:?}: {why} (expected IP:PORT or HOST:PORT)"
+        ))
+    };
+    listen
+        .to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("the name has no address".to_string()))
 }
 
 async fn serve(

@@ -77,7 +77,9 @@ async fn require_key(
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.split_once(' '))
+        // The scheme's name is case-insensitive (RFC 9110, 11.1).
+        .and_then(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer").then_some(token))
         .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()));
     match given {
         Some(given) if same_secret(given.trim().as_bytes(), key.as_bytes()) => {
