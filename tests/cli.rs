@@ -343,6 +343,62 @@ fn find_all_lists_fingerprint_pairs_once() {
     );
 }
 
+/// find-all on text takes the scheme flags `fingerprint` takes: its pairs are those of the
+/// fingerprints `fingerprint` gives with the same flags (30 copies of one text among them).
+#[test]
+fn find_all_fingerprints_text_with_the_scheme_flags() {
+    let mut docs = String::new();
+    let texts = [
+        "the river runs past the old stone mill and on to the sea",
+        "the river runs past the old stone mill and on to the bay",
+        "a completely different sentence about fingerprints and tables",
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        docs.push_str(&format!("{{\"id\": \"t{i}\", \"text\": \"{t}\"}}\n"));
+    }
+    for i in 0..30 {
+        docs.push_str(&format!(
+            "{{\"id\": \"copy{i:02}\", \"text\": \"{}\"}}\n",
+            texts[0]
+        ));
+    }
+    for flags in [
+        vec![],
+        vec!["--scheme", "words", "--shingle", "3", "--weight", "set"],
+    ] {
+        let mut fp_args = vec!["fingerprint", "--format", "jsonl"];
+        fp_args.extend(&flags);
+        let fingerprints = simhashdb(&fp_args, &docs);
+        assert!(
+            fingerprints.status.success(),
+            "{}",
+            text(&fingerprints.stderr)
+        );
+        let expected = simhashdb(
+            &["find-all", "--distance", "8"],
+            &text(&fingerprints.stdout),
+        );
+        assert!(expected.status.success(), "{}", text(&expected.stderr));
+        let mut args = vec!["find-all", "--distance", "8"];
+        args.extend(&flags);
+        let got = simhashdb(&args, &docs);
+        assert!(got.status.success(), "{flags:?}: {}", text(&got.stderr));
+        assert_eq!(text(&got.stdout), text(&expected.stdout), "{flags:?}");
+        let copies = text(&got.stdout)
+            .lines()
+            .filter(|l| l.split('\t').take(2).all(|id| id.starts_with("copy")))
+            .count();
+        assert_eq!(copies, 30 * 29 / 2, "{flags:?}");
+    }
+    let out = simhashdb(&["find-all", "--scheme", "minhash-3-set"], &docs);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("minhash-3-set"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn fingerprint_reads_jsonl_text_files_directories_and_stdin() {
     let dir = tempfile::tempdir().unwrap();

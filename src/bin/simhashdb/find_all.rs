@@ -9,13 +9,15 @@ use simhashdb::{
     find_all, find_all_documents, read_queries, InputFormat, Query, ReadOptions, Settings,
 };
 
+use crate::documents::SchemeArgs;
 use crate::exit_codes::usage;
 use crate::{output, progress};
 
 /// Print every pair within K bits in a list of fingerprints, in memory, with no store.
 ///
 /// Input: one fingerprint per line (16 hex digits, 0x hex or decimal), or documents: lines
-/// ID<TAB>FINGERPRINT or JSON Lines {"id", "fingerprint"}. For bare fingerprints, equal values
+/// ID<TAB>FINGERPRINT, JSON Lines {"id", "fingerprint"} or {"id", "text"}, or a directory of
+/// text files (text fingerprinted with the scheme flags, as `fingerprint` does). For bare fingerprints, equal values
 /// count once, as in seomoz's find_all, and the output is FP_A<TAB>FP_B<TAB>DISTANCE with
 /// FP_A < FP_B, sorted. For documents the output is ID_A<TAB>ID_B<TAB>DISTANCE as `audit`
 /// prints it: documents sharing a fingerprint pair at distance 0, so --distance 0 lists the
@@ -35,6 +37,8 @@ pub struct Args {
     /// Print JSON Lines: {"a", "b", "distance"}.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    scheme: SchemeArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -49,6 +53,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let options = ReadOptions {
         fallback: InputFormat::Fingerprints,
+        scheme: Ok(args.scheme.scheme()?),
         ..ReadOptions::default()
     };
     let mut queries: Vec<Query> = Vec::new();
