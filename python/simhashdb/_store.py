@@ -318,8 +318,8 @@ class Store:
     ) -> Dict[str, Any]:
         """Inserts one batch from files or directories, as ``simhashdb insert`` reads them:
         ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}), or
-        ``text`` (a file per document, its path the id), or ``parquet`` (an id column and a
-        fingerprint or text column); detected when ``format`` is None;
+        ``text`` (a file per document, its path the id); detected when ``format`` is None
+        (this package is built without Parquet: ``parquet`` is refused when read);
         gzip and zstd files are decompressed. A malformed line raises ValueError naming the
         file and line, and nothing is stored, unless ``skip_invalid`` (then counted in the
         summary's ``skipped``). Streams: memory stays bounded for any input size."""
