@@ -87,8 +87,8 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// `code` without line comments and without `#[cfg(...)] mod ...` test modules' bodies
-/// (only top-level lines are read, so nested items never count).
+/// The lines of `code` without their line comments (only lines at column 0 are read as items
+/// later, so nested items never count).
 fn top_level_lines(code: &str) -> Vec<String> {
     code.lines()
         .map(|l| match l.find("//") {

@@ -85,8 +85,6 @@ struct RepairPlan {
     catalog: Catalog,
     damaged: Vec<usize>,
     rebuilt: Vec<(usize, Rebuilt)>,
-    /// The intact runs, read as usual (None when nothing is damaged).
-    intact: Option<Snapshot>,
 }
 
 impl RepairPlan {
@@ -112,7 +110,6 @@ impl RepairPlan {
                 catalog,
                 damaged,
                 rebuilt: Vec::new(),
-                intact: None,
             });
         }
         // The batch of documents whose run has no other live document to take it from.
@@ -145,7 +142,6 @@ impl RepairPlan {
             catalog,
             damaged,
             rebuilt,
-            intact: Some(intact),
         })
     }
 
@@ -181,7 +177,6 @@ impl Store {
             catalog,
             damaged,
             rebuilt,
-            intact,
         } = plan;
         let perms = Permutations::new(&catalog.settings);
         let progress = self.progress();
@@ -214,7 +209,6 @@ impl Store {
         Snapshot::from_catalog(self.dir(), next, SCAN_CACHE_BYTES)?
             .for_each_live_document(|_, _, _| live += 1)?;
         pending.catalog_mut().documents = live;
-        drop(intact);
         self.commit(pending)?;
         report.committed = true;
         // The damaged runs are garbage now; what cannot be removed, the next writer removes.

@@ -303,10 +303,6 @@ async fn answer(
     Ok(results)
 }
 
-fn distance_or_k(distance: Option<i64>, snapshot: &Snapshot) -> Result<u32, ApiError> {
-    Ok(snapshot.distance(distance)?)
-}
-
 async fn post_query(
     State(service): State<Shared>,
     headers: HeaderMap,
@@ -315,7 +311,7 @@ async fn post_query(
     let database = service.database()?;
     let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
     let snapshot = database.current();
-    let distance = distance_or_k(body.distance, &snapshot)?;
+    let distance = snapshot.distance(body.distance)?;
     let queries = query_fingerprints(body, &snapshot)?;
     if queries.len() > service.limits.max_queries {
         return Err(ApiError::new(
@@ -362,7 +358,7 @@ async fn get_query(
     let fingerprint = parse_fingerprint(&query.fingerprint)
         .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
     let snapshot = database.current();
-    let distance = distance_or_k(query.distance, &snapshot)?;
+    let distance = snapshot.distance(query.distance)?;
     let results = answer(&service, snapshot, vec![fingerprint], distance).await?;
     Ok(Json(
         json!({ "matches": &results[0], "distance": distance }),
