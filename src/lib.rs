@@ -105,6 +105,7 @@ pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
 pub use io::document::{parse_fingerprint, InputFormat, ReadOptions};
 pub use io::input::{read_documents, read_ids, read_queries, read_sources, Query};
+pub use maintenance::debris::Debris;
 pub use maintenance::repair::{RepairReport, RunRepair};
 pub use maintenance::verify::{Finding, Report};
 pub use read::reader::ReaderStats;

@@ -105,6 +105,19 @@ fn assert_clean(store: &Path, what: &str) {
         "{what}: verify found {:?}",
         report.findings
     );
+    // Whatever the kill left in runs/ is reported as debris, and nothing else is.
+    let live = run_ids(store);
+    let mut unnamed: Vec<std::path::PathBuf> = std::fs::read_dir(store.join("runs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let id = path.file_name().unwrap().to_str().unwrap().parse().ok();
+            !id.is_some_and(|id| live.contains(&id))
+        })
+        .collect();
+    unnamed.sort();
+    let reported: Vec<std::path::PathBuf> = report.debris.iter().map(|d| d.path.clone()).collect();
+    assert_eq!(reported, unnamed, "{what}: the debris verify reports");
 }
 
 #[test]
@@ -206,8 +219,10 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
         outcomes.keys().any(|&(_, whole)| !whole),
         "some kills landed before the commit point: {outcomes:?}"
     );
-    // A later writer cleans what the killed ones left, and works.
+    // A later writer cleans what the killed ones left, says what, and works.
+    let left = Store::verify(&store, false, &()).unwrap().debris;
     let s = Store::open(&store).unwrap();
+    assert_eq!(s.removed_debris(), left.as_slice());
     let live: Vec<u64> = s.snapshot().unwrap().run_ids();
     for entry in std::fs::read_dir(store.join("runs")).unwrap() {
         let id: u64 = entry

@@ -21,3 +21,4 @@ mod repair;
 mod serve;
 mod tune;
 mod util;
+mod writers;

@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 60 of them (methods, fields and associated constants belong to their type and are
+//! most 64 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 60;
+const MOST: usize = 64;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -43,6 +43,7 @@ const API: &[&str] = &[
     "Finding",
     "RepairReport",
     "RunRepair",
+    "Debris",
     // Near-duplicates without a store
     "Scheme",
     "find_all",

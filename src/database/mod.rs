@@ -57,6 +57,8 @@ pub enum Event {
     /// The newly committed state could not be loaded; reads keep the previous one and the
     /// next look retries.
     RefreshFailed(Error),
+    /// A write removed what killed writers had left in `runs/` (see [`Store::removed_debris`]).
+    RemovedDebris(Vec<crate::Debris>),
 }
 
 /// How a [`Database`] reads, follows commits and merges.
@@ -255,6 +257,7 @@ impl Database {
     ) -> std::result::Result<T, E> {
         let turn = Turn::take(&self.shared);
         let mut store = Store::open(&self.shared.dir)?;
+        let removed = store.removed_debris().to_vec();
         let background = self.shared.options.compaction == Compaction::Background;
         if background {
             store.defer_compaction();
@@ -270,6 +273,9 @@ impl Database {
             drop(store);
             self.after_commit();
             drop(turn);
+        }
+        if !removed.is_empty() {
+            self.shared.tell(Event::RemovedDebris(removed));
         }
         answer
     }

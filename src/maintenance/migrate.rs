@@ -9,6 +9,7 @@
 //! The structs of each older version are frozen here, byte for byte as that version wrote them.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::format::catalog::{
@@ -25,16 +26,21 @@ impl Store {
     /// Upgrades the store at `dir` to [`Store::FORMAT_VERSION`], taking the writer lock, and
     /// returns the version it had. A store already at the current version is left untouched.
     pub fn migrate(dir: &Path) -> Result<u32> {
-        migrate(dir)
+        migrate(dir, Duration::ZERO)
+    }
+
+    /// [`Store::migrate`], waiting up to `wait` for another writer to release the lock.
+    pub fn migrate_waiting(dir: &Path, wait: Duration) -> Result<u32> {
+        migrate(dir, wait)
     }
 }
 
-fn migrate(dir: &Path) -> Result<u32> {
+fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
     let (from, _) = unseal(&read_file(dir)?, dir)?;
     if from == FORMAT_VERSION {
         return Ok(from);
     }
-    let _lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
+    let _lock = WriterLock::acquire_within(dir, &layout::lock_file(dir), wait)?;
     loop {
         // Re-read under the lock: another process may have migrated meanwhile.
         let bytes = read_file(dir)?;

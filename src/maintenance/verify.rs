@@ -16,6 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::debris::Debris;
 use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
@@ -69,18 +70,21 @@ pub struct Report {
     pub fingerprints: u64,
     /// Files that redb's integrity check examined (with `deep`).
     pub deep_checked: usize,
+    /// What killed writers left in `runs/` (a warning, not a finding: nothing reads it, and
+    /// the next writer removes it).
+    pub debris: Vec<Debris>,
 }
 
 /// The report as `verify --json` prints it (and Python's `verify` answers):
 /// `{"clean", "findings": [{"location", "problem"}], "runs", "blocks", "documents",
-/// "fingerprints", "deep_checked_files"}`.
+/// "fingerprints", "deep_checked_files", "debris": [{"path", "bytes"}]}`.
 impl serde::Serialize for Report {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("Report", 7)?;
+        let mut out = serializer.serialize_struct("Report", 8)?;
         out.serialize_field("clean", &self.findings.is_empty())?;
         out.serialize_field("findings", &self.findings)?;
         out.serialize_field("runs", &self.runs)?;
@@ -88,6 +92,7 @@ impl serde::Serialize for Report {
         out.serialize_field("documents", &self.documents)?;
         out.serialize_field("fingerprints", &self.fingerprints)?;
         out.serialize_field("deep_checked_files", &self.deep_checked)?;
+        out.serialize_field("debris", &self.debris)?;
         out.end()
     }
 }
@@ -166,6 +171,7 @@ fn verify_store(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Repor
         Err(e) => return Err(e),
     };
     report.runs = snapshot.runs().len();
+    report.debris = super::debris::seen_by_reader(dir)?;
     let perms = snapshot.permutations().clone();
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();

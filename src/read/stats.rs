@@ -46,6 +46,11 @@ pub struct Stats {
     /// The sum of the store's file lengths. redb extends its files ahead of use, so this is
     /// more than they use.
     pub file_bytes: u64,
+    /// Entries of `runs/` no committed catalog names, left by writers that died (see
+    /// [`crate::Debris`]); 0 while a writer holds the lock, whose run in progress is unnamed.
+    pub orphan_runs: usize,
+    /// Bytes on disk of those entries, included in `total_bytes`.
+    pub orphan_bytes: u64,
     /// table_file_bytes / (fingerprints * tables).
     pub disk_bytes_per_fingerprint_per_table: f64,
     /// total_bytes / documents.
@@ -110,6 +115,7 @@ impl Stats {
             used: total_bytes,
             files: file_bytes,
         } = DiskBytes::below(snapshot.dir())?;
+        let debris = crate::maintenance::debris::seen_by_reader(snapshot.dir())?;
         Ok(Stats {
             blocks: settings.blocks,
             distance: settings.distance,
@@ -128,6 +134,8 @@ impl Stats {
             docs_file_bytes,
             total_bytes,
             file_bytes,
+            orphan_runs: debris.len(),
+            orphan_bytes: debris.iter().map(|d| d.bytes).sum(),
             disk_bytes_per_fingerprint_per_table: ratio(
                 table_file_bytes,
                 fingerprints * tables.len() as u64,
@@ -162,6 +170,14 @@ pub(crate) struct DiskBytes {
 }
 
 impl DiskBytes {
+    /// One file.
+    pub(crate) fn of_file(meta: &std::fs::Metadata) -> Self {
+        DiskBytes {
+            used: allocated(meta),
+            files: meta.len(),
+        }
+    }
+
     /// Every file below `dir`.
     pub(crate) fn below(dir: &Path) -> Result<Self> {
         let mut total = DiskBytes::default();
@@ -171,10 +187,7 @@ impl DiskBytes {
             let part = if meta.is_dir() {
                 DiskBytes::below(&entry.path())?
             } else {
-                DiskBytes {
-                    used: allocated(&meta),
-                    files: meta.len(),
-                }
+                DiskBytes::of_file(&meta)
             };
             total.used += part.used;
             total.files += part.files;

@@ -3,11 +3,15 @@
 //! `LOCK` in the store directory is held with `flock(LOCK_EX)` for as long as a [`WriterLock`]
 //! lives and holds the holder's pid for the error message of the next one. The kernel releases
 //! the lock when the process dies, so a killed writer never leaves a stale lock behind.
+//!
+//! Readers ask whether a writer is running ([`WriterLock::holder`]) without taking the lock:
+//! even a shared flock would make a writer starting at that moment fail.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -21,6 +25,48 @@ impl WriterLock {
     /// Takes the lock of the store at `dir` by locking its lock file `path`, or fails at once
     /// naming the pid that holds it.
     pub fn acquire(dir: &Path, path: &Path) -> Result<Self> {
+        Self::acquire_within(dir, path, Duration::ZERO)
+    }
+
+    /// Takes the lock, waiting up to `wait` for its holder to release it; then fails naming
+    /// the pid that holds it.
+    pub fn acquire_within(dir: &Path, path: &Path, wait: Duration) -> Result<Self> {
+        let deadline = Instant::now() + wait;
+        loop {
+            match Self::try_acquire(dir, path) {
+                Err(Error::Locked { .. }) if Instant::now() < deadline => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left.min(Duration::from_millis(50)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The pid holding the lock of the store at `dir`, if a process holds it, read from
+    /// /proc/locks (so the probe takes no lock). None where /proc/locks cannot be read.
+    pub fn holder(dir: &Path) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(crate::format::layout::lock_file(dir)).ok()?;
+        let dev = meta.dev();
+        let file = format!(
+            "{:02x}:{:02x}:{}",
+            libc::major(dev),
+            libc::minor(dev),
+            meta.ino()
+        );
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks.lines().find_map(|line| {
+            // "1: FLOCK  ADVISORY  WRITE 5497 fe:00:10010882 0 EOF"; waiters' lines have "->".
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                [_, "FLOCK", _, _, pid, id, ..] if *id == file => pid.parse().ok(),
+                _ => None,
+            }
+        })
+    }
+
+    fn try_acquire(dir: &Path, path: &Path) -> Result<Self> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -11,19 +11,21 @@
 //! 4. commit a catalog that names the run (an atomic rename: the commit point).
 //!
 //! A crash before 4 leaves the old catalog, which does not name the new run: the batch is
-//! absent, and the next writer deletes the unnamed run directory. A crash after 4 leaves the
+//! absent, and the next writer deletes the unnamed run directory (debris). A crash after 4 leaves the
 //! batch whole. Deletions are runs of deletion entries, committed the same way; a compaction
 //! writes the merged run, commits a catalog that names it instead of its inputs, and only
 //! then deletes the inputs (readers that still use them keep their files open).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::{Error, Result, Setting};
 use crate::format::catalog::{BatchInfo, Catalog};
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
+use crate::maintenance::debris::{self, Debris};
 use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::similarity::fingerprint::Scheme;
 use crate::sys::lock::WriterLock;
@@ -38,6 +40,8 @@ pub struct Store {
     /// Whether an insert merges runs itself after its commit, as the policy asks (a
     /// [`crate::Database`] that merges in the background turns this off).
     pub(crate) compact_inserts: bool,
+    /// The debris opening the store removed.
+    removed_debris: Vec<Debris>,
     _lock: WriterLock,
 }
 
@@ -168,6 +172,7 @@ impl Store {
             catalog,
             progress: Arc::new(()),
             compact_inserts: true,
+            removed_debris: Vec::new(),
             _lock: lock,
         })
     }
@@ -177,49 +182,41 @@ impl Store {
         Self::create_with(dir, options.settings()?, options.scheme, options.policy)
     }
 
-    /// Opens the store at `dir` for writing: takes the writer lock and deletes the runs of
-    /// writers that died before committing.
+    /// Opens the store at `dir` for writing: takes the writer lock, or fails at once naming
+    /// the process that holds it, and removes the debris of writers that died
+    /// ([`Store::removed_debris`]).
     pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_waiting(dir, Duration::ZERO)
+    }
+
+    /// [`Store::open`], waiting up to `wait` for another writer to release the lock.
+    pub fn open_waiting(dir: &Path, wait: Duration) -> Result<Self> {
         // Read first so that a path that is not a store gets that error, not a lock file.
         Catalog::read(dir)?;
-        let lock = WriterLock::acquire(dir, &layout::lock_file(dir))?;
+        let lock = WriterLock::acquire_within(dir, &layout::lock_file(dir), wait)?;
         let catalog = Catalog::read(dir)?;
-        let store = Store {
+        let debris = debris::unnamed(dir, &catalog)?;
+        debris::remove(dir, &debris)?;
+        Ok(Store {
             dir: dir.to_path_buf(),
             catalog,
             progress: Arc::new(()),
             compact_inserts: true,
+            removed_debris: debris,
             _lock: lock,
-        };
-        store.remove_abandoned_runs()?;
-        Ok(store)
+        })
+    }
+
+    /// What opening this store removed from `runs/`: directories no committed catalog named,
+    /// left by writers killed before their commit or compactions killed before deleting their
+    /// inputs.
+    pub fn removed_debris(&self) -> &[Debris] {
+        &self.removed_debris
     }
 
     /// Leaves merges to the caller: inserts no longer merge runs after their commit.
     pub(crate) fn defer_compaction(&mut self) {
         self.compact_inserts = false;
-    }
-
-    /// Deletes run directories the catalog does not name. Only the lock holder may do this:
-    /// a writer in progress would otherwise lose its run.
-    fn remove_abandoned_runs(&self) -> Result<()> {
-        let runs = layout::runs_dir(&self.dir);
-        let entries = std::fs::read_dir(&runs).map_err(|e| Error::io(&runs, e))?;
-        let mut removed = false;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&runs, e))?;
-            let live = layout::run_id(&entry.file_name())
-                .is_some_and(|id| self.catalog.runs.iter().any(|r| r.id == id));
-            if !live {
-                let path = entry.path();
-                std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
-                removed = true;
-            }
-        }
-        if removed {
-            sync_dir(&runs)?;
-        }
-        Ok(())
     }
 
     /// Tells `progress` how this store's long operations advance: writing a run's tables,
@@ -323,9 +320,11 @@ impl Store {
             }
             Err(e) => {
                 if let Ok(on_disk) = Catalog::read(&self.dir) {
-                    self.catalog = on_disk;
                     // Runs the catalog on disk does not name are this commit's: garbage now.
-                    let _ = self.remove_abandoned_runs();
+                    if let Ok(garbage) = debris::unnamed(&self.dir, &on_disk) {
+                        let _ = debris::remove(&self.dir, &garbage);
+                    }
+                    self.catalog = on_disk;
                 }
                 Err(e)
             }

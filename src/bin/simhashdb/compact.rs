@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{CompactSummary, Snapshot, Store};
+use simhashdb::{CompactSummary, Snapshot};
 
 use crate::output;
 
@@ -16,6 +16,8 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Merge only what the policy says is due.
     #[arg(long)]
     if_due: bool,
@@ -49,9 +51,7 @@ pub fn run(args: Args) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
+    let mut store = crate::writer::open(&args.store, &args.wait)?;
     let summary = if args.if_due {
         store.compact_if_due()
     } else {

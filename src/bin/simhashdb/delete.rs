@@ -19,6 +19,8 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Ids to delete.
     ids: Vec<String>,
     /// A file of ids, one per line; '-' reads stdin.
@@ -53,8 +55,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut target = if args.dry_run {
         Target::Preview(Snapshot::open(&args.store).with_context(cannot_open)?)
     } else {
-        let mut store = Store::open(&args.store).with_context(cannot_open)?;
-        store.set_progress(crate::progress::Bars::shared());
+        let store = crate::writer::open(&args.store, &args.wait)?;
         Target::Store(store)
     };
     if let Some(input) = &args.input {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{ExpireSelector, Snapshot, Store};
+use simhashdb::{ExpireSelector, Snapshot};
 
 use crate::exit_codes::usage;
 use crate::output;
@@ -18,6 +18,8 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Batches committed before this UTC time: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or Nd (N
     /// days ago).
     #[arg(long, value_name = "DATE")]
@@ -48,8 +50,7 @@ pub fn run(args: Args) -> Result<()> {
             .with_context(cannot_open)?
             .preview_expire(&selector)
     } else {
-        let mut store = Store::open(&args.store).with_context(cannot_open)?;
-        store.set_progress(crate::progress::Bars::shared());
+        let mut store = crate::writer::open(&args.store, &args.wait)?;
         store.expire(&selector)
     }
     .with_context(|| format!("{}: nothing was expired", args.store.display()))?;

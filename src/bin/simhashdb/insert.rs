@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{InputFormat, Insertion, ReadSummary, Store};
+use simhashdb::{InputFormat, Insertion, ReadSummary};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -27,6 +27,8 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Input files or directories; '-' or none reads stdin (unless --text is given).
     inputs: Vec<PathBuf>,
     /// Input format: tsv, jsonl, text or parquet; detected when absent (see above).
@@ -65,9 +67,7 @@ pub fn run(args: Args) -> Result<()> {
         simhashdb::Batch::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
     }
     // Open (and lock) the store first: a bad store path fails before reading the input.
-    let mut store = Store::open(&args.store)
-        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-    store.set_progress(crate::progress::Bars::shared());
+    let mut store = crate::writer::open(&args.store, &args.wait)?;
     let scheme = documents::store_scheme(store.text_scheme(), &args.store);
     // Every failure before the commit leaves the store as it was.
     let not_inserted = || {

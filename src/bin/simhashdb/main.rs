@@ -26,6 +26,7 @@ mod serve;
 mod stats;
 mod tune;
 mod verify;
+mod writer;
 
 use std::process::ExitCode;
 

@@ -13,13 +13,17 @@ use simhashdb::Store;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Print the outcome as one JSON line: {"from", "to", "migrated"}.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let from = Store::migrate(&args.store)
+    let waited = args.wait.duration()?;
+    let from = Store::migrate_waiting(&args.store, waited)
+        .map_err(|e| crate::writer::locked_after(e, waited))
         .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
     let to = Store::FORMAT_VERSION;
     if args.json {

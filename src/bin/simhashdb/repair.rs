@@ -17,6 +17,8 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
     /// Report what would be rebuilt, and change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -26,7 +28,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let cannot_open = || format!("{}: cannot open the store", args.store.display());
     let failed = || {
         format!(
             "{}: the repair failed; the store is as it was",
@@ -38,8 +39,7 @@ pub fn run(args: Args) -> Result<()> {
         let bars = crate::progress::Bars::default();
         Store::preview_repair(&args.store, &bars).with_context(failed)?
     } else {
-        let mut store = Store::open(&args.store).with_context(cannot_open)?;
-        store.set_progress(crate::progress::Bars::shared());
+        let mut store = crate::writer::open(&args.store, &args.wait)?;
         store.repair().with_context(failed)?
     };
     let mut out = output::stdout();

@@ -57,10 +57,17 @@ fn check(args: &Args) -> anyhow::Result<bool> {
         }
     }
     out.flush()?;
+    for debris in &report.debris {
+        eprintln!("warning: {}", crate::writer::describe(debris));
+    }
     eprintln!(
-        "{}: {} findings; checked {} runs, {} blocks, {} live documents, {} fingerprints{}",
+        "{}: {} findings{}; checked {} runs, {} blocks, {} live documents, {} fingerprints{}",
         args.store.display(),
         report.findings.len(),
+        match report.debris.len() {
+            0 => String::new(),
+            n => format!(", {n} debris (warnings above)"),
+        },
         report.runs,
         report.blocks,
         report.documents,

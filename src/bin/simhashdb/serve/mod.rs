@@ -260,6 +260,11 @@ fn log_event(service: std::sync::Weak<Service>) -> impl Fn(Event) + Send + Sync 
                      keep the previous one): {e}"
                 );
             }
+            Event::RemovedDebris(debris) => {
+                for item in &debris {
+                    eprintln!("simhashdb serve: removed {}", crate::writer::describe(item));
+                }
+            }
             _ => {}
         }
     }
