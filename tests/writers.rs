@@ -254,3 +254,72 @@ fn writers_wait_for_the_lock_only_when_asked() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(documents(), count.as_u64().unwrap() + 1);
 }
+
+/// Panics (a stand-in for a bug) on the `at`-th progress step of a write.
+struct PanicAt {
+    at: u64,
+    steps: std::sync::atomic::AtomicU64,
+}
+
+impl simhashdb::Progress for PanicAt {
+    fn advance(&self, steps: u64) {
+        let done = self
+            .steps
+            .fetch_add(steps, std::sync::atomic::Ordering::SeqCst)
+            + steps;
+        if done >= self.at {
+            panic!("injected: a bug in the middle of a write");
+        }
+    }
+}
+
+#[test]
+fn a_panic_inside_a_write_leaves_the_store_as_it_was_and_releases_the_lock() {
+    use simhashdb::{Batch, Store};
+    let (_dir, store) = store();
+    // A second batch, so that compaction has runs to merge.
+    let out = simhashdb(&["insert", path_str(&store)], "x\t00000000000000ff\n");
+    assert!(out.status.success());
+    let before = files(&store);
+    let answers = |store: &Path| {
+        let snapshot = simhashdb::Snapshot::open(store).unwrap();
+        let hits = snapshot.query(0xabcd, 3).unwrap();
+        (snapshot.documents(), hits.len())
+    };
+    let expected = answers(&store);
+    for (what, at) in [("insert", 1), ("insert", 3), ("compact", 1), ("compact", 2)] {
+        let panicked = std::panic::catch_unwind(|| {
+            let mut writer = Store::open(&store).unwrap();
+            writer.set_progress(std::sync::Arc::new(PanicAt {
+                at,
+                steps: 0.into(),
+            }));
+            if what == "insert" {
+                let mut batch = Batch::new();
+                for i in 0..3000u64 {
+                    let fingerprint = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    batch.push(&format!("new-{i}"), fingerprint).unwrap();
+                }
+                writer.insert(&batch, None).map(|_| ())
+            } else {
+                writer.compact().map(|_| ())
+            }
+        });
+        let message = panicked.expect_err(&format!("{what} at step {at} panicked"));
+        assert_eq!(
+            message.downcast_ref::<&str>(),
+            Some(&"injected: a bug in the middle of a write")
+        );
+        // The lock is free at once, nothing was left behind, and the store is as it was.
+        let writer = Store::open(&store).expect("the lock was released");
+        assert_eq!(writer.removed_debris(), &[], "{what} at {at} left debris");
+        drop(writer);
+        assert!(
+            files(&store) == before,
+            "{what} at step {at} changed the store"
+        );
+        assert_eq!(answers(&store), expected);
+        let report = Store::verify(&store, false, &()).unwrap();
+        assert!(report.findings.is_empty() && report.debris.is_empty());
+    }
+}

@@ -62,11 +62,13 @@ impl PendingCommit {
         let id = self.next.next_run;
         let dir = layout::run_dir(&self.store, id);
         std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        // Listed before it is written, so that a panic inside `write` removes it too (on drop).
+        self.written.push(dir.clone());
         let meta = write(&dir, id).inspect_err(|_| {
+            self.written.pop();
             let _ = std::fs::remove_dir_all(&dir);
         })?;
         self.next.next_run += 1;
-        self.written.push(dir);
         Ok(meta)
     }
 
