@@ -103,7 +103,7 @@ pub use dedup::verified::verify_with_corpus;
 pub use error::{Error, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
-pub use io::document::{parse_fingerprint, InputFormat, ReadOptions};
+pub use io::document::{parse_fingerprint, FingerprintFormat, InputFormat, ReadOptions};
 pub use io::input::{read_documents, read_ids, read_queries, read_sources, Query};
 pub use maintenance::debris::Debris;
 pub use maintenance::repair::{RepairReport, RunRepair};

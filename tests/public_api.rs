@@ -62,6 +62,7 @@ const API: &[&str] = &[
     "read_queries",
     "read_ids",
     "parse_fingerprint",
+    "FingerprintFormat",
     // Errors and progress
     "Error",
     "Result",

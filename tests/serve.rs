@@ -296,13 +296,21 @@ fn every_endpoint_answers_as_documented() {
     assert_eq!(body["results"][0][0]["distance"], 0);
     let (status, body) = server.post(
         "/v1/query",
-        &json!({ "documents": [{ "id": "q", "text": text }] }).to_string(),
+        &json!({ "documents": [{ "id": "q", "text": text }, { "id": "r", "text": "zz qq" }] })
+            .to_string(),
     );
     assert_eq!(
         (status, &body["results"][0][0]["id"]),
         (200, &json!("t")),
         "{body}"
     );
+    // Each result is that of the document the request names: its id is echoed.
+    assert_eq!(body["ids"], json!(["q", "r"]), "{body}");
+    assert_eq!(body["results"].as_array().unwrap().len(), 2);
+    assert!(server
+        .post("/v1/query", &json!({ "texts": [text] }).to_string())
+        .1["ids"]
+        .is_null());
     let (status, body) = server.get("/v1/query?fingerprint=0123456789abcdef&distance=0");
     assert_eq!(status, 200);
     assert_eq!(
@@ -342,10 +350,10 @@ fn every_endpoint_answers_as_documented() {
     assert_eq!(status, 200);
     let metrics = metrics.as_str().unwrap().to_string();
     for line in [
-        "simhashdb_queries_total 8",
+        "simhashdb_queries_total 10",
         "simhashdb_documents 2",
         "simhashdb_ready 1",
-        "simhashdb_http_requests_total{endpoint=\"/v1/query\",status=\"200\"} 5",
+        "simhashdb_http_requests_total{endpoint=\"/v1/query\",status=\"200\"} 6",
         "simhashdb_http_request_duration_seconds_count{endpoint=\"/v1/insert\"} 2",
     ] {
         assert!(
@@ -548,7 +556,15 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         (r#"{"fingerprints": "0123456789abcdef"}"#, "invalid type"),
         (r#"{"fingerprints": [true]}"#, "fingerprints[0]"),
         (r#"{"fingerprints": ["0123", "zz"]}"#, "fingerprints[1]"),
-        (r#"{"fingerprints": [-1]}"#, "fingerprints[0]"),
+        (r#"{"fingerprints": [1.5]}"#, "fingerprints[0]"),
+        (
+            r#"{"fingerprints": [-9223372036854775809]}"#,
+            "fingerprints[0]",
+        ),
+        (
+            r#"{"fingerprints": ["1"], "fingerprint_format": "octal"}"#,
+            "unknown fingerprint format",
+        ),
         (r#"{"fingerprints": ["1"], "distance": 4}"#, "distance 4"),
         (
             r#"{"fingerprints": ["1"], "distance": -1}"#,
@@ -560,6 +576,12 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     ] {
         expect(post("/v1/query", body), 400, says);
     }
+    // An int64 is the same 64 bits.
+    let (status, int64) = post("/v1/query", r#"{"fingerprints": [-1], "distance": 0}"#);
+    assert_eq!(
+        (status, int64["fingerprints"].clone()),
+        (200, json!(["ffffffffffffffff"]))
+    );
     let many = json!({ "fingerprints": vec!["1"; 11] }).to_string();
     expect(post("/v1/query", &many), 413, "the limit is 10");
     // Bodies over --max-body-mib: declared (refused before it is sent) or chunked (refused

@@ -11,8 +11,10 @@ FINGERPRINT = np.dtype("<u8")
 
 
 def fingerprint_bytes(values: Any, what: str = "fingerprints") -> bytes:
-    """``values`` (a numpy integer array, or an iterable of ints in 0..2**64) as
-    little-endian uint64 bytes; ValueError names the first value that is not a fingerprint."""
+    """``values`` (a numpy integer array, or an iterable of ints in -2**63..2**64) as
+    little-endian uint64 bytes; ValueError names the first value that is not a fingerprint.
+    Negative values are int64 fingerprints (as Arrow, Spark and the CLI's Parquet export hand
+    them over) and keep their 64 bits."""
     return fingerprint_array(values, what).tobytes()
 
 
@@ -38,10 +40,8 @@ def fingerprint_array(values: Any, what: str = "fingerprints") -> np.ndarray:
     if kind == "u":
         return array.astype(FINGERPRINT, copy=False)
     if kind == "i":
-        if array.size and array.min() < 0:
-            i = int(np.argmax(array < 0))
-            raise ValueError(f"{what}[{i}]: {array[i]} is not a 64-bit unsigned fingerprint")
-        return array.astype(FINGERPRINT)
+        # int64 is the same 64 bits (narrower ints widen first, keeping their sign).
+        return array.astype(np.int64).astype(FINGERPRINT)
     if not isinstance(values, np.ndarray):
         # Python ints past 2**63 (numpy makes them float or object), or values that are not
         # ints at all: checked one by one, so a float is refused, never truncated.
@@ -59,9 +59,12 @@ def _checked(values: Iterable[Any], what: str) -> Iterable[int]:
             raise ValueError(
                 f"{what}[{i}]: {value!r} is not an integer fingerprint"
             ) from None
-        if not 0 <= value < 1 << 64:
-            raise ValueError(f"{what}[{i}]: {value} is not a 64-bit unsigned fingerprint")
-        yield value
+        if not -(1 << 63) <= value < 1 << 64:
+            raise ValueError(
+                f"{what}[{i}]: {value} is not a 64-bit fingerprint (a uint64, or an int64 "
+                "taken as the same 64 bits)"
+            )
+        yield value & ((1 << 64) - 1)
 
 
 def from_bytes(data: bytes, dtype: Any = np.uint64) -> np.ndarray:

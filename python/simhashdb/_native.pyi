@@ -13,8 +13,9 @@ class CorruptionError(OSError):
 class StoreLockedError(OSError):
     """Another process holds the store's writer lock."""
 
-def parse_fingerprint(text: str) -> int:
-    """A fingerprint written as text: 16 hex digits, 0x and 1 to 16 hex digits, or decimal."""
+def parse_fingerprint(text: str, format: str = "auto") -> int:
+    """A fingerprint written as text, in ``format``: ``auto`` (16 characters are hex, 0x then 1
+    to 16 hex digits is hex, other digits are decimal), ``hex`` or ``decimal``."""
 
 def unsigned_hash(data: bytes) -> int:
     """The first 8 bytes of MD5(data), big-endian."""
@@ -104,7 +105,9 @@ class NativeStore:
         skip_invalid: bool,
         label: Optional[str],
         id_field: str,
+        fingerprint_field: str,
         text_field: str,
+        fingerprint_format: str,
         compact: bool,
     ) -> str: ...
     def query(

@@ -94,10 +94,11 @@ class Audit:
     def to_numpy(self) -> Dict[str, np.ndarray]:
         """Pairs as ``{"a", "b", "distance"}`` (ids as object arrays, distance int32; and
         ``"jaccard"``, float64, when verified); clusters as ``{"cluster", "id"}``, one row per
-        member (cluster numbers from 0)."""
+        member, clusters numbered from 1 in order (as the CLI's ``audit --clusters`` and its
+        Parquet ``cluster_id`` number them)."""
         if self._clusters is not None:
             sizes = [len(c) for c in self._clusters]
-            cluster = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+            cluster = np.repeat(np.arange(1, len(sizes) + 1, dtype=np.int64), sizes)
             ids = np.array([m for c in self._clusters for m in c] or [], dtype=object)
             return {"cluster": cluster, "id": ids}
         assert self._pairs is not None
@@ -313,14 +314,19 @@ class Store:
         skip_invalid: bool = False,
         label: Optional[str] = None,
         id_field: str = "id",
+        fingerprint_field: str = "fingerprint",
         text_field: str = "text",
+        fingerprint_format: str = "auto",
         compact: bool = True,
     ) -> Dict[str, Any]:
         """Inserts one batch from files or directories, as ``simhashdb insert`` reads them:
-        ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}), or
-        ``text`` (a file per document, its path the id); detected when ``format`` is None
-        (this package is built without Parquet: ``parquet`` is refused when read);
-        gzip and zstd files are decompressed. A malformed line raises ValueError naming the
+        ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}),
+        ``parquet`` (an id column and a fingerprint or text column; int64 fingerprints keep
+        their 64 bits), or ``text`` (a file per document, its path the id); detected when
+        ``format`` is None; gzip and zstd files are decompressed. JSON fields and Parquet
+        columns are named by ``id_field``, ``fingerprint_field`` and ``text_field``;
+        fingerprints written as text are read in ``fingerprint_format`` (``auto``: 16
+        characters are hex; ``hex``; ``decimal``). A malformed line raises ValueError naming the
         file and line, and nothing is stored, unless ``skip_invalid`` (then counted in the
         summary's ``skipped``). Streams: memory stays bounded for any input size."""
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
@@ -331,7 +337,9 @@ class Store:
                 skip_invalid,
                 label,
                 id_field,
+                fingerprint_field,
                 text_field,
+                fingerprint_format,
                 compact,
             )
         )
@@ -363,18 +371,26 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------
 
-    def query(self, fingerprint: Union[int, str], distance: Optional[int] = None) -> List[Match]:
+    def query(
+        self,
+        fingerprint: Union[int, str],
+        distance: Optional[int] = None,
+        *,
+        fingerprint_format: str = "auto",
+    ) -> List[Match]:
         """Every live document within ``distance`` bits (default: the store's K) of
-        ``fingerprint`` (an int, or text as the CLI and the server read it: see
+        ``fingerprint`` (an int, an int64 taken as the same 64 bits, or text read in
+        ``fingerprint_format`` as the CLI and the server read it: see
         :func:`parse_fingerprint`), as ``(id, fingerprint, distance)`` tuples ordered by
         distance, then fingerprint, then id. ValueError if ``distance`` exceeds K."""
         if isinstance(fingerprint, str):
-            fingerprint = _native.parse_fingerprint(fingerprint)
+            fingerprint = _native.parse_fingerprint(fingerprint, fingerprint_format)
         fingerprint = int(fingerprint_array([fingerprint], "fingerprint")[0])
         return self._native.query(fingerprint, _distance(distance))
 
     def query_many(self, fingerprints: Any, distance: Optional[int] = None) -> QueryResults:
-        """The matches of many fingerprints (a numpy integer array or a list), answered in
+        """The matches of many fingerprints (a numpy integer array or a list; int64 values are
+        taken as the same 64 bits, as Arrow and Spark hand them over), answered in
         parallel with the GIL released, as :class:`QueryResults` numpy arrays ``(query, id,
         fingerprint, distance)``."""
         data = fingerprint_bytes(fingerprints)

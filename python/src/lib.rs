@@ -73,11 +73,16 @@ pub(crate) fn scheme_of(
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
-/// A fingerprint written as text, as every client reads it: 16 hex digits, `0x` and 1 to 16
-/// hex digits, or a decimal number below 2^64 (the library's one parser).
+/// A fingerprint written as text, as every client reads it (the library's one parser), in
+/// `format`: auto (16 characters are hex, `0x` starts hex, other digits are decimal), hex or
+/// decimal.
 #[pyfunction]
-fn parse_fingerprint(text: &str) -> PyResult<u64> {
-    guard(|| simhashdb::parse_fingerprint(text).map_err(crate::errors::py_err))
+#[pyo3(signature = (text, format="auto"))]
+fn parse_fingerprint(text: &str, format: &str) -> PyResult<u64> {
+    guard(|| {
+        let format = simhashdb::FingerprintFormat::parse(format).map_err(crate::errors::py_err)?;
+        format.read(text).map_err(crate::errors::py_err)
+    })
 }
 
 /// simhash-py's `unsigned_hash`: the first 8 bytes of MD5(data), big-endian.

@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
     read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions,
-    ExpireSelector, InputFormat, Insertion, ReadOptions, Refresh, Snapshot, Stats, Store,
+    ExpireSelector, FingerprintFormat, InputFormat, Insertion, ReadOptions, Refresh, Snapshot,
+    Stats, Store,
 };
 
 use crate::errors::{guard, py_err};
@@ -311,7 +312,7 @@ impl NativeStore {
     }
 
     /// One batch from files or directories in any format `insert` reads.
-    #[pyo3(signature = (paths, format, skip_invalid, label, id_field, text_field, compact))]
+    #[pyo3(signature = (paths, format, skip_invalid, label, id_field, fingerprint_field, text_field, fingerprint_format, compact))]
     #[allow(clippy::too_many_arguments)]
     fn insert_file(
         &self,
@@ -321,11 +322,15 @@ impl NativeStore {
         skip_invalid: bool,
         label: Option<&str>,
         id_field: String,
+        fingerprint_field: String,
         text_field: String,
+        fingerprint_format: &str,
         compact: bool,
     ) -> PyResult<String> {
         guard(|| {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
+            let fingerprint_format =
+                FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
             if let Some(label) = label {
                 simhashdb::Batch::check_label(label).map_err(py_err)?;
             }
@@ -335,7 +340,9 @@ impl NativeStore {
                     skip_invalid,
                     scheme: store.text_scheme().map_err(Arc::new),
                     id_field,
+                    fingerprint_field,
                     text_field,
+                    fingerprint_format,
                     ..ReadOptions::default()
                 };
                 let mut insertion = store

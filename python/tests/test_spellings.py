@@ -40,6 +40,21 @@ FINGERPRINTS = [
     ("+5", None),
 ]
 
+# (spelling, --fingerprint-format, the fingerprint it means, or None when all must refuse it)
+FORMATTED = [
+    ("1234567890123456", "auto", 0x1234567890123456),
+    ("1234567890123456", "decimal", 1234567890123456),
+    ("1234567890123456", "hex", 0x1234567890123456),
+    ("abcdef0123", "hex", 0xABCDEF0123),
+    ("0xABCDEF0123", "hex", 0xABCDEF0123),
+    ("ff", "decimal", None),
+    ("0x1f", "decimal", None),
+    ("18446744073709551615", "decimal", 2**64 - 1),
+    ("18446744073709551615", "hex", None),
+    ("12345", "octal", None),
+    ("12345", "HEX", None),
+]
+
 SCHEMES = [
     ("words-2-minhash", "words-2-minhash"),
     ("seomoz", "seomoz"),
@@ -61,7 +76,9 @@ def served(cli, tmp_path_factory):
     """A store holding one document per valid fingerprint spelling, and a server on it."""
     path = tmp_path_factory.mktemp("spellings") / "store"
     run_cli(cli, "init", str(path), "--expected-size", "1000")
-    values = sorted({v for _, v in FINGERPRINTS if v is not None})
+    values = sorted(
+        {v for _, v in FINGERPRINTS if v is not None} | {v for _, _, v in FORMATTED if v is not None}
+    )
     run_cli(cli, "insert", str(path), input="".join(f"fp-{v:016x}\t{v:016x}\n" for v in values))
     server = subprocess.Popen(
         [str(cli), "serve", str(path), "--listen", "127.0.0.1:0"],
@@ -125,6 +142,79 @@ def test_fingerprints_are_read_alike(cli, served, spelling, value):
     assert done.returncode == 0, done.stderr
     assert [json.loads(l)["id"] for l in done.stdout.splitlines()] == [f"fp-{value:016x}"]
     assert status == 200 and [m["id"] for m in answer["matches"]] == [f"fp-{value:016x}"]
+
+
+@pytest.mark.parametrize("spelling,format,value", FORMATTED)
+def test_fingerprint_formats_are_read_alike(cli, served, spelling, format, value):
+    path, base = served
+    done = cli_run(
+        cli, "query", str(path), "--distance", "0", "--json", "--fingerprint-format", format,
+        "--", spelling,
+    )
+    query = urllib.parse.urlencode(
+        {"distance": 0, "fingerprint": spelling, "fingerprint_format": format}
+    )
+    status, answer = http(base, "GET", "/v1/query?" + query)
+    body = json.dumps({"fingerprints": [spelling], "distance": 0, "fingerprint_format": format})
+    post_status, post_answer = http(base, "POST", "/v1/query", body)
+    with Store.open(path) as store:
+        if value is None:
+            with pytest.raises(ValueError) as refused:
+                store.query(spelling, 0, fingerprint_format=format)
+            message = str(refused.value)
+            with pytest.raises(ValueError, match=re.escape(message)):
+                simhashdb.parse_fingerprint(spelling, format)
+            assert done.returncode == 2 and message in done.stderr, done.stderr
+            assert status == 400 and message in answer["error"], answer
+            assert post_status == 400 and message in post_answer["error"], post_answer
+            return
+        assert simhashdb.parse_fingerprint(spelling, format) == value
+        assert store.query(spelling, 0, fingerprint_format=format) == [(f"fp-{value:016x}", value, 0)]
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(l)["id"] for l in done.stdout.splitlines()] == [f"fp-{value:016x}"]
+    assert status == 200 and [m["id"] for m in answer["matches"]] == [f"fp-{value:016x}"]
+    assert post_status == 200 and [m["id"] for m in post_answer["results"][0]] == [f"fp-{value:016x}"]
+
+
+def test_inserts_read_fingerprint_formats_and_int64_alike(cli, tmp_path):
+    """The same lines inserted by the CLI, the server and Python give the same documents:
+    decimal strings with `decimal`, JSON numbers (int64 negative ones too) whatever the
+    format."""
+    lines = (
+        '{"id": "dec", "fingerprint": "1234567890123456"}\n'
+        '{"id": "neg", "fingerprint": -1}\n'
+        '{"id": "num", "fingerprint": 1234567890123456}\n'
+    )
+    expected = {"dec": 1234567890123456, "neg": 2**64 - 1, "num": 1234567890123456}
+    data = tmp_path / "in.jsonl"
+    data.write_text(lines)
+    stores = {name: tmp_path / name for name in ("cli", "http", "python")}
+    for store in stores.values():
+        run_cli(cli, "init", str(store), "--expected-size", "1000")
+    run_cli(cli, "insert", str(stores["cli"]), str(data), "--fingerprint-format", "decimal")
+    with Store.open(stores["python"]) as store:
+        store.insert_file(data, fingerprint_format="decimal")
+    server = subprocess.Popen(
+        [str(cli), "serve", str(stores["http"]), "--listen", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        base = None
+        for line in server.stderr:
+            found = re.search(r"http://(\S+)", line)
+            base = f"http://{found.group(1)}" if found else base
+            if ": ready:" in line:
+                break
+        status, answer = http(base, "POST", "/v1/insert?fingerprint_format=decimal&format=jsonl", lines)
+        assert status == 200 and answer["inserted"] == 3, answer
+        status, answer = http(base, "POST", "/v1/insert?fingerprint_format=octal", lines)
+        assert status == 400 and "unknown fingerprint format" in answer["error"], answer
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for name, path in stores.items():
+        with Store.open(path) as store:
+            assert {i: store.get(i) for i in expected} == expected, name
 
 
 @pytest.mark.parametrize("spelling,name", SCHEMES)

@@ -92,12 +92,19 @@ def test_numpy_dtypes_and_shapes(tmp_path):
         arrays = store.audit().to_numpy()
         assert arrays["a"].tolist() == ["a", "a", "b"] and arrays["distance"].dtype == np.int32
         clusters = store.audit(clusters=True).to_numpy()
-        assert clusters["cluster"].tolist() == [0, 0, 0] and clusters["id"].tolist() == ["a", "b", "c"]
-        for bad in (np.zeros((2, 2), dtype=np.uint64), np.array([1.5]), [1, -1], [2**64], ["1"], "12", [1.0]):
+        # Clusters are numbered from 1, as the CLI and its Parquet output number them.
+        assert clusters["cluster"].tolist() == [1, 1, 1] and clusters["id"].tolist() == ["a", "b", "c"]
+        for bad in (np.zeros((2, 2), dtype=np.uint64), np.array([1.5]), [2**64], [-(2**63) - 1], ["1"], "12", [1.0]):
             with pytest.raises(ValueError):
                 store.query_many(bad)
         with pytest.raises(ValueError, match=r"fingerprints\[1\]"):
-            store.insert(["x", "y"], [1, -2])
+            store.insert(["x", "y"], [1, 2**64])
+        # int64 fingerprints (Arrow's, Spark's, the Parquet export's) are the same 64 bits.
+        as_int64 = np.array([2**63], dtype=np.uint64).astype(np.int64)
+        assert as_int64[0] < 0
+        assert store.query_many(as_int64, 0).id.tolist() == ["c"]
+        assert store.query_many([int(as_int64[0])], 0).id.tolist() == ["c"]
+        assert store.query(int(as_int64[0]), 0) == store.query(2**63, 0) == [("c", 2**63, 0)]
 
 
 def test_pandas_when_installed(tmp_path):
@@ -252,7 +259,7 @@ def test_errors(tmp_path, cli):
         simhashdb.fingerprint_many(["fine text", "!!!"])
     assert len(store.batches()) == batches_before  # nothing that failed was stored
     # Out-of-range numbers are bad input (ValueError), not arithmetic errors.
-    for bad in (lambda: store.query(1, 2**33), lambda: store.query(1, -1), lambda: store.query(-1),
+    for bad in (lambda: store.query(1, 2**33), lambda: store.query(1, -1), lambda: store.query(-(2**63) - 1),
                 lambda: Store.create(tmp_path / "x", distance=300), lambda: Store.create(tmp_path / "x", blocks=-1),
                 lambda: Store.open(path, cache_mib=-1), lambda: Store.open(path, pin=-5),
                 lambda: simhashdb.fingerprint("a b", "words", shingle=-1), lambda: store.delete([""]),
@@ -478,3 +485,22 @@ def test_verified_audit_equals_the_cli_and_exact_jaccard(tmp_path, cli):
             store.audit(verify_text=corpus, min_jaccard="high")
         with pytest.raises(Exception, match="nowhere"):
             store.audit(verify_text=tmp_path / "nowhere.jsonl")
+
+
+def test_insert_file_reads_the_parquet_the_cli_exports(cli, tmp_path):
+    """Parquet in Python is the CLI's: an export (int64 fingerprints, top bit set included)
+    inserted into a new store gives back every document with its 64 bits."""
+    from conftest import run_cli
+
+    source = tmp_path / "source"
+    model = {f"d{i}": (i * 0x9E3779B97F4A7C15) % 2**64 for i in range(500)}
+    model.update({f"copy{i}": 2**63 + 5 for i in range(300)})  # skewed: 300 copies
+    with Store.create(source, expected_size=1000) as store:
+        store.insert(list(model), list(model.values()))
+    exported = tmp_path / "all.parquet"
+    run_cli(cli, "export", str(source), "--output", str(exported))
+    with Store.create(tmp_path / "copy", expected_size=1000) as store:
+        summary = store.insert_file(exported)
+        assert summary["inserted"] == len(model)
+        assert {i: store.get(i) for i in model} == model
+        assert sorted(store.query(2**63 + 5, 0)) == sorted((f"copy{i}", 2**63 + 5, 0) for i in range(300))

@@ -3,7 +3,8 @@
 //! ([`parse_fingerprint`]).
 //!
 //! A fingerprint is written as exactly 16 hex digits, as `0x` followed by 1 to 16 hex digits,
-//! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex.
+//! or as a decimal u64 (in JSON also as a number); 16 decimal digits read as hex unless the
+//! reader is told [`FingerprintFormat::Decimal`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -123,6 +124,9 @@ pub struct ReadOptions {
     pub id_field: String,
     /// The JSON field (or Parquet column) that holds the fingerprint.
     pub fingerprint_field: String,
+    /// How fingerprints written as text are read (TSV fields, JSON strings, Parquet strings,
+    /// query lines).
+    pub fingerprint_format: FingerprintFormat,
     /// The JSON field (or Parquet column) that holds the text, read when there is no
     /// fingerprint.
     pub text_field: String,
@@ -139,28 +143,125 @@ impl Default for ReadOptions {
             ))),
             id_field: "id".to_string(),
             fingerprint_field: "fingerprint".to_string(),
+            fingerprint_format: FingerprintFormat::Auto,
             text_field: "text".to_string(),
         }
     }
 }
 
-/// Parses a fingerprint (see the module docs for the accepted forms).
+/// Parses a fingerprint as [`FingerprintFormat::Auto`] reads it: exactly 16 characters are
+/// hex, `0x` starts hex, other digit strings are decimal.
 pub fn parse_fingerprint(text: &str) -> Result<u64> {
-    let bad = || {
-        Error::input(format!(
-            "{text:?} is not a fingerprint: expected 16 hex digits, 0x and 1 to 16 hex digits, \
-             or a decimal number below 2^64"
-        ))
-    };
-    let hex = |digits: &str| parse_hex(digits.as_bytes()).ok_or_else(bad);
-    if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        hex(digits)
-    } else if text.len() == 16 {
-        hex(text)
-    } else if !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse::<u64>().map_err(|_| bad())
-    } else {
-        Err(bad())
+    FingerprintFormat::Auto.read(text)
+}
+
+/// How a fingerprint written as text is read. JSON numbers (and Parquet integer columns)
+/// are numbers whatever the format: u64, or i64 taken as the same 64 bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FingerprintFormat {
+    /// The rule: exactly 16 characters are hex digits (as simhashdb writes fingerprints), `0x`
+    /// followed by 1 to 16 hex digits is hex, any other string of digits is a decimal number
+    /// below 2^64. So a 16-digit decimal number reads as hex: say `decimal` for those.
+    #[default]
+    Auto,
+    /// 1 to 16 hex digits, with or without `0x`.
+    Hex,
+    /// A decimal number below 2^64 (at most 20 digits).
+    Decimal,
+}
+
+impl FingerprintFormat {
+    /// Every format, by name.
+    const NAMES: [(&'static str, FingerprintFormat); 3] = [
+        ("auto", FingerprintFormat::Auto),
+        ("hex", FingerprintFormat::Hex),
+        ("decimal", FingerprintFormat::Decimal),
+    ];
+
+    /// The format named `name`: `auto`, `hex` or `decimal`, as every client spells it (the
+    /// CLI's `--fingerprint-format`, the server's `?fingerprint_format=`, Python's
+    /// `fingerprint_format=`).
+    pub fn parse(name: &str) -> Result<FingerprintFormat> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, format)| format)
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "unknown fingerprint format {name:?}: use auto, hex or decimal"
+                ))
+            })
+    }
+
+    /// The format's name ([`FingerprintFormat::parse`] reads it back).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|&&(_, f)| f == self)
+            .map(|&(n, _)| n)
+            .expect("every format has a name")
+    }
+
+    /// Reads `text` as a fingerprint written in this format.
+    ///
+    /// ```
+    /// use simhashdb::FingerprintFormat;
+    /// assert_eq!(FingerprintFormat::Auto.read("0000000000000100")?, 256);
+    /// assert_eq!(FingerprintFormat::Decimal.read("0000000000000100")?, 100);
+    /// assert_eq!(FingerprintFormat::Hex.read("ff")?, 255);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn read(self, text: &str) -> Result<u64> {
+        let bad = |expected: &str| {
+            Error::input(format!(
+                "{text:?} is not a fingerprint: expected {expected}"
+            ))
+        };
+        let hex_digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
+        let decimal = |text: &str| {
+            (!text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| text.parse::<u64>().ok())
+                .flatten()
+        };
+        match self {
+            FingerprintFormat::Auto => {
+                let expected = "16 hex digits, 0x and 1 to 16 hex digits, or a decimal number \
+                                below 2^64";
+                match hex_digits {
+                    Some(digits) => parse_hex(digits.as_bytes()),
+                    None if text.len() == 16 => parse_hex(text.as_bytes()),
+                    None => decimal(text),
+                }
+                .ok_or_else(|| bad(expected))
+            }
+            FingerprintFormat::Hex => {
+                parse_hex(hex_digits.unwrap_or(text).as_bytes()).ok_or_else(|| {
+                    bad("1 to 16 hex digits, with or without 0x (--fingerprint-format hex)")
+                })
+            }
+            FingerprintFormat::Decimal => decimal(text)
+                .ok_or_else(|| bad("a decimal number below 2^64 (--fingerprint-format decimal)")),
+        }
+    }
+
+    /// A JSON value as a fingerprint: a number (u64, or i64 taken as the same 64 bits) or a
+    /// string read in this format.
+    pub fn read_json(self, value: &serde_json::Value) -> Result<u64> {
+        match value {
+            serde_json::Value::String(text) => self.read(text),
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .or_else(|| n.as_i64().map(|v| v as u64))
+                .ok_or_else(|| {
+                    Error::input(format!(
+                        "fingerprint {n} is not an integer in -2^63..2^64 (a u64, or an i64 \
+                         taken as the same 64 bits)"
+                    ))
+                }),
+            other => Err(Error::input(format!(
+                "a fingerprint is a string or a number, found {other}"
+            ))),
+        }
     }
 }
 
@@ -223,6 +324,41 @@ mod tests {
         ] {
             assert!(parse_fingerprint(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn fingerprint_formats() {
+        use FingerprintFormat::{Auto, Decimal, Hex};
+        let cases: [(&str, FingerprintFormat, Option<u64>); 10] = [
+            ("1234567890123456", Auto, Some(0x1234567890123456)),
+            ("1234567890123456", Decimal, Some(1234567890123456)),
+            ("1234567890123456", Hex, Some(0x1234567890123456)),
+            ("ff", Hex, Some(255)),
+            ("0XfF", Hex, Some(255)),
+            ("ff", Decimal, None),
+            ("0x10", Decimal, None),
+            ("12345678901234567", Hex, None),
+            ("18446744073709551615", Decimal, Some(u64::MAX)),
+            ("18446744073709551616", Decimal, None),
+        ];
+        for (text, format, expected) in cases {
+            assert_eq!(format.read(text).ok(), expected, "{text:?} as {format:?}");
+        }
+        for format in [Auto, Hex, Decimal] {
+            assert_eq!(FingerprintFormat::parse(format.name()).ok(), Some(format));
+            // JSON numbers are numbers whatever the format; int64 keeps its bits.
+            assert_eq!(
+                format.read_json(&serde_json::json!(-1)).ok(),
+                Some(u64::MAX)
+            );
+            assert_eq!(
+                format.read_json(&serde_json::json!(u64::MAX)).ok(),
+                Some(u64::MAX)
+            );
+            assert!(format.read_json(&serde_json::json!(1.5)).is_err());
+            assert!(format.read_json(&serde_json::json!(null)).is_err());
+        }
+        assert!(FingerprintFormat::parse("HEX").is_err());
     }
 
     proptest! {

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use simhashdb::{read_sources, DocumentSink, InputFormat, ReadOptions, ReadSummary, Scheme};
+use simhashdb::{
+    read_sources, DocumentSink, FingerprintFormat, InputFormat, ReadOptions, ReadSummary, Scheme,
+};
 
 use crate::exit_codes::usage;
 use crate::progress;
@@ -64,6 +66,13 @@ pub struct FieldArgs {
         visible_alias = "text-column"
     )]
     pub text_field: String,
+    /// How fingerprints written as text are read: auto (exactly 16 characters are hex, as
+    /// simhashdb writes them; 0x then hex digits is hex; other digits are decimal, so 16
+    /// decimal digits read as hex), hex (1 to 16 hex digits, 0x optional) or decimal. JSON and
+    /// Parquet numbers are numbers whatever this says (an int64 is taken as the same 64 bits).
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = parse_fingerprint_format)]
+    pub fingerprint_format: FingerprintFormat,
 }
 
 impl FieldArgs {
@@ -79,6 +88,7 @@ impl FieldArgs {
             id_field: self.id_field.clone(),
             fingerprint_field: self.fingerprint_field.clone(),
             text_field: self.text_field.clone(),
+            fingerprint_format: self.fingerprint_format,
             ..ReadOptions::default()
         }
     }
@@ -146,4 +156,9 @@ pub fn push_texts(
 /// `--format`: a format as the library names them (the server and Python take the same names).
 pub fn parse_format(name: &str) -> std::result::Result<InputFormat, String> {
     InputFormat::parse(name).map_err(|e| e.to_string())
+}
+
+/// `--fingerprint-format`'s value.
+fn parse_fingerprint_format(name: &str) -> std::result::Result<FingerprintFormat, String> {
+    FingerprintFormat::parse(name).map_err(|e| e.to_string())
 }

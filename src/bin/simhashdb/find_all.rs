@@ -9,7 +9,7 @@ use simhashdb::{
     find_all, find_all_documents, read_queries, InputFormat, Query, ReadOptions, Settings,
 };
 
-use crate::documents::SchemeArgs;
+use crate::documents::{FieldArgs, SchemeArgs};
 use crate::exit_codes::usage;
 use crate::{output, progress};
 
@@ -39,6 +39,8 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     scheme: SchemeArgs,
+    #[command(flatten)]
+    fields: FieldArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -53,8 +55,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let options = ReadOptions {
         fallback: InputFormat::Fingerprints,
-        scheme: Ok(args.scheme.scheme()?),
-        ..ReadOptions::default()
+        ..args.fields.options(Ok(args.scheme.scheme()?), false)
     };
     let mut queries: Vec<Query> = Vec::new();
     for input in &inputs {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{parse_fingerprint, read_queries, InputFormat, Match, Query, Snapshot};
+use simhashdb::{read_queries, InputFormat, Match, Query, Snapshot};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -23,7 +23,7 @@ use crate::output;
 pub struct Args {
     /// The store.
     store: PathBuf,
-    /// Query fingerprints (16 hex digits, 0x hex or decimal).
+    /// Query fingerprints (16 hex digits, 0x hex or decimal; see --fingerprint-format).
     fingerprints: Vec<String>,
     /// A file or directory of queries (see above); '-' reads stdin. Repeatable.
     #[arg(long, value_name = "FILE")]
@@ -64,8 +64,9 @@ const ROUND: usize = 1 << 14;
 pub fn run(args: Args) -> Result<()> {
     let mut queries = Vec::new();
     for (i, text) in args.fingerprints.iter().enumerate() {
-        let fingerprint =
-            parse_fingerprint(text).map_err(|msg| usage(format!("argument {}: {msg}", i + 1)))?;
+        let fingerprint = (args.fields.fingerprint_format)
+            .read(text)
+            .map_err(|msg| usage(format!("argument {}: {msg}", i + 1)))?;
         queries.push(Query {
             id: None,
             fingerprint,

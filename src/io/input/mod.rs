@@ -31,7 +31,7 @@ use crate::write::batch::{check_id, Batch, DocumentSink};
 use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
 
 pub(crate) use crate::io::document::{
-    is_parquet_head, parse_fingerprint, problem_of, InputFormat, ReadOptions, STDIN,
+    is_parquet_head, problem_of, InputFormat, ReadOptions, STDIN,
 };
 pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
 pub use queries::{read_queries, Query};
@@ -65,7 +65,7 @@ fn parse_document<'a>(
                 )));
             };
             check_id(id)?;
-            Ok((Cow::Borrowed(id), parse_fingerprint(fp)?))
+            Ok((Cow::Borrowed(id), options.fingerprint_format.read(fp)?))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
@@ -75,10 +75,10 @@ fn parse_document<'a>(
                 object.get(&options.fingerprint_field),
                 object.get(&options.text_field),
             ) {
-                (Some(serde_json::Value::String(s)), _) => parse_fingerprint(s)?,
-                (Some(serde_json::Value::Number(n)), _) => n.as_u64().ok_or_else(|| {
-                    Error::input(format!("fingerprint {n} is not an integer in 0..2^64"))
-                })?,
+                (
+                    Some(value @ (serde_json::Value::String(_) | serde_json::Value::Number(_))),
+                    _,
+                ) => options.fingerprint_format.read_json(value)?,
                 (Some(other), _) => {
                     return Err(Error::input(format!(
                         "{:?} must be a string or a number, found {other}",
@@ -457,7 +457,10 @@ mod tests {
         fn parsers_never_panic(text in "\\PC*") {
             let _ = read(&text, false);
             let _ = read(&text, true);
-            let _ = parse_fingerprint(&text);
+            use crate::FingerprintFormat;
+            for format in [FingerprintFormat::Auto, FingerprintFormat::Hex, FingerprintFormat::Decimal] {
+                let _ = format.read(&text);
+            }
         }
     }
 }

@@ -3,9 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{
-    open_input, parse_document, parse_fingerprint, problem_of, read_documents, read_sources, STDIN,
-};
+use super::{open_input, parse_document, problem_of, read_documents, read_sources, STDIN};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
 use crate::similarity::fingerprint::hex;
@@ -109,7 +107,7 @@ fn read_query_lines(
                 } else {
                     Ok(Query {
                         id: None,
-                        fingerprint: parse_fingerprint(line.trim())?,
+                        fingerprint: options.fingerprint_format.read(line.trim())?,
                     })
                 }
             })

@@ -12,7 +12,7 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::io::document::{parse_fingerprint, problem_of, ReadOptions};
+use crate::io::document::{problem_of, FingerprintFormat, ReadOptions};
 use crate::sys::progress::Progress;
 use crate::write::batch::ReadSummary;
 use crate::write::batch::{check_id, Batch, DocumentSink};
@@ -86,7 +86,9 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         let rows = record_batch.num_rows();
         let ids = strings(&record_batch, &options.id_field, source)?;
         let fingerprints = match &value {
-            Value::Fingerprint(name) => fingerprints(&record_batch, name, source)?,
+            Value::Fingerprint(name) => {
+                fingerprints(&record_batch, name, options.fingerprint_format, source)?
+            }
             Value::Text(name) => {
                 let texts = strings(&record_batch, name, source)?;
                 let scheme = options
@@ -264,8 +266,13 @@ fn strings(batch: &RecordBatch, name: &str, source: &str) -> Result<StringArray>
     Ok(cast.as_string::<i32>().clone())
 }
 
-/// A fingerprint column's values, or what is wrong with each.
-fn fingerprints(batch: &RecordBatch, name: &str, source: &str) -> Result<Vec<Result<u64>>> {
+/// A fingerprint column's values (strings read in `format`), or what is wrong with each.
+fn fingerprints(
+    batch: &RecordBatch,
+    name: &str,
+    format: FingerprintFormat,
+    source: &str,
+) -> Result<Vec<Result<u64>>> {
     let column: Arc<dyn Array> = batch
         .column_by_name(name)
         .ok_or_else(|| Error::input_at(source, None, format!("no column {name:?}")))?
@@ -284,7 +291,7 @@ fn fingerprints(batch: &RecordBatch, name: &str, source: &str) -> Result<Vec<Res
             .collect(),
         _ => strings(batch, name, source)?
             .iter()
-            .map(|v| v.map_or_else(null, |text| parse_fingerprint(text.trim())))
+            .map(|v| v.map_or_else(null, |text| format.read(text.trim())))
             .collect(),
     })
 }

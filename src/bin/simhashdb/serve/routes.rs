@@ -14,7 +14,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    parse_fingerprint, read_documents, Batch, InputFormat, Match, ReadOptions, Snapshot,
+    read_documents, Batch, FingerprintFormat, InputFormat, Match, ReadOptions, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -200,32 +200,27 @@ struct QueryBody {
     texts: Option<Vec<String>>,
     documents: Option<Vec<DocumentBody>>,
     distance: Option<i64>,
+    fingerprint_format: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DocumentBody {
-    #[allow(dead_code)] // required of every document, as `insert` requires it
     id: String,
     text: String,
 }
 
-/// A fingerprint as JSON: a string as the CLI takes it, or a number.
-fn fingerprint_of(value: &Value) -> Result<u64, String> {
-    match value {
-        Value::String(text) => parse_fingerprint(text).map_err(|e| e.to_string()),
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| format!("{n} is not an unsigned 64-bit integer")),
-        other => Err(format!(
-            "expected a string of 16 hex digits, 0x hex or decimal, found {other}"
-        )),
-    }
+/// `fingerprint_format` as a request gives it (a body field or a query parameter).
+fn fingerprint_format(name: Option<&str>) -> Result<FingerprintFormat, ApiError> {
+    name.map_or(Ok(FingerprintFormat::Auto), |name| {
+        FingerprintFormat::parse(name)
+            .map_err(|e| ApiError::bad_request(format!("fingerprint_format: {e}")))
+    })
 }
 
 /// The query fingerprints of a request: its fingerprints, or its texts or documents
 /// fingerprinted with the store's scheme.
-fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, ApiError> {
+fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, ApiError> {
     let given = [
         body.fingerprints.is_some(),
         body.texts.is_some(),
@@ -236,12 +231,14 @@ fn query_fingerprints(body: QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, 
             "give exactly one of \"fingerprints\", \"texts\" or \"documents\"",
         ));
     }
-    if let Some(values) = body.fingerprints {
+    let format = fingerprint_format(body.fingerprint_format.as_deref())?;
+    if let Some(values) = &body.fingerprints {
         return values
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                fingerprint_of(v)
+                format
+                    .read_json(v)
                     .map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
             })
             .collect();
@@ -312,7 +309,7 @@ async fn post_query(
     let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
     let snapshot = database.current();
     let distance = snapshot.distance(body.distance)?;
-    let queries = query_fingerprints(body, &snapshot)?;
+    let queries = query_fingerprints(&body, &snapshot)?;
     if queries.len() > service.limits.max_queries {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -332,11 +329,18 @@ async fn post_query(
     struct Answer<'a> {
         results: &'a [Vec<Match>],
         fingerprints: Vec<String>,
+        /// A documents query's ids, in the order of `results`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ids: Option<Vec<String>>,
         distance: u32,
     }
+    let ids = body
+        .documents
+        .map(|documents| documents.into_iter().map(|d| d.id).collect());
     Ok(Json(Answer {
         results: &results,
         fingerprints,
+        ids,
         distance,
     })
     .into_response())
@@ -347,6 +351,7 @@ async fn post_query(
 struct GetQuery {
     fingerprint: String,
     distance: Option<i64>,
+    fingerprint_format: Option<String>,
 }
 
 async fn get_query(
@@ -355,7 +360,8 @@ async fn get_query(
 ) -> Result<Json<Value>, ApiError> {
     let Query(query) = query?;
     let database = service.database()?;
-    let fingerprint = parse_fingerprint(&query.fingerprint)
+    let fingerprint = fingerprint_format(query.fingerprint_format.as_deref())?
+        .read(&query.fingerprint)
         .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
     let snapshot = database.current();
     let distance = snapshot.distance(query.distance)?;
@@ -372,6 +378,7 @@ struct InsertParams {
     #[serde(default)]
     skip_invalid: bool,
     format: Option<String>,
+    fingerprint_format: Option<String>,
 }
 
 /// The format of an insert body: `?format=`, else its Content-Type, else detected.
@@ -421,6 +428,7 @@ async fn insert(
         Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
     }
     let format = insert_format(&params, &headers)?;
+    let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
     let compacting_before = service.compacting();
     let mut answer = service
@@ -428,6 +436,7 @@ async fn insert(
             let mut options = ReadOptions {
                 scheme: store.text_scheme().map_err(std::sync::Arc::new),
                 skip_invalid: params.skip_invalid,
+                fingerprint_format: fingerprints,
                 ..ReadOptions::default()
             };
             options.format = format;
