@@ -793,3 +793,137 @@ fn sigterm_lets_a_request_in_flight_finish_and_exits_0() {
     // New connections are refused once it stopped.
     assert!(TcpStream::connect(host).is_err());
 }
+
+#[test]
+fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &["--shards", "4"]);
+    // Skewed: 300 copies of one fingerprint in day1, beside a second batch.
+    let day1: Vec<(String, u64)> = (0..300).map(|i| (format!("copy-{i}"), 0xabcd)).collect();
+    cli_insert(&store, &day1, &["--label", "day1", "--no-compact"]);
+    cli_insert(
+        &store,
+        &[("other".into(), 0xffff_0000_0000_0000)],
+        &["--label", "day2", "--no-compact"],
+    );
+    let key_file = dir.path().join("key");
+    std::fs::write(&key_file, "sesame\n").unwrap();
+    let server = Server::start(&store, &["--api-key-file", path_str(&key_file)]);
+    let key = [("Authorization", "Bearer sesame")];
+    let get = |path: &str| -> (u16, Value) {
+        answer(
+            server
+                .agent
+                .get(format!("{}{path}", server.base))
+                .header("Authorization", "Bearer sesame")
+                .call(),
+        )
+    };
+    let post = |path: &str, body: &str| server.post_with(path, body, &key);
+    let cli_json = |args: &[&str]| -> Value {
+        let out = simhashdb(args, "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let s = path_str(&store);
+    let hits = |fingerprint: u64| {
+        let body = json!({ "fingerprints": [fingerprint], "distance": 0 }).to_string();
+        let (status, answer) = post("/v1/query", &body);
+        assert_eq!(status, 200, "{answer}");
+        answer["results"][0].as_array().unwrap().len()
+    };
+
+    // Behind the key, every one of them.
+    for (status, _) in [
+        server.get("/v1/batches"),
+        server.post("/v1/expire", r#"{"batch": "day1"}"#),
+        server.post("/v1/compact", ""),
+    ] {
+        assert_eq!(status, 401);
+    }
+    // batches: the CLI's lines, as one list.
+    let (status, batches) = get("/v1/batches");
+    assert_eq!(status, 200, "{batches}");
+    let listed = batches["batches"].as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(
+        (listed[0]["label"].clone(), listed[0]["inserted"].clone()),
+        ("day1".into(), 300.into())
+    );
+
+    // Dry runs answer what the CLI's dry runs print and change nothing.
+    let (status, preview) = post("/v1/expire?dry_run=true", r#"{"batch": "day1"}"#);
+    assert_eq!(status, 200, "{preview}");
+    assert_eq!(
+        preview,
+        cli_json(&["expire", s, "--batch", "day1", "--dry-run", "--json"])
+    );
+    assert_eq!(preview["deleted"], 300);
+    let (status, plan) = post("/v1/compact?dry_run=true", "");
+    assert_eq!(status, 200, "{plan}");
+    assert_eq!(plan, cli_json(&["compact", s, "--dry-run", "--json"]));
+    assert_eq!(hits(0xabcd), 300, "the dry runs changed nothing");
+
+    // Bad requests.
+    for (path, body, says) in [
+        ("/v1/expire", "{}", "exactly one of"),
+        (
+            "/v1/expire",
+            r#"{"batch": "a", "before": "1d"}"#,
+            "exactly one of",
+        ),
+        ("/v1/expire", r#"{"before": "yesterday"}"#, "before:"),
+        (
+            "/v1/expire",
+            r#"{"before": "2999-01-01", "batch": null}"#,
+            "in the future",
+        ),
+        ("/v1/expire", r#"{"label": "day1"}"#, "unknown field"),
+        (
+            "/v1/expire?if_due=true",
+            r#"{"batch": "day1"}"#,
+            "only /v1/compact",
+        ),
+        ("/v1/compact?dry_run=maybe", "", "dry_run"),
+    ] {
+        let (status, body) = post(path, body);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(says),
+            "{path}: {body}"
+        );
+    }
+
+    // The writes themselves.
+    let (status, expired) = post("/v1/expire", r#"{"batch": "day1"}"#);
+    assert_eq!(status, 200, "{expired}");
+    assert_eq!(
+        (expired["deleted"].clone(), expired["dry_run"].clone()),
+        (300.into(), false.into())
+    );
+    assert_eq!(hits(0xabcd), 0);
+    let (status, due) = post("/v1/compact?if_due=true", "");
+    assert_eq!(status, 200, "{due}");
+    assert_eq!(
+        due["merged_runs"], 0,
+        "two runs are not due under the default policy"
+    );
+    let (status, compacted) = post("/v1/compact", "");
+    assert_eq!(status, 200, "{compacted}");
+    assert_eq!(
+        (
+            compacted["runs_before"].clone(),
+            compacted["runs_after"].clone()
+        ),
+        (3.into(), 1.into())
+    );
+    assert_eq!(
+        compacted["dropped_documents"].as_u64().unwrap() >= 300,
+        true
+    );
+    assert_eq!(hits(0xffff_0000_0000_0000), 1);
+    assert!(server.terminate().success());
+    // The CLI sees what the server did.
+    assert_eq!(cli_json(&["stats", s, "--json"])["documents"], 1);
+}

@@ -180,6 +180,12 @@ pub struct CompactSummary {
 }
 
 impl CompactSummary {
+    /// The summary of a compaction of `store` that merged nothing (for a client that answers
+    /// "nothing was due" in the summary's shape).
+    pub fn unchanged(store: &Store) -> Self {
+        Self::nothing(store.catalog())
+    }
+
     fn nothing(catalog: &Catalog) -> Self {
         CompactSummary {
             runs_before: catalog.runs.len(),

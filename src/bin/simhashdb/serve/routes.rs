@@ -14,7 +14,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    read_documents, Batch, FingerprintFormat, InputFormat, Match, ReadOptions, Snapshot,
+    read_documents, Batch, CompactSummary, ExpireSelector, FingerprintFormat, InputFormat, Match,
+    ReadOptions, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -27,6 +28,9 @@ pub fn router(service: Shared) -> Router {
         .route("/v1/query", post(post_query).get(get_query))
         .route("/v1/insert", post(insert))
         .route("/v1/delete", post(delete))
+        .route("/v1/expire", post(expire))
+        .route("/v1/compact", post(compact))
+        .route("/v1/batches", get(batches))
         .route("/v1/documents/{id}", get(document))
         .route("/v1/stats", get(stats))
         .route("/metrics", get(metrics))
@@ -498,18 +502,12 @@ async fn delete(
         // A dry run reads the current state: no lock, nothing written.
         service.check_writable()?;
         let snapshot = service.database()?.current();
-        let summary = tokio::task::spawn_blocking(move || {
+        let summary = blocking(move || {
             snapshot
                 .preview_delete(body.ids.iter().map(String::as_str))
                 .map_err(not_stored)
         })
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("the dry run failed unexpectedly: {e}"),
-            )
-        })??;
+        .await?;
         json_of(&summary)?
     } else {
         service
@@ -542,11 +540,106 @@ async fn stats(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
     let database = service.database()?.clone();
     // Stats read the run directories: off the async threads, and past a compaction's removals.
     let handle = database.clone();
-    let stats = tokio::task::spawn_blocking(move || handle.store_stats().map_err(ApiError::from))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let stats = blocking(move || handle.store_stats().map_err(ApiError::from)).await?;
     let mut answer = json_of(&stats)?;
     answer["server"] = json_of(&database.stats())?;
     answer["server"]["compacting"] = json!(service.compacting());
     Ok(Json(answer))
+}
+
+/// Runs `work` on the blocking pool: work that reads many files stays off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the work failed unexpectedly: {e}"),
+        )
+    })?
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DryRunParams {
+    #[serde(default)]
+    dry_run: bool,
+    /// Compact only: merge only what the policy says is due.
+    #[serde(default)]
+    if_due: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpireBody {
+    before: Option<String>,
+    batch: Option<String>,
+}
+
+/// `expire`: the documents of whole batches, chosen by date or label.
+async fn expire(
+    State(service): State<Shared>,
+    params: Result<Query<DryRunParams>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let Query(params) = params?;
+    if params.if_due {
+        return Err(ApiError::bad_request("if_due: only /v1/compact takes it"));
+    }
+    let body: ExpireBody = parse_json(&read_body(&service, &headers, body).await?)?;
+    let selector = match (body.before, body.batch) {
+        (Some(date), None) => ExpireSelector::before_date(&date)
+            .map_err(|e| ApiError::bad_request(format!("before: {e}")))?,
+        (None, Some(label)) => ExpireSelector::Label(label),
+        _ => {
+            return Err(ApiError::bad_request(
+                "give exactly one of \"before\" (a date) and \"batch\" (a label)",
+            ))
+        }
+    };
+    let summary = if params.dry_run {
+        // A dry run reads the current state: no lock, nothing written.
+        service.check_writable()?;
+        let snapshot = service.database()?.current();
+        blocking(move || snapshot.preview_expire(&selector).map_err(not_stored)).await?
+    } else {
+        service
+            .write(move |store| store.expire(&selector).map_err(not_stored))
+            .await?
+    };
+    Ok(Json(json_of(&summary)?))
+}
+
+/// `compact`: merge the store's runs (all, or what the policy says is due).
+async fn compact(
+    State(service): State<Shared>,
+    params: Result<Query<DryRunParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(params) = params?;
+    if params.dry_run {
+        service.check_writable()?;
+        let snapshot = service.database()?.current();
+        let plan = blocking(move || Ok(snapshot.preview_compaction(params.if_due))).await?;
+        return Ok(Json(json_of(&plan)?));
+    }
+    let summary = service
+        .write(move |store| {
+            let summary = if params.if_due {
+                // Nothing due: the summary of a compaction that merged nothing.
+                let due = store.compact_if_due()?;
+                due.unwrap_or_else(|| CompactSummary::unchanged(store))
+            } else {
+                store.compact()?
+            };
+            Ok(summary)
+        })
+        .await?;
+    Ok(Json(json_of(&summary)?))
+}
+
+/// Every committed batch, oldest first, as `batches --json` lists them.
+async fn batches(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let snapshot = service.database()?.current();
+    Ok(Json(json!({ "batches": json_of(&snapshot.batches())? })))
 }
