@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import warnings
 from typing import (
     Any,
@@ -134,13 +136,15 @@ class Store:
     :meth:`close`.
     """
 
-    __slots__ = ("_native",)
+    __slots__ = ("_native", "_temporary")
 
     def __init__(self, native: Any) -> None:
         """Internal: use :meth:`create` or :meth:`open`."""
         if not isinstance(native, _native.NativeStore):
             raise TypeError("use Store.create(path, ...) or Store.open(path)")
         self._native = native
+        # A temporary() store's directory, deleted on close.
+        self._temporary: Optional[str] = None
 
     # -- making and opening ------------------------------------------------------------
 
@@ -191,6 +195,25 @@ class Store:
         return cls(native)
 
     @classmethod
+    def temporary(cls, distance: int = 3, **create: Any) -> "Store":
+        """Creates a store in a new temporary directory (under ``TMPDIR``), as :meth:`create`
+        with the same arguments, and deletes the directory when the store is closed (or its
+        ``with`` block ends, also on an error): for examples, tests and notebooks that should
+        run twice without cleanup. ::
+
+            with simhashdb.Store.temporary(expected_size=1000) as store:
+                store.insert(["a"], [0x0123456789ABCDEF])
+        """
+        directory = tempfile.mkdtemp(prefix="simhashdb-")
+        try:
+            store = cls.create(os.path.join(directory, "store"), distance, **create)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        store._temporary = directory
+        return store
+
+    @classmethod
     def open(
         cls,
         path: PathLike,
@@ -214,8 +237,12 @@ class Store:
         return cls(_native.NativeStore.open(os.fspath(path), pin_bytes, cache_bytes))
 
     def close(self) -> None:
-        """Releases the store's files; later calls raise ValueError. Closing twice is fine."""
+        """Releases the store's files; later calls raise ValueError. Closing twice is fine.
+        A :meth:`temporary` store's directory is deleted."""
         self._native.close()
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
 
     def __enter__(self) -> "Store":
         """The store itself; leaving the block closes it."""

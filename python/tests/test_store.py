@@ -504,3 +504,20 @@ def test_insert_file_reads_the_parquet_the_cli_exports(cli, tmp_path):
         assert summary["inserted"] == len(model)
         assert {i: store.get(i) for i in model} == model
         assert sorted(store.query(2**63 + 5, 0)) == sorted((f"copy{i}", 2**63 + 5, 0) for i in range(300))
+
+
+def test_a_temporary_store_is_gone_when_closed(tmp_path):
+    with Store.temporary(expected_size=1000) as store:
+        path = store.path
+        store.insert([f"copy{i}" for i in range(2000)], [7] * 2000)  # one page, 2000 copies
+        assert len(store.query(7, 0)) == 2000 and os.path.isdir(path)
+    assert not os.path.exists(os.path.dirname(path))
+    # Also when the block fails, and the settings are create()'s (bad ones leave nothing).
+    with pytest.raises(RuntimeError):
+        with Store.temporary(distance=2, scheme="chars") as store:
+            path = store.path
+            assert store.distance == 2 and store.scheme == "chars-5-minhash"
+            raise RuntimeError("a failing example")
+    assert not os.path.exists(os.path.dirname(path))
+    with pytest.raises(ValueError):
+        Store.temporary(distance=300)
