@@ -64,8 +64,11 @@ pub struct RunRepair {
     /// Document entries that came back from their postings.
     pub documents_from_postings: u64,
     /// Of those, the ones given the newest batch of the run's other documents: a posting does
-    /// not say its batch (exact for a run one insert wrote; a merged run holds several).
+    /// not say its batch (right for a run one insert wrote; a merged run holds several).
     pub batches_guessed: u64,
+    /// The ids of those documents, sorted (at most 1,000): their batch number is inferred,
+    /// not recovered, so `expire --batch` and `batches` may count them under another batch.
+    pub batch_inferred_ids: Vec<String>,
     /// Fingerprints of live documents that no table held any more, put back.
     pub fingerprints_restored: u64,
     /// Document entries of the damaged run that no copy holds (deletions, or a live entry
@@ -241,6 +244,7 @@ struct Rebuilt {
     damage: Vec<String>,
     from_postings: u64,
     batches_guessed: u64,
+    batch_inferred_ids: Vec<String>,
     fingerprints_restored: u64,
     documents_lost: u64,
     ids_maybe_undeleted: Vec<String>,
@@ -262,7 +266,7 @@ impl Rebuilt {
         batches.sort_unstable();
         batches.dedup();
         let guess = batches.last().copied().unwrap_or(fallback_batch);
-        let mut recovered = Vec::new();
+        let mut recovered: Vec<(u64, String, DocState)> = Vec::new();
         for (fp, id) in &s.postings {
             if !known.contains(id.as_str()) {
                 let state = DocState::Live {
@@ -274,6 +278,11 @@ impl Rebuilt {
         }
         drop(known);
         let from_postings = recovered.len() as u64;
+        let mut batch_inferred_ids: Vec<String> =
+            recovered.iter().map(|(_, id, _)| id.clone()).collect();
+        batch_inferred_ids.sort_unstable();
+        batch_inferred_ids.dedup();
+        batch_inferred_ids.truncate(LISTED_IDS);
         documents.extend(recovered);
         documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         // Misfiled blocks may repeat an entry: keep one.
@@ -295,6 +304,7 @@ impl Rebuilt {
             damage: s.damage,
             from_postings,
             batches_guessed: from_postings,
+            batch_inferred_ids,
             fingerprints_restored: 0,
             ids_maybe_undeleted: Vec::new(),
         }
@@ -309,6 +319,7 @@ impl Rebuilt {
             fingerprints: self.fingerprints.len() as u64,
             documents_from_postings: self.from_postings,
             batches_guessed: self.batches_guessed,
+            batch_inferred_ids: self.batch_inferred_ids.clone(),
             fingerprints_restored: self.fingerprints_restored,
             documents_lost: self.documents_lost,
             ids_maybe_undeleted: self.ids_maybe_undeleted.clone(),

@@ -42,6 +42,8 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(out, "docs files bytes\t{}", s.docs_file_bytes)?;
         writeln!(out, "total bytes (used on disk)\t{}", s.total_bytes)?;
         writeln!(out, "file bytes (lengths)\t{}", s.file_bytes)?;
+        writeln!(out, "orphan runs (debris)\t{}", s.orphan_runs)?;
+        writeln!(out, "orphan bytes\t{}", s.orphan_bytes)?;
         writeln!(
             out,
             "disk bytes per fingerprint per table\t{:.2}",
