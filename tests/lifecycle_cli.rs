@@ -702,6 +702,10 @@ fn compacting_a_compact_store_changes_nothing() {
         (again["merged_runs"].clone(), again["runs_after"].clone()),
         (0.into(), 1.into())
     );
+    // Nothing due: --json still prints the summary's shape, not text.
+    let out = simhashdb(&["compact", &s, "--if-due", "--json"], "");
+    let due: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(due, again.clone());
     assert!(files() == before, "a compact store was rewritten");
     let out = simhashdb(
         &[

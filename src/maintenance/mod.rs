@@ -1,10 +1,9 @@
 //! Keeping a store healthy: checking every block and invariant ([`verify`]), rebuilding
 //! damaged runs from the copies each run keeps ([`repair`]), and upgrading older formats
-//! ([`migrate`]); finding and removing what killed writers left behind ([`debris`]).
+//! ([`migrate`]).
 //!
 //! Depends on [`crate::write`], [`crate::read`] and below.
 
-pub(crate) mod debris;
 #[cfg(test)]
 mod fault_tests;
 pub(crate) mod migrate;

@@ -16,12 +16,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::debris::Debris;
 use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, docs_file, shard_file};
+use crate::read::debris::{self, Debris};
 use crate::read::snapshot::Snapshot;
 use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
 use crate::run::{EntryScan, RunReader};
@@ -171,7 +171,7 @@ fn verify_store(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Repor
         Err(e) => return Err(e),
     };
     report.runs = snapshot.runs().len();
-    report.debris = super::debris::seen_by_reader(dir)?;
+    report.debris = debris::seen_by_reader(dir)?;
     let perms = snapshot.permutations().clone();
     let shards = usize::from(snapshot.settings().shards);
     let mut table_fingerprints: Vec<u64> = Vec::new();

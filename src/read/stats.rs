@@ -1,9 +1,7 @@
 //! What a store holds and what it costs on disk.
 
-use std::path::Path;
-
 use crate::error::{Error, Result};
-use crate::format::catalog::Catalog;
+use crate::read::disk_usage::DiskBytes;
 use crate::read::snapshot::Snapshot;
 
 /// A summary of a store, from its catalog and the sizes of its files.
@@ -103,7 +101,8 @@ impl Stats {
             let dir = crate::format::layout::run_dir(snapshot.dir(), run.id);
             for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
                 let entry = entry.map_err(|e| Error::io(&dir, e))?;
-                let len = allocated(&entry.metadata().map_err(|e| Error::io(entry.path(), e))?);
+                let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
+                let len = DiskBytes::of_file(&meta).used;
                 if crate::format::layout::is_shard_file(&entry.file_name()) {
                     table_file_bytes += len;
                 } else {
@@ -115,7 +114,7 @@ impl Stats {
             used: total_bytes,
             files: file_bytes,
         } = DiskBytes::below(snapshot.dir())?;
-        let debris = crate::maintenance::debris::seen_by_reader(snapshot.dir())?;
+        let debris = crate::read::debris::seen_by_reader(snapshot.dir())?;
         Ok(Stats {
             blocks: settings.blocks,
             distance: settings.distance,
@@ -150,59 +149,5 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
-    }
-}
-
-/// Bytes a file occupies on disk. redb extends its files sparsely ahead of use, so the
-/// apparent length overstates the cost.
-fn allocated(meta: &std::fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    meta.blocks() * 512
-}
-
-/// What files take on disk, measured two ways.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct DiskBytes {
-    /// Allocated blocks (what `du` counts).
-    pub used: u64,
-    /// File lengths (what `ls -l` shows).
-    pub files: u64,
-}
-
-impl DiskBytes {
-    /// One file.
-    pub(crate) fn of_file(meta: &std::fs::Metadata) -> Self {
-        DiskBytes {
-            used: allocated(meta),
-            files: meta.len(),
-        }
-    }
-
-    /// Every file below `dir`.
-    pub(crate) fn below(dir: &Path) -> Result<Self> {
-        let mut total = DiskBytes::default();
-        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-            let entry = entry.map_err(|e| Error::io(dir, e))?;
-            let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
-            let part = if meta.is_dir() {
-                DiskBytes::below(&entry.path())?
-            } else {
-                DiskBytes::of_file(&meta)
-            };
-            total.used += part.used;
-            total.files += part.files;
-        }
-        Ok(total)
-    }
-
-    /// The files of the catalog's runs.
-    pub(crate) fn of_runs(store: &Path, catalog: &Catalog) -> Result<Self> {
-        let mut total = DiskBytes::default();
-        for run in &catalog.runs {
-            let part = DiskBytes::below(&crate::format::layout::run_dir(store, run.id))?;
-            total.used += part.used;
-            total.files += part.files;
-        }
-        Ok(total)
     }
 }

@@ -43,11 +43,11 @@ impl WriterLock {
         }
     }
 
-    /// The pid holding the lock of the store at `dir`, if a process holds it, read from
-    /// /proc/locks (so the probe takes no lock). None where /proc/locks cannot be read.
-    pub fn holder(dir: &Path) -> Option<u32> {
+    /// The pid holding the lock file `path`, if a process holds it, read from /proc/locks (so
+    /// the probe takes no lock). None where /proc/locks cannot be read.
+    pub fn holder(path: &Path) -> Option<u32> {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(crate::format::layout::lock_file(dir)).ok()?;
+        let meta = std::fs::metadata(path).ok()?;
         let dev = meta.dev();
         let file = format!(
             "{:02x}:{:02x}:{}",

@@ -6,8 +6,8 @@
 use crate::error::Result;
 use crate::format::catalog::{Catalog, RunMeta};
 use crate::format::layout::{self, sync_dir};
+use crate::read::disk_usage::DiskBytes;
 use crate::read::snapshot::Snapshot;
-use crate::read::stats::DiskBytes;
 use crate::run::merge::merge_runs;
 use crate::write::policy;
 use crate::write::store::Store;

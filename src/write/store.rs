@@ -25,7 +25,7 @@ use crate::format::catalog::{BatchInfo, Catalog};
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
-use crate::maintenance::debris::{self, Debris};
+use crate::read::debris::{self, Debris};
 use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
 use crate::similarity::fingerprint::Scheme;
 use crate::sys::lock::WriterLock;

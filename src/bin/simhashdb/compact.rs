@@ -52,10 +52,13 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let mut store = crate::writer::open(&args.store, &args.wait)?;
+    // Nothing due: the summary of a compaction that merged nothing, as `--json` prints it.
     let summary = if args.if_due {
-        store.compact_if_due()
+        store
+            .compact_if_due()
+            .map(|due| due.unwrap_or_else(|| CompactSummary::unchanged(&store)))
     } else {
-        store.compact().map(Some)
+        store.compact()
     }
     .with_context(|| {
         format!(
@@ -64,11 +67,12 @@ pub fn run(args: Args) -> Result<()> {
         )
     })?;
     let mut out = output::stdout();
-    match summary {
-        None => writeln!(out, "nothing to compact")?,
-        Some(s) if args.json => output::json_line(&mut out, &s)?,
-        Some(s) if s.merged_runs == 0 => writeln!(out, "nothing to compact")?,
-        Some(s) => writeln!(out, "{}", describe(&s))?,
+    if args.json {
+        output::json_line(&mut out, &summary)?;
+    } else if summary.merged_runs == 0 {
+        writeln!(out, "nothing to compact")?;
+    } else {
+        writeln!(out, "{}", describe(&summary))?;
     }
     out.flush()?;
     Ok(())

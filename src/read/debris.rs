@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
-use crate::read::stats::DiskBytes;
+use crate::read::disk_usage::DiskBytes;
 use crate::sys::lock::WriterLock;
 
 /// An entry of a store's `runs/` directory that no committed catalog names.
@@ -58,7 +58,7 @@ pub(crate) fn seen_by_reader(store: &Path) -> Result<Vec<Debris>> {
     let mut catalog = Catalog::read(store)?;
     loop {
         let found = unnamed(store, &catalog)?;
-        if found.is_empty() || WriterLock::holder(store).is_some() {
+        if found.is_empty() || WriterLock::holder(&layout::lock_file(store)).is_some() {
             return Ok(Vec::new());
         }
         let after = Catalog::read(store)?;
