@@ -4,7 +4,7 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use crate::util::{path_str, simhashdb, text};
+use crate::util::{path_str, simhashdb, text, tree};
 
 fn store_with_batches() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -595,25 +595,6 @@ fn get_and_export_list_stored_documents_and_export_reinserts() {
         text(&simhashdb(&["query", store, "--input", path_str(&exported)], "").stdout)
     };
     assert_eq!(query(&copy), query(&s));
-}
-
-/// Every file under `dir` with its bytes, and every directory, by path.
-fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Option<Vec<u8>>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.strip_prefix(dir).unwrap().display().to_string();
-            if path.is_dir() {
-                out.insert(name, None);
-                stack.push(path);
-            } else {
-                out.insert(name, Some(std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out
 }
 
 #[test]

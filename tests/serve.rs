@@ -60,8 +60,15 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
-        let response = self.agent.get(format!("{}{path}", self.base)).call();
-        answer(response)
+        self.get_with(path, &[])
+    }
+
+    fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut request = self.agent.get(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        answer(request.call())
     }
 
     fn post(&self, path: &str, body: &str) -> (u16, Value) {
@@ -616,15 +623,7 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         chunk.repeat(24).as_bytes(),
     );
     assert!(response.starts_with("HTTP/1.1 413"), "{response}");
-    let get = |path: &str| {
-        answer(
-            server
-                .agent
-                .get(format!("{}{path}", server.base))
-                .header("Authorization", "Bearer sesame")
-                .call(),
-        )
-    };
+    let get = |path: &str| server.get_with(path, &key);
     expect(get("/v1/query?fingerprint=xyz"), 400, "fingerprint");
     expect(get("/v1/query?fingerprint=1&distance=9"), 400, "distance 9");
     expect(get("/v1/query?fingerprint=1&bogus=1"), 400, "bogus");
@@ -811,15 +810,7 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
     std::fs::write(&key_file, "sesame\n").unwrap();
     let server = Server::start(&store, &["--api-key-file", path_str(&key_file)]);
     let key = [("Authorization", "Bearer sesame")];
-    let get = |path: &str| -> (u16, Value) {
-        answer(
-            server
-                .agent
-                .get(format!("{}{path}", server.base))
-                .header("Authorization", "Bearer sesame")
-                .call(),
-        )
-    };
+    let get = |path: &str| server.get_with(path, &key);
     let post = |path: &str, body: &str| server.post_with(path, body, &key);
     let cli_json = |args: &[&str]| -> Value {
         let out = simhashdb(args, "");

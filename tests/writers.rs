@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::util::{path_str, simhashdb, text};
+use crate::util::{path_str, simhashdb, text, tree};
 
 fn store() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -29,23 +29,12 @@ fn store() -> (tempfile::TempDir, PathBuf) {
     (dir, store)
 }
 
-/// Every file under `dir` with its bytes (LOCK aside: it names each writer in turn).
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().unwrap() != "LOCK" {
-                let bytes = std::fs::read(&path).unwrap();
-                out.push((path, bytes));
-            }
-        }
-    }
-    out.sort();
-    out
+/// Every file and directory under `dir` with its bytes, LOCK aside (it names each writer in
+/// turn).
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Option<Vec<u8>>> {
+    let mut files = tree(dir);
+    files.remove("LOCK");
+    files
 }
 
 /// Leaves what a writer killed before its commit leaves: a whole run directory no catalog

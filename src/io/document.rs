@@ -51,24 +51,16 @@ impl InputFormat {
     /// # Ok::<(), simhashdb::Error>(())
     /// ```
     pub fn parse(name: &str) -> Result<InputFormat> {
-        Self::NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, format)| format)
-            .ok_or_else(|| {
-                Error::input(format!(
-                    "unknown format {name:?}: use tsv, jsonl, text, parquet or fingerprints"
-                ))
-            })
+        named(&Self::NAMES, name).ok_or_else(|| {
+            Error::input(format!(
+                "unknown format {name:?}: use tsv, jsonl, text, parquet or fingerprints"
+            ))
+        })
     }
 
     /// The format's name ([`InputFormat::parse`] reads it back).
     pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|&&(_, f)| f == self)
-            .map(|&(n, _)| n)
-            .expect("every format has a name")
+        name_of(&Self::NAMES, self)
     }
 
     /// The format of an input, by the first rule that applies: its name (`.jsonl`, `.tsv`,
@@ -149,6 +141,23 @@ impl Default for ReadOptions {
     }
 }
 
+/// The value `name` names in `names`.
+fn named<T: Copy>(names: &[(&'static str, T)], name: &str) -> Option<T> {
+    names
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, value)| value)
+}
+
+/// The name of `value` in `names`, which names every value.
+fn name_of<T: Copy + PartialEq>(names: &[(&'static str, T)], value: T) -> &'static str {
+    names
+        .iter()
+        .find(|&&(_, v)| v == value)
+        .map(|&(n, _)| n)
+        .expect("every value has a name")
+}
+
 /// Parses a fingerprint as [`FingerprintFormat::Auto`] reads it: exactly 16 characters are
 /// hex, `0x` starts hex, other digit strings are decimal.
 pub fn parse_fingerprint(text: &str) -> Result<u64> {
@@ -182,24 +191,16 @@ impl FingerprintFormat {
     /// CLI's `--fingerprint-format`, the server's `?fingerprint_format=`, Python's
     /// `fingerprint_format=`).
     pub fn parse(name: &str) -> Result<FingerprintFormat> {
-        Self::NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, format)| format)
-            .ok_or_else(|| {
-                Error::input(format!(
-                    "unknown fingerprint format {name:?}: use auto, hex or decimal"
-                ))
-            })
+        named(&Self::NAMES, name).ok_or_else(|| {
+            Error::input(format!(
+                "unknown fingerprint format {name:?}: use auto, hex or decimal"
+            ))
+        })
     }
 
     /// The format's name ([`FingerprintFormat::parse`] reads it back).
     pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|&&(_, f)| f == self)
-            .map(|&(n, _)| n)
-            .expect("every format has a name")
+        name_of(&Self::NAMES, self)
     }
 
     /// Reads `text` as a fingerprint written in this format.

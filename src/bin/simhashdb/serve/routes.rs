@@ -19,7 +19,7 @@ use simhashdb::{
 };
 
 use super::api_error::ApiError;
-use super::service::Service;
+use super::service::{blocking, Service};
 
 type Shared = Arc<Service>;
 
@@ -287,14 +287,12 @@ async fn answer(
             .map(|&q| snapshot.query(q, distance))
             .collect::<simhashdb::Result<Vec<_>>>()?
     } else {
-        tokio::task::spawn_blocking(move || snapshot.query_many(&queries, distance))
-            .await
-            .map_err(|e| {
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("query failed: {e}"),
-                )
-            })??
+        blocking("the query", move || {
+            snapshot
+                .query_many(&queries, distance)
+                .map_err(ApiError::from)
+        })
+        .await?
     };
     service.metrics.queries.inc_by(results.len() as u64);
     service
@@ -502,7 +500,7 @@ async fn delete(
         // A dry run reads the current state: no lock, nothing written.
         service.check_writable()?;
         let snapshot = service.database()?.current();
-        let summary = blocking(move || {
+        let summary = blocking("the dry run", move || {
             snapshot
                 .preview_delete(body.ids.iter().map(String::as_str))
                 .map_err(not_stored)
@@ -540,23 +538,14 @@ async fn stats(State(service): State<Shared>) -> Result<Json<Value>, ApiError> {
     let database = service.database()?.clone();
     // Stats read the run directories: off the async threads, and past a compaction's removals.
     let handle = database.clone();
-    let stats = blocking(move || handle.store_stats().map_err(ApiError::from)).await?;
+    let stats = blocking("stats", move || {
+        handle.store_stats().map_err(ApiError::from)
+    })
+    .await?;
     let mut answer = json_of(&stats)?;
     answer["server"] = json_of(&database.stats())?;
     answer["server"]["compacting"] = json!(service.compacting());
     Ok(Json(answer))
-}
-
-/// Runs `work` on the blocking pool: work that reads many files stays off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the work failed unexpectedly: {e}"),
-        )
-    })?
 }
 
 #[derive(Deserialize)]
@@ -602,7 +591,10 @@ async fn expire(
         // A dry run reads the current state: no lock, nothing written.
         service.check_writable()?;
         let snapshot = service.database()?.current();
-        blocking(move || snapshot.preview_expire(&selector).map_err(not_stored)).await?
+        blocking("the dry run", move || {
+            snapshot.preview_expire(&selector).map_err(not_stored)
+        })
+        .await?
     } else {
         service
             .write(move |store| store.expire(&selector).map_err(not_stored))
@@ -620,7 +612,10 @@ async fn compact(
     if params.dry_run {
         service.check_writable()?;
         let snapshot = service.database()?.current();
-        let plan = blocking(move || Ok(snapshot.preview_compaction(params.if_due))).await?;
+        let plan = blocking("the dry run", move || {
+            Ok(snapshot.preview_compaction(params.if_due))
+        })
+        .await?;
         return Ok(Json(json_of(&plan)?));
     }
     let summary = service

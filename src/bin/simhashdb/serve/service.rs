@@ -95,13 +95,20 @@ impl Service {
         self.check_writable()?;
         let database = self.database()?.clone();
         let _queue = self.writes.lock().await;
-        tokio::task::spawn_blocking(move || database.write(write))
-            .await
-            .map_err(|e| {
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("the write failed unexpectedly: {e}"),
-                )
-            })?
+        blocking("the write", move || database.write(write)).await
     }
+}
+
+/// Runs `work` on the blocking pool, off the async threads (work that reads many files or
+/// waits for the writer's turn); a panic in it is a 500 saying `what` failed.
+pub async fn blocking<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("{what} failed unexpectedly: {e}"),
+        )
+    })?
 }
