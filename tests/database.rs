@@ -231,3 +231,37 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
     drop(Store::open(&path).unwrap());
     assert_eq!(db.snapshot().unwrap().documents(), 7);
 }
+
+#[test]
+fn a_write_that_removes_debris_tells_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    drop(Store::create(&path, Settings::default()).unwrap());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let told = Arc::clone(&events);
+    let db = Database::open(
+        &path,
+        DatabaseOptions {
+            on_event: Some(Arc::new(move |e: Event| {
+                if let Event::RemovedDebris(debris) = e {
+                    told.lock()
+                        .unwrap()
+                        .extend(debris.into_iter().map(|d| d.path));
+                }
+            })),
+            ..options(Refresh::Manual, Compaction::Inline)
+        },
+    )
+    .unwrap();
+    // What a writer killed before its commit leaves: a run directory no catalog names.
+    let debris = path.join("runs").join("0000000077");
+    std::fs::create_dir(&debris).unwrap();
+    std::fs::write(debris.join("docs.redb"), [0u8; 100]).unwrap();
+    db.write(|store| store.insert(&batch(0..10), None)).unwrap();
+    assert!(!debris.exists());
+    assert_eq!(*events.lock().unwrap(), vec![debris]);
+    // The next write finds none and tells nothing more.
+    db.write(|store| store.insert(&batch(10..20), None))
+        .unwrap();
+    assert_eq!(events.lock().unwrap().len(), 1);
+}
