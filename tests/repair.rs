@@ -168,26 +168,13 @@ fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired(
                             got.0 == expected.0 && got.1 == expected.1,
                             "{place}: answers"
                         );
-                        // The same documents; their batches too, unless the repair says it
-                        // inferred some (a posting does not record its batch).
-                        // Never a silent guess: every document whose batch came back
-                        // different is listed by id as inferred.
-                        let inferred: BTreeSet<&String> = done
-                            .runs
-                            .iter()
-                            .flat_map(|r| &r.batch_inferred_ids)
-                            .collect();
-                        let ids = |docs: &BTreeSet<(String, u64, u64)>| -> Vec<(String, u64)> {
-                            docs.iter().map(|(id, fp, _)| (id.clone(), *fp)).collect()
-                        };
-                        assert!(ids(&got.2) == ids(&expected.2), "{place}: documents");
-                        for wrong in got.2.difference(&expected.2) {
-                            assert!(
-                                inferred.contains(&wrong.0),
-                                "{place}: {} got another batch without a word",
-                                wrong.0
-                            );
-                        }
+                        // The same documents with the same batches: a lost docs entry's
+                        // batch comes back exactly from its posting (format 3 on).
+                        assert!(got.2 == expected.2, "{place}: documents or their batches");
+                        assert!(
+                            done.runs.iter().all(|r| r.batches_guessed == 0),
+                            "{place}: a batch guessed"
+                        );
                         repaired += 1;
                     }
                 }
@@ -410,4 +397,73 @@ fn names_damage(e: &simhashdb::Error) -> bool {
             | UpgradeRequired { .. }
             | AfterEarlierFailure { .. }
     )
+}
+
+/// A merged run holds many batches: a docs block lost from it comes back from the postings
+/// with each document's own batch (format 3 on), never a guess from its neighbours.
+#[test]
+fn repair_restores_each_lost_document_with_its_own_batch_in_a_merged_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("s");
+    let mut store = Store::create(&store_dir, Settings::default()).unwrap();
+    // Four batches whose ids interleave, so every docs block of the merged run mixes them.
+    for b in 0..4u64 {
+        let mut batch = Batch::new();
+        for i in 0..2000u64 {
+            let n = i * 4 + b;
+            batch
+                .push(&format!("doc-{n}"), n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .unwrap();
+        }
+        store.insert(&batch, None).unwrap();
+    }
+    store.compact().unwrap();
+    drop(store);
+    let before = answers(&store_dir, &[]).unwrap().2;
+    let batches: BTreeSet<u64> = before.iter().map(|d| d.2).collect();
+    assert_eq!(batches.len(), 4);
+    let run = std::fs::read_dir(store_dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    // Damage three docs blocks (and no postings block): their entries are lost.
+    let docs = run.join("docs.redb");
+    let mut damaged: BTreeSet<String> = BTreeSet::new();
+    for at in offsets(&docs, 997) {
+        flip(&docs, at);
+        let Ok(report) = Store::verify(&store_dir, false, &()) else {
+            flip(&docs, at);
+            continue;
+        };
+        let table = |f: &simhashdb::Finding| f.table.clone().unwrap_or_default();
+        let blocks: BTreeSet<String> = report
+            .findings
+            .iter()
+            .filter(|f| table(f) == "docs")
+            .filter_map(|f| f.block.clone())
+            .collect();
+        let postings = report.findings.iter().any(|f| table(f) == "postings");
+        if !postings && blocks.len() == damaged.len() + 1 && blocks.is_superset(&damaged) {
+            damaged = blocks;
+            if damaged.len() == 3 {
+                break;
+            }
+        } else {
+            flip(&docs, at);
+        }
+    }
+    assert_eq!(damaged.len(), 3, "three docs blocks damaged");
+    let mut store = Store::open(&store_dir).unwrap();
+    let report = store.repair().unwrap();
+    drop(store);
+    let recovered: u64 = report.runs.iter().map(|r| r.documents_from_postings).sum();
+    assert!(recovered > 100, "documents from postings: {recovered}");
+    assert!(report.runs.iter().all(|r| r.batches_guessed == 0));
+    let after = answers(&store_dir, &[]).unwrap().2;
+    assert!(after == before, "every document with its batch");
+    assert!(Store::verify(&store_dir, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
 }

@@ -25,10 +25,10 @@ use crate::format::settings::Settings;
 use crate::sys::file_backend::{injected, Op};
 
 /// The format version this build writes. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1];
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -204,9 +204,15 @@ impl Catalog {
 
     /// The catalog file's bytes.
     pub(crate) fn encode(&self) -> Vec<u8> {
+        self.encode_as(FORMAT_VERSION)
+    }
+
+    /// The catalog file's bytes marked as format `version`, for a migration step to a version
+    /// whose catalog structs are this one's.
+    pub(crate) fn encode_as(&self, version: u32) -> Vec<u8> {
         let payload = bincode::encode_to_vec(self, bincode::config::standard())
             .expect("encoding to a Vec cannot fail");
-        seal(FORMAT_VERSION, &payload)
+        seal(version, &payload)
     }
 
     /// Commits this catalog to the store at `dir`: after this returns, a crash or a reader sees

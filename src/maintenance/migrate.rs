@@ -13,13 +13,18 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::format::catalog::{
-    commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog, RunMeta,
-    FORMAT_VERSION,
+    check_settings, commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog,
+    RunMeta, FORMAT_VERSION,
 };
 use crate::format::layout;
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
+use crate::read::debris;
+use crate::read::snapshot::SCAN_CACHE_BYTES;
+use crate::run::{reformat, FileCaches, RunReader};
 use crate::sys::lock::WriterLock;
+use crate::tables::permutation::Permutations;
+use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
@@ -48,16 +53,65 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
         if version == FORMAT_VERSION {
             return Ok(from);
         }
-        let next = match version {
-            1 => v1::to_v2(decode_payload(payload)?),
+        match version {
+            1 => {
+                let next = v1::to_v2(decode_payload(payload)?);
+                check_settings(&next.settings, dir)?;
+                commit_bytes(dir, &next.encode_as(2))?;
+            }
+            2 => {
+                let catalog: Catalog = decode_payload(payload)?;
+                check_settings(&catalog.settings, dir)?;
+                v2::to_v3(dir, catalog, reformat::CHUNK)?;
+            }
             other => {
                 return Err(Error::corrupt(format!(
                     "no migration step from format version {other}"
                 )))
             }
+        }
+    }
+}
+
+/// Format version 2 (simhashdb 0.2.0). Version 3 added each document's batch to its
+/// posting; the catalog's structs are unchanged, so version 2's are the current ones.
+mod v2 {
+    use super::*;
+
+    /// Rewrites every run's docs file with batches in its postings (see
+    /// [`crate::run::reformat`]) and commits the catalog naming the new runs, as version 3.
+    /// Like a compaction: a crash before the commit leaves version 2 and new runs that the
+    /// next writer (or this step, run again) removes as debris; after it, the old runs are
+    /// debris.
+    pub fn to_v3(dir: &Path, catalog: Catalog, chunk: usize) -> Result<()> {
+        debris::remove(dir, &debris::unnamed(dir, &catalog)?)?;
+        let perms = Permutations::new(&catalog.settings);
+        let shards = usize::from(catalog.settings.shards);
+        let caches = FileCaches {
+            docs: SCAN_CACHE_BYTES,
+            tables: 0,
         };
-        crate::format::catalog::check_settings(&next.settings, dir)?;
-        commit_bytes(dir, &next.encode())?;
+        let mut pending = PendingCommit::new(dir, &catalog);
+        let mut runs = Vec::with_capacity(catalog.runs.len());
+        for meta in &catalog.runs {
+            let old_dir = layout::run_dir(dir, meta.id);
+            let old = RunReader::new(
+                meta.clone(),
+                old_dir.clone(),
+                shards,
+                perms.tables().len(),
+                caches,
+            )?;
+            runs.push(pending.write_run(|run_dir, id| {
+                reformat::postings_with_batches(&old, &old_dir, run_dir, id, chunk)
+            })?);
+        }
+        pending.catalog_mut().runs = runs;
+        pending.commit()?;
+        for meta in &catalog.runs {
+            let _ = std::fs::remove_dir_all(layout::run_dir(dir, meta.id));
+        }
+        layout::sync_dir(&layout::runs_dir(dir))
     }
 }
 
@@ -147,6 +201,70 @@ mod v1 {
                     expired_by: None,
                 })
                 .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The v2 fixture migrated a few postings at a time: every posting gets its document's
+    /// batch (verify compares the two copies, batches included) and nothing else changes.
+    #[test]
+    fn v2_runs_get_batches_in_their_postings_chunk_by_chunk() {
+        // Writes files: not while another test injects faults into writes.
+        let _serial = crate::sys::file_backend::plan::SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v2/store");
+        for chunk in [1, 7, 1000] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("s");
+            copy(&fixture, &dir);
+            let (version, payload) = {
+                let bytes = read_file(&dir).unwrap();
+                let (v, p) = unseal(&bytes, &dir).unwrap();
+                (v, p.to_vec())
+            };
+            assert_eq!(version, 2);
+            let before: Catalog = decode_payload(&payload).unwrap();
+            let _lock =
+                WriterLock::acquire_within(&dir, &layout::lock_file(&dir), Duration::ZERO).unwrap();
+            v2::to_v3(&dir, before.clone(), chunk).unwrap();
+            let report = Store::verify(&dir, false, &()).unwrap();
+            assert!(
+                report.findings.is_empty(),
+                "chunk {chunk}: {:?}",
+                report.findings
+            );
+            assert!(
+                report.debris.is_empty(),
+                "chunk {chunk}: {:?}",
+                report.debris
+            );
+            let after = crate::read::snapshot::Snapshot::open(&dir).unwrap();
+            let ids: Vec<u64> = after.catalog().runs.iter().map(|r| r.id).collect();
+            assert_eq!(ids.len(), before.runs.len());
+            assert!(ids.iter().all(|id| *id >= before.next_run), "{ids:?}");
+            let mut docs = Vec::new();
+            after
+                .for_each_live_document(|id, fp, batch| docs.push((id.to_string(), fp, batch)))
+                .unwrap();
+            assert_eq!(docs.len() as u64, after.documents(), "chunk {chunk}");
+            assert!(docs.iter().any(|d| d.2 != docs[0].2), "several batches");
+        }
+    }
+
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
         }
     }
 }

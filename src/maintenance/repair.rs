@@ -7,10 +7,10 @@
 //! - the fingerprints are the union of every intact block of every table; a fingerprint of a
 //!   live document that no table of any run holds any more is put back in the tables too;
 //! - the postings are the live entries of the docs table, rebuilt;
-//! - a docs entry lost from a damaged block comes back from its posting, with the batch the
-//!   run's other documents have (the newest of them; exact for a run one insert wrote, and
-//!   counted in the report as inferred). A deletion entry has no second copy: the ids an older
-//!   run holds in the lost range, which the deletion may have covered, are reported by id.
+//! - a docs entry lost from a damaged block comes back from its posting, which carries the
+//!   document's batch (format 3 on), so nothing is guessed. A deletion entry has no second
+//!   copy: the ids an older run holds in the lost range, which the deletion may have covered,
+//!   are reported by id.
 //!
 //! Each damaged run is rebuilt as a new run that takes its place in the run list, all in one
 //! catalog commit, like a compaction; the damaged files are deleted only after the commit, so a
@@ -63,12 +63,9 @@ pub struct RunRepair {
     pub fingerprints: u64,
     /// Document entries that came back from their postings.
     pub documents_from_postings: u64,
-    /// Of those, the ones given the newest batch of the run's other documents: a posting does
-    /// not say its batch (right for a run one insert wrote; a merged run holds several).
+    /// Of those, the ones whose batch was guessed: always 0 since format 3, whose postings
+    /// carry the batch (format 2 repairs guessed it). Kept for the scripts that read it.
     pub batches_guessed: u64,
-    /// The ids of those documents, sorted (at most 1,000): their batch number is inferred,
-    /// not recovered, so `expire --batch` and `batches` may count them under another batch.
-    pub batch_inferred_ids: Vec<String>,
     /// Fingerprints of live documents that no table held any more, put back.
     pub fingerprints_restored: u64,
     /// Document entries of the damaged run that no copy holds (deletions, or a live entry
@@ -115,19 +112,11 @@ impl RepairPlan {
                 rebuilt: Vec::new(),
             });
         }
-        // The batch of documents whose run has no other live document to take it from.
-        let newest_insert = catalog
-            .batches
-            .iter()
-            .filter(|b| b.kind == crate::format::catalog::BatchKind::Insert)
-            .map(|b| b.id)
-            .max()
-            .unwrap_or(0);
         let mut rebuilt: Vec<(usize, Rebuilt)> = Vec::new();
         for &i in &damaged {
             let meta = &catalog.runs[i];
             let salvaged = salvage(&run_dir(meta.id), meta, &perms, true)?;
-            rebuilt.push((i, Rebuilt::from(salvaged, meta.documents, newest_insert)));
+            rebuilt.push((i, Rebuilt::from(salvaged, meta.documents)));
         }
         // The runs that are intact, read as usual.
         let mut intact = catalog.clone();
@@ -190,10 +179,10 @@ impl Store {
                 .iter()
                 .map(|(h, id, s)| (*h, id.as_str(), *s))
                 .collect();
-            let postings: Vec<(u64, &str)> = r
+            let postings: Vec<(u64, &str, u64)> = r
                 .postings
                 .iter()
-                .map(|(fp, id)| (*fp, id.as_str()))
+                .map(|(fp, id, batch)| (*fp, id.as_str(), *batch))
                 .collect();
             let contents = RunContents {
                 documents: &documents,
@@ -237,60 +226,42 @@ struct Rebuilt {
     /// Ordered by `(id_hash, id)`.
     documents: Vec<(u64, String, DocState)>,
     /// Ordered by `(fingerprint, id)`.
-    postings: Vec<(u64, String)>,
+    postings: Vec<(u64, String, u64)>,
     /// Ascending.
     fingerprints: Vec<u64>,
     lost_documents: Vec<(u64, u64)>,
     damage: Vec<String>,
     from_postings: u64,
-    batches_guessed: u64,
-    batch_inferred_ids: Vec<String>,
     fingerprints_restored: u64,
     documents_lost: u64,
     ids_maybe_undeleted: Vec<String>,
 }
 
 impl Rebuilt {
-    /// Rebuilds a run from what was salvaged of it; `listed` is the catalog's entry count, and
-    /// `fallback_batch` the batch of recovered documents when no intact one says.
-    fn from(s: Salvaged, listed: u64, fallback_batch: u64) -> Self {
+    /// Rebuilds a run from what was salvaged of it; `listed` is the catalog's entry count.
+    fn from(s: Salvaged, listed: u64) -> Self {
         let mut documents = s.documents;
         let known: HashSet<&str> = documents.iter().map(|(_, id, _)| id.as_str()).collect();
-        let mut batches: Vec<u64> = documents
+        // A live document whose docs entry was lost comes back from its posting, exactly.
+        let recovered: Vec<(u64, String, DocState)> = s
+            .postings
             .iter()
-            .filter_map(|(_, _, state)| match state {
-                DocState::Live { batch, .. } => Some(*batch),
-                DocState::Deleted { .. } => None,
+            .filter(|(_, id, _)| !known.contains(id.as_str()))
+            .map(|&(fingerprint, ref id, batch)| {
+                let state = DocState::Live { fingerprint, batch };
+                (id_hash(id.as_bytes()), id.clone(), state)
             })
             .collect();
-        batches.sort_unstable();
-        batches.dedup();
-        let guess = batches.last().copied().unwrap_or(fallback_batch);
-        let mut recovered: Vec<(u64, String, DocState)> = Vec::new();
-        for (fp, id) in &s.postings {
-            if !known.contains(id.as_str()) {
-                let state = DocState::Live {
-                    fingerprint: *fp,
-                    batch: guess,
-                };
-                recovered.push((id_hash(id.as_bytes()), id.clone(), state));
-            }
-        }
         drop(known);
         let from_postings = recovered.len() as u64;
-        let mut batch_inferred_ids: Vec<String> =
-            recovered.iter().map(|(_, id, _)| id.clone()).collect();
-        batch_inferred_ids.sort_unstable();
-        batch_inferred_ids.dedup();
-        batch_inferred_ids.truncate(LISTED_IDS);
         documents.extend(recovered);
         documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         // Misfiled blocks may repeat an entry: keep one.
         documents.dedup_by(|a, b| (a.0, &a.1) == (b.0, &b.1));
-        let mut postings: Vec<(u64, String)> = documents
+        let mut postings: Vec<(u64, String, u64)> = documents
             .iter()
             .filter_map(|(_, id, state)| match state {
-                DocState::Live { fingerprint, .. } => Some((*fingerprint, id.clone())),
+                DocState::Live { fingerprint, batch } => Some((*fingerprint, id.clone(), *batch)),
                 DocState::Deleted { .. } => None,
             })
             .collect();
@@ -303,8 +274,6 @@ impl Rebuilt {
             lost_documents: s.lost_documents,
             damage: s.damage,
             from_postings,
-            batches_guessed: from_postings,
-            batch_inferred_ids,
             fingerprints_restored: 0,
             ids_maybe_undeleted: Vec::new(),
         }
@@ -318,8 +287,7 @@ impl Rebuilt {
             documents: self.documents.len() as u64,
             fingerprints: self.fingerprints.len() as u64,
             documents_from_postings: self.from_postings,
-            batches_guessed: self.batches_guessed,
-            batch_inferred_ids: self.batch_inferred_ids.clone(),
+            batches_guessed: 0,
             fingerprints_restored: self.fingerprints_restored,
             documents_lost: self.documents_lost,
             ids_maybe_undeleted: self.ids_maybe_undeleted.clone(),
@@ -336,7 +304,7 @@ fn restore_lost_fingerprints(intact: &Snapshot, rebuilt: &mut [(usize, Rebuilt)]
         run.docs()?.for_each_posting(|fp| posted.push(fp))?;
     }
     for (_, r) in rebuilt.iter() {
-        posted.extend(r.postings.iter().map(|(fp, _)| *fp));
+        posted.extend(r.postings.iter().map(|(fp, _, _)| *fp));
     }
     posted.par_sort_unstable();
     posted.dedup();

@@ -236,8 +236,9 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn pair_hash(fingerprint: u64, id: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), fingerprint)
+/// A document as both of its copies hold it: `(fingerprint, id, batch)`.
+fn document_hash(fingerprint: u64, id: &str, batch: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), fingerprint) ^ batch
 }
 
 /// Walks every block of entry table `table` of `file`: checks each block and the
@@ -309,8 +310,8 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
         run.meta().docs_bytes,
         report,
         |_, id, state| {
-            if let DocState::Live { fingerprint, .. } = state {
-                live.add(pair_hash(*fingerprint, id));
+            if let DocState::Live { fingerprint, batch } = state {
+                live.add(document_hash(*fingerprint, id, *batch));
             }
         },
     )?;
@@ -331,7 +332,7 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
         POSTINGS_TABLE,
         run.meta().postings_bytes,
         report,
-        |fp, id, _| postings.add(pair_hash(fp, id)),
+        |fp, id, posting| postings.add(document_hash(fp, id, posting.batch)),
     )?;
     if postings != live {
         report.find(

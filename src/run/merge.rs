@@ -26,7 +26,6 @@ use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS};
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Payload};
-use crate::format::block::postings::Posting;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
@@ -488,8 +487,8 @@ fn merge_postings(
     loop {
         smallest(&cursors, &mut same);
         let Some(&first) = same.first() else { break };
-        let (fp, id, _) = cursors[first].peek().expect("a head");
-        let fp = *fp;
+        let (fp, id, posting) = cursors[first].peek().expect("a head");
+        let (fp, posting) = (*fp, *posting);
         let live = match changed.get(id.as_str()) {
             None => true,
             Some(state) => *state == Some(fp),
@@ -504,7 +503,7 @@ fn merge_postings(
             }
         }
         if live {
-            sink.push(fp, id, &Posting)?;
+            sink.push(fp, id, &posting)?;
         }
         sink.counts.read += same.len() as u64;
         for &i in &same {

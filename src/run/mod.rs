@@ -11,12 +11,14 @@
 //! - [`read`]: [`RunReader`], a committed run's files opened on first use;
 //! - [`scan`]: block-at-a-time scans of a table, for merges and `verify`;
 //! - [`merge`]: the k-way merge of runs behind compaction;
-//! - [`salvage`]: what is intact in a damaged run, for repair.
+//! - [`salvage`]: what is intact in a damaged run, for repair;
+//! - [`reformat`]: a committed run rewritten in the next format version, for migrate.
 
 pub(crate) mod merge;
 pub(crate) mod pin;
 pub(crate) mod pinned;
 pub(crate) mod read;
+pub(crate) mod reformat;
 pub(crate) mod salvage;
 pub(crate) mod scan;
 pub(crate) mod write;
@@ -41,10 +43,11 @@ pub(crate) fn table_name(t: usize) -> String {
     format!("t{t:03}")
 }
 
-/// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings by
-/// `(fingerprint, id)`, and `fingerprints` ascending; none repeats.
+/// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings
+/// `(fingerprint, id, batch)` by `(fingerprint, id)`, and `fingerprints` ascending; none
+/// repeats.
 pub(crate) struct RunContents<'a> {
     pub(crate) documents: &'a [(u64, &'a str, DocState)],
-    pub(crate) postings: &'a [(u64, &'a str)],
+    pub(crate) postings: &'a [(u64, &'a str, u64)],
     pub(crate) fingerprints: &'a [u64],
 }

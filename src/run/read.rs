@@ -347,7 +347,32 @@ impl DocsFile {
 
     /// The postings of fingerprints within `lo..=hi`, a block at a time.
     pub fn scan_postings_in(&self, lo: u64, hi: u64) -> Result<EntryScan<Posting>> {
+        self.scan_postings_as(lo, hi)
+    }
+
+    /// The postings as payload `P`: an older format's, for a migration.
+    pub(crate) fn scan_postings_as<P: entries::Payload>(
+        &self,
+        lo: u64,
+        hi: u64,
+    ) -> Result<EntryScan<P>> {
         EntryScan::new(self.path.clone(), POSTINGS_TABLE, &self.postings, lo, hi)
+    }
+
+    /// Calls `f(redb_key, block)` on every block of the docs table, in order, as stored.
+    pub(crate) fn for_each_docs_block(
+        &self,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let range = self
+            .docs
+            .range::<&[u8]>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            f(key.value(), block.value())?;
+        }
+        Ok(())
     }
 
     /// Calls `f` on every id this run lists under `fingerprint`.

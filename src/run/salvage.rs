@@ -24,8 +24,8 @@ use crate::tables::permutation::Permutations;
 pub(crate) struct Salvaged {
     /// The document entries of intact blocks, in key order.
     pub documents: Vec<(u64, String, DocState)>,
-    /// The postings of intact blocks, in key order.
-    pub postings: Vec<(u64, String)>,
+    /// The postings `(fingerprint, id, batch)` of intact blocks, in key order.
+    pub postings: Vec<(u64, String, u64)>,
     /// Every fingerprint found in an intact block of any permuted table, ascending, distinct.
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
@@ -73,7 +73,7 @@ pub(crate) fn salvage(
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, _| out.postings.push((k, id)),
+                    |out, k, id, posting| out.postings.push((k, id, posting.batch)),
                 )
             });
         }

@@ -138,7 +138,7 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> 
     let postings = contents
         .postings
         .iter()
-        .map(|&(fp, id)| (fp, id.as_bytes(), Posting));
+        .map(|&(fp, id, batch)| (fp, id.as_bytes(), Posting { batch }));
     let (docs_bytes, postings_bytes) = rayon::join(
         || append_all_entries(&txn, &path, DOCS, documents),
         || append_all_entries(&txn, &path, POSTINGS, postings),

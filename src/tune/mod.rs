@@ -15,6 +15,7 @@
 #[cfg(feature = "plot")]
 mod plot;
 mod recommend;
+mod report;
 mod sample;
 mod scores;
 mod truth;

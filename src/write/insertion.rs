@@ -452,12 +452,12 @@ impl DocumentSink for Insertion<'_> {
     }
 }
 
-/// `(fingerprint, id)` of each document, ordered by fingerprint then id.
-fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)> {
-    let mut postings: Vec<(u64, &str)> = documents
+/// `(fingerprint, id, batch)` of each document, ordered by fingerprint then id.
+fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str, u64)> {
+    let mut postings: Vec<(u64, &str, u64)> = documents
         .iter()
         .map(|&(_, id, state)| match state {
-            DocState::Live { fingerprint, .. } => (fingerprint, id),
+            DocState::Live { fingerprint, batch } => (fingerprint, id, batch),
             DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
         })
         .collect();
@@ -466,8 +466,8 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str)
 }
 
 /// The distinct fingerprints of `postings` that no live run's tables hold yet, ascending.
-fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str)]) -> Result<Vec<u64>> {
-    let mut fingerprints: Vec<u64> = postings.iter().map(|&(fp, _)| fp).collect();
+fn new_fingerprints(snapshot: &Snapshot, postings: &[(u64, &str, u64)]) -> Result<Vec<u64>> {
+    let mut fingerprints: Vec<u64> = postings.iter().map(|&(fp, _, _)| fp).collect();
     fingerprints.dedup();
     let mut found = vec![false; fingerprints.len()];
     let perms = snapshot.permutations();

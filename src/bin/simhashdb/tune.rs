@@ -104,153 +104,10 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The arguments of `simhashdb init STORE` that create a store for `choice`. A scheme's
-/// name is `seomoz` or `KIND-N-WEIGHT`, which `--scheme KIND --shingle N --weight WEIGHT`
-/// spell.
-fn init_args(choice: &Choice) -> Vec<String> {
-    let name = choice.scheme.name();
-    let mut args = match name.split('-').collect::<Vec<_>>()[..] {
-        [kind, n, weight] => ["--scheme", kind, "--shingle", n, "--weight", weight]
-            .map(String::from)
-            .to_vec(),
-        _ => vec!["--scheme".to_string(), name.clone()],
-    };
-    args.extend([
-        "--distance".to_string(),
-        choice.settings.distance.to_string(),
-        "--expected-size".to_string(),
-        choice.expected_size.to_string(),
-    ]);
-    args
-}
-
-/// A recommendation as the last line of `tune --json` holds it.
-#[derive(serde::Serialize)]
-struct ChoiceJson<'a> {
-    init_args: Vec<String>,
-    distance: u8,
-    scheme: String,
-    blocks: u8,
-    tables: usize,
-    disk_bytes_per_document: f64,
-    query_micros: f64,
-    score: &'a Score,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    min_jaccard: Option<f64>,
-}
-
-impl<'a> ChoiceJson<'a> {
-    fn of(choice: &'a Choice) -> Self {
-        ChoiceJson {
-            init_args: init_args(choice),
-            distance: choice.distance(),
-            scheme: choice.scheme.name(),
-            blocks: choice.settings.blocks,
-            tables: choice.settings.table_count(),
-            disk_bytes_per_document: choice.settings.disk_bytes_per_document().round(),
-            query_micros: choice
-                .settings
-                .estimated_query_micros(choice.expected_size)
-                .round(),
-            score: &choice.score,
-            min_jaccard: choice.min_jaccard,
-        }
-    }
-}
-
 fn write_json(out: &mut dyn Write, tuning: &Tuning) -> Result<()> {
-    /// The first line: the corpus and where the truth came from.
-    #[derive(serde::Serialize)]
-    struct CorpusLine {
-        corpus: Corpus,
+    for line in tuning.json_lines() {
+        writeln!(out, "{line}")?;
     }
-    #[derive(serde::Serialize)]
-    struct Corpus {
-        documents: u64,
-        measured: u64,
-        sampled: bool,
-        skipped: u64,
-        min_jaccard: f64,
-        true_pairs: u64,
-        truth: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        gold_agreement: Option<GoldAgreement>,
-    }
-    #[derive(serde::Serialize)]
-    struct GoldAgreement {
-        agreed: u64,
-        gold_only: u64,
-        text_only: u64,
-    }
-    /// One score line: the scheme, fingerprints or verified, and the score.
-    #[derive(serde::Serialize)]
-    struct ScoreLine<'a> {
-        scheme: String,
-        mode: &'static str,
-        #[serde(flatten)]
-        score: &'a Score,
-    }
-    /// The last line.
-    #[derive(serde::Serialize)]
-    struct RecommendLine<'a> {
-        recommend: Recommend<'a>,
-    }
-    #[derive(serde::Serialize)]
-    struct Recommend<'a> {
-        fingerprints_only: ChoiceJson<'a>,
-        verified: ChoiceJson<'a>,
-    }
-    let gold_agreement = match tuning.truth {
-        TruthSource::Exact => None,
-        TruthSource::Gold {
-            agreed,
-            gold_only,
-            text_only,
-            ..
-        } => Some(GoldAgreement {
-            agreed,
-            gold_only,
-            text_only,
-        }),
-    };
-    let corpus = Corpus {
-        documents: tuning.corpus_documents,
-        measured: tuning.documents,
-        sampled: tuning.sampled,
-        skipped: tuning.skipped,
-        min_jaccard: tuning.min_jaccard,
-        true_pairs: tuning.true_pairs,
-        truth: if gold_agreement.is_some() {
-            "gold"
-        } else {
-            "exact"
-        },
-        gold_agreement,
-    };
-    output::json_line(out, &CorpusLine { corpus })?;
-    for scheme in &tuning.schemes {
-        for (mode, scores) in [
-            ("fingerprints", &scheme.fingerprints),
-            ("verified", &scheme.verified),
-        ] {
-            for score in scores {
-                let scheme = scheme.scheme.name();
-                output::json_line(
-                    out,
-                    &ScoreLine {
-                        scheme,
-                        mode,
-                        score,
-                    },
-                )?;
-            }
-        }
-    }
-    let recommend = Recommend {
-        fingerprints_only: ChoiceJson::of(&tuning.fingerprints_only),
-        verified: ChoiceJson::of(&tuning.verified),
-    };
-    output::json_line(out, &RecommendLine { recommend })?;
     Ok(())
 }
 
@@ -351,7 +208,7 @@ fn write_choice(out: &mut impl Write, choice: &Choice, then: &str) -> Result<()>
     writeln!(
         out,
         "  simhashdb init STORE {}",
-        init_args(choice).join(" ")
+        choice.init_args().join(" ")
     )?;
     writeln!(out, "  {then}")?;
     writeln!(

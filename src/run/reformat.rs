@@ -1,0 +1,129 @@
+//! Rewriting a committed run in the next format version, for `migrate`.
+//!
+//! Format 3 added the batch to each posting; everything else of a run is unchanged. So a
+//! format 2 run becomes a new run whose shard files are hard links to the old ones (no bytes
+//! copied) and whose docs file holds the old docs blocks as they were and the postings
+//! rebuilt with each document's batch, looked up in the docs table a chunk of postings at a
+//! time: memory holds one chunk, whatever the run's size.
+
+use std::path::Path;
+
+use super::write::{append_entries, close_db, create_db};
+use super::{RunReader, DOCS, DOCS_TABLE, POSTINGS};
+use crate::error::{Error, Result};
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::entries::{EntryWriter, Payload, PayloadReader};
+use crate::format::block::postings::Posting;
+use crate::format::catalog::RunMeta;
+use crate::format::layout;
+
+/// Postings looked up and written per step: 1M, about 50 MB with their ids.
+pub(crate) const CHUNK: usize = 1 << 20;
+
+/// A format 2 posting: no payload.
+struct BarePosting;
+
+impl Payload for BarePosting {
+    fn encode(&self, _out: &mut Vec<u8>) {}
+
+    fn decode(_reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
+        Ok(BarePosting)
+    }
+}
+
+/// Writes `old`, a format 2 run stored in `old_dir`, as run `id` in `run_dir`, in format 3,
+/// looking up `chunk` postings at a time ([`CHUNK`]); returns the new run's description.
+pub(crate) fn postings_with_batches(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+    chunk_len: usize,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    for &f in &meta.present_files {
+        let (from, to) = (
+            layout::shard_file(old_dir, usize::from(f)),
+            layout::shard_file(run_dir, usize::from(f)),
+        );
+        std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
+    }
+    let path = layout::docs_file(run_dir);
+    let db = create_db(&path)?;
+    let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
+    let docs = old.docs()?;
+    append_entries(&txn, &path, DOCS, |emit| {
+        docs.for_each_docs_block(|key, block| emit(key, block))
+    })?;
+    let postings_bytes = append_entries(&txn, &path, POSTINGS, |emit| {
+        let mut bytes = 0u64;
+        let mut counted = |key: &[u8], block: &[u8]| {
+            bytes += block.len() as u64;
+            emit(key, block)
+        };
+        let mut writer = EntryWriter::new();
+        let mut scan = docs.scan_postings_as::<BarePosting>(0, u64::MAX)?;
+        let mut chunk: Vec<(u64, String)> = Vec::new();
+        let mut block = Vec::new();
+        loop {
+            let more = scan.next_block(&mut block)?;
+            chunk.extend(block.drain(..).map(|(fp, id, _)| (fp, id)));
+            if chunk.len() >= chunk_len || (!more && !chunk.is_empty()) {
+                for (fp, id, batch) in with_batches(old, old_dir, &chunk)? {
+                    writer.push(fp, id.as_bytes(), &Posting { batch }, &mut counted)?;
+                }
+                chunk.clear();
+            }
+            if !more {
+                break;
+            }
+        }
+        writer.finish(&mut counted)?;
+        Ok(bytes)
+    })?;
+    txn.commit().map_err(|e| Error::redb(&path, e))?;
+    close_db(db, &path)?;
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        postings_bytes,
+        ..meta.clone()
+    })
+}
+
+/// The batch of each posting `(fingerprint, id)` of `chunk`, from the run's docs entries.
+fn with_batches<'c>(
+    run: &RunReader,
+    run_dir: &Path,
+    chunk: &'c [(u64, String)],
+) -> Result<Vec<(u64, &'c str, u64)>> {
+    let mut by_id: Vec<(u64, &str, usize)> = chunk
+        .iter()
+        .enumerate()
+        .map(|(i, (_, id))| (id_hash(id.as_bytes()), id.as_str(), i))
+        .collect();
+    by_id.sort_unstable();
+    let keys: Vec<(u64, &str)> = by_id.iter().map(|&(h, id, _)| (h, id)).collect();
+    let mut states = vec![None; keys.len()];
+    run.docs()?.states_sorted(&keys, &mut states)?;
+    let mut batches = vec![0u64; chunk.len()];
+    for (&(_, id, i), state) in by_id.iter().zip(states) {
+        match state {
+            Some(DocState::Live { fingerprint, batch }) if fingerprint == chunk[i].0 => {
+                batches[i] = batch;
+            }
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "posting ({:016x}, {id}) has no live document entry",
+                    chunk[i].0
+                ))
+                .at(&layout::docs_file(run_dir), DOCS_TABLE, None))
+            }
+        }
+    }
+    Ok(chunk
+        .iter()
+        .zip(batches)
+        .map(|((fp, id), batch)| (*fp, id.as_str(), batch))
+        .collect())
+}
