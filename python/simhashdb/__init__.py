@@ -8,6 +8,8 @@ Jain and Das Sarma (WWW 2007) kept as immutable, checksummed runs on disk.
   out); delete, expire, compact, verify; audit every near-duplicate pair or cluster.
 - :func:`fingerprint` and :func:`fingerprint_many`: text to fingerprints, in parallel with the
   GIL released, the same as ``simhashdb fingerprint`` gives for every scheme.
+- :func:`tune`: the scheme and distance that find a corpus's near-duplicates best, measured
+  (``simhashdb tune``).
 - :func:`parse_fingerprint`: a fingerprint written as text, read as the CLI and the server
   read it (16 hex digits, ``0x`` hex, or decimal).
 - :mod:`simhashdb.compat`: seomoz simhash-py 0.4's API, bit for bit
@@ -21,6 +23,7 @@ Errors: ``ValueError`` for bad input, ``OSError`` (or a subclass such as
 from ._fingerprint import fingerprint, fingerprint_many, scheme_name
 from ._native import FORMAT_VERSION, CorruptionError, StoreLockedError, parse_fingerprint
 from ._store import Audit, QueryResults, Store
+from ._tune import tune
 
 __version__ = "0.2.0"
 
@@ -35,4 +38,5 @@ __all__ = [
     "fingerprint_many",
     "parse_fingerprint",
     "scheme_name",
+    "tune",
 ]

@@ -63,6 +63,23 @@ def scheme_name(
 ) -> str:
     """The scheme's full name as stores record it."""
 
+def tune(
+    corpus: List[str],
+    min_jaccard: float,
+    sample: Optional[int],
+    seed: int,
+    schemes: Optional[List[str]],
+    max_distance: int,
+    expected_size: Optional[int],
+    gold: Optional[str],
+    plot: Optional[str],
+    format: Optional[str],
+    id_field: str,
+    text_field: str,
+    skip_invalid: bool,
+) -> List[str]:
+    """`tune --json`'s lines for a corpus; draws the plot when given."""
+
 
 class NativeStore:
     """A store held open: a reader for queries, the writer lock per write call."""

@@ -229,6 +229,71 @@ fn scheme_name(
     guard(|| Ok(scheme_of(scheme, shingle, weight)?.name()))
 }
 
+/// `simhashdb tune`: every scheme and distance measured on a corpus, as the JSON lines of
+/// `tune --json` (Python joins them into one dict), with the GIL released. Draws the plot to
+/// `plot` when given.
+#[pyfunction]
+#[pyo3(signature = (corpus, min_jaccard, sample, seed, schemes, max_distance, expected_size, gold, plot, format, id_field, text_field, skip_invalid))]
+#[allow(clippy::too_many_arguments)]
+fn tune(
+    py: Python<'_>,
+    corpus: Vec<std::path::PathBuf>,
+    min_jaccard: f64,
+    sample: Option<usize>,
+    seed: u64,
+    schemes: Option<Vec<String>>,
+    max_distance: u8,
+    expected_size: Option<u64>,
+    gold: Option<std::path::PathBuf>,
+    plot: Option<std::path::PathBuf>,
+    format: Option<&str>,
+    id_field: String,
+    text_field: String,
+    skip_invalid: bool,
+) -> PyResult<Vec<String>> {
+    use simhashdb::tune::{TuneOptions, Tuning};
+    guard(|| {
+        let schemes = match schemes {
+            None => TuneOptions::candidate_schemes(),
+            Some(names) => names
+                .iter()
+                .map(|n| Scheme::from_name(n))
+                .collect::<simhashdb::Result<_>>()
+                .map_err(py_err)?,
+        };
+        if let Some(plot) = &plot {
+            Tuning::check_plot_path(plot).map_err(py_err)?;
+        }
+        let options = TuneOptions {
+            min_jaccard,
+            sample,
+            seed,
+            schemes,
+            max_distance,
+            expected_size,
+            gold,
+            read: simhashdb::ReadOptions {
+                format: format
+                    .map(simhashdb::InputFormat::parse)
+                    .transpose()
+                    .map_err(py_err)?,
+                id_field,
+                text_field,
+                skip_invalid,
+                ..simhashdb::ReadOptions::default()
+            },
+        };
+        detached(py, || {
+            let tuning = simhashdb::tune::tune(&corpus, &options, &())?;
+            if let Some(plot) = &plot {
+                tuning.write_plot(plot)?;
+            }
+            Ok(tuning.json_lines())
+        })
+        .map_err(py_err)
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     work::init();
@@ -249,6 +314,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint_many, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_name, m)?)?;
+    m.add_function(wrap_pyfunction!(tune, m)?)?;
     m.add_class::<store::NativeStore>()?;
     Ok(())
 }
