@@ -312,3 +312,39 @@ fn a_panic_inside_a_write_leaves_the_store_as_it_was_and_releases_the_lock() {
         assert!(report.findings.is_empty() && report.debris.is_empty());
     }
 }
+
+/// `migrate` of an old store waits for the lock like every writer: it fails at once naming
+/// the holder, and with `--wait` upgrades the store once the holder lets go.
+#[test]
+fn migrate_waits_for_the_lock_when_asked() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v2");
+    crate::compat::copy_dir(&fixture.join("store"), &store);
+    let s = path_str(&store);
+    // Hold the writer lock as a writer does: flock on LOCK, our pid in it.
+    let lock = std::fs::File::create(store.join("LOCK")).unwrap();
+    std::fs::write(store.join("LOCK"), std::process::id().to_string()).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let out = simhashdb(&["migrate", s], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("locked by pid {}", std::process::id()))
+            && stderr.contains("--wait SECONDS"),
+        "{stderr}"
+    );
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        drop(lock);
+    });
+    let started = Instant::now();
+    let out = simhashdb(&["migrate", s, "--wait", "30"], "");
+    release.join().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(text(&out.stderr).contains("from format version 2 to 3"));
+    assert_eq!(simhashdb(&["verify", s], "").status.code(), Some(0));
+}
