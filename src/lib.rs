@@ -60,10 +60,14 @@
 //!   at a time, commits visible when a write returns, merges by the store's policy inline or
 //!   in the background); the server and the Python package are thin over it.
 //! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
-//!   [`Snapshot::audit`], [`Snapshot::batches`]), [`Stats`].
-//! - Without a store: [`find_all`], [`find_all_documents`], [`clusters`], [`Scheme`] (text to
-//!   fingerprints), [`seomoz`] (simhash-py's functions); pairs verified against a corpus's
-//!   text: [`verify_with_corpus`]; [`tune`] picks a scheme and distance for a corpus.
+//!   [`Snapshot::batches`]), [`Stats`].
+//! - Near duplicates at any skew: [`NearDuplicates`] of a store
+//!   ([`Snapshot::near_duplicates`]) or of loose documents ([`NearDuplicates::of_documents`]):
+//!   pairs handed out one at a time, [`Cluster`]s with the document a dedup keeps, an
+//!   [`AuditSummary`]; pairs verified against a corpus's text
+//!   ([`NearDuplicates::verify_text`]).
+//! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
+//!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus.
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
 //!   [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
 //!   format detector ([`InputFormat::detect`]).
@@ -99,7 +103,7 @@ pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
-pub use dedup::verified::verify_with_corpus;
+pub use dedup::near_duplicates::{AuditSummary, Cluster, NearDuplicates};
 pub use error::{Error, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
@@ -111,8 +115,7 @@ pub use read::debris::Debris;
 pub use read::reader::ReaderStats;
 pub use read::snapshot::{Document, Match, Snapshot};
 pub use read::stats::{Stats, TableStats};
-pub use similarity::clusters::clusters;
-pub use similarity::find_all::{find_all, find_all_documents, DocumentPair, FingerprintPair};
+pub use similarity::find_all::{find_all, DocumentPair, FingerprintPair};
 pub use similarity::fingerprint::Scheme;
 pub use sys::progress::Progress;
 pub use write::batch::{Batch, DocumentSink, ReadSummary};

@@ -3,10 +3,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use simhashdb::{clusters, find_all, DocumentPair};
+use simhashdb::{find_all, DocumentPair, NearDuplicates};
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::engine::{batches, fingerprint, settings};
+use crate::util::{path_str, simhashdb, text};
 
 /// Every pair of documents of `model` within `d` bits, as the audit lists them.
 pub fn brute_force_pairs(model: &BTreeMap<String, u64>, d: u32) -> Vec<DocumentPair> {
@@ -28,23 +29,107 @@ pub fn brute_force_pairs(model: &BTreeMap<String, u64>, d: u32) -> Vec<DocumentP
     out
 }
 
-/// Connected components by repeated merging: slow and obviously right.
+/// Connected components by breadth-first search over the pairs' graph: obviously right.
 fn brute_force_clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
-    let mut sets: Vec<BTreeSet<String>> = Vec::new();
+    let mut next_to: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for p in pairs {
-        let mut merged: BTreeSet<String> = [p.a.clone(), p.b.clone()].into();
-        sets.retain(|s| {
-            if s.contains(&p.a) || s.contains(&p.b) {
-                merged.extend(s.iter().cloned());
-                false
-            } else {
-                true
-            }
-        });
-        sets.push(merged);
+        next_to.entry(&p.a).or_default().push(&p.b);
+        next_to.entry(&p.b).or_default().push(&p.a);
     }
-    let mut out: Vec<Vec<String>> = sets.into_iter().map(|s| s.into_iter().collect()).collect();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for &start in next_to.keys() {
+        if !seen.insert(start) {
+            continue;
+        }
+        let mut cluster = vec![start];
+        let mut i = 0;
+        while i < cluster.len() {
+            for &n in &next_to[cluster[i]] {
+                if seen.insert(n) {
+                    cluster.push(n);
+                }
+            }
+            i += 1;
+        }
+        let mut cluster: Vec<String> = cluster.into_iter().map(str::to_string).collect();
+        cluster.sort();
+        out.push(cluster);
+    }
     out.sort();
+    out
+}
+
+/// What a dedup of the pairs means, computed the slow way: clusters, and in each the kept
+/// document (earliest batch, then smallest id) and the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Dedup {
+    clusters: Vec<Vec<String>>,
+    /// (dropped id, kept id), in cluster order, then by dropped id.
+    duplicates: Vec<(String, String)>,
+    kept: Vec<String>,
+}
+
+impl Dedup {
+    fn of(pairs: &[DocumentPair], batches: &BTreeMap<String, u64>) -> Dedup {
+        let clusters = brute_force_clusters(pairs);
+        let mut duplicates = Vec::new();
+        let mut kept = Vec::new();
+        for c in &clusters {
+            let keep = c
+                .iter()
+                .min_by_key(|id| (batches[*id], (*id).clone()))
+                .unwrap();
+            kept.push(keep.clone());
+            duplicates.extend(
+                c.iter()
+                    .filter(|id| *id != keep)
+                    .map(|id| (id.clone(), keep.clone())),
+            );
+        }
+        Dedup {
+            clusters,
+            duplicates,
+            kept,
+        }
+    }
+
+    fn from_near(near: &NearDuplicates) -> Dedup {
+        let mut out = Dedup {
+            clusters: vec![],
+            duplicates: vec![],
+            kept: vec![],
+        };
+        let mut number = 0;
+        near.for_each_cluster(|c| {
+            number += 1;
+            assert_eq!(c.number, number);
+            let members: Vec<String> = c.members.iter().map(|(id, _)| id.to_string()).collect();
+            out.clusters.push(members.clone());
+            out.kept.push(c.kept_id().to_string());
+            for id in members.iter().filter(|id| *id != c.kept_id()) {
+                out.duplicates.push((id.clone(), c.kept_id().to_string()));
+            }
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        out
+    }
+}
+
+/// The pairs `near` hands out, in its order.
+fn streamed_pairs(near: &NearDuplicates) -> Vec<DocumentPair> {
+    let mut out = Vec::new();
+    near.for_each_pair(|a, b, distance, _| {
+        assert!(a < b, "{a} < {b}");
+        out.push(DocumentPair {
+            a: a.into(),
+            b: b.into(),
+            distance,
+        });
+        Ok::<_, ()>(())
+    })
+    .unwrap();
     out
 }
 
@@ -71,11 +156,17 @@ proptest! {
                 store.compact().unwrap();
             }
             let snapshot = Snapshot::open(&path).unwrap();
+            let mut batches = BTreeMap::new();
+            snapshot.for_each_live_document(|id, _, batch| { batches.insert(id.to_string(), batch); }).unwrap();
             for d in 0..=u32::from(settings.distance) {
                 let expected = brute_force_pairs(&model, d);
                 let got = snapshot.audit(d, &()).unwrap();
                 prop_assert_eq!(&got, &expected, "distance {} compacted {}", d, compacted);
-                prop_assert_eq!(clusters(&got), brute_force_clusters(&expected));
+                let near = snapshot.near_duplicates(d, &()).unwrap();
+                let oracle = Dedup::of(&expected, &batches);
+                prop_assert_eq!(Dedup::from_near(&near), oracle.clone());
+                prop_assert_eq!(near.summary().pairs, expected.len() as u64);
+                prop_assert_eq!(near.summary().duplicates, oracle.duplicates.len() as u64);
             }
             let mut live = BTreeMap::new();
             snapshot.for_each_live_document(|id, fp, _| { live.insert(id.to_string(), fp); }).unwrap();
@@ -136,4 +227,184 @@ fn planted_near_duplicates_among_many_are_all_found() {
     let got = store.snapshot().unwrap().audit(3, &()).unwrap();
     assert_eq!(got, brute_force_pairs(&model, 3));
     assert!(got.len() >= 900);
+}
+
+/// Real corpora are skewed: 2,000 copies of one page over three batches (so the kept one is
+/// decided by batch, then by id among the earliest batch's), near copies of it and of each
+/// other, a second hot page, and random pages. Pairs, clusters, duplicates and kept ids equal
+/// the brute-force oracle, through the library and the CLI, whose output streams in the
+/// library's order and is the same bytes on a second run.
+#[test]
+fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = Store::create(&path, Settings::default()).unwrap();
+    let hot: u64 = 0x0123_4567_89ab_cdef;
+    let other_hot: u64 = 0xfedc_ba98_7654_3210;
+    let mut model: BTreeMap<String, u64> = BTreeMap::new();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for day in 0..3u64 {
+        let mut batch = Batch::new();
+        // Ids of the hot page interleave across days: the smallest id is not in day 0.
+        for i in 0..700u64 {
+            let id = format!("copy-{:05}", i * 3 + (2 - day));
+            batch.push(&id, hot).unwrap();
+            model.insert(id, hot);
+        }
+        for i in 0..40u64 {
+            let near = hot ^ (1 << (next() % 64)) ^ (1 << (next() % 64));
+            let id = format!("near-{day}-{i:02}");
+            batch.push(&id, near).unwrap();
+            model.insert(id, near);
+        }
+        for i in 0..100u64 {
+            let id = format!("other-{day}-{i:03}");
+            batch.push(&id, other_hot).unwrap();
+            model.insert(id, other_hot);
+            let id = format!("random-{day}-{i:03}");
+            let fp = next();
+            batch.push(&id, fp).unwrap();
+            model.insert(id, fp);
+        }
+        store.insert(&batch, Some(&format!("day{day}"))).unwrap();
+    }
+    drop(store);
+    let snapshot = Snapshot::open(&path).unwrap();
+    let mut batches = BTreeMap::new();
+    snapshot
+        .for_each_live_document(|id, _, batch| {
+            batches.insert(id.to_string(), batch);
+        })
+        .unwrap();
+    let expected = brute_force_pairs(&model, 3);
+    assert!(expected.len() > 2_100 * 2_099 / 2, "{}", expected.len());
+    let near = snapshot.near_duplicates(3, &()).unwrap();
+    let mut streamed = streamed_pairs(&near);
+    let order = streamed.clone();
+    streamed.sort();
+    assert!(streamed == expected, "pairs");
+    let oracle = Dedup::of(&expected, &batches);
+    assert_eq!(Dedup::from_near(&near), oracle);
+    // The hot page's cluster keeps its copy from day 0 with the smallest id.
+    assert!(
+        oracle.kept.contains(&"copy-00002".to_string()),
+        "{:?}",
+        oracle.kept
+    );
+    let summary = near.summary();
+    assert_eq!(summary.documents, model.len() as u64);
+    assert_eq!(summary.pairs, expected.len() as u64);
+    assert_eq!(summary.clusters, oracle.clusters.len() as u64);
+    assert_eq!(
+        summary.largest_cluster,
+        oracle.clusters.iter().map(Vec::len).max().unwrap() as u64
+    );
+    assert_eq!(summary.duplicates, oracle.duplicates.len() as u64);
+    assert_eq!(summary.kept, oracle.kept.len() as u64);
+    let distinct: BTreeSet<u64> = model.values().copied().collect();
+    assert_eq!(summary.distinct_fingerprints, distinct.len() as u64);
+
+    // The CLI: every output file, and the summary line.
+    let files =
+        ["pairs.tsv", "clusters.tsv", "duplicates.tsv", "keep.txt"].map(|f| dir.path().join(f));
+    let run = || {
+        let out = simhashdb(
+            &[
+                "audit",
+                path_str(&path),
+                "--pairs",
+                path_str(&files[0]),
+                "--clusters",
+                path_str(&files[1]),
+                "--duplicates",
+                path_str(&files[2]),
+                "--keep",
+                path_str(&files[3]),
+            ],
+            "",
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let read = |f: &std::path::Path| std::fs::read_to_string(f).unwrap();
+        assert_eq!(text(&out.stdout), "", "results go to their files");
+        files.iter().map(|f| read(f)).collect::<Vec<_>>()
+    };
+    let written = run();
+    // --json: the summary line on stdout when no result goes there.
+    let out = simhashdb(
+        &[
+            "audit",
+            path_str(&path),
+            "--keep",
+            path_str(&files[3]),
+            "--json",
+        ],
+        "",
+    );
+    let summary_line: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(summary_line["summary"]["pairs"], expected.len() as u64);
+    assert_eq!(
+        summary_line["summary"]["duplicates"],
+        oracle.duplicates.len() as u64
+    );
+    let lines: Vec<String> = order
+        .iter()
+        .map(|p| format!("{}\t{}\t{}", p.a, p.b, p.distance))
+        .collect();
+    let differs = written[0].lines().zip(&lines).position(|(a, b)| a != b);
+    assert_eq!(differs, None, "pairs in the library's order");
+    assert_eq!(written[0].lines().count(), lines.len());
+    let clusters: Vec<String> = oracle
+        .clusters
+        .iter()
+        .enumerate()
+        .flat_map(|(n, c)| c.iter().map(move |id| format!("{}\t{id}", n + 1)))
+        .collect();
+    assert!(
+        written[1].lines().eq(clusters.iter().map(String::as_str)),
+        "clusters"
+    );
+    let duplicates: Vec<String> = oracle
+        .duplicates
+        .iter()
+        .map(|(d, k)| format!("{d}\t{k}"))
+        .collect();
+    assert!(
+        written[2].lines().eq(duplicates.iter().map(String::as_str)),
+        "duplicates"
+    );
+    assert!(
+        written[3]
+            .lines()
+            .eq(oracle.kept.iter().map(String::as_str)),
+        "kept"
+    );
+    // Deterministic: the same store gives the same bytes.
+    assert!(run() == written, "a second audit wrote other bytes");
+}
+
+/// find-all over loose documents streams like the audit and equals brute force with skew.
+#[test]
+fn find_all_documents_at_skew_equals_brute_force() {
+    let mut model: BTreeMap<String, u64> = BTreeMap::new();
+    let mut documents = Vec::new();
+    for i in 0..1500u64 {
+        documents.push((format!("c{i:04}"), 42u64));
+        documents.push((format!("n{i:04}"), 42 ^ (1 << (i % 64)) ^ (i << 20)));
+    }
+    documents.push(("c0000".to_string(), 7)); // a later document with the same id replaces it
+    for (id, fp) in &documents {
+        model.insert(id.clone(), *fp);
+    }
+    let near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+    let mut got = streamed_pairs(&near);
+    got.sort();
+    assert!(got == brute_force_pairs(&model, 3));
+    let zeros: BTreeMap<String, u64> = model.keys().map(|id| (id.clone(), 0)).collect();
+    assert_eq!(Dedup::from_near(&near), Dedup::of(&got, &zeros));
 }

@@ -276,8 +276,17 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = simhashdb(&["audit", &store], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "a\tb\t1\na\tc\t0\nb\tc\t1\n");
-    assert!(text(&out.stderr).contains("4 documents, distance 3: 3 pairs, 1 clusters, largest 3"));
+    // Fingerprints ascending (b's ...cdee before a's and c's ...cdef): b with the larger
+    // fingerprint's documents, then the pairs sharing ...cdef.
+    assert_eq!(text(&out.stdout), "a\tb\t1\nb\tc\t1\na\tc\t0\n");
+    assert!(
+        text(&out.stderr).contains(
+            "4 documents (3 distinct fingerprints), distance 3: 3 pairs, 1 clusters, largest 3, \
+             2 duplicates, 1 kept"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 
     let clusters = dir.path().join("clusters.tsv");
     let out = simhashdb(

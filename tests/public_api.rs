@@ -47,11 +47,11 @@ const API: &[&str] = &[
     // Near-duplicates without a store
     "Scheme",
     "find_all",
-    "find_all_documents",
     "FingerprintPair",
     "DocumentPair",
-    "clusters",
-    "verify_with_corpus",
+    "NearDuplicates",
+    "Cluster",
+    "AuditSummary",
     // Input as users write it
     "InputFormat",
     "ReadOptions",

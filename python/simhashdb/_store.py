@@ -493,8 +493,9 @@ class Store:
         text_field: str = "text",
     ) -> Audit:
         """Every pair of live documents within ``distance`` bits (default K), computed in
-        parallel with the GIL released: iterate the :class:`Audit` for ``(a, b, distance)``
-        tuples, or take ``.to_numpy()`` / ``.to_pandas()``. With ``clusters``, the groups the
+        parallel with the GIL released, in ``simhashdb audit``'s order (by fingerprint: see
+        its --help): iterate the :class:`Audit` for ``(a, b, distance)`` tuples, or take
+        ``.to_numpy()`` / ``.to_pandas()``. With ``clusters``, the groups the
         pairs connect instead (with ``singletons``, every other document as a group of
         one).
 

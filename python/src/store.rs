@@ -547,13 +547,17 @@ impl NativeStore {
         guard(|| {
             let corpus =
                 verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let pairs = self.audit(py, distance, corpus.as_ref())?;
-            let dists: Vec<u64> = pairs.iter().map(|(p, _)| u64::from(p.distance)).collect();
-            let jaccards: Option<Vec<f64>> = corpus
-                .as_ref()
-                .map(|_| pairs.iter().map(|(_, j)| j.unwrap_or(f64::NAN)).collect());
-            let (a, b): (Vec<String>, Vec<String>) =
-                pairs.into_iter().map(|(p, _)| (p.a, p.b)).unzip();
+            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let (mut a, mut b, mut dists, mut jaccards) = (vec![], vec![], vec![], vec![]);
+            near.for_each_pair(|x, y, distance, jaccard| {
+                a.push(x.to_string());
+                b.push(y.to_string());
+                dists.push(u64::from(distance));
+                jaccards.push(jaccard.unwrap_or(f64::NAN));
+                Ok::<_, std::convert::Infallible>(())
+            })
+            .unwrap_or_else(|never| match never {});
+            let jaccards = near.is_verified().then_some(jaccards);
             Ok((
                 PyList::new(py, a)?,
                 PyList::new(py, b)?,
@@ -580,16 +584,19 @@ impl NativeStore {
         guard(|| {
             let corpus =
                 verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let pairs: Vec<_> = self
-                .audit(py, distance, corpus.as_ref())?
-                .into_iter()
-                .map(|(p, _)| p)
-                .collect();
-            self.read(py, true, |snapshot| {
-                snapshot
-                    .clusters_with_singletons(&pairs, singletons)
-                    .map_err(py_err)
+            let mut near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            if singletons {
+                self.read(py, true, |snapshot| {
+                    near.add_singletons(snapshot).map_err(py_err)
+                })?;
+            }
+            let mut clusters = Vec::new();
+            near.for_each_cluster(|c| {
+                clusters.push(c.members.iter().map(|(id, _)| id.to_string()).collect());
+                Ok::<_, std::convert::Infallible>(())
             })
+            .unwrap_or_else(|never| match never {});
+            Ok(clusters)
         })
     }
 }
@@ -618,26 +625,25 @@ impl Corpus {
 }
 
 impl NativeStore {
-    /// The audit's pairs within `distance`, verified against `corpus` when given (each with
-    /// its Jaccard), with the GIL released.
-    fn audit(
+    /// The audit's near duplicates within `distance`, verified against `corpus` when given,
+    /// with the GIL released.
+    fn near_duplicates(
         &self,
         py: Python<'_>,
         distance: Option<i64>,
         corpus: Option<&Corpus>,
-    ) -> PyResult<Vec<(simhashdb::DocumentPair, Option<f64>)>> {
-        let pairs = self.read(py, true, |snapshot| {
+    ) -> PyResult<simhashdb::NearDuplicates> {
+        let mut near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
-            snapshot.audit(distance, &()).map_err(py_err)
+            snapshot.near_duplicates(distance, &()).map_err(py_err)
         })?;
-        match corpus {
-            None => Ok(pairs.into_iter().map(|p| (p, None)).collect()),
-            Some(c) => detached(py, || {
-                simhashdb::verify_with_corpus(pairs, &c.path, &c.options, c.min_jaccard)
+        if let Some(c) = corpus {
+            detached(py, || {
+                near.verify_text(&c.path, &c.options, c.min_jaccard, &())
             })
-            .map(|verified| verified.into_iter().map(|(p, j)| (p, Some(j))).collect())
-            .map_err(py_err),
+            .map_err(py_err)?;
         }
+        Ok(near)
     }
 }
 

@@ -7,17 +7,15 @@
 //! whose leading blocks both share, so every pair comes out once with no global set (see
 //! [`crate::similarity::find_all`]).
 //!
-//! Memory: one range's keys per thread, the fingerprint pairs found, and for documents the
-//! fingerprints of every posting (to find fingerprints stored under several ids).
+//! Memory: one range's keys per thread, the fingerprint pairs found, the fingerprints of every
+//! posting (to find fingerprints stored under several ids), and what [`NearDuplicates`] holds.
 
 use rayon::prelude::*;
 
+use crate::dedup::near_duplicates::NearDuplicates;
 use crate::error::{guard_redb, Result};
 use crate::read::snapshot::Snapshot;
-use crate::similarity::clusters::clusters;
-use crate::similarity::find_all::{
-    close_pairs_in_sorted, expand_pairs, DocumentPair, FingerprintPair,
-};
+use crate::similarity::find_all::{close_pairs_in_sorted, DocumentPair, FingerprintPair};
 use crate::sys::progress::{Phase, Progress};
 
 /// Key ranges per table that audit tasks split the work into: one per leading byte.
@@ -74,33 +72,69 @@ impl Snapshot {
         Ok(pairs)
     }
 
+    /// The near duplicates of the live documents within `distance` bits (see
+    /// [`NearDuplicates`]): memory grows with the fingerprint pairs and the documents that
+    /// have a near duplicate, never with the document pairs. `progress` is told of the
+    /// phases "audit" and "clusters".
+    pub fn near_duplicates(
+        &self,
+        distance: u32,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        guard_redb(self.dir(), || {
+            let pairs = self.fingerprint_pairs(distance, progress)?;
+            let (distinct, shared) = self.posted_fingerprints()?;
+            // The fingerprints whose documents are needed: those in a pair, and those with
+            // two or more postings (possibly several live ids).
+            let mut wanted: Vec<u64> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+            wanted.extend(shared);
+            wanted.par_sort_unstable();
+            wanted.dedup();
+            let _phase = Phase::start(progress, "reading ids", wanted.len() as u64);
+            let ids: Vec<Vec<(u64, Box<str>, u64)>> = wanted
+                .par_iter()
+                .map(|&fp| {
+                    let mut ids = Vec::new();
+                    self.live_documents_of(fp, |id, batch| ids.push((fp, id.into(), batch)))?;
+                    progress.advance(1);
+                    Ok(ids)
+                })
+                .collect::<Result<_>>()?;
+            drop(_phase);
+            let ids = ids.into_iter().flatten().collect();
+            Ok(NearDuplicates::build(
+                self.documents(),
+                distinct,
+                ids,
+                &pairs,
+                progress,
+            ))
+        })
+    }
+
     /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
-    /// documents sharing a fingerprint pair with each other at distance 0.
+    /// documents sharing a fingerprint pair with each other at distance 0. This holds every
+    /// pair in memory: a store with a hot cluster wants [`Snapshot::near_duplicates`], which
+    /// hands them out one at a time.
     pub fn audit(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
-        guard_redb(self.dir(), || self.audit_unguarded(distance, progress))
+        let near = self.near_duplicates(distance, progress)?;
+        let mut pairs = Vec::new();
+        near.for_each_pair(|a, b, distance, _| {
+            pairs.push(DocumentPair {
+                a: a.to_string(),
+                b: b.to_string(),
+                distance,
+            });
+            Ok::<_, std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {});
+        pairs.par_sort_unstable();
+        Ok(pairs)
     }
 
-    fn audit_unguarded(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
-        let fingerprint_pairs = self.fingerprint_pairs(distance, progress)?;
-        // The fingerprints whose ids are needed: those in a pair, and those with two or more
-        // postings (possibly several live ids).
-        let mut wanted: Vec<u64> = fingerprint_pairs.iter().flat_map(|p| [p.a, p.b]).collect();
-        wanted.extend(self.shared_fingerprints()?);
-        wanted.par_sort_unstable();
-        wanted.dedup();
-        let ids: Vec<Vec<String>> = wanted
-            .par_iter()
-            .map(|&fp| {
-                let mut ids = Vec::new();
-                self.live_ids(fp, |id| ids.push(id.to_string()))?;
-                Ok(ids)
-            })
-            .collect::<Result<_>>()?;
-        Ok(expand_pairs(&wanted, &ids, &fingerprint_pairs))
-    }
-
-    /// Fingerprints listed by two or more postings across the live runs, ascending.
-    fn shared_fingerprints(&self) -> Result<Vec<u64>> {
+    /// The number of distinct fingerprints the postings of the live runs list, and those
+    /// listed two or more times (possibly by several live ids), ascending.
+    fn posted_fingerprints(&self) -> Result<(u64, Vec<u64>)> {
         let mut all: Vec<u64> = Vec::new();
         for run in self.runs() {
             run.docs()?.for_each_posting(|fp| all.push(fp))?;
@@ -108,35 +142,26 @@ impl Snapshot {
         if self.runs().len() > 1 {
             all.par_sort_unstable();
         }
+        let mut distinct = 0;
         let mut shared = Vec::new();
-        for w in all.windows(2) {
-            if w[0] == w[1] && shared.last() != Some(&w[0]) {
-                shared.push(w[0]);
+        for (i, &fp) in all.iter().enumerate() {
+            if i == 0 || all[i - 1] != fp {
+                distinct += 1;
+            } else if shared.last() != Some(&fp) {
+                shared.push(fp);
             }
         }
-        Ok(shared)
+        Ok((distinct, shared))
     }
+}
 
-    /// The clusters of `pairs` ([`clusters`]), and with `singletons` every other live document
-    /// as a cluster of one: every cluster's members sorted, clusters ordered by their first.
-    pub fn clusters_with_singletons(
-        &self,
-        pairs: &[DocumentPair],
-        singletons: bool,
-    ) -> Result<Vec<Vec<String>>> {
-        let mut groups = clusters(pairs);
-        if singletons {
-            let mut members: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
-            members.sort_unstable();
-            let mut alone = Vec::new();
-            self.for_each_live_document(|id, _, _| {
-                if members.binary_search(&id).is_err() {
-                    alone.push(vec![id.to_string()]);
-                }
-            })?;
-            groups.extend(alone);
-            groups.sort_unstable();
-        }
-        Ok(groups)
+impl NearDuplicates {
+    /// Also lists every live document of `snapshot` (the one these near duplicates are of)
+    /// that has no near duplicate, as a cluster of one. Memory: every such id.
+    pub fn add_singletons(&mut self, snapshot: &Snapshot) -> Result<()> {
+        let mut all: Vec<(Box<str>, u64)> = Vec::new();
+        snapshot.for_each_live_document(|id, _, batch| all.push((id.into(), batch)))?;
+        self.set_singletons(all);
+        Ok(())
     }
 }

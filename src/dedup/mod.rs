@@ -1,8 +1,9 @@
-//! Near duplicates over a whole store: every pair of stored documents within D bits and the
-//! clusters they form ([`audit`]), and those pairs verified against the documents' text
-//! ([`verified`]).
+//! Near duplicates over a whole store or a list of documents: the fingerprint pairs from the
+//! permuted tables ([`audit`]), and what they mean for documents at any skew: pairs handed out
+//! one at a time, clusters, the documents a dedup keeps and drops, verification against the
+//! texts ([`near_duplicates`]).
 //!
 //! Depends on [`crate::read`], [`crate::similarity`] and below.
 
 pub(crate) mod audit;
-pub(crate) mod verified;
+pub(crate) mod near_duplicates;

@@ -422,6 +422,16 @@ impl Snapshot {
     /// unless a newer run mentions the id (with another fingerprint, the same one again, or a
     /// deletion).
     pub fn live_ids(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+        self.live_documents_of(fingerprint, |id, _| f(id))
+    }
+
+    /// Calls `f(id, batch)` on every live document with `fingerprint`: a posting's batch is
+    /// its document's (format 3).
+    pub(crate) fn live_documents_of(
+        &self,
+        fingerprint: u64,
+        mut f: impl FnMut(&str, u64),
+    ) -> Result<()> {
         for (r, run) in self.runs.iter().enumerate() {
             // Pinned key sets answer "not here" from memory (see crate::run::pinned).
             if !run.may_list(fingerprint) {
@@ -429,15 +439,15 @@ impl Snapshot {
             }
             let mut ids = Vec::new();
             run.docs()?
-                .ids_of(fingerprint, |id| ids.push(id.to_string()))?;
-            'ids: for id in ids {
+                .ids_of(fingerprint, |id, batch| ids.push((id.to_string(), batch)))?;
+            'ids: for (id, batch) in ids {
                 let hash = id_hash(id.as_bytes());
                 for newer in &self.runs[r + 1..] {
                     if newer.may_mention(hash) && newer.docs()?.state_of(&id)?.is_some() {
                         continue 'ids;
                     }
                 }
-                f(&id);
+                f(&id, batch);
             }
         }
         Ok(())

@@ -486,8 +486,10 @@ fn merge_postings(
     let mut same = Vec::new();
     loop {
         smallest(&cursors, &mut same);
-        let Some(&first) = same.first() else { break };
-        let (fp, id, posting) = cursors[first].peek().expect("a head");
+        // The newest input's posting: an id given the same fingerprint again later (after
+        // another one in between) is posted by both runs, and the newest has its batch.
+        let Some(&newest) = same.last() else { break };
+        let (fp, id, posting) = cursors[newest].peek().expect("a head");
         let (fp, posting) = (*fp, *posting);
         let live = match changed.get(id.as_str()) {
             None => true,

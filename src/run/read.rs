@@ -375,8 +375,8 @@ impl DocsFile {
         Ok(())
     }
 
-    /// Calls `f` on every id this run lists under `fingerprint`.
-    pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str)) -> Result<()> {
+    /// Calls `f(id, batch)` on every document this run lists under `fingerprint`.
+    pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str, u64)) -> Result<()> {
         let from = fingerprint.to_be_bytes();
         let range = self
             .postings
@@ -385,9 +385,9 @@ impl DocsFile {
         for item in range {
             let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
             let mut past = false;
-            entries::decode::<Posting>(block.value(), |fp, id, _| {
+            entries::decode::<Posting>(block.value(), |fp, id, posting| {
                 if fp == fingerprint {
-                    f(id);
+                    f(id, posting.batch);
                 }
                 past = fp > fingerprint;
                 !past

@@ -1,19 +1,12 @@
-//! Clusters: the connected components of the graph near-duplicate pairs draw, by union-find.
+//! Clusters: the connected components of the graph near-duplicate pairs draw, by union-find
+//! (for documents, see [`crate::NearDuplicates`], which uses the same [`UnionFind`]).
 
 use std::collections::HashMap;
 
-use crate::similarity::find_all::{DocumentPair, FingerprintPair};
+use crate::similarity::find_all::FingerprintPair;
 
-/// The connected components of the graph the pairs draw, each with at least two members:
-/// members sorted, clusters ordered by their first member.
-pub fn clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
-    components(pairs.iter().map(|p| (p.a.as_str(), p.b.as_str())))
-        .into_iter()
-        .map(|c| c.into_iter().map(str::to_string).collect())
-        .collect()
-}
-
-/// [`clusters`] of fingerprint pairs: the groups of fingerprints the pairs connect.
+/// The groups of fingerprints the pairs connect (seomoz's `find_clusters`): members sorted,
+/// groups ordered by their first member.
 pub(crate) fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
     components(pairs.iter().map(|p| (p.a, p.b)))
 }
@@ -23,14 +16,18 @@ pub(crate) fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
 fn components<T: Copy + Ord + std::hash::Hash>(edges: impl Iterator<Item = (T, T)>) -> Vec<Vec<T>> {
     let mut index: HashMap<T, usize> = HashMap::new();
     let mut names: Vec<T> = Vec::new();
-    let mut sets = UnionFind::new();
+    let mut edge_list = Vec::new();
     for (a, b) in edges {
         let [a, b] = [a, b].map(|node| {
             *index.entry(node).or_insert_with(|| {
                 names.push(node);
-                sets.push()
+                names.len() - 1
             })
         });
+        edge_list.push((a, b));
+    }
+    let mut sets = UnionFind::new(names.len());
+    for (a, b) in edge_list {
         sets.union(a, b);
     }
     let mut members: HashMap<usize, Vec<T>> = HashMap::new();
@@ -48,36 +45,36 @@ fn components<T: Copy + Ord + std::hash::Hash>(edges: impl Iterator<Item = (T, T
     out
 }
 
-/// Disjoint sets over 0..n with path halving and union by size.
-struct UnionFind {
-    parent: Vec<usize>,
-    size: Vec<usize>,
+/// Disjoint sets over 0..n (n < 2^32) with path halving and union by size.
+pub(crate) struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
 }
 
 impl UnionFind {
-    fn new() -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         UnionFind {
-            parent: Vec::new(),
-            size: Vec::new(),
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
         }
     }
 
-    /// Adds a set of one new element; returns the element.
-    fn push(&mut self) -> usize {
-        self.parent.push(self.parent.len());
-        self.size.push(1);
-        self.parent.len() - 1
-    }
-
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
+    /// The representative of `x`'s set.
+    pub(crate) fn find(&mut self, x: usize) -> usize {
+        let mut x = x as u32;
+        while self.parent[x as usize] != x {
+            self.parent[x as usize] = self.parent[self.parent[x as usize] as usize];
+            x = self.parent[x as usize];
         }
-        x
+        x as usize
     }
 
-    fn union(&mut self, a: usize, b: usize) {
+    /// The number of members of the set whose representative is `root`.
+    pub(crate) fn size_of(&self, root: usize) -> usize {
+        self.size[root] as usize
+    }
+
+    pub(crate) fn union(&mut self, a: usize, b: usize) {
         let (mut a, mut b) = (self.find(a), self.find(b));
         if a == b {
             return;
@@ -85,38 +82,7 @@ impl UnionFind {
         if self.size[a] < self.size[b] {
             std::mem::swap(&mut a, &mut b);
         }
-        self.parent[b] = a;
+        self.parent[b] = a as u32;
         self.size[a] += self.size[b];
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pair(a: &str, b: &str) -> DocumentPair {
-        DocumentPair {
-            a: a.into(),
-            b: b.into(),
-            distance: 1,
-        }
-    }
-
-    #[test]
-    fn clusters_are_connected_components() {
-        let pairs = [
-            pair("a", "b"),
-            pair("c", "d"),
-            pair("b", "e"),
-            pair("x", "y"),
-        ];
-        assert_eq!(
-            clusters(&pairs),
-            vec![
-                vec!["a".to_string(), "b".into(), "e".into()],
-                vec!["c".into(), "d".into()],
-                vec!["x".into(), "y".into()],
-            ]
-        );
     }
 }

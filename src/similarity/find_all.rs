@@ -1,12 +1,11 @@
 //! Every pair of fingerprints within K bits of a list, in memory, with the permuted tables
-//! (seomoz's `find_all`), and the document pairs those fingerprint pairs stand for.
+//! (seomoz's `find_all`); what they mean for documents is [`crate::NearDuplicates`].
 //!
 //! Within a table's sorted keys, two fingerprints can be within K bits only if they share the
 //! table's leading blocks, so each group of keys sharing them is compared pairwise; a pair is
 //! kept only by the first table whose leading blocks both share ([`Permutations::reports`]),
 //! so every pair comes out once with no global set. Permuting bits keeps Hamming distances.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -72,47 +71,6 @@ pub(crate) fn close_pairs_in_sorted(
     }
 }
 
-/// The document pairs of `fingerprint_pairs`, given the ids of each fingerprint (`ids[i]` for
-/// `fingerprints[i]`, which ascend and hold every fingerprint of a pair): the ids that share a
-/// fingerprint at distance 0, and every id of `a` with every id of `b`. Each pair has `a < b`;
-/// sorted.
-pub(crate) fn expand_pairs(
-    fingerprints: &[u64],
-    ids: &[Vec<String>],
-    fingerprint_pairs: &[FingerprintPair],
-) -> Vec<DocumentPair> {
-    let ids_of = |fp: u64| {
-        &ids[fingerprints
-            .binary_search(&fp)
-            .expect("a pair's fingerprint")]
-    };
-    let mut pairs = Vec::new();
-    let mut push = |x: &str, y: &str, distance| {
-        let (a, b) = if x < y { (x, y) } else { (y, x) };
-        pairs.push(DocumentPair {
-            a: a.to_string(),
-            b: b.to_string(),
-            distance,
-        });
-    };
-    for same in ids {
-        for i in 0..same.len() {
-            for j in i + 1..same.len() {
-                push(&same[i], &same[j], 0);
-            }
-        }
-    }
-    for p in fingerprint_pairs {
-        for x in ids_of(p.a) {
-            for y in ids_of(p.b) {
-                push(x, y, p.distance);
-            }
-        }
-    }
-    pairs.par_sort_unstable();
-    pairs
-}
-
 /// The settings [`find_all`] uses for `distance` over `fingerprints` distinct fingerprints:
 /// `blocks` when given, else the blocks [`Settings::for_size`] picks for that many; one shard.
 pub(crate) fn find_all_settings(
@@ -133,42 +91,6 @@ pub(crate) fn find_all_settings(
     };
     settings.validate()?;
     Ok(settings)
-}
-
-/// Every pair of `documents` (id, fingerprint) within `distance` bits, as an audit lists them:
-/// [`find_all`] on their distinct fingerprints with `blocks` (or those `find_all_settings`
-/// picks), each pair of fingerprints expanded to the pairs of their ids, and the ids sharing a
-/// fingerprint paired at distance 0 (so distance 0 lists exact duplicates). A later document
-/// with the same id replaces an earlier one, as in a batch.
-pub fn find_all_documents(
-    documents: &[(String, u64)],
-    distance: u8,
-    blocks: Option<u8>,
-    progress: &dyn Progress,
-) -> Result<Vec<DocumentPair>> {
-    let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
-    for (id, fp) in documents {
-        latest.insert(id, *fp);
-    }
-    let mut by_fingerprint: Vec<(u64, &str)> =
-        latest.into_iter().map(|(id, fp)| (fp, id)).collect();
-    by_fingerprint.par_sort_unstable();
-    let mut fingerprints: Vec<u64> = Vec::new();
-    let mut ids: Vec<Vec<String>> = Vec::new();
-    for (fp, id) in by_fingerprint {
-        if fingerprints.last() != Some(&fp) {
-            fingerprints.push(fp);
-            ids.push(Vec::new());
-        }
-        ids.last_mut().expect("pushed").push(id.to_string());
-    }
-    let fingerprint_pairs = if distance == 0 {
-        Vec::new()
-    } else {
-        let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
-        find_all_in(&fingerprints, &settings, progress)
-    };
-    Ok(expand_pairs(&fingerprints, &ids, &fingerprint_pairs))
 }
 
 /// Every pair of distinct fingerprints in `fingerprints` within `distance` bits, computed in

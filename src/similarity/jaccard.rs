@@ -5,12 +5,7 @@
 //! alphanumerics) and stored as XXH3-64 hashes: two different shingles collide with
 //! probability ~2^-64 per pair, far below any threshold's resolution.
 
-use std::collections::HashMap;
-
-use rayon::prelude::*;
-
 use crate::error::{Error, Result, Setting};
-use crate::similarity::find_all::DocumentPair;
 use crate::similarity::fingerprint::{shingle_hashes, Features};
 
 /// Words per shingle in verification (the usual near-duplicate definition).
@@ -58,30 +53,6 @@ pub(crate) fn check_min_jaccard(min_jaccard: f64) -> Result<()> {
     ))
 }
 
-/// The pairs whose documents' Jaccard similarity is at least `min_jaccard` (in 0..=1), with
-/// it. `sets` maps ids to their shingle sets ([`shingle_set`], [`crate::read_corpus_shingles`]); a
-/// pair with an id missing from it is an input error naming the id, since it cannot be
-/// verified.
-pub fn verify_pairs(
-    pairs: Vec<DocumentPair>,
-    sets: &HashMap<String, Vec<u64>>,
-    min_jaccard: f64,
-) -> Result<Vec<(DocumentPair, f64)>> {
-    check_min_jaccard(min_jaccard)?;
-    let shingles = |id: &str| {
-        sets.get(id)
-            .ok_or_else(|| Error::input(format!("no text for document {id:?}")))
-    };
-    let checked: Vec<Option<(DocumentPair, f64)>> = pairs
-        .into_par_iter()
-        .map(|p| {
-            let j = jaccard(shingles(&p.a)?, shingles(&p.b)?);
-            Ok((j >= min_jaccard).then_some((p, j)))
-        })
-        .collect::<Result<_>>()?;
-    Ok(checked.into_iter().flatten().collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,24 +66,5 @@ mod tests {
         let b = shingle_set("ONE two three four six");
         assert_eq!(a.len(), 3);
         assert_eq!(jaccard(&a, &b), 0.5); // {1 2 3, 2 3 4} of 4 shingles
-    }
-
-    #[test]
-    fn verify_keeps_pairs_at_or_above_the_threshold_and_names_missing_ids() {
-        let sets: HashMap<String, Vec<u64>> = [
-            ("a".to_string(), vec![1, 2, 3, 4]),
-            ("b".to_string(), vec![1, 2, 3, 5]),
-            ("c".to_string(), vec![9]),
-        ]
-        .into();
-        let pair = |a: &str, b: &str| DocumentPair {
-            a: a.into(),
-            b: b.into(),
-            distance: 1,
-        };
-        let kept = verify_pairs(vec![pair("a", "b"), pair("a", "c")], &sets, 0.6).unwrap();
-        assert_eq!(kept, vec![(pair("a", "b"), 0.6)]);
-        let err = verify_pairs(vec![pair("a", "zz")], &sets, 0.5).unwrap_err();
-        assert!(err.to_string().contains("\"zz\""), "{err}");
     }
 }

@@ -6,19 +6,27 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::ParquetTable;
-use simhashdb::{clusters, verify_with_corpus, DocumentPair, Snapshot};
+use simhashdb::{NearDuplicates, Snapshot};
 
 use crate::documents::FieldArgs;
+use crate::exit_codes::usage;
 use crate::{output, progress};
 
-/// List every pair of stored documents within D bits, and their clusters.
+/// List every pair of stored documents within D bits, their clusters, and what a dedup drops.
 ///
-/// Pairs: ID_A<TAB>ID_B<TAB>DISTANCE, each pair once with ID_A < ID_B, sorted; documents that
-/// share a fingerprint pair at distance 0. Clusters (connected components of the pairs):
-/// CLUSTER_ID<TAB>ID, one member per line, clusters numbered from 1 in order of their smallest
-/// id. With neither --pairs nor --clusters, pairs go to stdout. A FILE ending in .parquet is
-/// written as Parquet: pairs (id_a, id_b, distance[, jaccard]), clusters (cluster_id, id). A
-/// summary goes to stderr.
+/// Pairs: ID_A<TAB>ID_B<TAB>DISTANCE, each pair once with ID_A < ID_B, streamed as they are
+/// found, in a fixed order: fingerprints ascending; for each, the pairs of the documents that
+/// share it (distance 0), then its pairs with each larger fingerprint in turn; the documents
+/// of a fingerprint in id order. The same store gives the same bytes. Clusters (connected
+/// components of the pairs): CLUSTER_ID<TAB>ID, one member per line, members sorted, clusters
+/// numbered from 1 in order of their smallest id. Duplicates: in every cluster one document is
+/// kept, the one from the earliest batch, ties broken by the smallest id (byte order); every
+/// other member is a line ID<TAB>KEPT_ID. With none of --pairs, --clusters, --duplicates,
+/// --keep, pairs go to stdout. A FILE ending in .parquet is written as Parquet: pairs (id_a,
+/// id_b, distance[, jaccard]), clusters (cluster_id, id). A summary goes to stderr; with --json
+/// it is a JSON line {"summary": {...}} on stdout (on stderr when stdout carries results).
+/// Memory grows with the fingerprint pairs and the documents that have a near duplicate, never
+/// with the document pairs: a page stored 1e5 times is one fingerprint.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -35,12 +43,22 @@ pub struct Args {
     /// Also list documents with no near duplicate, each as a cluster of one.
     #[arg(long)]
     singletons: bool,
-    /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster", "ids"}.
+    /// Write the documents a dedup drops to FILE ('-' = stdout): ID<TAB>KEPT_ID, one line per
+    /// member of a cluster but its kept one (earliest batch, then smallest id).
+    #[arg(long, value_name = "FILE")]
+    duplicates: Option<PathBuf>,
+    /// Write the id each cluster keeps to FILE ('-' = stdout), one per line.
+    #[arg(long, value_name = "FILE")]
+    keep: Option<PathBuf>,
+    /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster",
+    /// "ids"}, duplicates {"id", "kept"}, and the summary {"summary": {"documents",
+    /// "distinct_fingerprints", "pairs", "clusters", "largest_cluster", "duplicates", "kept"}}.
     #[arg(long)]
     json: bool,
     /// Re-read the documents (JSON Lines {"id", "text"}, Parquet with id and text columns, or
     /// a directory of text files) and keep only pairs whose word 3-shingle Jaccard similarity
-    /// is at least --min-jaccard, printed as a fourth column.
+    /// is at least --min-jaccard, printed as a fourth column; clusters and duplicates follow
+    /// the verified pairs.
     #[arg(long, value_name = "CORPUS")]
     verify_text: Option<PathBuf>,
     #[command(flatten)]
@@ -57,103 +75,185 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
+    for (flag, path) in [("--duplicates", &args.duplicates), ("--keep", &args.keep)] {
+        if path.as_deref().is_some_and(output::is_parquet_name) {
+            return Err(usage(format!(
+                "{flag} writes text (one line per id); give a name not ending in .parquet"
+            )));
+        }
+    }
+    let to_stdout = [&args.pairs, &args.clusters, &args.duplicates, &args.keep]
+        .iter()
+        .filter(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-"))
+        .count();
+    if to_stdout > 1 {
+        return Err(usage(
+            "only one of --pairs, --clusters, --duplicates, --keep can be '-'",
+        ));
+    }
     let snapshot = Snapshot::open_for_scan(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = snapshot.distance(args.distance)?;
-    let pairs = snapshot.audit(distance, &progress::Bars::default())?;
-    let pairs: Vec<(DocumentPair, Option<f64>)> = match &args.verify_text {
-        None => pairs.into_iter().map(|p| (p, None)).collect(),
-        Some(corpus) => {
-            let options = args
-                .fields
-                .options(simhashdb::ReadOptions::default().scheme, false);
-            verify_with_corpus(pairs, corpus, &options, args.min_jaccard)?
-                .into_iter()
-                .map(|(p, j)| (p, Some(j)))
-                .collect()
-        }
-    };
-
-    let pairs_to = match (&args.pairs, &args.clusters) {
-        (None, None) => Some(PathBuf::from("-")),
-        (pairs, _) => pairs.clone(),
+    let bars = progress::Bars::default();
+    let mut near = snapshot.near_duplicates(distance, &bars)?;
+    if let Some(corpus) = &args.verify_text {
+        let options = args
+            .fields
+            .options(simhashdb::ReadOptions::default().scheme, false);
+        near.verify_text(corpus, &options, args.min_jaccard, &bars)?;
+    }
+    if args.singletons && args.clusters.is_some() {
+        near.add_singletons(&snapshot)?;
+    }
+    let nothing_asked = [&args.pairs, &args.clusters, &args.duplicates, &args.keep]
+        .iter()
+        .all(|p| p.is_none());
+    let pairs_to = if nothing_asked {
+        Some(PathBuf::from("-"))
+    } else {
+        args.pairs.clone()
     };
     if let Some(path) = &pairs_to {
         if output::is_parquet_name(path) {
-            ParquetTable::write_pairs(path, &pairs)?;
+            let mut table = ParquetTable::pairs(path, near.is_verified())?;
+            near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
+                Ok(table.push_pair(a, b, distance, jaccard)?)
+            })?;
+            table.finish()?;
         } else {
-            output::write_to(Some(path), |out| write_pairs(out, &pairs, args.json))?;
+            output::write_to(Some(path), |out| write_pairs(out, &near, args.json))?;
         }
     }
-    let plain: Vec<DocumentPair> = pairs.iter().map(|(p, _)| p.clone()).collect();
-    let groups = clusters(&plain);
-    let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
-    let clustered = groups.len();
     if let Some(path) = &args.clusters {
-        let groups = if args.singletons {
-            snapshot.clusters_with_singletons(&plain, true)?
-        } else {
-            groups
-        };
         if output::is_parquet_name(path) {
-            ParquetTable::write_clusters(path, &groups)?;
+            let mut table = ParquetTable::clusters(path)?;
+            near.for_each_cluster(|c| -> Result<()> {
+                for (id, _) in &c.members {
+                    table.push_cluster_member(c.number, id)?;
+                }
+                Ok(())
+            })?;
+            table.finish()?;
         } else {
-            output::write_to(Some(path), |out| write_clusters(out, &groups, args.json))?;
+            output::write_to(Some(path), |out| write_clusters(out, &near, args.json))?;
+        }
+    }
+    if let Some(path) = &args.duplicates {
+        output::write_to(Some(path), |out| write_duplicates(out, &near, args.json))?;
+    }
+    if let Some(path) = &args.keep {
+        output::write_to(Some(path), |out| write_kept(out, &near))?;
+    }
+    let summary = near.summary();
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct SummaryLine<'a> {
+            summary: &'a simhashdb::AuditSummary,
+        }
+        let line = SummaryLine { summary: &summary };
+        if nothing_asked || to_stdout > 0 {
+            output::json_line(&mut std::io::stderr().lock(), &line)?;
+        } else {
+            let mut out = output::stdout();
+            output::json_line(&mut out, &line)?;
+            out.flush()?;
         }
     }
     eprintln!(
-        "audit: {} documents, distance {distance}: {} pairs, {clustered} clusters, largest {largest}, {:.2} s",
-        snapshot.documents(),
-        pairs.len(),
+        "audit: {} documents ({} distinct fingerprints), distance {distance}: {} pairs, {} \
+         clusters, largest {}, {} duplicates, {} kept, {:.2} s",
+        summary.documents,
+        summary.distinct_fingerprints,
+        summary.pairs,
+        summary.clusters,
+        summary.largest_cluster,
+        summary.duplicates,
+        summary.kept,
         started.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-fn write_pairs(
-    out: &mut dyn Write,
-    pairs: &[(DocumentPair, Option<f64>)],
-    json: bool,
-) -> Result<()> {
-    /// A pair as `--json` prints it: the library's pair, and its Jaccard when verified.
+fn write_pairs(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result<()> {
+    /// A pair as `--json` prints it, with its Jaccard when verified.
     #[derive(serde::Serialize)]
     struct PairLine<'a> {
-        #[serde(flatten)]
-        pair: &'a DocumentPair,
+        a: &'a str,
+        b: &'a str,
+        distance: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         jaccard: Option<f64>,
     }
-    for (p, jaccard) in pairs {
-        match (json, jaccard) {
-            (true, &jaccard) => output::json_line(out, &PairLine { pair: p, jaccard })?,
-            (false, None) => writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?,
-            (false, Some(j)) => writeln!(out, "{}\t{}\t{}\t{j:.6}", p.a, p.b, p.distance)?,
-        }
-    }
+    near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
+        let written = match (json, jaccard) {
+            (true, jaccard) => output::json_line(
+                out,
+                &PairLine {
+                    a,
+                    b,
+                    distance,
+                    jaccard,
+                },
+            ),
+            (false, None) => Ok(writeln!(out, "{a}\t{b}\t{distance}")?),
+            (false, Some(j)) => Ok(writeln!(out, "{a}\t{b}\t{distance}\t{j:.6}")?),
+        };
+        written
+    })?;
     Ok(())
 }
 
-fn write_clusters(out: &mut dyn Write, groups: &[Vec<String>], json: bool) -> Result<()> {
-    for (n, members) in groups.iter().enumerate() {
-        let cluster = n + 1;
+fn write_clusters(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result<()> {
+    #[derive(serde::Serialize)]
+    struct ClusterLine<'a> {
+        cluster: u64,
+        ids: Vec<&'a str>,
+    }
+    near.for_each_cluster(|c| -> Result<()> {
         if json {
-            #[derive(serde::Serialize)]
-            struct ClusterLine<'a> {
-                cluster: usize,
-                ids: &'a [String],
-            }
-            output::json_line(
+            let ids = c.members.iter().map(|(id, _)| *id).collect();
+            return output::json_line(
                 out,
                 &ClusterLine {
-                    cluster,
-                    ids: members,
+                    cluster: c.number,
+                    ids,
                 },
-            )?;
-        } else {
-            for id in members {
-                writeln!(out, "{cluster}\t{id}")?;
+            );
+        }
+        for (id, _) in &c.members {
+            writeln!(out, "{}\t{id}", c.number)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn write_duplicates(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result<()> {
+    #[derive(serde::Serialize)]
+    struct DuplicateLine<'a> {
+        id: &'a str,
+        kept: &'a str,
+    }
+    near.for_each_cluster(|c| -> Result<()> {
+        let kept = c.kept_id();
+        for (id, _) in c.members.iter().filter(|(id, _)| *id != kept) {
+            if json {
+                output::json_line(out, &DuplicateLine { id, kept })?;
+            } else {
+                writeln!(out, "{id}\t{kept}")?;
             }
         }
-    }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn write_kept(out: &mut dyn Write, near: &NearDuplicates) -> Result<()> {
+    near.for_each_cluster(|c| -> Result<()> {
+        if c.members.len() > 1 {
+            writeln!(out, "{}", c.kept_id())?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }

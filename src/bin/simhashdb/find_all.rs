@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use simhashdb::{
-    find_all, find_all_documents, read_queries, InputFormat, Query, ReadOptions, Settings,
+    find_all, read_queries, InputFormat, NearDuplicates, Query, ReadOptions, Settings,
 };
 
 use crate::documents::{FieldArgs, SchemeArgs};
@@ -20,8 +20,8 @@ use crate::{output, progress};
 /// text files (text fingerprinted with the scheme flags, as `fingerprint` does). For bare fingerprints, equal values
 /// count once, as in seomoz's find_all, and the output is FP_A<TAB>FP_B<TAB>DISTANCE with
 /// FP_A < FP_B, sorted. For documents the output is ID_A<TAB>ID_B<TAB>DISTANCE as `audit`
-/// prints it: documents sharing a fingerprint pair at distance 0, so --distance 0 lists the
-/// exact duplicates.
+/// prints it, in its order and streamed as `audit` streams it: documents sharing a fingerprint
+/// pair at distance 0, so --distance 0 lists the exact duplicates.
 #[derive(clap::Args)]
 pub struct Args {
     /// Files of fingerprints or documents ('-' or none = stdin).
@@ -72,15 +72,22 @@ pub fn run(args: Args) -> Result<()> {
             })
             .collect();
         let bars = progress::Bars::default();
-        let pairs = find_all_documents(&labelled, args.distance, args.blocks, &bars)?;
-        for p in &pairs {
+        let near = NearDuplicates::of_documents(&labelled, args.distance, args.blocks, &bars)?;
+        drop(labelled);
+        near.for_each_pair(|a, b, distance, _| -> Result<()> {
             if args.json {
-                output::json_line(&mut out, p)?;
+                output::json_line(
+                    &mut out,
+                    &serde_json::json!({"a": a, "b": b, "distance": distance}),
+                )
             } else {
-                writeln!(out, "{}\t{}\t{}", p.a, p.b, p.distance)?;
+                Ok(writeln!(out, "{a}\t{b}\t{distance}")?)
             }
-        }
-        (labelled.len(), pairs.len())
+        })?;
+        (
+            near.summary().documents as usize,
+            near.summary().pairs as usize,
+        )
     } else {
         let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
         let bars = progress::Bars::default();

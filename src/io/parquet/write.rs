@@ -14,7 +14,6 @@ use parquet::file::properties::WriterProperties;
 use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
-use crate::similarity::find_all::DocumentPair;
 
 /// Rows buffered before they are handed to the Parquet writer.
 const ROWS_PER_FLUSH: usize = 1 << 16;
@@ -146,12 +145,14 @@ impl ParquetTable {
 
     /// Appends a pair to a [`ParquetTable::pairs`] table; `jaccard` is Some exactly when the
     /// table has a jaccard column (else this panics).
-    pub fn push_pair(&mut self, pair: &DocumentPair, jaccard: Option<f64>) -> Result<()> {
-        let (a, b, distance) = (
-            Cell::Text(&pair.a),
-            Cell::Text(&pair.b),
-            Cell::Int32(pair.distance as i32),
-        );
+    pub fn push_pair(
+        &mut self,
+        a: &str,
+        b: &str,
+        distance: u32,
+        jaccard: Option<f64>,
+    ) -> Result<()> {
+        let (a, b, distance) = (Cell::Text(a), Cell::Text(b), Cell::Int32(distance as i32));
         match jaccard {
             Some(j) => self.push(&[a, b, distance, Cell::Float64(j)]),
             None => self.push(&[a, b, distance]),
@@ -161,29 +162,6 @@ impl ParquetTable {
     /// Appends a member of cluster number `cluster` to a [`ParquetTable::clusters`] table.
     pub fn push_cluster_member(&mut self, cluster: u64, id: &str) -> Result<()> {
         self.push(&[Cell::Int64(cluster as i64), Cell::Text(id)])
-    }
-
-    /// Writes audit pairs (with their Jaccard similarity when every pair has one) to `path`;
-    /// returns the rows written.
-    pub fn write_pairs(path: &Path, pairs: &[(DocumentPair, Option<f64>)]) -> Result<u64> {
-        let with_jaccard = !pairs.is_empty() && pairs.iter().all(|(_, j)| j.is_some());
-        let mut table = ParquetTable::pairs(path, with_jaccard)?;
-        for (pair, jaccard) in pairs {
-            table.push_pair(pair, jaccard.filter(|_| with_jaccard))?;
-        }
-        table.finish()
-    }
-
-    /// Writes clusters to `path`, numbered from 1 in the order given: one row per member;
-    /// returns the rows written.
-    pub fn write_clusters(path: &Path, clusters: &[Vec<String>]) -> Result<u64> {
-        let mut table = ParquetTable::clusters(path)?;
-        for (n, members) in clusters.iter().enumerate() {
-            for id in members {
-                table.push_cluster_member(n as u64 + 1, id)?;
-            }
-        }
-        table.finish()
     }
 
     /// Appends a row. Panics unless `row` has the schema's columns, in order.

@@ -1,0 +1,493 @@
+//! Near-duplicates at real-web skew: what an audit finds, held so that memory never grows with
+//! the pairs of a hot cluster.
+//!
+//! Documents that share a fingerprint are one node; the graph's edges are the fingerprint pairs
+//! within the distance. A page copied 1e5 times is one node of 1e5 ids, not 5e9 pairs: document
+//! pairs are expanded only as they are handed out ([`NearDuplicates::for_each_pair`]), in a
+//! fixed order, and counted without being expanded. Clusters (connected components) come from
+//! union-find over the documents of the nodes, and each keeps one document: the one from the
+//! earliest batch, ties broken by the smallest id (byte order).
+//!
+//! Memory: the fingerprint pairs (16 bytes each), the nodes' fingerprints, and the id and batch
+//! of each document that has a near duplicate (plus one u32 per such document for its
+//! cluster); with verification, those documents' shingle sets.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::io::document::ReadOptions;
+use crate::io::input::read_corpus_shingles;
+use crate::similarity::clusters::UnionFind;
+use crate::similarity::find_all::FingerprintPair;
+use crate::similarity::jaccard::{check_min_jaccard, jaccard};
+use crate::sys::progress::{Phase, Progress};
+
+/// Candidate pairs a verification holds at once (24 bytes each).
+const CANDIDATES: usize = 1 << 20;
+
+/// The near duplicates of a store or of a list of documents: see the module docs. Made by
+/// [`crate::Snapshot::near_duplicates`] or [`NearDuplicates::of_documents`].
+#[derive(Debug)]
+pub struct NearDuplicates {
+    /// Documents the audit looked at, and their distinct fingerprints.
+    documents: u64,
+    distinct_fingerprints: u64,
+    /// Fingerprints with a near duplicate (another id, or an edge), ascending.
+    nodes: Vec<u64>,
+    /// Node n's documents are `docs[starts[n]..starts[n + 1]]`, sorted by id.
+    starts: Vec<usize>,
+    /// `(id, batch)` of each document of a node.
+    docs: Vec<(Box<str>, u64)>,
+    /// Fingerprint pairs as `(node a, node b, distance)` with a < b, ascending.
+    edges: Vec<(u32, u32, u32)>,
+    /// When verified: each document's shingle set and the least Jaccard a pair keeps.
+    verified: Option<Verified>,
+    /// Documents of the clusters, cluster after cluster (ordered by their smallest id), each
+    /// cluster's sorted by id; `cluster_starts[c]..cluster_starts[c + 1]` is cluster c.
+    members: Vec<u32>,
+    cluster_starts: Vec<usize>,
+    /// Pairs by distance (0..=64), counted without expanding them.
+    pairs_at: Vec<u64>,
+    /// `(id, batch)` of every live document outside the clusters, sorted by id, when
+    /// singletons were asked for.
+    singletons: Option<Vec<(Box<str>, u64)>>,
+}
+
+#[derive(Debug)]
+struct Verified {
+    sets: Vec<Vec<u64>>,
+    min_jaccard: f64,
+}
+
+/// One cluster as [`NearDuplicates::for_each_cluster`] hands it out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cluster<'a> {
+    /// From 1, in the order of the clusters' smallest ids.
+    pub number: u64,
+    /// `(id, batch)` of each member, sorted by id (byte order).
+    pub members: Vec<(&'a str, u64)>,
+    /// The member that deduplication keeps: the earliest batch, then the smallest id.
+    pub kept: usize,
+}
+
+impl Cluster<'_> {
+    /// The id of the member kept.
+    pub fn kept_id(&self) -> &str {
+        self.members[self.kept].0
+    }
+}
+
+/// What an audit found, in numbers (`audit --json`'s summary line).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct AuditSummary {
+    /// Live documents audited.
+    pub documents: u64,
+    /// Their distinct fingerprints.
+    pub distinct_fingerprints: u64,
+    /// Document pairs within the distance (verified ones only, when verified).
+    pub pairs: u64,
+    /// Clusters of two or more documents.
+    pub clusters: u64,
+    /// Members of the largest cluster (0 when there is none).
+    pub largest_cluster: u64,
+    /// Documents a dedup drops: every member of a cluster but the one it keeps.
+    pub duplicates: u64,
+    /// Documents a dedup keeps from the clusters: one per cluster.
+    pub kept: u64,
+}
+
+impl NearDuplicates {
+    /// The near duplicates given the documents of each fingerprint that may have some: `ids`
+    /// of `(fingerprint, id, batch)` (any order; fingerprints with no live document absent),
+    /// and `pairs`, the fingerprint pairs within the distance (those with a fingerprint absent
+    /// from `ids` are ignored).
+    pub(crate) fn build(
+        documents: u64,
+        distinct_fingerprints: u64,
+        mut ids: Vec<(u64, Box<str>, u64)>,
+        pairs: &[FingerprintPair],
+        progress: &dyn Progress,
+    ) -> NearDuplicates {
+        let _phase = Phase::start(progress, "clusters", 1);
+        ids.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        let mut nodes: Vec<u64> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
+        let mut docs: Vec<(Box<str>, u64)> = Vec::with_capacity(ids.len());
+        for (fp, id, batch) in ids {
+            if nodes.last() != Some(&fp) {
+                nodes.push(fp);
+                starts.push(docs.len());
+            }
+            docs.push((id, batch));
+        }
+        starts.push(docs.len());
+        let node_of = |fp: u64| nodes.binary_search(&fp).ok().map(|n| n as u32);
+        let mut edges: Vec<(u32, u32, u32)> = pairs
+            .par_iter()
+            .filter_map(|p| Some((node_of(p.a)?, node_of(p.b)?, p.distance)))
+            .collect();
+        edges.par_sort_unstable();
+        let mut near = NearDuplicates {
+            documents,
+            distinct_fingerprints,
+            nodes,
+            starts,
+            docs,
+            edges,
+            verified: None,
+            members: Vec::new(),
+            cluster_starts: vec![0],
+            pairs_at: vec![0; 65],
+            singletons: None,
+        };
+        near.cluster_unverified();
+        progress.advance(1);
+        near
+    }
+
+    /// The near duplicates among `documents` (id, fingerprint) within `distance` bits,
+    /// without a store (`find-all` on documents): the fingerprint pairs from in-memory
+    /// permuted tables of `blocks` blocks (or those [`crate::Settings::for_size`] picks), the
+    /// ids sharing a fingerprint at distance 0. A later document with the same id replaces an
+    /// earlier one, as in a batch; every document counts as batch 0, so a cluster keeps its
+    /// smallest id.
+    pub fn of_documents(
+        documents: &[(String, u64)],
+        distance: u8,
+        blocks: Option<u8>,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
+        for (id, fp) in documents {
+            latest.insert(id, *fp);
+        }
+        let mut fingerprints: Vec<u64> = latest.values().copied().collect();
+        fingerprints.par_sort_unstable();
+        fingerprints.dedup();
+        let pairs = if distance == 0 {
+            Vec::new()
+        } else {
+            let settings = crate::similarity::find_all::find_all_settings(
+                distance,
+                fingerprints.len() as u64,
+                blocks,
+            )?;
+            crate::similarity::find_all::find_all_in(&fingerprints, &settings, progress)
+        };
+        let ids = latest
+            .iter()
+            .map(|(id, fp)| (*fp, Box::from(*id), 0))
+            .collect();
+        Ok(NearDuplicates::build(
+            latest.len() as u64,
+            fingerprints.len() as u64,
+            ids,
+            &pairs,
+            progress,
+        ))
+    }
+
+    /// Keeps only the pairs whose documents' word 3-shingle Jaccard, computed from the texts
+    /// of `corpus` (read as `options` says, only the documents that have a candidate pair
+    /// kept), is at least `min_jaccard`; clusters, duplicates and counts follow the verified
+    /// pairs. A document of a pair that the corpus lacks is an error naming the corpus and the
+    /// id.
+    pub fn verify_text(
+        &mut self,
+        corpus: &Path,
+        options: &ReadOptions,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        // Before the corpus is read: a wrong threshold should not cost a read of it.
+        check_min_jaccard(min_jaccard)?;
+        let index: HashMap<&str, usize> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (&**id, i))
+            .collect();
+        let mut read = read_corpus_shingles(corpus, options, |id| index.contains_key(id))?;
+        let mut sets = vec![Vec::new(); self.docs.len()];
+        for (i, (id, _)) in self.docs.iter().enumerate() {
+            sets[i] = read.remove(&**id).ok_or_else(|| {
+                Error::input_at(
+                    &corpus.display().to_string(),
+                    None,
+                    format!("no text for document {id:?}"),
+                )
+            })?;
+        }
+        drop(index);
+        self.verified = Some(Verified { sets, min_jaccard });
+        self.cluster_verified(progress)
+    }
+
+    /// Also lists, as clusters of one, every live document that has no (verified) near
+    /// duplicate: `all` are every live document's `(id, batch)`, in any order.
+    pub(crate) fn set_singletons(&mut self, mut all: Vec<(Box<str>, u64)>) {
+        let clustered: std::collections::HashSet<&str> = self
+            .members
+            .iter()
+            .map(|&d| &*self.docs[d as usize].0)
+            .collect();
+        all.retain(|(id, _)| !clustered.contains(&**id));
+        let mut others = all;
+        others.par_sort_unstable();
+        others.dedup();
+        self.singletons = Some(others);
+    }
+
+    /// The numbers: documents, distinct fingerprints, pairs, clusters, the largest, and how
+    /// many a dedup drops and keeps.
+    pub fn summary(&self) -> AuditSummary {
+        let sizes = self.cluster_starts.windows(2).map(|w| (w[1] - w[0]) as u64);
+        let clusters = self.cluster_starts.len() as u64 - 1;
+        let clustered = self.members.len() as u64;
+        AuditSummary {
+            documents: self.documents,
+            distinct_fingerprints: self.distinct_fingerprints,
+            pairs: self.pairs_at.iter().sum(),
+            clusters,
+            largest_cluster: sizes.max().unwrap_or(0),
+            duplicates: clustered - clusters,
+            kept: clusters,
+        }
+    }
+
+    /// How many pairs are at each distance 0..=64 (verified ones only, when verified).
+    pub fn pairs_by_distance(&self) -> &[u64] {
+        &self.pairs_at
+    }
+
+    /// Whether the pairs were verified against the texts ([`NearDuplicates::verify_text`]).
+    pub fn is_verified(&self) -> bool {
+        self.verified.is_some()
+    }
+
+    /// Calls `f(a, b, distance, jaccard)` on every document pair (a < b by bytes; `jaccard`
+    /// when verified), expanded one at a time, in this order: fingerprints ascending; for
+    /// each, first the pairs of the documents that share it (distance 0), then its pairs with
+    /// each larger fingerprint in turn, ascending; within those, the documents of each
+    /// fingerprint in id order. The same store gives the same order.
+    pub fn for_each_pair<E>(
+        &self,
+        mut f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let mut edges = self.edges.iter().peekable();
+        for n in 0..self.nodes.len() {
+            let own = self.starts[n]..self.starts[n + 1];
+            for i in own.clone() {
+                for j in i + 1..own.end {
+                    self.visit(i, j, 0, &mut f)?;
+                }
+            }
+            while let Some(&&(a, b, distance)) = edges.peek() {
+                if a as usize != n {
+                    break;
+                }
+                edges.next();
+                let other = self.starts[b as usize]..self.starts[b as usize + 1];
+                for i in own.clone() {
+                    for j in other.clone() {
+                        self.visit(i, j, distance, &mut f)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the pair of documents `i`, `j` to `f` (smaller id first), if it is verified.
+    fn visit<E>(
+        &self,
+        i: usize,
+        j: usize,
+        distance: u32,
+        f: &mut impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let jaccard = match &self.verified {
+            None => None,
+            Some(v) => {
+                let j = jaccard(&v.sets[i], &v.sets[j]);
+                if j < v.min_jaccard {
+                    return Ok(());
+                }
+                Some(j)
+            }
+        };
+        let (x, y) = (&*self.docs[i].0, &*self.docs[j].0);
+        let (a, b) = if x < y { (x, y) } else { (y, x) };
+        f(a, b, distance, jaccard)
+    }
+
+    /// Calls `f` on every cluster of two or more documents, numbered from 1 in the order of
+    /// their smallest ids (with singletons asked for, every other live document is a cluster
+    /// of one, in the same order and numbering).
+    pub fn for_each_cluster<E>(
+        &self,
+        mut f: impl FnMut(&Cluster<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let alone: &[(Box<str>, u64)] = self.singletons.as_deref().unwrap_or(&[]);
+        let (mut c, mut s, mut number) = (0, 0, 0u64);
+        let clusters = self.cluster_starts.len() - 1;
+        while c < clusters || s < alone.len() {
+            number += 1;
+            let first = |c: usize| &*self.docs[self.members[self.cluster_starts[c]] as usize].0;
+            if s < alone.len() && (c == clusters || *alone[s].0 < *first(c)) {
+                f(&Cluster {
+                    number,
+                    members: vec![(&alone[s].0, alone[s].1)],
+                    kept: 0,
+                })?;
+                s += 1;
+                continue;
+            }
+            let members: Vec<(&str, u64)> = self.members
+                [self.cluster_starts[c]..self.cluster_starts[c + 1]]
+                .iter()
+                .map(|&d| {
+                    let (id, batch) = &self.docs[d as usize];
+                    (&**id, *batch)
+                })
+                .collect();
+            let kept = (0..members.len())
+                .min_by_key(|&m| (members[m].1, members[m].0))
+                .expect("a cluster has members");
+            f(&Cluster {
+                number,
+                members,
+                kept,
+            })?;
+            c += 1;
+        }
+        Ok(())
+    }
+
+    /// Clusters and counts from the fingerprint graph: every document of a node is in its
+    /// node's cluster, and every edge joins two nodes' clusters.
+    fn cluster_unverified(&mut self) {
+        let mut sets = UnionFind::new(self.docs.len());
+        self.pairs_at = vec![0; 65];
+        for n in 0..self.nodes.len() {
+            let k = (self.starts[n + 1] - self.starts[n]) as u64;
+            self.pairs_at[0] += k * k.saturating_sub(1) / 2;
+            for d in self.starts[n] + 1..self.starts[n + 1] {
+                sets.union(self.starts[n], d);
+            }
+        }
+        for &(a, b, distance) in &self.edges {
+            let (a, b) = (a as usize, b as usize);
+            let (ka, kb) = (
+                (self.starts[a + 1] - self.starts[a]) as u64,
+                (self.starts[b + 1] - self.starts[b]) as u64,
+            );
+            self.pairs_at[distance as usize] += ka * kb;
+            sets.union(self.starts[a], self.starts[b]);
+        }
+        self.set_clusters(sets);
+    }
+
+    /// Clusters and counts from the verified document pairs, in one pass over the candidates
+    /// (in [`NearDuplicates::for_each_pair`]'s order, checked a slice at a time in parallel).
+    fn cluster_verified(&mut self, progress: &dyn Progress) -> Result<()> {
+        let _phase = Phase::start(progress, "verifying", self.nodes.len() as u64);
+        let v = self.verified.as_ref().expect("verified");
+        let mut sets = UnionFind::new(self.docs.len());
+        let mut pairs_at = vec![0u64; 65];
+        let mut candidates: Vec<(usize, usize, u32)> = Vec::with_capacity(CANDIDATES);
+        let mut check = |candidates: &mut Vec<(usize, usize, u32)>| {
+            let kept: Vec<(usize, usize, u32)> = candidates
+                .par_chunks(4096)
+                .flat_map_iter(|chunk| {
+                    chunk
+                        .iter()
+                        .filter(|&&(i, j, _)| jaccard(&v.sets[i], &v.sets[j]) >= v.min_jaccard)
+                        .copied()
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for (i, j, distance) in kept {
+                pairs_at[distance as usize] += 1;
+                sets.union(i, j);
+            }
+            candidates.clear();
+        };
+        let mut edges = self.edges.iter().peekable();
+        for n in 0..self.nodes.len() {
+            let own = self.starts[n]..self.starts[n + 1];
+            let mut others = vec![(own.clone(), 0)];
+            while let Some(&&(a, b, distance)) = edges.peek() {
+                if a as usize != n {
+                    break;
+                }
+                edges.next();
+                others.push((
+                    self.starts[b as usize]..self.starts[b as usize + 1],
+                    distance,
+                ));
+            }
+            for (other, distance) in others {
+                for i in own.clone() {
+                    let from = if other.start == own.start {
+                        i + 1
+                    } else {
+                        other.start
+                    };
+                    for j in from..other.end {
+                        candidates.push((i, j, distance));
+                        if candidates.len() == CANDIDATES {
+                            check(&mut candidates);
+                        }
+                    }
+                }
+            }
+            if n % 4096 == 4095 {
+                progress.advance(4096);
+            }
+        }
+        check(&mut candidates);
+        self.pairs_at = pairs_at;
+        self.set_clusters(sets);
+        Ok(())
+    }
+
+    /// Orders the components of two or more documents by their smallest id, each sorted.
+    fn set_clusters(&mut self, mut sets: UnionFind) {
+        let roots: Vec<usize> = (0..self.docs.len()).map(|d| sets.find(d)).collect();
+        let mut in_cluster: Vec<u32> = (0..self.docs.len() as u32)
+            .filter(|&d| sets.size_of(roots[d as usize]) > 1)
+            .collect();
+        // The smallest id of each root.
+        let mut smallest: HashMap<usize, u32> = HashMap::new();
+        for &d in &in_cluster {
+            let e = smallest.entry(roots[d as usize]).or_insert(d);
+            if self.docs[d as usize].0 < self.docs[*e as usize].0 {
+                *e = d;
+            }
+        }
+        let docs = &self.docs;
+        in_cluster.par_sort_unstable_by(|&x, &y| {
+            let key = |d: u32| {
+                let first = smallest[&roots[d as usize]];
+                (&docs[first as usize].0, first, &docs[d as usize].0)
+            };
+            key(x).cmp(&key(y))
+        });
+        let mut starts = vec![0];
+        for w in 1..in_cluster.len() {
+            if roots[in_cluster[w] as usize] != roots[in_cluster[w - 1] as usize] {
+                starts.push(w);
+            }
+        }
+        if !in_cluster.is_empty() {
+            starts.push(in_cluster.len());
+        }
+        self.members = in_cluster;
+        self.cluster_starts = starts;
+    }
+}
