@@ -331,6 +331,54 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
         "{}",
         text(&out.stderr)
     );
+
+    // The keep/drop list: a and c share a fingerprint, b is a bit away; one batch, so the
+    // smallest id is kept.
+    let out = simhashdb(&["audit", &store, "--duplicates", "-", "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"id\":\"b\",\"kept\":\"a\"}\n{\"id\":\"c\",\"kept\":\"a\"}\n"
+    );
+    // With results on stdout, the summary line goes to stderr.
+    let summary = text(&out.stderr);
+    let summary = summary.lines().find(|l| l.starts_with("{")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(summary).unwrap();
+    assert_eq!(v["summary"]["duplicates"], 2);
+    assert_eq!(v["summary"]["kept"], 1);
+    assert_eq!(v["summary"]["distinct_fingerprints"], 3);
+    let out = simhashdb(&["audit", &store, "--duplicates", "-"], "");
+    assert_eq!(text(&out.stdout), "b\ta\nc\ta\n");
+    let keep = dir.path().join("keep.txt");
+    let out = simhashdb(&["audit", &store, "--keep", path_str(&keep), "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), "a\n");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["summary"]["pairs"], 3,
+        "the summary on stdout when it is free"
+    );
+    // Bad requests: a Parquet name for a text list, two results on stdout, a missing dir.
+    for (args, says) in [
+        (
+            vec!["--duplicates", "d.parquet"],
+            "--duplicates writes text",
+        ),
+        (vec!["--keep", "k.parquet"], "--keep writes text"),
+        (vec!["--pairs", "-", "--duplicates", "-"], "only one of"),
+    ] {
+        let out = simhashdb(&[&["audit", &store][..], &args[..]].concat(), "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+    let nowhere = dir.path().join("no/such/dir/d.tsv");
+    let out = simhashdb(&["audit", &store, "--duplicates", path_str(&nowhere)], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no/such/dir/d.tsv"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::ParquetTable;
-use simhashdb::{NearDuplicates, Snapshot};
+use simhashdb::{NearDuplicates, Progress, Snapshot};
 
 use crate::documents::FieldArgs;
 use crate::exit_codes::usage;
@@ -114,15 +114,24 @@ pub fn run(args: Args) -> Result<()> {
         args.pairs.clone()
     };
     if let Some(path) = &pairs_to {
+        // Writing can be the longest phase (1e8 pairs of one hot page take seconds).
+        bars.start("writing pairs", near.summary().pairs);
         if output::is_parquet_name(path) {
             let mut table = ParquetTable::pairs(path, near.is_verified())?;
+            let mut written = 0u64;
             near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
-                Ok(table.push_pair(a, b, distance, jaccard)?)
+                table.push_pair(a, b, distance, jaccard)?;
+                written += 1;
+                if written.is_multiple_of(PROGRESS_STEP) {
+                    bars.advance(PROGRESS_STEP);
+                }
+                Ok(())
             })?;
             table.finish()?;
         } else {
-            output::write_to(Some(path), |out| write_pairs(out, &near, args.json))?;
+            output::write_to(Some(path), |out| write_pairs(out, &near, args.json, &bars))?;
         }
+        bars.finish();
     }
     if let Some(path) = &args.clusters {
         if output::is_parquet_name(path) {
@@ -174,7 +183,15 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn write_pairs(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result<()> {
+/// Pairs written between two progress updates.
+const PROGRESS_STEP: u64 = 1 << 16;
+
+fn write_pairs(
+    out: &mut dyn Write,
+    near: &NearDuplicates,
+    json: bool,
+    progress: &dyn simhashdb::Progress,
+) -> Result<()> {
     /// A pair as `--json` prints it, with its Jaccard when verified.
     #[derive(serde::Serialize)]
     struct PairLine<'a> {
@@ -184,7 +201,12 @@ fn write_pairs(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result
         #[serde(skip_serializing_if = "Option::is_none")]
         jaccard: Option<f64>,
     }
+    let mut count = 0u64;
     near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
+        count += 1;
+        if count.is_multiple_of(PROGRESS_STEP) {
+            progress.advance(PROGRESS_STEP);
+        }
         let written = match (json, jaccard) {
             (true, jaccard) => output::json_line(
                 out,
