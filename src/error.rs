@@ -171,7 +171,7 @@ pub enum Setting {
     ExpectedSize,
     /// The fingerprint scheme ([`crate::Scheme`]).
     Scheme,
-    /// The least Jaccard similarity a verified pair keeps ([`crate::verify_with_corpus`]).
+    /// The least Jaccard similarity a verified pair keeps ([`crate::NearDuplicates::verify_text`]).
     MinJaccard,
     /// Runs merged into one ([`crate::CompactionPolicy::merge_factor`]).
     MergeFactor,

@@ -371,6 +371,31 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
     }
+    // The report: a picture with the headline counts; a wrong name fails before the audit.
+    let report = dir.path().join("report.svg");
+    let out = simhashdb(
+        &["audit", &store, "--report", path_str(&report), "--json"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["summary"]["duplicates"], 2,
+        "--report alone prints no pairs"
+    );
+    let svg = std::fs::read_to_string(&report).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(
+        svg.contains("4 documents: 2 duplicates (50.00% dropped)"),
+        "the headline"
+    );
+    let out = simhashdb(&["audit", &store, "--report", "r.gif"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--report r.gif: the plot is SVG or PNG"),
+        "{}",
+        text(&out.stderr)
+    );
     let nowhere = dir.path().join("no/such/dir/d.tsv");
     let out = simhashdb(&["audit", &store, "--duplicates", path_str(&nowhere)], "");
     assert_eq!(out.status.code(), Some(1));

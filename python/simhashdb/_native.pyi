@@ -158,3 +158,20 @@ class NativeStore:
         id_field: str,
         text_field: str,
     ) -> List[List[str]]: ...
+    def audit_duplicates(
+        self,
+        distance: Optional[int],
+        verify_text: Optional[str],
+        min_jaccard: float,
+        id_field: str,
+        text_field: str,
+    ) -> Tuple[List[str], List[str], str]: ...
+    def audit_report(
+        self,
+        path: str,
+        distance: Optional[int],
+        verify_text: Optional[str],
+        min_jaccard: float,
+        id_field: str,
+        text_field: str,
+    ) -> str: ...

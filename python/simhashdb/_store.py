@@ -516,6 +516,46 @@ class Store:
         return Audit((a, b, from_bytes(dist, np.int32)), None, jaccards)
 
 
+    def duplicates(
+        self,
+        distance: Optional[int] = None,
+        *,
+        verify_text: Optional[PathLike] = None,
+        min_jaccard: float = 0.8,
+        id_field: str = "id",
+        text_field: str = "text",
+    ) -> List[Tuple[str, str]]:
+        """The keep/drop list of ``simhashdb audit --duplicates``: ``(id, kept_id)`` for every
+        document a dedup drops. In every cluster one document is kept, the one from the
+        earliest batch, ties broken by the smallest id; the others are listed, in the CLI's
+        order. ``verify_text`` and ``min_jaccard`` as in :meth:`audit`."""
+        verify = None if verify_text is None else os.fspath(verify_text)
+        dropped, kept, _ = self._native.audit_duplicates(
+            _distance(distance), verify, min_jaccard, id_field, text_field
+        )
+        return list(zip(dropped, kept))
+
+    def audit_report(
+        self,
+        path: PathLike,
+        distance: Optional[int] = None,
+        *,
+        verify_text: Optional[PathLike] = None,
+        min_jaccard: float = 0.8,
+        id_field: str = "id",
+        text_field: str = "text",
+    ) -> Dict[str, Any]:
+        """Draws ``simhashdb audit --report``'s picture to ``path`` (.svg or .png): clusters by
+        size (log-log), pairs by distance, and the headline counts. Returns the audit's
+        summary: documents, distinct_fingerprints, pairs, clusters, largest_cluster,
+        duplicates, kept."""
+        verify = None if verify_text is None else os.fspath(verify_text)
+        summary = self._native.audit_report(
+            os.fspath(path), _distance(distance), verify, min_jaccard, id_field, text_field
+        )
+        return json.loads(summary)
+
+
 def _ids(ids: Iterable[str]) -> List[str]:
     out = ids if isinstance(ids, list) else list(ids)
     for i, id in enumerate(out):

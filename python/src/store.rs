@@ -567,6 +567,59 @@ impl NativeStore {
         })
     }
 
+    /// The keep/drop list: `(dropped ids, kept ids)`, one entry per document a dedup drops,
+    /// in `audit --duplicates`' order; and the audit's summary as JSON.
+    #[pyo3(signature = (distance, verify_text, min_jaccard, id_field, text_field))]
+    fn audit_duplicates(
+        &self,
+        py: Python<'_>,
+        distance: Option<i64>,
+        verify_text: Option<PathBuf>,
+        min_jaccard: f64,
+        id_field: String,
+        text_field: String,
+    ) -> PyResult<(Vec<String>, Vec<String>, String)> {
+        guard(|| {
+            let corpus =
+                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
+            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let (mut dropped, mut kept) = (Vec::new(), Vec::new());
+            near.for_each_cluster(|c| {
+                let keep = c.kept_id();
+                for (id, _) in c.members.iter().filter(|(id, _)| *id != keep) {
+                    dropped.push(id.to_string());
+                    kept.push(keep.to_string());
+                }
+                Ok::<_, std::convert::Infallible>(())
+            })
+            .unwrap_or_else(|never| match never {});
+            Ok((dropped, kept, json_of(&near.summary())))
+        })
+    }
+
+    /// Draws the audit's report to `path` (.svg or .png); returns the summary as JSON.
+    #[pyo3(signature = (path, distance, verify_text, min_jaccard, id_field, text_field))]
+    #[allow(clippy::too_many_arguments)]
+    fn audit_report(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        distance: Option<i64>,
+        verify_text: Option<PathBuf>,
+        min_jaccard: f64,
+        id_field: String,
+        text_field: String,
+    ) -> PyResult<String> {
+        guard(|| {
+            simhashdb::NearDuplicates::check_report_path(&path).map_err(py_err)?;
+            let corpus =
+                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
+            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            detached(py, || near.write_report(&path)).map_err(py_err)?;
+            Ok(json_of(&near.summary()))
+        })
+    }
+
     /// The clusters of the audit's pairs (with `singletons`, every other live document alone);
     /// with `verify_text`, of the verified pairs only.
     #[pyo3(signature = (distance, singletons, verify_text, min_jaccard, id_field, text_field))]

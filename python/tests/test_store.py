@@ -522,3 +522,35 @@ def test_a_temporary_store_is_gone_when_closed(tmp_path):
     assert not os.path.exists(os.path.dirname(path))
     with pytest.raises(ValueError):
         Store.temporary(distance=300)
+
+
+def test_duplicates_and_report_equal_the_cli(tmp_path, cli):
+    """Store.duplicates() is `audit --duplicates` (earliest batch kept, then smallest id) and
+    audit_report() draws `audit --report`'s picture and returns its summary, on a skewed store:
+    300 copies of one page over two batches, near copies, random pages."""
+    rng = np.random.default_rng(9)
+    hot = 0x0123456789ABCDEF
+    path = tmp_path / "s"
+    with Store.create(path) as store:
+        for day in range(2):
+            ids = [f"copy-{i * 2 + (1 - day):03}" for i in range(150)]
+            near = [f"near-{day}-{i}" for i in range(10)]
+            rand = [f"rand-{day}-{i}" for i in range(100)]
+            fps = [hot] * 150 + [hot ^ (1 << int(b)) for b in rng.integers(0, 64, 10)]
+            fps += [int(x) for x in rng.integers(0, 2**63, 100, dtype=np.int64)]
+            store.insert(ids + near + rand, np.array(fps, dtype=np.uint64))
+        dups = store.duplicates()
+        lines = run_cli(cli, "audit", str(path), "--duplicates", "-").splitlines()
+        assert [f"{d}\t{k}" for d, k in dups] == lines
+        # The hot page keeps its day-0 copy with the smallest id: copy-001.
+        assert ("copy-000", "copy-001") in dups
+        assert all(k == "copy-001" for d, k in dups if d.startswith("copy"))
+        summary = store.audit_report(tmp_path / "r.svg")
+        cli_summary = json.loads(
+            run_cli(cli, "audit", str(path), "--keep", str(tmp_path / "k.txt"), "--json")
+        )["summary"]
+        assert summary == cli_summary
+        assert summary["duplicates"] == len(dups)
+        assert (tmp_path / "r.svg").read_text().startswith("<svg")
+        with pytest.raises(ValueError, match="SVG or PNG"):
+            store.audit_report(tmp_path / "r.gif")

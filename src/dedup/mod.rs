@@ -7,3 +7,5 @@
 
 pub(crate) mod audit;
 pub(crate) mod near_duplicates;
+#[cfg(feature = "plot")]
+mod report;

@@ -22,7 +22,7 @@ use crate::{output, progress};
 /// numbered from 1 in order of their smallest id. Duplicates: in every cluster one document is
 /// kept, the one from the earliest batch, ties broken by the smallest id (byte order); every
 /// other member is a line ID<TAB>KEPT_ID. With none of --pairs, --clusters, --duplicates,
-/// --keep, pairs go to stdout. A FILE ending in .parquet is written as Parquet: pairs (id_a,
+/// --keep, --report, pairs go to stdout. A FILE ending in .parquet is written as Parquet: pairs (id_a,
 /// id_b, distance[, jaccard]), clusters (cluster_id, id). A summary goes to stderr; with --json
 /// it is a JSON line {"summary": {...}} on stdout (on stderr when stdout carries results).
 /// Memory grows with the fingerprint pairs and the documents that have a near duplicate, never
@@ -50,6 +50,10 @@ pub struct Args {
     /// Write the id each cluster keeps to FILE ('-' = stdout), one per line.
     #[arg(long, value_name = "FILE")]
     keep: Option<PathBuf>,
+    /// Draw the audit at a glance to FILE (.svg or .png): clusters by size (log-log), pairs
+    /// by distance, and the headline counts.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster",
     /// "ids"}, duplicates {"id", "kept"}, and the summary {"summary": {"documents",
     /// "distinct_fingerprints", "pairs", "clusters", "largest_cluster", "duplicates", "kept"}}.
@@ -82,6 +86,10 @@ pub fn run(args: Args) -> Result<()> {
             )));
         }
     }
+    if let Some(report) = &args.report {
+        // Before the audit: a wrong name should not cost a whole audit.
+        NearDuplicates::check_report_path(report).map_err(|e| usage(format!("--report {e}")))?;
+    }
     let to_stdout = [&args.pairs, &args.clusters, &args.duplicates, &args.keep]
         .iter()
         .filter(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-"))
@@ -105,9 +113,15 @@ pub fn run(args: Args) -> Result<()> {
     if args.singletons && args.clusters.is_some() {
         near.add_singletons(&snapshot)?;
     }
-    let nothing_asked = [&args.pairs, &args.clusters, &args.duplicates, &args.keep]
-        .iter()
-        .all(|p| p.is_none());
+    let nothing_asked = [
+        &args.pairs,
+        &args.clusters,
+        &args.duplicates,
+        &args.keep,
+        &args.report,
+    ]
+    .iter()
+    .all(|p| p.is_none());
     let pairs_to = if nothing_asked {
         Some(PathBuf::from("-"))
     } else {
@@ -152,6 +166,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(path) = &args.keep {
         output::write_to(Some(path), |out| write_kept(out, &near))?;
+    }
+    if let Some(path) = &args.report {
+        near.write_report(path)?;
     }
     let summary = near.summary();
     if args.json {
