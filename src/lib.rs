@@ -103,7 +103,7 @@ pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
-pub use dedup::near_duplicates::{AuditSummary, Cluster, NearDuplicates};
+pub use dedup::near_duplicates::{AuditSummary, Cluster, NearDuplicates, PairCursor};
 pub use error::{Error, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};

@@ -289,6 +289,28 @@ fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
     let order = streamed.clone();
     streamed.sort();
     assert!(streamed == expected, "pairs");
+    // Pulled in batches of any size, the same pairs in the same order.
+    for max in [1, 7, 4096] {
+        let mut cursor = simhashdb::PairCursor::default();
+        let mut pulled: Vec<DocumentPair> = Vec::new();
+        loop {
+            let got = near
+                .next_pairs(&mut cursor, max, |a, b, distance, _| {
+                    pulled.push(DocumentPair {
+                        a: a.into(),
+                        b: b.into(),
+                        distance,
+                    });
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+            assert!(got <= max);
+            if got < max {
+                break;
+            }
+        }
+        assert!(pulled == order, "batches of {max}");
+    }
     let oracle = Dedup::of(&expected, &batches);
     assert_eq!(Dedup::from_near(&near), oracle);
     // The hot page's cluster keeps its copy from day 0 with the smallest id.

@@ -52,6 +52,7 @@ const API: &[&str] = &[
     "NearDuplicates",
     "Cluster",
     "AuditSummary",
+    "PairCursor",
     // Input as users write it
     "InputFormat",
     "ReadOptions",

@@ -45,33 +45,62 @@ class QueryResults(NamedTuple):
 
 
 class Audit:
-    """What :meth:`Store.audit` found: iterate it for ``(a, b, distance)`` pairs (``a < b``,
-    sorted; ``(a, b, distance, jaccard)`` when verified against the texts), or for clusters
-    (sorted lists of ids) when asked for clusters; or take it whole as numpy arrays or a pandas
-    DataFrame."""
+    """What :meth:`Store.audit` found: iterate it for ``(a, b, distance)`` pairs (``a < b``;
+    ``(a, b, distance, jaccard)`` when verified against the texts), in ``simhashdb audit``'s
+    order, or for clusters (sorted lists of ids) when asked for clusters; or take it whole as
+    numpy arrays or a pandas DataFrame.
 
-    def __init__(
-        self,
-        pairs: Optional[Tuple[List[str], List[str], np.ndarray]],
-        clusters: Optional[List[List[str]]],
-        jaccard: Optional[np.ndarray] = None,
-    ) -> None:
+    Pairs are lazy: the audit holds the fingerprint pairs and the documents that have a near
+    duplicate, and expands document pairs a batch at a time as they are iterated, so a page
+    stored 1e5 times costs its ids, not its 5e9 pairs. ``len()`` counts them without
+    expanding; :meth:`to_numpy` and :meth:`to_pandas` hold them all. :meth:`batches` yields
+    them as numpy arrays of at most ``size`` rows."""
+
+    BATCH = 65536
+
+    def __init__(self, pairs: Any, clusters: Optional[List[List[str]]]) -> None:
         """Internal: :meth:`Store.audit` makes it."""
         self._pairs = pairs
         self._clusters = clusters
-        self._jaccard = jaccard
 
     @property
     def clusters(self) -> bool:
         """Whether this audit lists clusters rather than pairs."""
         return self._clusters is not None
 
+    def summary(self) -> Dict[str, Any]:
+        """The counts of ``audit --json``'s summary line: documents, distinct_fingerprints,
+        pairs, clusters, largest_cluster, duplicates, kept (pairs only)."""
+        if self._pairs is None:
+            raise ValueError("summary() is of a pairs audit: call Store.audit() without clusters")
+        return json.loads(self._pairs.summary())
+
     def __len__(self) -> int:
-        """The number of pairs (or clusters)."""
+        """The number of pairs (counted, not expanded) or clusters."""
         if self._clusters is not None:
             return len(self._clusters)
-        assert self._pairs is not None
-        return len(self._pairs[0])
+        return int(self.summary()["pairs"])
+
+    def batches(self, size: int = BATCH) -> Iterator[Dict[str, np.ndarray]]:
+        """The pairs as :meth:`to_numpy` gives them, at most ``size`` rows at a time, each
+        walk from the start (pairs only)."""
+        if self._pairs is None:
+            raise ValueError("batches() is of a pairs audit: call Store.audit() without clusters")
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"size: expected a positive int, got {size!r}")
+        walk = self._pairs.again()
+        while True:
+            a, b, distance, jaccard = walk.next_batch(size)
+            if not a:
+                return
+            arrays = {
+                "a": np.array(a, dtype=object),
+                "b": np.array(b, dtype=object),
+                "distance": from_bytes(distance, np.int32),
+            }
+            if jaccard is not None:
+                arrays["jaccard"] = np.frombuffer(jaccard, dtype="<f8").astype(float)
+            yield arrays
 
     def __iter__(self) -> Iterator[Any]:
         """Each pair as ``(a, b, distance)`` (and ``jaccard`` when verified), or each cluster
@@ -79,14 +108,15 @@ class Audit:
         if self._clusters is not None:
             yield from self._clusters
             return
-        assert self._pairs is not None
-        a, b, distance = self._pairs
-        if self._jaccard is not None:
-            for i in range(len(a)):
-                yield a[i], b[i], int(distance[i]), float(self._jaccard[i])
-            return
-        for i in range(len(a)):
-            yield a[i], b[i], int(distance[i])
+        for batch in self.batches():
+            a, b, distance = batch["a"], batch["b"], batch["distance"]
+            if "jaccard" in batch:
+                jaccard = batch["jaccard"]
+                for i in range(len(a)):
+                    yield a[i], b[i], int(distance[i]), float(jaccard[i])
+            else:
+                for i in range(len(a)):
+                    yield a[i], b[i], int(distance[i])
 
     def __repr__(self) -> str:
         """How many pairs or clusters."""
@@ -95,24 +125,23 @@ class Audit:
 
     def to_numpy(self) -> Dict[str, np.ndarray]:
         """Pairs as ``{"a", "b", "distance"}`` (ids as object arrays, distance int32; and
-        ``"jaccard"``, float64, when verified); clusters as ``{"cluster", "id"}``, one row per
-        member, clusters numbered from 1 in order (as the CLI's ``audit --clusters`` and its
-        Parquet ``cluster_id`` number them)."""
+        ``"jaccard"``, float64, when verified), every pair at once; clusters as ``{"cluster",
+        "id"}``, one row per member, clusters numbered from 1 in order (as the CLI's ``audit
+        --clusters`` and its Parquet ``cluster_id`` number them)."""
         if self._clusters is not None:
             sizes = [len(c) for c in self._clusters]
             cluster = np.repeat(np.arange(1, len(sizes) + 1, dtype=np.int64), sizes)
             ids = np.array([m for c in self._clusters for m in c] or [], dtype=object)
             return {"cluster": cluster, "id": ids}
-        assert self._pairs is not None
-        a, b, distance = self._pairs
-        arrays = {
-            "a": np.array(a, dtype=object),
-            "b": np.array(b, dtype=object),
-            "distance": distance,
+        parts = list(self.batches())
+        keys = ["a", "b", "distance"] + (["jaccard"] if self._pairs.verified() else [])
+        empty = {
+            "a": np.array([], dtype=object),
+            "b": np.array([], dtype=object),
+            "distance": np.array([], dtype=np.int32),
+            "jaccard": np.array([], dtype=float),
         }
-        if self._jaccard is not None:
-            arrays["jaccard"] = self._jaccard
-        return arrays
+        return {k: np.concatenate([p[k] for p in parts]) if parts else empty[k] for k in keys}
 
     def to_pandas(self) -> Any:
         """The arrays of :meth:`to_numpy` as a pandas DataFrame (needs pandas installed)."""
@@ -511,9 +540,7 @@ class Store:
             return Audit(
                 None, self._native.audit_clusters(_distance(distance), singletons, *args)
             )
-        a, b, dist, jaccard = self._native.audit_pairs(_distance(distance), *args)
-        jaccards = None if jaccard is None else np.frombuffer(jaccard, dtype="<f8").astype(float)
-        return Audit((a, b, from_bytes(dist, np.int32)), None, jaccards)
+        return Audit(self._native.audit_pairs(_distance(distance), *args), None)
 
 
     def duplicates(

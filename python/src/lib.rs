@@ -316,5 +316,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheme_name, m)?)?;
     m.add_function(wrap_pyfunction!(tune, m)?)?;
     m.add_class::<store::NativeStore>()?;
+    m.add_class::<store::NativePairs>()?;
     Ok(())
 }

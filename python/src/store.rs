@@ -524,46 +524,26 @@ impl NativeStore {
         })
     }
 
-    /// Every pair of live documents within `distance`: (a ids, b ids, distance bytes,
-    /// Jaccard bytes). With `verify_text`, only the pairs whose texts in that corpus reach
-    /// `min_jaccard` (the library's verified audit, as `audit --verify-text`), with their
-    /// Jaccard; else the Jaccard bytes are None.
+    /// The audit's pairs within `distance` (verified against `verify_text` when given), to
+    /// be pulled in batches: the near duplicates are found now, the pairs expanded as pulled.
     #[pyo3(signature = (distance, verify_text, min_jaccard, id_field, text_field))]
-    #[allow(clippy::type_complexity)]
-    fn audit_pairs<'py>(
+    fn audit_pairs(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         distance: Option<i64>,
         verify_text: Option<PathBuf>,
         min_jaccard: f64,
         id_field: String,
         text_field: String,
-    ) -> PyResult<(
-        Bound<'py, PyList>,
-        Bound<'py, PyList>,
-        Bound<'py, PyBytes>,
-        Option<Bound<'py, PyBytes>>,
-    )> {
+    ) -> PyResult<NativePairs> {
         guard(|| {
             let corpus =
                 verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
             let near = self.near_duplicates(py, distance, corpus.as_ref())?;
-            let (mut a, mut b, mut dists, mut jaccards) = (vec![], vec![], vec![], vec![]);
-            near.for_each_pair(|x, y, distance, jaccard| {
-                a.push(x.to_string());
-                b.push(y.to_string());
-                dists.push(u64::from(distance));
-                jaccards.push(jaccard.unwrap_or(f64::NAN));
-                Ok::<_, std::convert::Infallible>(())
+            Ok(NativePairs {
+                near: Arc::new(near),
+                cursor: std::sync::Mutex::new(simhashdb::PairCursor::default()),
             })
-            .unwrap_or_else(|never| match never {});
-            let jaccards = near.is_verified().then_some(jaccards);
-            Ok((
-                PyList::new(py, a)?,
-                PyList::new(py, b)?,
-                bytes_of(py, &dists, u64::to_le_bytes),
-                jaccards.map(|j| bytes_of(py, &j, f64::to_le_bytes)),
-            ))
         })
     }
 
@@ -714,5 +694,69 @@ fn id_and_text(item: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
             "not an (id, text) pair of str: {}",
             item.repr().map(|r| r.to_string()).unwrap_or_default()
         ))),
+    }
+}
+
+/// An audit's pairs, pulled in batches: memory holds the near duplicates (fingerprint pairs and
+/// the documents that have one), never more than one batch of document pairs.
+#[pyclass(frozen, name = "NativePairs", module = "simhashdb._native")]
+pub struct NativePairs {
+    near: Arc<simhashdb::NearDuplicates>,
+    cursor: std::sync::Mutex<simhashdb::PairCursor>,
+}
+
+#[pymethods]
+impl NativePairs {
+    /// The audit's summary as JSON (pairs counted, not expanded).
+    fn summary(&self) -> String {
+        json_of(&self.near.summary())
+    }
+
+    /// Whether the pairs carry a Jaccard (verified against the texts).
+    fn verified(&self) -> bool {
+        self.near.is_verified()
+    }
+
+    /// The same pairs from the start, with a walk of their own.
+    fn again(&self) -> NativePairs {
+        NativePairs {
+            near: self.near.clone(),
+            cursor: std::sync::Mutex::new(simhashdb::PairCursor::default()),
+        }
+    }
+
+    /// Up to `max` more pairs: (a, b, distances as u64 LE bytes, Jaccards as f64 LE bytes or
+    /// None); empty lists at the end.
+    #[allow(clippy::type_complexity)]
+    fn next_batch<'py>(
+        &self,
+        py: Python<'py>,
+        max: usize,
+    ) -> PyResult<(
+        Bound<'py, PyList>,
+        Bound<'py, PyList>,
+        Bound<'py, PyBytes>,
+        Option<Bound<'py, PyBytes>>,
+    )> {
+        guard(|| {
+            let (mut a, mut b, mut dists, mut jaccards) = (vec![], vec![], vec![], vec![]);
+            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            self.near
+                .next_pairs(&mut cursor, max, |x, y, distance, jaccard| {
+                    a.push(x.to_string());
+                    b.push(y.to_string());
+                    dists.push(u64::from(distance));
+                    jaccards.push(jaccard.unwrap_or(f64::NAN));
+                    Ok::<_, std::convert::Infallible>(())
+                })
+                .unwrap_or_else(|never| match never {});
+            let jaccards = self.near.is_verified().then_some(jaccards);
+            Ok((
+                PyList::new(py, a)?,
+                PyList::new(py, b)?,
+                bytes_of(py, &dists, u64::to_le_bytes),
+                jaccards.map(|j| bytes_of(py, &j, f64::to_le_bytes)),
+            ))
+        })
     }
 }

@@ -554,3 +554,34 @@ def test_duplicates_and_report_equal_the_cli(tmp_path, cli):
         assert (tmp_path / "r.svg").read_text().startswith("<svg")
         with pytest.raises(ValueError, match="SVG or PNG"):
             store.audit_report(tmp_path / "r.gif")
+
+
+def test_audit_pairs_are_lazy_at_skew(tmp_path, cli):
+    """20,000 copies of one page are 199,990,000 pairs: len() counts them without expanding
+    (held at once they would take ~20 GB), batches() pulls them a few at a time, and the pairs
+    iterated are the CLI's, in its order."""
+    hot = 0x0123456789ABCDEF
+    with Store.create(tmp_path / "s") as store:
+        ids = [f"copy-{i:05}" for i in range(20_000)]
+        store.insert(ids, np.full(len(ids), hot, dtype=np.uint64))
+        audit = store.audit()
+        assert len(audit) == 20_000 * 19_999 // 2
+        assert audit.summary()["duplicates"] == 19_999
+        first = next(audit.batches(size=1000))
+        assert len(first["a"]) == 1000 and first["distance"].dtype == np.int32
+        assert (first["a"][0], first["b"][0]) == ("copy-00000", "copy-00001")
+        assert store.duplicates()[:2] == [("copy-00001", "copy-00000"), ("copy-00002", "copy-00000")]
+    with Store.create(tmp_path / "small") as store:
+        ids = [f"c{i:03}" for i in range(300)] + ["near", "alone"]
+        fps = [hot] * 300 + [hot ^ 0b101, 0xFEDCBA9876543210]
+        store.insert(ids, np.array(fps, dtype=np.uint64))
+        lines = run_cli(cli, "audit", str(tmp_path / "small")).splitlines()
+        audit = store.audit()
+        assert [f"{a}\t{b}\t{d}" for a, b, d in audit] == lines
+        assert len(audit) == len(lines)
+        # Batches of any size, and a second walk, give the same rows.
+        rows = [r for batch in audit.batches(size=7) for r in zip(batch["a"], batch["b"])]
+        assert [f"{a}\t{b}" for a, b in rows] == [l.rsplit("\t", 1)[0] for l in lines]
+        assert len(audit.to_numpy()["a"]) == len(lines)
+        with pytest.raises(ValueError, match="size"):
+            next(audit.batches(size=0))

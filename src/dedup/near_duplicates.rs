@@ -62,6 +62,19 @@ struct Verified {
     min_jaccard: f64,
 }
 
+/// Where a walk over the pairs of a [`NearDuplicates`] stands ([`NearDuplicates::next_pairs`]):
+/// start from `PairCursor::default()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PairCursor {
+    /// The node whose pairs are being handed out.
+    node: usize,
+    /// None: the node's own pairs; Some(e): those of edge e (from this node).
+    edge: Option<usize>,
+    /// The next pair: the node's i-th document with the other side's j-th.
+    i: usize,
+    j: usize,
+}
+
 /// One cluster as [`NearDuplicates::for_each_cluster`] hands it out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster<'a> {
@@ -276,53 +289,89 @@ impl NearDuplicates {
     /// fingerprint in id order. The same store gives the same order.
     pub fn for_each_pair<E>(
         &self,
-        mut f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
+        f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        let mut edges = self.edges.iter().peekable();
-        for n in 0..self.nodes.len() {
-            let own = self.starts[n]..self.starts[n + 1];
-            for i in own.clone() {
-                for j in i + 1..own.end {
-                    self.visit(i, j, 0, &mut f)?;
-                }
-            }
-            while let Some(&&(a, b, distance)) = edges.peek() {
-                if a as usize != n {
-                    break;
-                }
-                edges.next();
-                let other = self.starts[b as usize]..self.starts[b as usize + 1];
-                for i in own.clone() {
-                    for j in other.clone() {
-                        self.visit(i, j, distance, &mut f)?;
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.next_pairs(&mut PairCursor::default(), usize::MAX, f)
+            .map(|_| ())
     }
 
-    /// Hands the pair of documents `i`, `j` to `f` (smaller id first), if it is verified.
-    fn visit<E>(
+    /// Hands at most `max` pairs from where `cursor` stands to `f`, in
+    /// [`NearDuplicates::for_each_pair`]'s order, and moves `cursor` past them; returns how
+    /// many it handed out (fewer than `max` only at the end). For clients that pull pairs in
+    /// batches (Python's iterator) instead of being called for each.
+    pub fn next_pairs<E>(
         &self,
-        i: usize,
-        j: usize,
-        distance: u32,
-        f: &mut impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
+        cursor: &mut PairCursor,
+        max: usize,
+        mut f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<usize, E> {
+        let mut given = 0;
+        while cursor.node < self.nodes.len() {
+            let n = cursor.node;
+            let own = self.starts[n]..self.starts[n + 1];
+            // The block of pairs the cursor is in: the node's own, or one edge's.
+            let (other, distance) = match cursor.edge {
+                None => (own.clone(), 0),
+                Some(e) => {
+                    let (_, b, distance) = self.edges[e];
+                    (
+                        self.starts[b as usize]..self.starts[b as usize + 1],
+                        distance,
+                    )
+                }
+            };
+            while cursor.i < own.len() {
+                let first_j = if cursor.edge.is_none() {
+                    cursor.i + 1
+                } else {
+                    0
+                };
+                cursor.j = cursor.j.max(first_j);
+                while cursor.j < other.len() {
+                    if given == max {
+                        return Ok(given);
+                    }
+                    let (i, j) = (own.start + cursor.i, other.start + cursor.j);
+                    cursor.j += 1;
+                    if let Some((a, b, jaccard)) = self.pair(i, j) {
+                        f(a, b, distance, jaccard)?;
+                        given += 1;
+                    }
+                }
+                cursor.i += 1;
+                cursor.j = 0;
+            }
+            cursor.i = 0;
+            let next = match cursor.edge {
+                None => self.edges.partition_point(|e| (e.0 as usize) < n),
+                Some(e) => e + 1,
+            };
+            if self.edges.get(next).is_some_and(|e| e.0 as usize == n) {
+                cursor.edge = Some(next);
+            } else {
+                cursor.edge = None;
+                cursor.node += 1;
+            }
+        }
+        Ok(given)
+    }
+
+    /// Documents `i` and `j` as a pair `(a, b, jaccard)` with a < b, unless verification
+    /// drops it.
+    fn pair(&self, i: usize, j: usize) -> Option<(&str, &str, Option<f64>)> {
         let jaccard = match &self.verified {
             None => None,
             Some(v) => {
                 let j = jaccard(&v.sets[i], &v.sets[j]);
                 if j < v.min_jaccard {
-                    return Ok(());
+                    return None;
                 }
                 Some(j)
             }
         };
         let (x, y) = (&*self.docs[i].0, &*self.docs[j].0);
         let (a, b) = if x < y { (x, y) } else { (y, x) };
-        f(a, b, distance, jaccard)
+        Some((a, b, jaccard))
     }
 
     /// Calls `f` on every cluster of two or more documents, numbered from 1 in the order of
