@@ -543,6 +543,29 @@ class Store:
         return Audit(self._native.audit_pairs(_distance(distance), *args), None)
 
 
+    def clusters(
+        self,
+        distance: Optional[int] = None,
+        *,
+        singletons: bool = False,
+        verify_text: Optional[PathLike] = None,
+        min_jaccard: float = 0.8,
+        id_field: str = "id",
+        text_field: str = "text",
+    ) -> Audit:
+        """``simhashdb audit --clusters``: :meth:`audit` with ``clusters=True`` (each cluster a
+        sorted list of ids, in the order of their smallest ids). Memory: the documents that
+        have a near duplicate, never their pairs."""
+        return self.audit(
+            distance,
+            True,
+            singletons=singletons,
+            verify_text=verify_text,
+            min_jaccard=min_jaccard,
+            id_field=id_field,
+            text_field=text_field,
+        )
+
     def duplicates(
         self,
         distance: Optional[int] = None,

@@ -583,5 +583,7 @@ def test_audit_pairs_are_lazy_at_skew(tmp_path, cli):
         rows = [r for batch in audit.batches(size=7) for r in zip(batch["a"], batch["b"])]
         assert [f"{a}\t{b}" for a, b in rows] == [l.rsplit("\t", 1)[0] for l in lines]
         assert len(audit.to_numpy()["a"]) == len(lines)
+        assert list(store.clusters()) == list(store.audit(clusters=True))
+        assert [len(c) for c in store.clusters()] == [301]
         with pytest.raises(ValueError, match="size"):
             next(audit.batches(size=0))

@@ -83,7 +83,7 @@ impl Snapshot {
     ) -> Result<NearDuplicates> {
         guard_redb(self.dir(), || {
             let pairs = self.fingerprint_pairs(distance, progress)?;
-            let (distinct, shared) = self.posted_fingerprints()?;
+            let (distinct, shared) = self.posted_fingerprints(progress)?;
             // The fingerprints whose documents are needed: those in a pair, and those with
             // two or more postings (possibly several live ids).
             let mut wanted: Vec<u64> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
@@ -134,10 +134,12 @@ impl Snapshot {
 
     /// The number of distinct fingerprints the postings of the live runs list, and those
     /// listed two or more times (possibly by several live ids), ascending.
-    fn posted_fingerprints(&self) -> Result<(u64, Vec<u64>)> {
+    fn posted_fingerprints(&self, progress: &dyn Progress) -> Result<(u64, Vec<u64>)> {
+        let _phase = Phase::start(progress, "reading postings", self.runs().len() as u64);
         let mut all: Vec<u64> = Vec::new();
         for run in self.runs() {
             run.docs()?.for_each_posting(|fp| all.push(fp))?;
+            progress.advance(1);
         }
         if self.runs().len() > 1 {
             all.par_sort_unstable();
