@@ -99,7 +99,8 @@ impl Cluster<'_> {
 pub struct AuditSummary {
     /// Live documents audited.
     pub documents: u64,
-    /// Their distinct fingerprints.
+    /// Their distinct fingerprints (of a store: those its postings list, so a fingerprint
+    /// whose every document was replaced or deleted since the last compaction still counts).
     pub distinct_fingerprints: u64,
     /// Document pairs within the distance (verified ones only, when verified).
     pub pairs: u64,
