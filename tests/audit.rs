@@ -430,3 +430,63 @@ fn find_all_documents_at_skew_equals_brute_force() {
     let zeros: BTreeMap<String, u64> = model.keys().map(|id| (id.clone(), 0)).collect();
     assert_eq!(Dedup::from_near(&near), Dedup::of(&got, &zeros));
 }
+
+/// Verification at skew: 1,500 documents share one fingerprint (over a million candidate
+/// pairs, checked a slice at a time), but only those with the same text are near duplicates:
+/// the verified pairs, clusters and summary equal the oracle's.
+#[test]
+fn verified_audit_at_skew_keeps_only_pairs_whose_texts_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = [
+        "the quick brown fox jumps over the lazy dog near the river bank today",
+        "an entirely different page about tables blocks permutations and shards",
+    ];
+    let mut documents = Vec::new();
+    let mut corpus = String::new();
+    for i in 0..1500u64 {
+        let id = format!("d{i:04}");
+        let text = texts[(i % 3 == 0) as usize];
+        corpus.push_str(&serde_json::json!({"id": id, "text": text}).to_string());
+        corpus.push('\n');
+        documents.push((id, 0x0123_4567_89ab_cdefu64));
+    }
+    let path = dir.path().join("corpus.jsonl");
+    std::fs::write(&path, corpus).unwrap();
+    let mut near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+    near.verify_text(&path, &simhashdb::ReadOptions::default(), 0.8, &())
+        .unwrap();
+    let text_of = |id: &str| texts[(id[1..].parse::<u64>().unwrap() % 3 == 0) as usize];
+    let mut expected = Vec::new();
+    for (x, (a, _)) in documents.iter().enumerate() {
+        for (b, _) in &documents[x + 1..] {
+            if text_of(a) == text_of(b) {
+                expected.push(DocumentPair {
+                    a: a.clone(),
+                    b: b.clone(),
+                    distance: 0,
+                });
+            }
+        }
+    }
+    expected.sort();
+    let mut got = Vec::new();
+    near.for_each_pair(|a, b, distance, jaccard| {
+        assert_eq!(jaccard, Some(1.0));
+        got.push(DocumentPair {
+            a: a.into(),
+            b: b.into(),
+            distance,
+        });
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    got.sort();
+    assert!(got == expected, "verified pairs");
+    let zeros: BTreeMap<String, u64> = documents.iter().map(|(id, _)| (id.clone(), 0)).collect();
+    assert_eq!(Dedup::from_near(&near), Dedup::of(&expected, &zeros));
+    let s = near.summary();
+    assert_eq!(
+        (s.pairs, s.clusters, s.largest_cluster),
+        (expected.len() as u64, 2, 1000)
+    );
+}

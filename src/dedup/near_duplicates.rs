@@ -306,7 +306,22 @@ impl NearDuplicates {
         max: usize,
         mut f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
     ) -> std::result::Result<usize, E> {
-        let mut given = 0;
+        self.walk(cursor, max, |i, j, distance| match self.pair(i, j) {
+            Some((a, b, jaccard)) => f(a, b, distance, jaccard).map(|()| true),
+            None => Ok(false),
+        })
+    }
+
+    /// Walks the candidate pairs `(i, j, distance)` (documents i and j) from `cursor` in
+    /// [`NearDuplicates::for_each_pair`]'s order, calling `f` on each until `max` of them were
+    /// counted (`f` says whether a candidate counts); returns how many were.
+    fn walk<E>(
+        &self,
+        cursor: &mut PairCursor,
+        max: usize,
+        mut f: impl FnMut(usize, usize, u32) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<usize, E> {
+        let mut counted = 0;
         while cursor.node < self.nodes.len() {
             let n = cursor.node;
             let own = self.starts[n]..self.starts[n + 1];
@@ -329,14 +344,13 @@ impl NearDuplicates {
                 };
                 cursor.j = cursor.j.max(first_j);
                 while cursor.j < other.len() {
-                    if given == max {
-                        return Ok(given);
+                    if counted == max {
+                        return Ok(counted);
                     }
                     let (i, j) = (own.start + cursor.i, other.start + cursor.j);
                     cursor.j += 1;
-                    if let Some((a, b, jaccard)) = self.pair(i, j) {
-                        f(a, b, distance, jaccard)?;
-                        given += 1;
+                    if f(i, j, distance)? {
+                        counted += 1;
                     }
                 }
                 cursor.i += 1;
@@ -354,7 +368,7 @@ impl NearDuplicates {
                 cursor.node += 1;
             }
         }
-        Ok(given)
+        Ok(counted)
     }
 
     /// Documents `i` and `j` as a pair `(a, b, jaccard)` with a < b, unless verification
@@ -443,14 +457,23 @@ impl NearDuplicates {
     }
 
     /// Clusters and counts from the verified document pairs, in one pass over the candidates
-    /// (in [`NearDuplicates::for_each_pair`]'s order, checked a slice at a time in parallel).
+    /// (the unverified pairs, in [`NearDuplicates::for_each_pair`]'s order), checked
+    /// [`CANDIDATES`] at a time in parallel.
     fn cluster_verified(&mut self, progress: &dyn Progress) -> Result<()> {
-        let _phase = Phase::start(progress, "verifying", self.nodes.len() as u64);
+        let _phase = Phase::start(progress, "verifying", self.pairs_at.iter().sum());
         let v = self.verified.as_ref().expect("verified");
         let mut sets = UnionFind::new(self.docs.len());
         let mut pairs_at = vec![0u64; 65];
         let mut candidates: Vec<(usize, usize, u32)> = Vec::with_capacity(CANDIDATES);
-        let mut check = |candidates: &mut Vec<(usize, usize, u32)>| {
+        let mut cursor = PairCursor::default();
+        loop {
+            candidates.clear();
+            let walked = self
+                .walk(&mut cursor, CANDIDATES, |i, j, distance| {
+                    candidates.push((i, j, distance));
+                    Ok::<_, std::convert::Infallible>(true)
+                })
+                .unwrap_or_else(|never| match never {});
             let kept: Vec<(usize, usize, u32)> = candidates
                 .par_chunks(4096)
                 .flat_map_iter(|chunk| {
@@ -465,42 +488,11 @@ impl NearDuplicates {
                 pairs_at[distance as usize] += 1;
                 sets.union(i, j);
             }
-            candidates.clear();
-        };
-        let mut edges = self.edges.iter().peekable();
-        for n in 0..self.nodes.len() {
-            let own = self.starts[n]..self.starts[n + 1];
-            let mut others = vec![(own.clone(), 0)];
-            while let Some(&&(a, b, distance)) = edges.peek() {
-                if a as usize != n {
-                    break;
-                }
-                edges.next();
-                others.push((
-                    self.starts[b as usize]..self.starts[b as usize + 1],
-                    distance,
-                ));
-            }
-            for (other, distance) in others {
-                for i in own.clone() {
-                    let from = if other.start == own.start {
-                        i + 1
-                    } else {
-                        other.start
-                    };
-                    for j in from..other.end {
-                        candidates.push((i, j, distance));
-                        if candidates.len() == CANDIDATES {
-                            check(&mut candidates);
-                        }
-                    }
-                }
-            }
-            if n % 4096 == 4095 {
-                progress.advance(4096);
+            progress.advance(walked as u64);
+            if walked < CANDIDATES {
+                break;
             }
         }
-        check(&mut candidates);
         self.pairs_at = pairs_at;
         self.set_clusters(sets);
         Ok(())
