@@ -537,9 +537,8 @@ impl NativeStore {
         text_field: String,
     ) -> PyResult<NativePairs> {
         guard(|| {
-            let corpus =
-                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let near =
+                self.near_duplicates(py, distance, verify_text, min_jaccard, id_field, text_field)?;
             Ok(NativePairs {
                 near: Arc::new(near),
                 cursor: std::sync::Mutex::new(simhashdb::PairCursor::default()),
@@ -560,9 +559,8 @@ impl NativeStore {
         text_field: String,
     ) -> PyResult<(Vec<String>, Vec<String>, String)> {
         guard(|| {
-            let corpus =
-                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let near =
+                self.near_duplicates(py, distance, verify_text, min_jaccard, id_field, text_field)?;
             let (mut dropped, mut kept) = (Vec::new(), Vec::new());
             near.for_each_cluster(|c| {
                 let keep = c.kept_id();
@@ -592,9 +590,8 @@ impl NativeStore {
     ) -> PyResult<String> {
         guard(|| {
             simhashdb::NearDuplicates::check_report_path(&path).map_err(py_err)?;
-            let corpus =
-                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let near =
+                self.near_duplicates(py, distance, verify_text, min_jaccard, id_field, text_field)?;
             detached(py, || near.write_report(&path)).map_err(py_err)?;
             Ok(json_of(&near.summary()))
         })
@@ -615,9 +612,8 @@ impl NativeStore {
         text_field: String,
     ) -> PyResult<Vec<Vec<String>>> {
         guard(|| {
-            let corpus =
-                verify_text.map(|path| Corpus::new(path, min_jaccard, id_field, text_field));
-            let mut near = self.near_duplicates(py, distance, corpus.as_ref())?;
+            let mut near =
+                self.near_duplicates(py, distance, verify_text, min_jaccard, id_field, text_field)?;
             if singletons {
                 self.read(py, true, |snapshot| {
                     near.add_singletons(snapshot).map_err(py_err)
@@ -634,47 +630,31 @@ impl NativeStore {
     }
 }
 
-/// A corpus the audit's pairs are verified against: its path, the Jaccard a pair must reach,
-/// and how its documents are read.
-struct Corpus {
-    path: PathBuf,
-    min_jaccard: f64,
-    options: ReadOptions,
-}
-
-impl Corpus {
-    fn new(path: PathBuf, min_jaccard: f64, id_field: String, text_field: String) -> Self {
-        let options = ReadOptions {
-            id_field,
-            text_field,
-            ..ReadOptions::default()
-        };
-        Corpus {
-            path,
-            min_jaccard,
-            options,
-        }
-    }
-}
-
 impl NativeStore {
-    /// The audit's near duplicates within `distance`, verified against `corpus` when given,
-    /// with the GIL released.
+    /// The audit's near duplicates within `distance`, verified against the corpus
+    /// `verify_text` (its ids and texts in `id_field` and `text_field`) when given, with the
+    /// GIL released.
     fn near_duplicates(
         &self,
         py: Python<'_>,
         distance: Option<i64>,
-        corpus: Option<&Corpus>,
+        verify_text: Option<PathBuf>,
+        min_jaccard: f64,
+        id_field: String,
+        text_field: String,
     ) -> PyResult<simhashdb::NearDuplicates> {
         let mut near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
             snapshot.near_duplicates(distance, &()).map_err(py_err)
         })?;
-        if let Some(c) = corpus {
-            detached(py, || {
-                near.verify_text(&c.path, &c.options, c.min_jaccard, &())
-            })
-            .map_err(py_err)?;
+        if let Some(corpus) = verify_text {
+            let options = ReadOptions {
+                id_field,
+                text_field,
+                ..ReadOptions::default()
+            };
+            detached(py, || near.verify_text(&corpus, &options, min_jaccard, &()))
+                .map_err(py_err)?;
         }
         Ok(near)
     }

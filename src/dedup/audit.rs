@@ -75,7 +75,7 @@ impl Snapshot {
     /// The near duplicates of the live documents within `distance` bits (see
     /// [`NearDuplicates`]): memory grows with the fingerprint pairs and the documents that
     /// have a near duplicate, never with the document pairs. `progress` is told of the
-    /// phases "audit" and "clusters".
+    /// phases "audit", "reading postings", "reading ids" and "clusters".
     pub fn near_duplicates(
         &self,
         distance: u32,
@@ -90,7 +90,7 @@ impl Snapshot {
             wanted.extend(shared);
             wanted.par_sort_unstable();
             wanted.dedup();
-            let _phase = Phase::start(progress, "reading ids", wanted.len() as u64);
+            let reading = Phase::start(progress, "reading ids", wanted.len() as u64);
             let ids: Vec<Vec<(u64, Box<str>, u64)>> = wanted
                 .par_iter()
                 .map(|&fp| {
@@ -100,7 +100,7 @@ impl Snapshot {
                     Ok(ids)
                 })
                 .collect::<Result<_>>()?;
-            drop(_phase);
+            drop(reading);
             let ids = ids.into_iter().flatten().collect();
             Ok(NearDuplicates::build(
                 self.documents(),

@@ -12,7 +12,7 @@
 //! of each document that has a near duplicate (plus one u32 per such document for its
 //! cluster); with verification, those documents' shingle sets.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::io::document::ReadOptions;
 use crate::io::input::read_corpus_shingles;
 use crate::similarity::clusters::UnionFind;
-use crate::similarity::find_all::FingerprintPair;
+use crate::similarity::find_all::{find_all_in, find_all_settings, FingerprintPair};
 use crate::similarity::jaccard::{check_min_jaccard, jaccard};
 use crate::sys::progress::{Phase, Progress};
 
@@ -185,12 +185,8 @@ impl NearDuplicates {
         let pairs = if distance == 0 {
             Vec::new()
         } else {
-            let settings = crate::similarity::find_all::find_all_settings(
-                distance,
-                fingerprints.len() as u64,
-                blocks,
-            )?;
-            crate::similarity::find_all::find_all_in(&fingerprints, &settings, progress)
+            let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
+            find_all_in(&fingerprints, &settings, progress)
         };
         let ids = latest
             .iter()
@@ -219,38 +215,35 @@ impl NearDuplicates {
     ) -> Result<()> {
         // Before the corpus is read: a wrong threshold should not cost a read of it.
         check_min_jaccard(min_jaccard)?;
-        let index: HashMap<&str, usize> = self
+        let wanted: HashSet<&str> = self.docs.iter().map(|(id, _)| &**id).collect();
+        let mut read = read_corpus_shingles(corpus, options, |id| wanted.contains(id))?;
+        drop(wanted);
+        let sets = self
             .docs
             .iter()
-            .enumerate()
-            .map(|(i, (id, _))| (&**id, i))
-            .collect();
-        let mut read = read_corpus_shingles(corpus, options, |id| index.contains_key(id))?;
-        let mut sets = vec![Vec::new(); self.docs.len()];
-        for (i, (id, _)) in self.docs.iter().enumerate() {
-            sets[i] = read.remove(&**id).ok_or_else(|| {
-                Error::input_at(
-                    &corpus.display().to_string(),
-                    None,
-                    format!("no text for document {id:?}"),
-                )
-            })?;
-        }
-        drop(index);
+            .map(|(id, _)| {
+                read.remove(&**id).ok_or_else(|| {
+                    Error::input_at(
+                        &corpus.display().to_string(),
+                        None,
+                        format!("no text for document {id:?}"),
+                    )
+                })
+            })
+            .collect::<Result<_>>()?;
         self.verified = Some(Verified { sets, min_jaccard });
         self.cluster_verified(progress)
     }
 
     /// Also lists, as clusters of one, every live document that has no (verified) near
-    /// duplicate: `all` are every live document's `(id, batch)`, in any order.
-    pub(crate) fn set_singletons(&mut self, mut all: Vec<(Box<str>, u64)>) {
-        let clustered: std::collections::HashSet<&str> = self
+    /// duplicate: `others` are every live document's `(id, batch)`, in any order.
+    pub(crate) fn set_singletons(&mut self, mut others: Vec<(Box<str>, u64)>) {
+        let clustered: HashSet<&str> = self
             .members
             .iter()
             .map(|&d| &*self.docs[d as usize].0)
             .collect();
-        all.retain(|(id, _)| !clustered.contains(&**id));
-        let mut others = all;
+        others.retain(|(id, _)| !clustered.contains(&**id));
         others.par_sort_unstable();
         others.dedup();
         self.singletons = Some(others);
@@ -436,7 +429,6 @@ impl NearDuplicates {
     /// node's cluster, and every edge joins two nodes' clusters.
     fn cluster_unverified(&mut self) {
         let mut sets = UnionFind::new(self.docs.len());
-        self.pairs_at = vec![0; 65];
         for n in 0..self.nodes.len() {
             let k = (self.starts[n + 1] - self.starts[n]) as u64;
             self.pairs_at[0] += k * k.saturating_sub(1) / 2;
@@ -504,21 +496,18 @@ impl NearDuplicates {
         let mut in_cluster: Vec<u32> = (0..self.docs.len() as u32)
             .filter(|&d| sets.size_of(roots[d as usize]) > 1)
             .collect();
-        // The smallest id of each root.
-        let mut smallest: HashMap<usize, u32> = HashMap::new();
+        // The document with the smallest id of each root's set.
+        let mut smallest: Vec<u32> = vec![u32::MAX; self.docs.len()];
         for &d in &in_cluster {
-            let e = smallest.entry(roots[d as usize]).or_insert(d);
-            if self.docs[d as usize].0 < self.docs[*e as usize].0 {
-                *e = d;
+            let first = &mut smallest[roots[d as usize]];
+            if *first == u32::MAX || self.docs[d as usize].0 < self.docs[*first as usize].0 {
+                *first = d;
             }
         }
         let docs = &self.docs;
-        in_cluster.par_sort_unstable_by(|&x, &y| {
-            let key = |d: u32| {
-                let first = smallest[&roots[d as usize]];
-                (&docs[first as usize].0, first, &docs[d as usize].0)
-            };
-            key(x).cmp(&key(y))
+        in_cluster.par_sort_unstable_by_key(|&d| {
+            let first = smallest[roots[d as usize]];
+            (&docs[first as usize].0, first, &docs[d as usize].0)
         });
         let mut starts = vec![0];
         for w in 1..in_cluster.len() {

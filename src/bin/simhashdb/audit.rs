@@ -113,6 +113,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.singletons && args.clusters.is_some() {
         near.add_singletons(&snapshot)?;
     }
+    let summary = near.summary();
     let nothing_asked = [
         &args.pairs,
         &args.clusters,
@@ -129,18 +130,12 @@ pub fn run(args: Args) -> Result<()> {
     };
     if let Some(path) = &pairs_to {
         // Writing can be the longest phase (1e8 pairs of one hot page take seconds).
-        bars.start("writing pairs", near.summary().pairs);
+        bars.start("writing pairs", summary.pairs);
         if output::is_parquet_name(path) {
             let mut table = ParquetTable::pairs(path, near.is_verified())?;
-            let mut written = 0u64;
-            near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
-                table.push_pair(a, b, distance, jaccard)?;
-                written += 1;
-                if written.is_multiple_of(PROGRESS_STEP) {
-                    bars.advance(PROGRESS_STEP);
-                }
-                Ok(())
-            })?;
+            near.for_each_pair(telling(&bars, |a, b, distance, jaccard| {
+                Ok(table.push_pair(a, b, distance, jaccard)?)
+            }))?;
             table.finish()?;
         } else {
             output::write_to(Some(path), |out| write_pairs(out, &near, args.json, &bars))?;
@@ -170,7 +165,6 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.report {
         near.write_report(path)?;
     }
-    let summary = near.summary();
     if args.json {
         #[derive(serde::Serialize)]
         struct SummaryLine<'a> {
@@ -203,6 +197,22 @@ pub fn run(args: Args) -> Result<()> {
 /// Pairs written between two progress updates.
 const PROGRESS_STEP: u64 = 1 << 16;
 
+/// `write` of each pair, telling `progress` of every [`PROGRESS_STEP`] pairs written.
+fn telling<'a>(
+    progress: &'a dyn simhashdb::Progress,
+    mut write: impl FnMut(&str, &str, u32, Option<f64>) -> Result<()> + 'a,
+) -> impl FnMut(&str, &str, u32, Option<f64>) -> Result<()> + 'a {
+    let mut written = 0u64;
+    move |a, b, distance, jaccard| {
+        write(a, b, distance, jaccard)?;
+        written += 1;
+        if written.is_multiple_of(PROGRESS_STEP) {
+            progress.advance(PROGRESS_STEP);
+        }
+        Ok(())
+    }
+}
+
 fn write_pairs(
     out: &mut dyn Write,
     near: &NearDuplicates,
@@ -218,13 +228,8 @@ fn write_pairs(
         #[serde(skip_serializing_if = "Option::is_none")]
         jaccard: Option<f64>,
     }
-    let mut count = 0u64;
-    near.for_each_pair(|a, b, distance, jaccard| -> Result<()> {
-        count += 1;
-        if count.is_multiple_of(PROGRESS_STEP) {
-            progress.advance(PROGRESS_STEP);
-        }
-        let written = match (json, jaccard) {
+    near.for_each_pair(telling(progress, |a, b, distance, jaccard| {
+        match (json, jaccard) {
             (true, jaccard) => output::json_line(
                 out,
                 &PairLine {
@@ -236,9 +241,8 @@ fn write_pairs(
             ),
             (false, None) => Ok(writeln!(out, "{a}\t{b}\t{distance}")?),
             (false, Some(j)) => Ok(writeln!(out, "{a}\t{b}\t{distance}\t{j:.6}")?),
-        };
-        written
-    })?;
+        }
+    }))?;
     Ok(())
 }
 

@@ -84,10 +84,8 @@ pub fn run(args: Args) -> Result<()> {
                 Ok(writeln!(out, "{a}\t{b}\t{distance}")?)
             }
         })?;
-        (
-            near.summary().documents as usize,
-            near.summary().pairs as usize,
-        )
+        let summary = near.summary();
+        (summary.documents as usize, summary.pairs as usize)
     } else {
         let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
         let bars = progress::Bars::default();
