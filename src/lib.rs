@@ -103,6 +103,8 @@ pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
+pub use dedup::files::DedupFiles;
+pub use dedup::ingest::{Dedup, DedupSummary, Verdict};
 pub use dedup::near_duplicates::{AuditSummary, Cluster, NearDuplicates, PairCursor};
 pub use error::{Error, Result, Setting};
 pub use format::catalog::BatchInfo;

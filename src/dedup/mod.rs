@@ -6,6 +6,9 @@
 //! Depends on [`crate::read`], [`crate::similarity`] and below.
 
 pub(crate) mod audit;
+pub(crate) mod files;
+pub(crate) mod ingest;
+mod kept;
 pub(crate) mod near_duplicates;
 #[cfg(feature = "plot")]
 mod report;

@@ -7,6 +7,7 @@
 
 pub(crate) mod document;
 pub(crate) mod input;
+pub(crate) mod output_file;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "plot")]

@@ -306,6 +306,23 @@ impl Snapshot {
     }
 
     fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        let mut matches = Vec::new();
+        for (fp, d) in self.close_fingerprints(query, distance)? {
+            self.live_ids(fp, |id| {
+                matches.push(Match {
+                    distance: d,
+                    fingerprint: fp,
+                    id: id.to_string(),
+                })
+            })?;
+        }
+        matches.sort_unstable();
+        Ok(matches)
+    }
+
+    /// Every fingerprint in the tables within `distance` bits of `query`, with its distance,
+    /// in no set order; fingerprints whose documents were all replaced are included.
+    pub(crate) fn close_fingerprints(&self, query: u64, distance: u32) -> Result<Vec<(u64, u32)>> {
         self.check_distance(distance)?;
         let mut found: Vec<(u64, u32)> = Vec::new();
         let mut check = |t: usize, key: u64, candidate: u64| {
@@ -363,18 +380,7 @@ impl Snapshot {
         }
         let memory = pinned.len() as u64;
         self.probes.add(memory, disk);
-        let mut matches = Vec::new();
-        for (fp, d) in found {
-            self.live_ids(fp, |id| {
-                matches.push(Match {
-                    distance: d,
-                    fingerprint: fp,
-                    id: id.to_string(),
-                })
-            })?;
-        }
-        matches.sort_unstable();
-        Ok(matches)
+        Ok(found)
     }
 
     /// Runs many queries in parallel; the answers come back in the order of `queries`.

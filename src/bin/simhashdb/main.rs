@@ -6,6 +6,7 @@
 mod audit;
 mod batches;
 mod compact;
+mod dedup;
 mod delete;
 mod documents;
 mod exit_codes;
@@ -45,6 +46,7 @@ struct Cli {
 enum Command {
     Init(init::Args),
     Insert(insert::Args),
+    Dedup(dedup::Args),
     Query(query::Args),
     Delete(delete::Args),
     Expire(expire::Args),
@@ -100,6 +102,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Init(args) => init::run(args),
         Command::Insert(args) => insert::run(args),
+        Command::Dedup(args) => dedup::run(args),
         Command::Query(args) => query::run(args),
         Command::Delete(args) => delete::run(args),
         Command::Expire(args) => expire::run(args),

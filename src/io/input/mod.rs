@@ -17,7 +17,8 @@
 mod corpus;
 mod decode;
 mod queries;
-mod sources;
+pub(crate) mod records;
+pub(crate) mod sources;
 
 use std::borrow::Cow;
 use std::io::BufRead;
@@ -29,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
+use records::{Documents, RecordSink, Records};
 
 pub(crate) use crate::io::document::{
     is_parquet_head, problem_of, InputFormat, ReadOptions, STDIN,
@@ -144,7 +146,7 @@ pub fn read_documents(
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let _phase = Phase::start(progress, "reading", 0);
-    read_stream(reader, source, options, sink, progress)
+    read_stream(reader, source, options, &mut Documents(sink), progress)
 }
 
 /// [`read_documents`] within a phase its caller started.
@@ -152,7 +154,7 @@ pub(crate) fn read_stream(
     mut reader: impl BufRead,
     source: &str,
     options: &ReadOptions,
-    sink: &mut dyn DocumentSink,
+    sink: &mut dyn RecordSink,
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
@@ -225,7 +227,7 @@ pub(crate) fn read_stream(
             .par_iter()
             .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source))
             .collect();
-        for result in parsed {
+        for (result, (_, chunk)) in parsed.into_iter().zip(&chunks) {
             if let Some(err) = result.error {
                 return Err(err);
             }
@@ -237,7 +239,11 @@ pub(crate) fn read_stream(
                 }
             }
             summary.documents += result.batch.len() as u64;
-            sink.append(result.batch)?;
+            let records = Records::Lines {
+                bytes: chunk,
+                spans: &result.spans,
+            };
+            sink.append_records(source, result.batch, records)?;
         }
         if eof || chunks.is_empty() {
             return Ok(summary);
@@ -276,7 +282,7 @@ pub(crate) fn read_parquet_input(
     input: ParquetInput,
     source: &str,
     options: &ReadOptions,
-    sink: &mut dyn DocumentSink,
+    sink: &mut dyn RecordSink,
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     #[cfg(feature = "parquet")]
@@ -302,6 +308,8 @@ pub(crate) fn read_parquet_input(
 
 struct ChunkResult {
     batch: Batch,
+    /// Each document's line in the chunk, its line end included.
+    spans: Vec<std::ops::Range<usize>>,
     lines: u64,
     skipped: Vec<String>,
     error: Option<Error>,
@@ -316,11 +324,15 @@ fn parse_chunk(
 ) -> ChunkResult {
     let mut out = ChunkResult {
         batch: Batch::new(),
+        spans: Vec::new(),
         lines: 0,
         skipped: Vec::new(),
         error: None,
     };
+    let mut start = 0;
     for (i, raw) in chunk.split(|&b| b == b'\n').enumerate() {
+        let span = start..(start + raw.len() + 1).min(chunk.len());
+        start = span.end;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -330,7 +342,10 @@ fn parse_chunk(
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| parse_document(line, options, format));
         match parsed {
-            Ok((id, fp)) => out.batch.push(&id, fp).expect("id checked while parsing"),
+            Ok((id, fp)) => {
+                out.batch.push(&id, fp).expect("id checked while parsing");
+                out.spans.push(span);
+            }
             Err(e) => {
                 let line = Some(first_line + i as u64 + 1);
                 let error = Error::input_at(source, line, problem_of(e));

@@ -68,7 +68,13 @@ pub fn read_queries(
     if format == InputFormat::Parquet {
         let mut batch = Batch::new();
         let input = ParquetInput::Bytes(bytes);
-        let summary = read_parquet_input(input, &name, options, &mut batch, &())?;
+        let summary = read_parquet_input(
+            input,
+            &name,
+            options,
+            &mut super::records::Documents(&mut batch),
+            &(),
+        )?;
         push_documents(&batch, queries);
         return Ok(summary);
     }

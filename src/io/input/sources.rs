@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::decode::{decoded, decoded_bytes};
+use super::records::{Documents, RecordSink};
 use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
 use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
@@ -109,6 +110,16 @@ pub fn read_sources(
     sink: &mut dyn DocumentSink,
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
+    read_records(inputs, options, &mut Documents(sink), progress)
+}
+
+/// [`read_sources`] into a sink that takes each document's record too.
+pub(crate) fn read_records(
+    inputs: &[PathBuf],
+    options: &ReadOptions,
+    sink: &mut dyn RecordSink,
+    progress: &dyn Progress,
+) -> Result<ReadSummary> {
     let _phase = Phase::start(progress, "reading", 0);
     let mut reader = SourceReader {
         options,
@@ -136,7 +147,7 @@ pub fn read_sources(
 
 struct SourceReader<'a> {
     options: &'a ReadOptions,
-    sink: &'a mut dyn DocumentSink,
+    sink: &'a mut dyn RecordSink,
     progress: &'a dyn Progress,
     summary: ReadSummary,
     /// Text files waiting to be fingerprinted together, in input order.

@@ -13,9 +13,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::io::document::{problem_of, FingerprintFormat, ReadOptions};
+use crate::io::input::records::{RecordSink, Records};
 use crate::sys::progress::Progress;
 use crate::write::batch::ReadSummary;
-use crate::write::batch::{check_id, Batch, DocumentSink};
+use crate::write::batch::{check_id, Batch};
 
 /// Rows decoded at a time: big enough to fingerprint in parallel, small enough to bound memory.
 const ROWS_PER_BATCH: usize = 1 << 16;
@@ -36,7 +37,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     data: R,
     source: &str,
     options: &ReadOptions,
-    sink: &mut dyn DocumentSink,
+    sink: &mut dyn RecordSink,
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let file_bytes = data.len();
@@ -77,7 +78,12 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             return Err(Error::input_at(source, None, missing(&schema, &wanted)));
         }
     };
-    let reader = batches(builder, [id, value_index]).map_err(|e| unreadable(&e))?;
+    // A sink that passes rows on gets every column; others only the two read.
+    let columns = match sink.wants_records() {
+        true => None,
+        false => Some([id, value_index]),
+    };
+    let reader = batches(builder, columns).map_err(|e| unreadable(&e))?;
 
     let mut summary = ReadSummary::default();
     let mut first_row = 1u64;
@@ -105,11 +111,15 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             }
         };
         let mut batch = Batch::new();
+        let mut kept_rows = Vec::new();
         for (row, fingerprint) in fingerprints.into_iter().enumerate() {
             let document = document(&ids, row, fingerprint, &options.id_field);
             summary.lines += 1;
             match document {
-                Ok((id, fingerprint)) => batch.push(id, fingerprint)?,
+                Ok((id, fingerprint)) => {
+                    batch.push(id, fingerprint)?;
+                    kept_rows.push(row);
+                }
                 Err(e) => {
                     let at = format!("row {}: {}", first_row + row as u64, problem_of(e));
                     let error = Error::input_at(source, None, at);
@@ -121,7 +131,11 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             }
         }
         summary.documents += batch.len() as u64;
-        sink.append(batch)?;
+        let records = Records::Rows {
+            batch: &record_batch,
+            rows: &kept_rows,
+        };
+        sink.append_records(source, batch, records)?;
         first_row += rows as u64;
         progress.advance(file_bytes * rows as u64 / total_rows.max(1));
     }
@@ -156,7 +170,7 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
         "a string column",
         is_string,
     )?;
-    let reader = batches(builder, [id, text]).map_err(|e| unreadable(&e))?;
+    let reader = batches(builder, Some([id, text])).map_err(|e| unreadable(&e))?;
     let mut first_row = 1u64;
     for record_batch in reader {
         let record_batch = record_batch.map_err(|e| unreadable(&e))?;
@@ -198,17 +212,20 @@ fn document<'a>(
     Ok((id, fingerprint?))
 }
 
-/// The rows of `columns` (indexes of the file's top-level columns), [`ROWS_PER_BATCH`] at a
-/// time.
+/// The rows of `columns` (indexes of the file's top-level columns; None: all of them),
+/// [`ROWS_PER_BATCH`] at a time.
 fn batches<R: ChunkReader + 'static>(
     builder: ParquetRecordBatchReaderBuilder<R>,
-    columns: [usize; 2],
+    columns: Option<[usize; 2]>,
 ) -> parquet::errors::Result<ParquetRecordBatchReader> {
-    let mask = ProjectionMask::roots(builder.parquet_schema(), columns);
-    builder
-        .with_projection(mask)
-        .with_batch_size(ROWS_PER_BATCH)
-        .build()
+    let builder = match columns {
+        Some(columns) => {
+            let mask = ProjectionMask::roots(builder.parquet_schema(), columns);
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
+    builder.with_batch_size(ROWS_PER_BATCH).build()
 }
 
 fn is_id_type(t: &DataType) -> bool {

@@ -90,16 +90,7 @@ impl ParquetTable {
     }
 
     fn create(path: &Path, fields: Vec<Field>) -> Result<ParquetTable> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        // Created as any output file is (0666 less the user's umask), not private as a
-        // temporary file would be: it becomes the output.
-        let mut builder = tempfile::Builder::new();
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let file = builder.tempfile_in(dir).map_err(|e| Error::io(path, e))?;
+        let file = crate::io::output_file::temp_beside(path)?;
         let handle = file.reopen().map_err(|e| Error::io(path, e))?;
         let schema = Arc::new(Schema::new(fields));
         let level = ZstdLevel::try_new(1).expect("1 is a zstd level");

@@ -1,0 +1,176 @@
+//! `simhashdb dedup`: keep what is new, drop what the store already has.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use simhashdb::{DedupFiles, DedupSummary, InputFormat, Snapshot};
+
+use crate::documents::{self, FieldArgs};
+use crate::exit_codes::usage;
+use crate::{output, progress};
+
+/// Keep the documents that are new, drop the near duplicates of stored documents and of
+/// earlier documents of the input; with --insert, store the kept ones in the same step.
+///
+/// Reads documents as `insert` does (every format, gzip and zstd, stdin; text fingerprinted
+/// with the store's scheme). Greedy in input order: a document is a duplicate when a stored
+/// document, or an earlier kept document of the input, is within D bits; otherwise it is
+/// kept. The kept records are written unchanged and in input order: JSON Lines and TSV lines
+/// byte for byte, Parquet rows with every column (Parquet needs --output), the ids of text
+/// files. --duplicates lists every dropped document as ID<TAB>DUPLICATE_OF<TAB>DISTANCE,
+/// DUPLICATE_OF its nearest match (smallest distance; then a stored document before one of the
+/// input, the earliest batch, the smallest id). Output files appear whole or not at all.
+/// --insert holds the writer lock from the first lookup to the commit: no other writer slips
+/// in between; on any error nothing is inserted and no output file is left. Without --insert
+/// the store is only read (it may be read-only, or served by a running `serve`). A summary
+/// goes to stderr, or with --json a JSON line {"read", "skipped", "kept",
+/// "duplicates_of_stored", "duplicates_within_input", "inserted", "batch", "distance"} on
+/// stdout (on stderr when stdout carries the records). Memory: the kept documents' ids and
+/// fingerprints (about 100 bytes each plus the id), never the records.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store.
+    store: PathBuf,
+    /// Input files or directories; '-' or none reads stdin.
+    inputs: Vec<PathBuf>,
+    /// Input format: tsv, jsonl, text or parquet; detected when absent (as `insert` does).
+    #[arg(long, value_name = "FORMAT", value_parser = documents::parse_format)]
+    format: Option<InputFormat>,
+    #[command(flatten)]
+    fields: FieldArgs,
+    /// Largest distance that makes a duplicate (at most the store's K; default K).
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    distance: Option<i64>,
+    /// Write the kept records to FILE ('-' = stdout, the default for line formats).
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Write the dropped documents to FILE ('-' = stdout): ID<TAB>DUPLICATE_OF<TAB>DISTANCE.
+    #[arg(long, value_name = "FILE")]
+    duplicates: Option<PathBuf>,
+    /// Insert the kept documents as one batch, atomically with the check.
+    #[arg(long)]
+    insert: bool,
+    /// A label recorded with the batch (with --insert).
+    #[arg(long, requires = "insert")]
+    label: Option<String>,
+    #[command(flatten)]
+    wait: crate::writer::WaitArgs,
+    /// Skip invalid documents (and report how many) instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Print the summary as a JSON line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if let Some(label) = &args.label {
+        simhashdb::Batch::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
+    }
+    let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_none_or(|p| p.as_os_str() == "-");
+    let records_to_stdout = is_stdout(&args.output);
+    let duplicates_to_stdout = args.duplicates.is_some() && is_stdout(&args.duplicates);
+    if records_to_stdout && duplicates_to_stdout {
+        return Err(usage(
+            "the kept records and --duplicates cannot both go to stdout: give --output FILE",
+        ));
+    }
+    if args
+        .duplicates
+        .as_deref()
+        .is_some_and(output::is_parquet_name)
+    {
+        return Err(usage(
+            "--duplicates writes text (ID<TAB>DUPLICATE_OF<TAB>DISTANCE lines); give a name \
+             not ending in .parquet",
+        ));
+    }
+    let inputs = if args.inputs.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.inputs.clone()
+    };
+    let bar = progress::bytes("reading");
+    let tell = |n: u64| bar.inc(n);
+    let mut out = output::stdout();
+    let summary = if args.insert {
+        let mut store = crate::writer::open(&args.store, &args.wait)?;
+        let scheme = documents::store_scheme(store.text_scheme(), &args.store);
+        let distance = store.snapshot()?.distance(args.distance)?;
+        let files = files(&args, inputs, distance);
+        let options = read_options(&args, scheme);
+        store
+            .dedup_files(&files, &options, &mut out, &tell)
+            .with_context(|| {
+                format!(
+                    "{}: nothing was inserted and no output file was written",
+                    args.store.display()
+                )
+            })?
+    } else {
+        let snapshot = Snapshot::open_for_batch(&args.store)
+            .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+        let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
+        let distance = snapshot.distance(args.distance)?;
+        let files = files(&args, inputs, distance);
+        let options = read_options(&args, scheme);
+        snapshot
+            .dedup_files(&files, &options, &mut out, &tell)
+            .with_context(|| format!("{}: no output file was written", args.store.display()))?
+    };
+    bar.finish_and_clear();
+    out.flush()?;
+    for msg in &summary.first_skipped {
+        eprintln!("simhashdb: skipped {msg}");
+    }
+    let stdout_used = records_to_stdout || duplicates_to_stdout;
+    if args.json && !stdout_used {
+        output::json_line(&mut out, &summary)?;
+        out.flush()?;
+    } else if args.json {
+        output::json_line(&mut std::io::stderr(), &summary)?;
+    } else {
+        eprintln!("simhashdb: {}", describe(&summary));
+    }
+    Ok(())
+}
+
+fn files(args: &Args, inputs: Vec<PathBuf>, distance: u32) -> DedupFiles {
+    let mut files = DedupFiles::new(inputs, distance);
+    files.output = args.output.clone();
+    files.duplicates = args.duplicates.clone();
+    files.label = args.label.clone();
+    files
+}
+
+fn read_options(
+    args: &Args,
+    scheme: std::result::Result<simhashdb::Scheme, std::sync::Arc<simhashdb::Error>>,
+) -> simhashdb::ReadOptions {
+    let mut options = args.fields.options(scheme, args.skip_invalid);
+    options.format = args.format;
+    options
+}
+
+/// The summary for people.
+fn describe(s: &DedupSummary) -> String {
+    let mut line = format!(
+        "read {}, kept {}, dropped {} ({} of stored documents, {} within the input) at \
+         distance {}",
+        s.read,
+        s.kept,
+        s.duplicates_of_stored + s.duplicates_within_input,
+        s.duplicates_of_stored,
+        s.duplicates_within_input,
+        s.distance
+    );
+    if s.skipped > 0 {
+        line += &format!(", skipped {} invalid", s.skipped);
+    }
+    match s.batch {
+        Some(batch) => line += &format!("; inserted {} as batch {batch}", s.inserted),
+        None => line += "; nothing inserted",
+    }
+    line
+}

@@ -1,0 +1,450 @@
+//! Dedup of files: documents read as `insert` reads them, the kept records written out
+//! unchanged, the dropped documents listed, the kept ones inserted when asked.
+//!
+//! The records stream through: each group of documents the reader hands over is decided
+//! ([`Dedup::decide`]) and its kept records written before the next group is read, so memory
+//! is what the [`Dedup`] holds, whatever the size of the records. Output files are written
+//! beside their paths and renamed onto them at the end ([`OutputFile`]): a failed dedup
+//! leaves none. With an insert, the files are in place before the batch commits: a dedup
+//! killed between the two leaves the outputs and the store as before, and running it again
+//! gives the same outputs.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
+use crate::error::{Error, Result};
+use crate::io::document::ReadOptions;
+use crate::io::input::records::{RecordSink, Records};
+use crate::io::input::sources::read_records;
+use crate::io::output_file::OutputFile;
+use crate::read::snapshot::{batch_cache_bytes, Snapshot};
+use crate::sys::progress::Progress;
+use crate::write::batch::{Batch, DocumentSink};
+use crate::write::store::Store;
+
+/// A dedup of files (see [`Store::dedup_files`] and [`Snapshot::dedup_files`]).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct DedupFiles {
+    /// Input files and directories, read as `insert` reads them; `-` is stdin.
+    pub inputs: Vec<PathBuf>,
+    /// Where the kept records go: the input lines as read (TSV, JSON Lines), the rows with
+    /// every column (Parquet: needs a file), or the ids (text files). None or `-`: the
+    /// `stdout` writer given.
+    pub output: Option<PathBuf>,
+    /// Where the dropped documents go, one line `ID<TAB>DUPLICATE_OF<TAB>DISTANCE` each;
+    /// `-`: the `stdout` writer given.
+    pub duplicates: Option<PathBuf>,
+    /// The distance (at most the store's K).
+    pub distance: u32,
+    /// The label of the batch the kept documents are inserted as.
+    pub label: Option<String>,
+}
+
+impl DedupFiles {
+    /// A dedup of `inputs` at `distance` bits, its kept records to stdout.
+    pub fn new(inputs: Vec<PathBuf>, distance: u32) -> Self {
+        DedupFiles {
+            inputs,
+            distance,
+            ..DedupFiles::default()
+        }
+    }
+
+    /// Checks what can be checked before reading: one target at most is stdout.
+    fn check(&self) -> Result<()> {
+        let output_is_stdout = self.output.as_deref().is_none_or(is_stdout);
+        if output_is_stdout && self.duplicates.as_deref().is_some_and(is_stdout) {
+            return Err(Error::input(
+                "the kept records and the duplicates cannot both go to stdout ('-'): name a \
+                 file for one of them",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+impl Snapshot {
+    /// Dedups the documents of `files.inputs` against this state of the store, in input
+    /// order (see [`Dedup`]), and writes the kept records and the duplicates where `files`
+    /// says; nothing is inserted. `stdout` takes what goes to `-`.
+    pub fn dedup_files(
+        &self,
+        files: &DedupFiles,
+        options: &ReadOptions,
+        stdout: &mut dyn Write,
+        progress: &dyn Progress,
+    ) -> Result<DedupSummary> {
+        let (summary, outputs) = run(self, files, options, stdout, None, progress)?;
+        outputs.finish()?;
+        Ok(summary)
+    }
+}
+
+impl Store {
+    /// [`Snapshot::dedup_files`], inserting the kept documents as one batch labelled
+    /// `files.label`, atomically with the check: this handle's writer lock keeps every other
+    /// writer out from the first lookup to the commit. On any error nothing is inserted and
+    /// no output file is left.
+    pub fn dedup_files(
+        &mut self,
+        files: &DedupFiles,
+        options: &ReadOptions,
+        stdout: &mut dyn Write,
+        progress: &dyn Progress,
+    ) -> Result<DedupSummary> {
+        if let Some(label) = &files.label {
+            crate::write::batch::check_label(label)?;
+        }
+        // The cache of a batch of queries (see `Snapshot::open_for_batch`).
+        let cache = batch_cache_bytes(self.catalog());
+        let snapshot = Snapshot::from_catalog(self.dir(), self.catalog().clone(), cache)?;
+        let mut insertion = self.begin_insert(files.label.as_deref());
+        let (mut summary, outputs) = run(
+            &snapshot,
+            files,
+            options,
+            stdout,
+            Some(&mut insertion),
+            progress,
+        )?;
+        drop(snapshot);
+        // The outputs go in place first: a dedup killed before the commit leaves them and the
+        // store as it was, and is run again; killed after, it would have lost the records.
+        let written = outputs.finish()?;
+        match insertion.commit() {
+            Ok(inserted) => {
+                summary.inserted = summary.kept;
+                summary.batch = inserted.batch;
+                Ok(summary)
+            }
+            Err(e) => {
+                for path in written {
+                    let _ = std::fs::remove_file(path);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Reads, decides and writes; returns the outputs still to be put in place.
+fn run<'w>(
+    snapshot: &Snapshot,
+    files: &DedupFiles,
+    options: &ReadOptions,
+    stdout: &'w mut dyn Write,
+    insert: Option<&'w mut dyn DocumentSink>,
+    progress: &dyn Progress,
+) -> Result<(DedupSummary, Outputs<'w>)> {
+    files.check()?;
+    let mut stdout = Some(stdout);
+    let mut target = |path: Option<&Path>| -> Result<Target<'w>> {
+        Ok(match path.filter(|p| !is_stdout(p)) {
+            Some(path) => Target::File(OutputFile::create(path)?),
+            None => Target::Stdout(stdout.take().expect("checked: one target is stdout")),
+        })
+    };
+    let kept = target(files.output.as_deref())?;
+    let duplicates = match &files.duplicates {
+        Some(path) => Some(target(Some(path))?),
+        None => None,
+    };
+    let mut job = Job {
+        dedup: Dedup::new(snapshot, files.distance)?,
+        kept: KeptRecords::new(kept),
+        duplicates,
+        insert,
+    };
+    let read = read_records(&files.inputs, options, &mut job, progress)?;
+    job.dedup.record_read(read);
+    let summary = job.dedup.summary();
+    let outputs = Outputs {
+        kept: job.kept,
+        duplicates: job.duplicates,
+    };
+    Ok((summary, outputs))
+}
+
+/// Where one output goes.
+enum Target<'w> {
+    File(OutputFile),
+    Stdout(&'w mut dyn Write),
+}
+
+impl Target<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Target::File(file) => file.write_all_named(bytes),
+            Target::Stdout(out) => out.write_all(bytes).map_err(|e| Error::io("<stdout>", e)),
+        }
+    }
+
+    /// Puts a file in place (see [`OutputFile::finish`]); flushes stdout. Returns the path of
+    /// a file written.
+    fn finish(self) -> Result<Option<PathBuf>> {
+        match self {
+            Target::File(file) => {
+                let path = file.path().to_path_buf();
+                file.finish()?;
+                Ok(Some(path))
+            }
+            Target::Stdout(out) => {
+                out.flush().map_err(|e| Error::io("<stdout>", e))?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The outputs of a dedup, written but not yet in place.
+struct Outputs<'w> {
+    kept: KeptRecords<'w>,
+    duplicates: Option<Target<'w>>,
+}
+
+impl Outputs<'_> {
+    /// Puts every output in place; returns the files written.
+    fn finish(self) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        let mut targets = vec![self.kept.finish()?];
+        targets.extend(self.duplicates);
+        for target in targets {
+            written.extend(target.finish()?);
+        }
+        Ok(written)
+    }
+}
+
+/// The state of a dedup of files: the decisions, and where their results go.
+struct Job<'s, 'w> {
+    dedup: Dedup<'s>,
+    kept: KeptRecords<'w>,
+    duplicates: Option<Target<'w>>,
+    insert: Option<&'w mut dyn DocumentSink>,
+}
+
+impl RecordSink for Job<'_, '_> {
+    fn wants_records(&self) -> bool {
+        true
+    }
+
+    fn append_records(
+        &mut self,
+        source: &str,
+        documents: Batch,
+        records: Records<'_>,
+    ) -> Result<()> {
+        let verdicts = self.dedup.decide(&documents)?;
+        self.kept.write(source, &verdicts, &records)?;
+        if let Some(out) = &mut self.duplicates {
+            let mut lines = Vec::new();
+            for v in verdicts.iter().filter(|v| !v.kept) {
+                let of = v.duplicate_of.as_deref().unwrap_or_default();
+                let distance = v.distance.unwrap_or_default();
+                writeln!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
+            }
+            out.write(&lines)?;
+        }
+        if let Some(insert) = &mut self.insert {
+            let mut kept = Batch::new();
+            for (i, _) in verdicts.iter().enumerate().filter(|(_, v)| v.kept) {
+                kept.push(documents.id(i), documents.fingerprint(i))?;
+            }
+            insert.append(kept)?;
+        }
+        Ok(())
+    }
+}
+
+/// The kept records, written in the form of the first input's records.
+struct KeptRecords<'w> {
+    target: Option<Target<'w>>,
+    form: Option<Form>,
+}
+
+/// The form of the kept records.
+enum Form {
+    /// Lines as read.
+    Lines,
+    /// The ids of text documents, one per line.
+    Ids,
+    /// Parquet rows, with the first Parquet input's schema.
+    #[cfg(feature = "parquet")]
+    Rows(Box<parquet_rows::RowWriter>),
+}
+
+impl<'w> KeptRecords<'w> {
+    fn new(target: Target<'w>) -> Self {
+        KeptRecords {
+            target: Some(target),
+            form: None,
+        }
+    }
+
+    fn write(&mut self, source: &str, verdicts: &[Verdict], records: &Records<'_>) -> Result<()> {
+        if self.form.is_none() {
+            self.form = Some(match records {
+                Records::Lines { .. } => Form::Lines,
+                Records::Files => Form::Ids,
+                #[cfg(feature = "parquet")]
+                Records::Rows { batch, .. } => {
+                    let Some(Target::File(file)) = self.target.take() else {
+                        return Err(Error::input_at(
+                            source,
+                            None,
+                            "the kept rows of a Parquet input are a Parquet file: name an \
+                             output file (not stdout)",
+                        ));
+                    };
+                    Form::Rows(Box::new(parquet_rows::RowWriter::new(
+                        file,
+                        batch.schema(),
+                    )?))
+                }
+            });
+        }
+        let form = self.form.as_mut().expect("set above");
+        let kept = verdicts.iter().map(|v| v.kept);
+        match (form, records) {
+            (Form::Lines, Records::Lines { bytes, spans }) => {
+                let mut out = Vec::new();
+                for (span, _) in spans.iter().zip(kept).filter(|(_, k)| *k) {
+                    out.extend_from_slice(&bytes[span.clone()]);
+                    if !out.ends_with(b"\n") {
+                        out.push(b'\n');
+                    }
+                }
+                self.target()?.write(&out)
+            }
+            (Form::Ids, Records::Files) => {
+                let mut out = Vec::new();
+                for v in verdicts.iter().filter(|v| v.kept) {
+                    writeln!(out, "{}", v.id).expect("writes to memory");
+                }
+                self.target()?.write(&out)
+            }
+            #[cfg(feature = "parquet")]
+            (Form::Rows(writer), Records::Rows { batch, rows }) => {
+                writer.write(source, batch, rows, kept)
+            }
+            (form, _) => Err(Error::input_at(
+                source,
+                None,
+                format!(
+                    "its records are not {}, as the first input's are: the kept records of \
+                     one dedup go to one output in one form (dedup them separately)",
+                    form.name()
+                ),
+            )),
+        }
+    }
+
+    /// The target of lines (a Parquet writer owns its file).
+    fn target(&mut self) -> Result<&mut Target<'w>> {
+        Ok(self
+            .target
+            .as_mut()
+            .expect("only Parquet rows take the target"))
+    }
+
+    /// Ends the records; returns the target to put in place.
+    fn finish(self) -> Result<Target<'w>> {
+        match (self.form, self.target) {
+            #[cfg(feature = "parquet")]
+            (Some(Form::Rows(writer)), _) => Ok(Target::File(writer.finish()?)),
+            (_, Some(target)) => Ok(target),
+            (_, None) => unreachable!("only Parquet rows take the target"),
+        }
+    }
+}
+
+impl Form {
+    fn name(&self) -> &'static str {
+        match self {
+            Form::Lines => "lines (TSV or JSON Lines)",
+            Form::Ids => "text files",
+            #[cfg(feature = "parquet")]
+            Form::Rows(_) => "Parquet rows",
+        }
+    }
+}
+
+#[cfg(feature = "parquet")]
+mod parquet_rows {
+    //! Kept Parquet rows, with every column of the input and its schema.
+
+    use std::path::Path;
+
+    use arrow_array::{BooleanArray, RecordBatch};
+    use arrow_schema::SchemaRef;
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::file::properties::WriterProperties;
+
+    use crate::error::{Error, Result};
+    use crate::io::output_file::OutputFile;
+
+    pub(super) struct RowWriter {
+        schema: SchemaRef,
+        writer: ArrowWriter<OutputFile>,
+    }
+
+    impl RowWriter {
+        /// Rows of `schema` into `file`.
+        pub fn new(file: OutputFile, schema: SchemaRef) -> Result<Self> {
+            let level = ZstdLevel::try_new(1).expect("1 is a zstd level");
+            let properties = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(level))
+                .build();
+            let path = file.path().to_path_buf();
+            let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties))
+                .map_err(|e| failed(&path, e))?;
+            Ok(RowWriter { schema, writer })
+        }
+
+        /// Writes the rows of `batch` that `kept` says, `rows` giving each document's row.
+        pub fn write(
+            &mut self,
+            source: &str,
+            batch: &RecordBatch,
+            rows: &[usize],
+            kept: impl Iterator<Item = bool>,
+        ) -> Result<()> {
+            if batch.schema().fields() != self.schema.fields() {
+                return Err(Error::input_at(
+                    source,
+                    None,
+                    "its columns differ from the first Parquet input's: the kept rows go to \
+                     one Parquet file with one schema (dedup them separately)",
+                ));
+            }
+            let mut mask = vec![false; batch.num_rows()];
+            for (&row, kept) in rows.iter().zip(kept) {
+                mask[row] = kept;
+            }
+            let filtered =
+                arrow_select::filter::filter_record_batch(batch, &BooleanArray::from(mask))
+                    .map_err(|e| {
+                        Error::input_at(source, None, format!("cannot select rows: {e}"))
+                    })?;
+            let path = self.writer.inner().path().to_path_buf();
+            self.writer.write(&filtered).map_err(|e| failed(&path, e))
+        }
+
+        /// Ends the Parquet file; returns it, not yet in place.
+        pub fn finish(self) -> Result<OutputFile> {
+            let path = self.writer.inner().path().to_path_buf();
+            self.writer.into_inner().map_err(|e| failed(&path, e))
+        }
+    }
+
+    fn failed(path: &Path, error: impl std::fmt::Display) -> Error {
+        Error::io(path, std::io::Error::other(error.to_string()))
+    }
+}

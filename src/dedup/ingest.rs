@@ -1,0 +1,304 @@
+//! Dedup on ingest: which documents of a new input to keep, given what the store holds.
+//!
+//! Greedy in input order: a document is a duplicate when a stored document, or an earlier
+//! kept document of the input, is within the distance; otherwise it is kept. A duplicate
+//! names its nearest match: smallest distance; at equal distance a stored document before one
+//! of the input, then the earliest batch, then the smallest id.
+//!
+//! Documents are decided a group at a time ([`Dedup::decide`]): the group's distinct
+//! fingerprints are looked up in the store in parallel, then each document in turn against
+//! the documents kept so far ([`Kept`]). A stored fingerprint's representative (its earliest
+//! batch's smallest live id) is found once and remembered, so a page the store holds 1e5
+//! times costs one scan of its postings, not one per copy in the input.
+//!
+//! Memory: the kept documents' ids and fingerprints with their tables (see [`Kept`]), and one
+//! id per distinct stored fingerprint matched; never the input's records.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::dedup::kept::Kept;
+use crate::error::{guard_redb, Result};
+use crate::read::snapshot::Snapshot;
+use crate::write::batch::{Batch, ReadSummary};
+use crate::write::store::Store;
+
+/// What a dedup decided for one document. Its JSON form (HTTP, Python) is
+/// `{"id", "kept", "duplicate_of", "distance", "stored"}`, the last three null for a kept
+/// document.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// The document's id.
+    pub id: String,
+    /// Whether it is kept (new): nothing stored or kept before it is within the distance.
+    pub kept: bool,
+    /// For a duplicate, the id of its nearest match.
+    pub duplicate_of: Option<String>,
+    /// For a duplicate, the distance to its nearest match.
+    pub distance: Option<u32>,
+    /// For a duplicate, whether its nearest match is a stored document (else one kept earlier
+    /// from the same input).
+    pub stored: Option<bool>,
+}
+
+/// What a dedup did. Its JSON form is
+/// `{"read", "skipped", "kept", "duplicates_of_stored", "duplicates_within_input",
+/// "inserted", "batch", "distance"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct DedupSummary {
+    /// Documents read.
+    pub read: u64,
+    /// Invalid records skipped (only when asked to skip them).
+    pub skipped: u64,
+    /// The first few skipped records' errors, `source:line: message`.
+    #[serde(skip)]
+    pub first_skipped: Vec<String>,
+    /// Documents kept.
+    pub kept: u64,
+    /// Documents dropped for a stored near duplicate.
+    pub duplicates_of_stored: u64,
+    /// Documents dropped for an earlier kept document of the input.
+    pub duplicates_within_input: u64,
+    /// Kept documents inserted (0 unless the dedup inserts).
+    pub inserted: u64,
+    /// The batch the kept documents were inserted as (None unless one was committed).
+    pub batch: Option<u64>,
+    /// The distance documents were compared at.
+    pub distance: u32,
+}
+
+/// A stored fingerprint's representative: its earliest batch and smallest id there.
+type Representative = Option<(u64, Box<str>)>;
+
+/// A dedup under way against one snapshot of a store: documents are given in input order, a
+/// group at a time, and each group's verdicts depend on every group given before.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Batch, Dedup, Settings, Store};
+///
+/// let mut store = Store::create(&path, Settings::default())?;
+/// let mut stored = Batch::new();
+/// stored.push("old", 0xff00)?;
+/// store.insert(&stored, None)?;
+///
+/// let snapshot = store.snapshot()?;
+/// let mut dedup = Dedup::new(&snapshot, 3)?;
+/// let mut today = Batch::new();
+/// today.push("a", 0xff01)?; // 1 bit from "old"
+/// today.push("b", 0x1234_5678_0000)?; // new
+/// today.push("c", 0x1234_5678_0003)?; // 2 bits from "b"
+/// let verdicts = dedup.decide(&today)?;
+/// let kept: Vec<&str> = verdicts.iter().filter(|v| v.kept).map(|v| v.id.as_str()).collect();
+/// assert_eq!(kept, ["b"]);
+/// assert_eq!(verdicts[0].duplicate_of.as_deref(), Some("old"));
+/// assert_eq!(verdicts[2].duplicate_of.as_deref(), Some("b"));
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
+pub struct Dedup<'s> {
+    snapshot: &'s Snapshot,
+    distance: u32,
+    kept: Kept,
+    /// The representative of each stored fingerprint matched so far.
+    representatives: HashMap<u64, Representative>,
+    summary: DedupSummary,
+}
+
+impl<'s> Dedup<'s> {
+    /// A dedup against `snapshot` at `distance` bits (at most the store's K; see
+    /// [`Snapshot::distance`]).
+    pub fn new(snapshot: &'s Snapshot, distance: u32) -> Result<Self> {
+        snapshot.check_distance(distance)?;
+        Ok(Dedup {
+            snapshot,
+            distance,
+            kept: Kept::new(snapshot.permutations(), distance),
+            representatives: HashMap::new(),
+            summary: DedupSummary {
+                distance,
+                ..DedupSummary::default()
+            },
+        })
+    }
+
+    /// Decides every document of `documents`, in order, after every document given before.
+    pub fn decide(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
+        guard_redb(self.snapshot.dir(), || self.decide_unguarded(documents))
+    }
+
+    fn decide_unguarded(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
+        let (snapshot, distance) = (self.snapshot, self.distance);
+        let (fingerprints, stored) =
+            nearest_stored(snapshot, distance, &mut self.representatives, documents)?;
+        let mut verdicts = Vec::with_capacity(documents.len());
+        for i in 0..documents.len() {
+            let (id, fp) = (documents.id(i), documents.fingerprint(i));
+            let at = fingerprints
+                .binary_search(&fp)
+                .expect("every fingerprint looked up");
+            let stored = stored[at];
+            // Nothing is nearer than a stored copy, and a stored match wins a tie.
+            let kept = match stored {
+                Some((0, _)) => None,
+                _ => self
+                    .kept
+                    .nearest(fp)
+                    .filter(|&(d, _)| stored.is_none_or(|(ds, _)| d < ds)),
+            };
+            let verdict = match (kept, stored) {
+                (Some((d, k)), _) => {
+                    self.summary.duplicates_within_input += 1;
+                    duplicate(id, self.kept.id(k), d, false)
+                }
+                (None, Some((d, representative))) => {
+                    self.summary.duplicates_of_stored += 1;
+                    duplicate(id, representative, d, true)
+                }
+                (None, None) => {
+                    self.summary.kept += 1;
+                    self.kept.push(id, fp);
+                    Verdict {
+                        id: id.to_string(),
+                        kept: true,
+                        duplicate_of: None,
+                        distance: None,
+                        stored: None,
+                    }
+                }
+            };
+            verdicts.push(verdict);
+        }
+        self.summary.read += documents.len() as u64;
+        Ok(verdicts)
+    }
+
+    /// What the dedup did so far (nothing inserted: see [`Store::dedup`]).
+    pub fn summary(&self) -> DedupSummary {
+        self.summary.clone()
+    }
+
+    /// Notes the invalid records skipped while reading the input.
+    pub(crate) fn record_read(&mut self, read: ReadSummary) {
+        self.summary.skipped += read.skipped;
+        self.summary.first_skipped.extend(read.first_skipped);
+    }
+}
+
+/// The distinct fingerprints of `documents`, ascending, and each one's nearest stored
+/// document: (distance, id); representatives found are remembered in `representatives`.
+#[allow(clippy::type_complexity)]
+fn nearest_stored<'r>(
+    snapshot: &Snapshot,
+    distance: u32,
+    representatives: &'r mut HashMap<u64, Representative>,
+    documents: &Batch,
+) -> Result<(Vec<u64>, Vec<Option<(u32, &'r str)>>)> {
+    let mut fingerprints: Vec<u64> = (0..documents.len())
+        .map(|i| documents.fingerprint(i))
+        .collect();
+    fingerprints.par_sort_unstable();
+    fingerprints.dedup();
+    let close: Vec<Vec<(u64, u32)>> = fingerprints
+        .par_iter()
+        .with_min_len(64)
+        .map(|&fp| snapshot.close_fingerprints(fp, distance))
+        .collect::<Result<_>>()?;
+    let mut unknown: Vec<u64> = close
+        .iter()
+        .flatten()
+        .map(|&(fp, _)| fp)
+        .filter(|fp| !representatives.contains_key(fp))
+        .collect();
+    unknown.par_sort_unstable();
+    unknown.dedup();
+    let found: Vec<(u64, Representative)> = unknown
+        .into_par_iter()
+        .map(|fp| Ok((fp, representative(snapshot, fp)?)))
+        .collect::<Result<_>>()?;
+    representatives.extend(found);
+    let representatives = &*representatives;
+    let nearest = close
+        .iter()
+        .map(|close| {
+            close
+                .iter()
+                .filter_map(|&(fp, d)| {
+                    let representative = representatives[&fp].as_ref();
+                    representative.map(|(batch, id)| (d, *batch, &**id))
+                })
+                .min()
+                .map(|(d, _, id)| (d, id))
+        })
+        .collect();
+    Ok((fingerprints, nearest))
+}
+
+/// The verdict on a duplicate of `of`.
+fn duplicate(id: &str, of: &str, distance: u32, stored: bool) -> Verdict {
+    Verdict {
+        id: id.to_string(),
+        kept: false,
+        duplicate_of: Some(of.to_string()),
+        distance: Some(distance),
+        stored: Some(stored),
+    }
+}
+
+/// The live document of `fingerprint` a duplicate names: earliest batch, then smallest id;
+/// None when every document of it was replaced or deleted.
+fn representative(snapshot: &Snapshot, fingerprint: u64) -> Result<Representative> {
+    let mut best: Option<(u64, String)> = None;
+    snapshot.live_documents_of(fingerprint, |id, batch| {
+        let better = match &best {
+            None => true,
+            Some((b, i)) => (batch, id) < (*b, i.as_str()),
+        };
+        if better {
+            best = Some((batch, id.to_string()));
+        }
+    })?;
+    Ok(best.map(|(batch, id)| (batch, id.into_boxed_str())))
+}
+
+impl Snapshot {
+    /// Dedups `documents` against this state of the store, without inserting anything
+    /// (see [`Dedup`]).
+    pub fn dedup(&self, documents: &Batch, distance: u32) -> Result<Vec<Verdict>> {
+        Dedup::new(self, distance)?.decide(documents)
+    }
+}
+
+impl Store {
+    /// Dedups `documents` against the store and inserts the kept ones as one batch labelled
+    /// `label`, atomically: the writer lock this handle holds keeps every other writer out
+    /// between the check and the commit. Nothing kept, nothing inserted (no batch).
+    pub fn dedup(
+        &mut self,
+        documents: &Batch,
+        distance: u32,
+        label: Option<&str>,
+    ) -> Result<(Vec<Verdict>, DedupSummary)> {
+        let snapshot = self.snapshot()?;
+        let mut dedup = Dedup::new(&snapshot, distance)?;
+        let verdicts = dedup.decide(documents)?;
+        let mut summary = dedup.summary();
+        drop(dedup);
+        drop(snapshot);
+        let mut kept = Batch::new();
+        for (i, verdict) in verdicts.iter().enumerate() {
+            if verdict.kept {
+                kept.push(documents.id(i), documents.fingerprint(i))?;
+            }
+        }
+        if !kept.is_empty() {
+            let inserted = self.insert(&kept, label)?;
+            summary.inserted = kept.len() as u64;
+            summary.batch = inserted.batch;
+        }
+        Ok((verdicts, summary))
+    }
+}

@@ -1,0 +1,53 @@
+//! The records documents were read from, for a caller that passes them on unchanged (dedup
+//! writes the kept ones out as they came in).
+
+use std::ops::Range;
+
+use crate::error::Result;
+use crate::write::batch::{Batch, DocumentSink};
+
+/// Where the documents of one appended [`Batch`] came from, document `i` by `i`.
+pub(crate) enum Records<'a> {
+    /// Line formats (tsv, jsonl): document `i`'s line is `bytes[spans[i]]`, its line end
+    /// (`\n` or `\r\n`, none on a last line without one) included.
+    Lines {
+        bytes: &'a [u8],
+        spans: &'a [Range<usize>],
+    },
+    /// Parquet: document `i` is row `rows[i]` of `batch`, which holds every column of the
+    /// file when the sink [`RecordSink::wants_records`], else only the ones read.
+    #[cfg(feature = "parquet")]
+    Rows {
+        batch: &'a arrow_array::RecordBatch,
+        rows: &'a [usize],
+    },
+    /// Text files and directories: a document is a whole file, named by its id.
+    Files,
+}
+
+/// Where documents go with their records.
+pub(crate) trait RecordSink {
+    /// Whether the records are used (a Parquet file is then read whole, every column).
+    fn wants_records(&self) -> bool;
+    /// Adds every document of `documents`, read from `source` (a file's path, or
+    /// `<stdin>`), in order; `records` says where each came from.
+    fn append_records(
+        &mut self,
+        source: &str,
+        documents: Batch,
+        records: Records<'_>,
+    ) -> Result<()>;
+}
+
+/// A [`DocumentSink`], which takes the documents and no records.
+pub(crate) struct Documents<'a>(pub &'a mut dyn DocumentSink);
+
+impl RecordSink for Documents<'_> {
+    fn wants_records(&self) -> bool {
+        false
+    }
+
+    fn append_records(&mut self, _: &str, documents: Batch, _: Records<'_>) -> Result<()> {
+        self.0.append(documents)
+    }
+}
