@@ -7,6 +7,7 @@ mod compat;
 mod corruption;
 mod crash;
 mod database;
+mod dedup;
 mod documents_cli;
 mod engine;
 #[cfg(feature = "serve")]

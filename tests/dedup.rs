@@ -1,0 +1,564 @@
+//! Dedup on ingest against a brute-force greedy model: stored matches, matches within the
+//! input, copies, documents just outside the distance, ties, skew; the library, the CLI and
+//! its files.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use simhashdb::{Batch, Dedup, Settings, Snapshot, Store, Verdict};
+
+use crate::engine::{batches, fingerprint, settings};
+use crate::util::{path_str, simhashdb, simhashdb_bytes, text};
+
+/// A stored document: (id, fingerprint, batch).
+pub type Stored = (String, u64, u64);
+
+/// What greedy dedup decides for each input document, by brute force, as the JSON form of a
+/// verdict: a duplicate of the nearest stored document or earlier kept input document within
+/// `d` bits (ties: stored first, then the earliest batch, then the smallest id), else kept.
+pub fn greedy_model(stored: &[Stored], input: &[(String, u64)], d: u32) -> Vec<Value> {
+    let mut kept: Vec<(String, u64)> = Vec::new();
+    let mut out = Vec::new();
+    for (id, fp) in input {
+        let dist = |other: u64| (other ^ fp).count_ones();
+        let best_stored = stored
+            .iter()
+            .filter(|s| dist(s.1) <= d)
+            .min_by_key(|s| (dist(s.1), s.2, s.0.clone()));
+        let best_input = kept
+            .iter()
+            .filter(|k| dist(k.1) <= d)
+            .min_by_key(|k| (dist(k.1), k.0.clone()));
+        let verdict = match (best_stored, best_input) {
+            (Some(s), Some(k)) if dist(k.1) < dist(s.1) => duplicate(id, &k.0, dist(k.1), false),
+            (Some(s), _) => duplicate(id, &s.0, dist(s.1), true),
+            (None, Some(k)) => duplicate(id, &k.0, dist(k.1), false),
+            (None, None) => {
+                kept.push((id.clone(), *fp));
+                json!({"id": id, "kept": true, "duplicate_of": null, "distance": null, "stored": null})
+            }
+        };
+        out.push(verdict);
+    }
+    out
+}
+
+fn duplicate(id: &str, of: &str, distance: u32, stored: bool) -> Value {
+    json!({"id": id, "kept": false, "duplicate_of": of, "distance": distance, "stored": stored})
+}
+
+fn as_json(verdicts: &[Verdict]) -> Vec<Value> {
+    verdicts
+        .iter()
+        .map(|v| serde_json::to_value(v).unwrap())
+        .collect()
+}
+
+/// Every live document of the store at `path`, sorted.
+pub fn live(path: &Path) -> Vec<Stored> {
+    let mut out = Vec::new();
+    Snapshot::open(path)
+        .unwrap()
+        .for_each_live_document(|id, fp, batch| out.push((id.to_string(), fp, batch)))
+        .unwrap();
+    out.sort();
+    out
+}
+
+/// The store after inserting the kept documents of `input` (a later id replaces an earlier).
+fn after_insert(
+    stored: &[Stored],
+    input: &[(String, u64)],
+    verdicts: &[Value],
+) -> Vec<(String, u64)> {
+    let mut model: BTreeMap<String, u64> = stored.iter().map(|s| (s.0.clone(), s.1)).collect();
+    for ((id, fp), v) in input.iter().zip(verdicts) {
+        if v["kept"] == json!(true) {
+            model.insert(id.clone(), *fp);
+        }
+    }
+    model.into_iter().collect()
+}
+
+fn without_batches(docs: Vec<Stored>) -> Vec<(String, u64)> {
+    docs.into_iter().map(|(id, fp, _)| (id, fp)).collect()
+}
+
+fn batch_of(docs: &[(String, u64)]) -> Batch {
+    let mut batch = Batch::new();
+    for (id, fp) in docs {
+        batch.push(id, *fp).unwrap();
+    }
+    batch
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn dedup_equals_the_greedy_model(
+        settings in settings(),
+        stored_batches in batches(),
+        input in proptest::collection::vec((0u8..60, fingerprint()), 0..60),
+        cuts in proptest::collection::vec(0usize..60, 0..4),
+        distance_pick in 0u32..16,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let mut store = Store::create(&path, settings).unwrap();
+        for docs in &stored_batches {
+            let mut batch = Batch::new();
+            for (id, fp) in docs {
+                batch.push(&format!("d{id}"), *fp).unwrap();
+            }
+            store.insert(&batch, None).unwrap();
+        }
+        // Input ids overlap the stored ones ("d0".."d39") and repeat within the input.
+        let input: Vec<(String, u64)> = input
+            .into_iter()
+            .map(|(id, fp)| (format!("d{}", id), fp))
+            .collect();
+        let distance = distance_pick % (u32::from(settings.distance) + 1);
+        let stored = live(&path);
+        let expected = greedy_model(&stored, &input, distance);
+
+        let snapshot = store.snapshot().unwrap();
+        let got = snapshot.dedup(&batch_of(&input), distance).unwrap();
+        prop_assert_eq!(as_json(&got), expected.clone());
+
+        // Given in several groups, the answer is the same.
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(input.len())).collect();
+        cuts.sort();
+        cuts.push(input.len());
+        let mut dedup = Dedup::new(&snapshot, distance).unwrap();
+        let (mut start, mut grouped) = (0, Vec::new());
+        for cut in cuts {
+            grouped.extend(dedup.decide(&batch_of(&input[start..cut])).unwrap());
+            start = cut;
+        }
+        prop_assert_eq!(as_json(&grouped), expected.clone());
+        let summary = dedup.summary();
+        let kept = expected.iter().filter(|v| v["kept"] == json!(true)).count() as u64;
+        let of_stored = expected.iter().filter(|v| v["stored"] == json!(true)).count() as u64;
+        prop_assert_eq!(summary.read, input.len() as u64);
+        prop_assert_eq!(summary.kept, kept);
+        prop_assert_eq!(summary.duplicates_of_stored, of_stored);
+        prop_assert_eq!(summary.duplicates_within_input, input.len() as u64 - kept - of_stored);
+        drop(dedup);
+        drop(snapshot);
+
+        // Inserting leaves exactly the stored documents plus the kept ones.
+        let (verdicts, summary) = store.dedup(&batch_of(&input), distance, Some("day")).unwrap();
+        prop_assert_eq!(as_json(&verdicts), expected.clone());
+        prop_assert_eq!(summary.inserted, kept);
+        prop_assert_eq!(summary.batch.is_some(), kept > 0);
+        prop_assert_eq!(without_batches(live(&path)), after_insert(&stored, &input, &expected));
+    }
+}
+
+#[test]
+fn distances_above_k_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let store = Store::create(&path, Settings::default()).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let err = Dedup::new(&snapshot, 4).err().unwrap().to_string();
+    assert!(err.contains('3'), "{err}");
+}
+
+/// A skewed store and input: 2,000 stored copies of one page over 3 batches, the input
+/// 1,500 more copies of it, 700 copies of a new page and its near copies, and pages just
+/// outside the distance.
+fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)>) {
+    let path = dir.join("s");
+    let mut store = Store::create(&path, Settings::default()).unwrap();
+    let page = 0x0123_4567_89ab_cdefu64;
+    for b in 0..3 {
+        let mut batch = Batch::new();
+        for i in 0..700 {
+            if b * 700 + i < 2_000 {
+                batch
+                    .push(&format!("s{:05}", 2_000 - (b * 700 + i)), page)
+                    .unwrap();
+            }
+        }
+        batch
+            .push(&format!("near{b}"), page ^ (1 << (b + 3)))
+            .unwrap();
+        store.insert(&batch, None).unwrap();
+    }
+    let new_page = 0xfedc_ba98_7654_3210u64;
+    let mut input = Vec::new();
+    for i in 0..3_000u64 {
+        let fp = match i % 6 {
+            0 | 1 | 2 => page,
+            3 => new_page,
+            4 => new_page ^ (1 << (i % 64)),
+            // Four bits from the page: just outside K = 3, and near each other.
+            _ => page ^ (0xf << (4 * (i % 15))),
+        };
+        input.push((format!("in{:05}", (i * 7919) % 3_001), fp));
+    }
+    (path.clone(), live(&path), input)
+}
+
+#[test]
+fn skewed_inputs_and_stores_equal_the_model_in_the_library_and_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, stored, input) = skewed(dir.path());
+    let expected = greedy_model(&stored, &input, 3);
+    let snapshot = Snapshot::open(&path).unwrap();
+    assert_eq!(
+        as_json(&snapshot.dedup(&batch_of(&input), 3).unwrap()),
+        expected
+    );
+    drop(snapshot);
+
+    // The CLI: JSON Lines with extra fields, written back byte for byte.
+    let mut lines = Vec::new();
+    for (n, (id, fp)) in input.iter().enumerate() {
+        let line = format!(
+            "{{\"id\":\"{id}\",\"fingerprint\":\"{fp:016x}\",\"url\":\"http://x/{n}\",\"n\":[{n}]}}"
+        );
+        let end = if n % 3 == 0 { "\r\n" } else { "\n" };
+        lines.push(format!("{line}{end}"));
+    }
+    let jsonl = dir.path().join("in.jsonl");
+    std::fs::write(&jsonl, lines.concat()).unwrap();
+    let (kept, dups) = (dir.path().join("kept.jsonl"), dir.path().join("dups.tsv"));
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&jsonl),
+            "--output",
+            path_str(&kept),
+            "--duplicates",
+            path_str(&dups),
+            "--json",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expected_kept: String = lines
+        .iter()
+        .zip(&expected)
+        .filter(|(_, v)| v["kept"] == json!(true))
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), expected_kept);
+    let expected_dups: String = expected
+        .iter()
+        .filter(|v| v["kept"] == json!(false))
+        .map(|v| {
+            format!(
+                "{}\t{}\t{}\n",
+                v["id"].as_str().unwrap(),
+                v["duplicate_of"].as_str().unwrap(),
+                v["distance"]
+            )
+        })
+        .collect();
+    assert_eq!(std::fs::read_to_string(&dups).unwrap(), expected_dups);
+    // The stored page's copies name the earliest batch's smallest id.
+    assert!(
+        expected_dups.contains("\ts01301\t0\n"),
+        "{}",
+        &expected_dups[..200]
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kept_count = expected.iter().filter(|v| v["kept"] == json!(true)).count();
+    assert_eq!(summary["kept"], json!(kept_count));
+    assert_eq!(summary["read"], json!(3_000));
+    assert_eq!(summary["inserted"], json!(0));
+    assert_eq!(summary["batch"], Value::Null);
+
+    // --insert: the same answer, and the store holds exactly stored + kept.
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&jsonl),
+            "--insert",
+            "--label",
+            "day 2",
+            "--json",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), expected_kept);
+    let summary: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(summary["inserted"], json!(kept_count));
+    assert_eq!(summary["batch"], json!(4));
+    assert_eq!(
+        without_batches(live(&path)),
+        after_insert(&stored, &input, &expected)
+    );
+    // Run again, everything is a duplicate of what was just stored.
+    let out = simhashdb(&["dedup", path_str(&path), path_str(&jsonl), "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let summary: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(summary["duplicates_of_stored"], json!(3_000));
+}
+
+#[test]
+fn tsv_text_and_stdin_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let out = simhashdb(&["init", path_str(&path)], "");
+    assert!(out.status.success());
+    let out = simhashdb(&["insert", path_str(&path)], "old\t00000000000000ff\n");
+    assert!(out.status.success());
+    // TSV from stdin, an exported third column and a last line without its line end.
+    let tsv = "a\t00000000000000fe\t7\nb\tffff000000000000\n\nc\tffff000000000001";
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            "--duplicates",
+            "-",
+            "--output",
+            path_str(&dir.path().join("k.tsv")),
+        ],
+        tsv,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\told\t1\nc\tb\t1\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("k.tsv")).unwrap(),
+        "b\tffff000000000000\n"
+    );
+    // Text files: the kept ids.
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("1.txt"),
+        "the quick brown fox jumps over the lazy dog",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("2.txt"),
+        "the quick brown fox jumps over the lazy dog",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("3.txt"),
+        "an entirely different page about something else",
+    )
+    .unwrap();
+    let out = simhashdb(&["dedup", path_str(&path), path_str(&docs)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let d = path_str(&docs);
+    assert_eq!(text(&out.stdout), format!("{d}/1.txt\n{d}/3.txt\n"));
+}
+
+#[test]
+fn bad_input_inserts_nothing_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    assert!(simhashdb(&["init", path_str(&path)], "").status.success());
+    // The lock file holds the last writer's pid; everything else must stay as it was.
+    let tree = |path: &Path| {
+        let mut tree = crate::util::tree(path);
+        tree.remove("LOCK");
+        tree
+    };
+    let before = tree(&path);
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, "a\t01\nb\tnot-a-fingerprint\nc\t0x0fff\n").unwrap();
+    let (kept, dups) = (dir.path().join("kept.tsv"), dir.path().join("dups.tsv"));
+    let args = [
+        "dedup",
+        path_str(&path),
+        path_str(&input),
+        "--insert",
+        "--output",
+        path_str(&kept),
+        "--duplicates",
+        path_str(&dups),
+    ];
+    let out = simhashdb(&args, "");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("{}:2", input.display())), "{err}");
+    assert!(err.contains("nothing was inserted"), "{err}");
+    assert!(!kept.exists() && !dups.exists());
+    assert_eq!(tree(&path), before, "the store is unchanged");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "no temporary file is left: {leftovers:?}"
+    );
+    // Skipped with --skip-invalid, and counted.
+    let mut skip = args.to_vec();
+    skip.extend(["--skip-invalid", "--json"]);
+    let out = simhashdb(&skip, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["skipped"], json!(1));
+    assert_eq!(summary["kept"], json!(2));
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "a\t01\nc\t0x0fff\n");
+    assert!(
+        text(&out.stderr).contains("in.tsv:2"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Usage errors.
+    for (args, says) in [
+        (vec!["--distance", "4"], "distance"),
+        (vec!["--label", "x"], "--insert"),
+        (vec!["--duplicates", "-"], "stdout"),
+        (
+            vec!["--duplicates", "d.parquet", "--output", "k"],
+            "parquet",
+        ),
+        (vec!["--wait", "soon", "--insert"], "--wait"),
+    ] {
+        let mut all = vec!["dedup", path_str(&path), path_str(&input)];
+        all.extend(args.iter());
+        let out = simhashdb(&all, "");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&dir.path().join("nope")),
+            path_str(&input),
+        ],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&dir.path().join("missing.tsv")),
+        ],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("missing.tsv"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Mixed forms: lines, then text files.
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("1.txt"), "words words words").unwrap();
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&input),
+            path_str(&docs),
+            "--skip-invalid",
+            "--output",
+            path_str(&dir.path().join("mixed")),
+        ],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("1.txt"), "{}", text(&out.stderr));
+    assert!(!dir.path().join("mixed").exists());
+    let _ = simhashdb_bytes;
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_rows_pass_through_with_every_column() {
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    assert!(simhashdb(&["init", path_str(&path)], "").status.success());
+    assert!(
+        simhashdb(&["insert", path_str(&path)], "old\t00000000000000ff\n")
+            .status
+            .success()
+    );
+    let ids = ["a", "b", "c", "d"];
+    let fps: [i64; 4] = [0xfe, 0x7fff_0000_0000_0000, 0xff, 0x7fff_0000_0000_0001];
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(StringArray::from(ids.to_vec())) as ArrayRef),
+        (
+            "fingerprint",
+            Arc::new(Int64Array::from(fps.to_vec())) as ArrayRef,
+        ),
+        (
+            "score",
+            Arc::new(Float64Array::from(vec![0.5, 1.5, 2.5, 3.5])) as ArrayRef,
+        ),
+        (
+            "url",
+            Arc::new(StringArray::from(vec![
+                Some("u1"),
+                None,
+                Some("u3"),
+                Some("u4"),
+            ])) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let input = dir.path().join("in.parquet");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&input).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+
+    // Parquet needs an output file.
+    let out = simhashdb(&["dedup", path_str(&path), path_str(&input)], "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("output file"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let kept = dir.path().join("kept.parquet");
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&input),
+            "--output",
+            path_str(&kept),
+            "--duplicates",
+            "-",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\told\t1\nc\told\t0\nd\tb\t1\n");
+    let file = std::fs::File::open(&kept).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let rows: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].schema().fields(), batch.schema().fields());
+    assert_eq!(rows[0], batch.slice(1, 1));
+}
