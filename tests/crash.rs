@@ -1,4 +1,5 @@
-//! SIGKILL at random moments of `insert`, `delete`, `compact` and `migrate`: after each kill
+//! SIGKILL at random moments of `insert`, `dedup --insert`, `delete`, `compact` and `migrate`:
+//! after each kill
 //! the store opens, `verify` finds nothing, and its contents equal a model of exactly the
 //! operations that reported success, plus possibly the one in flight, whole.
 //!
@@ -37,6 +38,7 @@ fn fingerprint(op: u64, i: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Insert,
+    Dedup,
     Delete,
     Compact,
 }
@@ -78,6 +80,35 @@ fn prepare(kind: Kind, op: u64, store: &Path, dir: &Path, model: &Model) -> (Vec
                 vec!["delete".into(), store, "--input".into(), input_str],
                 after,
             )
+        }
+        Kind::Dedup => {
+            // Half copies of stored documents (dropped), half new ones (kept and inserted).
+            let stored: Vec<u64> = model.values().copied().collect();
+            let mut lines = String::new();
+            let mut batch = simhashdb::Batch::new();
+            for i in 0..INSERT_DOCS {
+                let id = format!("doc-{}", (op * 2_500 + i) % IDS);
+                let fp = match (i % 2, stored.is_empty()) {
+                    (0, false) => stored[(i as usize * 7) % stored.len()],
+                    _ => fingerprint(op, i),
+                };
+                lines.push_str(&format!("{id}\t{fp:016x}\n"));
+                batch.push(&id, fp).unwrap();
+            }
+            std::fs::write(&input, lines).unwrap();
+            let snapshot = Snapshot::open(Path::new(&store)).unwrap();
+            for (i, verdict) in snapshot.dedup(&batch, 3).unwrap().iter().enumerate() {
+                if verdict.kept {
+                    after.insert(batch.id(i).to_string(), batch.fingerprint(i));
+                }
+            }
+            let output = dir
+                .join(format!("op{op}.kept"))
+                .to_str()
+                .unwrap()
+                .to_string();
+            let args = ["dedup", &store, &input_str, "--insert", "--output", &output];
+            (args.map(String::from).to_vec(), after)
         }
         Kind::Compact => (vec!["compact".into(), store], after),
     }
@@ -153,9 +184,10 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
     let mut outcomes: BTreeMap<(Kind, bool), u64> = BTreeMap::new();
     while killed < kills {
         op += 1;
-        let kind = match rng.next() % 5 {
+        let kind = match rng.next() % 7 {
             0 | 1 => Kind::Insert,
             2 | 3 => Kind::Delete,
+            4 | 5 => Kind::Dedup,
             _ => Kind::Compact,
         };
         let (args, after) = prepare(kind, op, &store, dir.path(), &model);
@@ -191,6 +223,21 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
         );
         assert_clean(&store, &what);
         let now = contents(&store);
+        if kind == Kind::Dedup {
+            // The kept records are in place before the batch commits, and whole.
+            let kept = dir.path().join(format!("op{op}.kept"));
+            if now != model || status.success() {
+                assert!(kept.exists(), "{what}: committed without its output");
+            }
+            if kept.exists() {
+                let lines = std::fs::read_to_string(&kept).unwrap().lines().count();
+                let new = after
+                    .iter()
+                    .filter(|(id, fp)| model.get(*id) != Some(fp))
+                    .count();
+                assert_eq!(lines, new, "{what}: the output holds every kept record");
+            }
+        }
         if status.success() {
             completed += 1;
             assert!(

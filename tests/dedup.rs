@@ -402,7 +402,10 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["skipped"], json!(1));
     assert_eq!(summary["kept"], json!(2));
-    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "a\t01\nc\t0x0fff\n");
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        "a\t01\nc\t0x0fff\n"
+    );
     assert!(
         text(&out.stderr).contains("in.tsv:2"),
         "{}",
