@@ -68,7 +68,7 @@ pub fn live(path: &Path) -> Vec<Stored> {
 }
 
 /// The store after inserting the kept documents of `input` (a later id replaces an earlier).
-fn after_insert(
+pub fn after_insert(
     stored: &[Stored],
     input: &[(String, u64)],
     verdicts: &[Value],
@@ -82,7 +82,7 @@ fn after_insert(
     model.into_iter().collect()
 }
 
-fn without_batches(docs: Vec<Stored>) -> Vec<(String, u64)> {
+pub fn without_batches(docs: Vec<Stored>) -> Vec<(String, u64)> {
     docs.into_iter().map(|(id, fp, _)| (id, fp)).collect()
 }
 
@@ -171,7 +171,7 @@ fn distances_above_k_are_refused() {
 /// A skewed store and input: 2,000 stored copies of one page over 3 batches, the input
 /// 1,500 more copies of it, 700 copies of a new page and its near copies, and pages just
 /// outside the distance.
-fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)>) {
+pub fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)>) {
     let path = dir.join("s");
     let mut store = Store::create(&path, Settings::default()).unwrap();
     let page = 0x0123_4567_89ab_cdefu64;

@@ -915,3 +915,91 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
     // The CLI sees what the server did.
     assert_eq!(cli_json(&["stats", s, "--json"])["documents"], 1);
 }
+
+#[test]
+fn dedup_answers_as_the_model_and_the_cli_do_and_inserts_in_one_write() {
+    use crate::dedup::{after_insert, greedy_model, live, skewed, without_batches};
+    let dir = tempfile::tempdir().unwrap();
+    let (store, stored, input) = skewed(dir.path());
+    let expected = greedy_model(&stored, &input, 3);
+    let body: String = input
+        .iter()
+        .map(|(id, fp)| format!("{id}\t{fp:016x}\n"))
+        .collect();
+    let server = Server::start(&store, &[]);
+    let (status, answer) = server.post("/v1/dedup", &body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["results"], json!(expected));
+    assert_eq!(answer["inserted"], json!(0));
+    assert_eq!(answer["batch"], Value::Null);
+    // The CLI reads beside the running server and says the same.
+    let tsv = dir.path().join("in.tsv");
+    std::fs::write(&tsv, &body).unwrap();
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&store),
+            path_str(&tsv),
+            "--duplicates",
+            "-",
+            "--output",
+            path_str(&dir.path().join("kept")),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cli: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    let http: Vec<String> = expected
+        .iter()
+        .filter(|v| v["kept"] == json!(false))
+        .map(|v| {
+            format!(
+                "{}\t{}\t{}",
+                v["id"].as_str().unwrap(),
+                v["duplicate_of"].as_str().unwrap(),
+                v["distance"]
+            )
+        })
+        .collect();
+    assert_eq!(cli, http);
+
+    // Bad requests change nothing.
+    for (path, says) in [
+        ("/v1/dedup?distance=4", "distance"),
+        ("/v1/dedup?label=x", "insert=true"),
+        ("/v1/dedup?insert=maybe", "insert"),
+        ("/v1/dedup?nonsense=1", "nonsense"),
+    ] {
+        let (status, answer) = server.post(path, &body);
+        assert_eq!(status, 400, "{path}: {answer}");
+        assert!(answer.to_string().contains(says), "{path}: {answer}");
+    }
+    let (status, answer) = server.post("/v1/dedup?insert=true", "a\t0x00ff\nb\tnope\n");
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.to_string().contains("request body:2"), "{answer}");
+    assert!(
+        answer.to_string().contains("nothing was stored"),
+        "{answer}"
+    );
+
+    let (status, answer) = server.post("/v1/dedup?insert=true&label=day-2", &body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["results"], json!(expected));
+    let kept = expected.iter().filter(|v| v["kept"] == json!(true)).count();
+    assert_eq!(answer["inserted"], json!(kept));
+    assert_eq!(answer["batch"], json!(4));
+    // The next dedup sees the batch: everything is a duplicate of a stored document.
+    let (_, again) = server.post("/v1/dedup", &body);
+    assert_eq!(again["duplicates_of_stored"], json!(input.len()));
+    drop(server);
+    assert_eq!(
+        without_batches(live(&store)),
+        after_insert(&stored, &input, &expected)
+    );
+
+    let server = Server::start(&store, &["--read-only"]);
+    let (status, _) = server.post("/v1/dedup?insert=true", &body);
+    assert_eq!(status, 403);
+    let (status, answer) = server.post("/v1/dedup", &body);
+    assert_eq!(status, 200, "{answer}");
+}

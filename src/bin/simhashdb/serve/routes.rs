@@ -14,8 +14,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    read_documents, Batch, CompactSummary, ExpireSelector, FingerprintFormat, InputFormat, Match,
-    ReadOptions, Snapshot,
+    read_documents, Batch, CompactSummary, Dedup, ExpireSelector, FingerprintFormat, InputFormat,
+    Match, ReadOptions, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -27,6 +27,7 @@ pub fn router(service: Shared) -> Router {
     let api = Router::new()
         .route("/v1/query", post(post_query).get(get_query))
         .route("/v1/insert", post(insert))
+        .route("/v1/dedup", post(dedup))
         .route("/v1/delete", post(delete))
         .route("/v1/expire", post(expire))
         .route("/v1/compact", post(compact))
@@ -385,10 +386,10 @@ struct InsertParams {
 
 /// The format of an insert body: `?format=`, else its Content-Type, else detected.
 fn insert_format(
-    params: &InsertParams,
+    format: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Option<InputFormat>, ApiError> {
-    if let Some(format) = &params.format {
+    if let Some(format) = format {
         let bad = |e: &dyn std::fmt::Display| ApiError::bad_request(format!("format: {e}"));
         return match InputFormat::parse(format).map_err(|e| bad(&e))? {
             InputFormat::Text => Err(bad(&"a request body holds documents, not one text: \
@@ -429,7 +430,7 @@ async fn insert(
     if let Some(label) = &params.label {
         Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
     }
-    let format = insert_format(&params, &headers)?;
+    let format = insert_format(params.format.as_deref(), &headers)?;
     let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
     let compacting_before = service.compacting();
@@ -456,6 +457,81 @@ async fn insert(
         })
         .await?;
     answer["compaction_started"] = json!(!compacting_before && service.compacting());
+    Ok(Json(answer))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DedupParams {
+    #[serde(default)]
+    insert: bool,
+    distance: Option<i64>,
+    label: Option<String>,
+    #[serde(default)]
+    skip_invalid: bool,
+    format: Option<String>,
+    fingerprint_format: Option<String>,
+}
+
+/// Dedups the documents of the body (as `POST /v1/insert` takes them) against the store and
+/// each other; with `insert=true`, inserts the kept ones in the same write turn.
+async fn dedup(
+    State(service): State<Shared>,
+    params: Result<Query<DedupParams>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let Query(params) = params?;
+    if let Some(label) = &params.label {
+        if !params.insert {
+            return Err(ApiError::bad_request(
+                "label: a label names the batch a dedup inserts: add insert=true",
+            ));
+        }
+        Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
+    }
+    let format = insert_format(params.format.as_deref(), &headers)?;
+    let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
+    let body = read_body(&service, &headers, body).await?;
+    let read = move |scheme: simhashdb::Result<simhashdb::Scheme>| {
+        let mut options = ReadOptions {
+            scheme: scheme.map_err(std::sync::Arc::new),
+            skip_invalid: params.skip_invalid,
+            fingerprint_format: fingerprints,
+            ..ReadOptions::default()
+        };
+        options.format = format;
+        let mut batch = Batch::new();
+        let read = read_documents(&body[..], "request body", &options, &mut batch, &())?;
+        Ok::<_, simhashdb::Error>((batch, read))
+    };
+    let (verdicts, mut summary, read) = if params.insert {
+        let label = params.label;
+        service
+            .write(move |store| {
+                let distance = store.snapshot()?.distance(params.distance)?;
+                let (batch, read) = read(store.text_scheme()).map_err(not_stored)?;
+                let (verdicts, summary) = store
+                    .dedup(&batch, distance, label.as_deref())
+                    .map_err(not_stored)?;
+                Ok((verdicts, summary, read))
+            })
+            .await?
+    } else {
+        let snapshot = service.database()?.current();
+        blocking("the dedup", move || {
+            let distance = snapshot.distance(params.distance)?;
+            let (batch, read) = read(snapshot.text_scheme())?;
+            let mut dedup = Dedup::new(&snapshot, distance)?;
+            let verdicts = dedup.decide(&batch)?;
+            Ok((verdicts, dedup.summary(), read))
+        })
+        .await?
+    };
+    summary.skipped = read.skipped;
+    let mut answer = json_of(&summary)?;
+    answer["results"] = json_of(&verdicts)?;
+    answer["first_skipped"] = json!(read.first_skipped);
     Ok(Json(answer))
 }
 
