@@ -115,6 +115,30 @@ class NativeStore:
     def insert_documents(
         self, documents: Iterable[Any], label: Optional[str], compact: bool
     ) -> str: ...
+    def dedup(
+        self,
+        ids: List[str],
+        fingerprints: Optional[bytes],
+        texts: Optional[List[str]],
+        distance: Optional[int],
+        insert: bool,
+        label: Optional[str],
+    ) -> str: ...
+    def dedup_file(
+        self,
+        paths: List[str],
+        output: Optional[str],
+        duplicates: Optional[str],
+        insert: bool,
+        label: Optional[str],
+        distance: Optional[int],
+        format: Optional[str],
+        skip_invalid: bool,
+        id_field: str,
+        fingerprint_field: str,
+        text_field: str,
+        fingerprint_format: str,
+    ) -> str: ...
     def insert_file(
         self,
         paths: List[str],

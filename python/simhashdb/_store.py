@@ -400,6 +400,95 @@ class Store:
             )
         )
 
+    def dedup(
+        self,
+        ids: Sequence[str],
+        fingerprints: Any = None,
+        texts: Optional[Iterable[str]] = None,
+        distance: Optional[int] = None,
+        insert: bool = False,
+        *,
+        label: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Keeps what is new: greedy in input order, ``ids[i]`` is a duplicate when a stored
+        document, or an earlier kept one of these, is within ``distance`` bits (default: the
+        store's K); otherwise it is kept. Give ``fingerprints`` (ints or a numpy integer
+        array) or ``texts`` (fingerprinted with the store's scheme). With ``insert`` the kept
+        documents become one batch (labelled ``label``) in the same write, so no other writer
+        slips in between. Returns ``{"id", "kept", "duplicate_of", "distance", "stored",
+        "inserted", "batch", "summary"}``: per document ``kept`` (bool array), ``duplicate_of``
+        (its nearest match's id, None when kept; ties go to a stored document, then the
+        earliest batch, then the smallest id), ``distance`` (int array, -1 when kept) and
+        ``stored`` (bool array: the match is stored, not from these ids); ``summary`` as
+        ``simhashdb dedup --json``."""
+        if isinstance(ids, str):
+            raise TypeError("ids: expected a sequence of str, got one str")
+        ids = _ids(ids)
+        if (fingerprints is None) == (texts is None):
+            raise ValueError("give exactly one of fingerprints and texts")
+        data = None if fingerprints is None else fingerprint_bytes(fingerprints)
+        text_list = None if texts is None else checked_texts(texts)
+        answer = json.loads(
+            self._native.dedup(ids, data, text_list, _distance(distance), insert, label)
+        )
+        results = answer["results"]
+        summary = answer["summary"]
+        return {
+            "id": [r["id"] for r in results],
+            "kept": np.array([r["kept"] for r in results], dtype=bool),
+            "duplicate_of": [r["duplicate_of"] for r in results],
+            "distance": np.array(
+                [-1 if r["distance"] is None else r["distance"] for r in results], dtype=np.int32
+            ),
+            "stored": np.array([bool(r["stored"]) for r in results], dtype=bool),
+            "inserted": summary["inserted"],
+            "batch": summary["batch"],
+            "summary": summary,
+        }
+
+    def dedup_file(
+        self,
+        input: Union[PathLike, Sequence[PathLike]],
+        output: Optional[PathLike],
+        duplicates: Optional[PathLike] = None,
+        insert: bool = False,
+        *,
+        label: Optional[str] = None,
+        distance: Optional[int] = None,
+        format: Optional[str] = None,
+        skip_invalid: bool = False,
+        id_field: str = "id",
+        fingerprint_field: str = "fingerprint",
+        text_field: str = "text",
+        fingerprint_format: str = "auto",
+    ) -> Dict[str, Any]:
+        """``simhashdb dedup`` of files or directories read as :meth:`insert_file` reads them:
+        the kept records go to ``output`` unchanged and in input order (JSON Lines and TSV
+        lines byte for byte, Parquet rows with every column, the ids of text files; None or
+        ``"-"`` is stdout, for line formats), and ``duplicates`` lists every dropped document
+        as ``ID<TAB>DUPLICATE_OF<TAB>DISTANCE``. Output files appear whole or not at all. With
+        ``insert`` the kept documents become one batch atomically with the check; on any
+        error (ValueError naming file and line for a malformed record, unless
+        ``skip_invalid``) nothing is inserted and no output file is left. Streams the records:
+        memory holds the kept ids and fingerprints only. Returns ``dedup --json``'s summary."""
+        paths = [input] if isinstance(input, (str, os.PathLike)) else list(input)
+        return json.loads(
+            self._native.dedup_file(
+                [os.fspath(p) for p in paths],
+                None if output is None else os.fspath(output),
+                None if duplicates is None else os.fspath(duplicates),
+                insert,
+                label,
+                _distance(distance),
+                format,
+                skip_invalid,
+                id_field,
+                fingerprint_field,
+                text_field,
+                fingerprint_format,
+            )
+        )
+
     def delete(self, ids: Union[str, Iterable[str]], *, dry_run: bool = False) -> Dict[str, Any]:
         """Deletes documents by id in one batch (a single id may be given as a str). With
         ``dry_run`` nothing changes and the summary says what would. Returns

@@ -14,9 +14,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
-    read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions,
-    ExpireSelector, FingerprintFormat, InputFormat, Insertion, ReadOptions, Refresh, Snapshot,
-    Stats, Store,
+    read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, Dedup,
+    DedupFiles, ExpireSelector, FingerprintFormat, InputFormat, Insertion, ReadOptions, Refresh,
+    Snapshot, Stats, Store,
 };
 
 use crate::errors::{guard, py_err};
@@ -353,6 +353,141 @@ impl NativeStore {
                 insertion.record_read(read);
                 Ok(json_of(&insertion.commit()?))
             })
+        })
+    }
+
+    /// Greedy dedup of (id, fingerprint) documents (`fingerprints` little-endian u64 bytes, or
+    /// None with `texts` fingerprinted with the store's scheme) against the store and each
+    /// other; with `insert`, the kept ones become one batch in the same write. Returns the
+    /// verdicts and the summary as one JSON object {"results": [...], "summary": {...}}.
+    #[pyo3(signature = (ids, fingerprints, texts, distance, insert, label))]
+    #[allow(clippy::too_many_arguments)]
+    fn dedup(
+        &self,
+        py: Python<'_>,
+        ids: Vec<String>,
+        fingerprints: Option<&[u8]>,
+        texts: Option<Vec<String>>,
+        distance: Option<i64>,
+        insert: bool,
+        label: Option<&str>,
+    ) -> PyResult<String> {
+        guard(|| {
+            if label.is_some() && !insert {
+                return Err(PyValueError::new_err(
+                    "label: a label names the batch a dedup inserts: add insert=True",
+                ));
+            }
+            if let Some(label) = label {
+                Batch::check_label(label).map_err(py_err)?;
+            }
+            let fingerprints = match (fingerprints, texts) {
+                (Some(bytes), None) => u64s_from_bytes(bytes, "fingerprints")?,
+                (None, Some(texts)) => {
+                    let scheme = self.read(py, false, |s| s.text_scheme().map_err(py_err))?;
+                    detached(py, || fingerprint_all(&scheme, &texts, "texts", 0))?
+                }
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "give exactly one of fingerprints and texts",
+                    ))
+                }
+            };
+            if ids.len() != fingerprints.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{} ids but {} fingerprints or texts: give one per id",
+                    ids.len(),
+                    fingerprints.len()
+                )));
+            }
+            let mut batch = Batch::new();
+            for (i, (id, fp)) in ids.iter().zip(&fingerprints).enumerate() {
+                batch
+                    .push(id, *fp)
+                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
+            }
+            let (verdicts, summary) = if insert {
+                self.write(py, |store| {
+                    let distance = store.snapshot()?.distance(distance)?;
+                    store.dedup(&batch, distance, label)
+                })?
+            } else {
+                self.read(py, false, |snapshot| {
+                    let distance = Self::distance(snapshot, distance)?;
+                    let mut dedup = Dedup::new(snapshot, distance).map_err(py_err)?;
+                    let verdicts = dedup.decide(&batch).map_err(py_err)?;
+                    Ok((verdicts, dedup.summary()))
+                })?
+            };
+            Ok(serde_json::json!({ "results": verdicts, "summary": summary }).to_string())
+        })
+    }
+
+    /// Dedup of files as `simhashdb dedup` does it; returns the summary as JSON.
+    #[pyo3(signature = (paths, output, duplicates, insert, label, distance, format, skip_invalid, id_field, fingerprint_field, text_field, fingerprint_format))]
+    #[allow(clippy::too_many_arguments)]
+    fn dedup_file(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        output: Option<PathBuf>,
+        duplicates: Option<PathBuf>,
+        insert: bool,
+        label: Option<String>,
+        distance: Option<i64>,
+        format: Option<&str>,
+        skip_invalid: bool,
+        id_field: String,
+        fingerprint_field: String,
+        text_field: String,
+        fingerprint_format: &str,
+    ) -> PyResult<String> {
+        guard(|| {
+            let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
+            let fingerprint_format =
+                FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
+            if label.is_some() && !insert {
+                return Err(PyValueError::new_err(
+                    "label: a label names the batch a dedup inserts: add insert=True",
+                ));
+            }
+            if let Some(label) = &label {
+                Batch::check_label(label).map_err(py_err)?;
+            }
+            let options = |scheme: simhashdb::Result<simhashdb::Scheme>| ReadOptions {
+                format,
+                skip_invalid,
+                scheme: scheme.map_err(Arc::new),
+                id_field,
+                fingerprint_field,
+                text_field,
+                fingerprint_format,
+                ..ReadOptions::default()
+            };
+            let files = |distance: u32| {
+                let mut files = DedupFiles::new(paths, distance);
+                files.output = output;
+                files.duplicates = duplicates;
+                files.label = label;
+                files
+            };
+            let mut stdout = std::io::stdout();
+            let summary = if insert {
+                self.write(py, |store| {
+                    let files = files(store.snapshot()?.distance(distance)?);
+                    let options = options(store.text_scheme());
+                    store.dedup_files(&files, &options, &mut stdout, &())
+                })?
+            } else {
+                self.read(py, false, |snapshot| {
+                    let files = files(Self::distance(snapshot, distance)?);
+                    let options = options(snapshot.text_scheme());
+                    snapshot
+                        .dedup_files(&files, &options, &mut stdout, &())
+                        .map_err(py_err)
+                })?
+            };
+            Ok(json_of(&summary))
         })
     }
 
