@@ -47,7 +47,7 @@
 //!   [`Store::compact_if_due`]), and [`Store::compact`] merges them all.
 //!
 //! # The API
-//! At most 60 items, each listed in tests/public_api.rs; methods, fields and associated
+//! At most 68 items, each listed in tests/public_api.rs; methods, fields and associated
 //! constants belong to their type.
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
@@ -66,6 +66,10 @@
 //!   pairs handed out one at a time, [`Cluster`]s with the document a dedup keeps, an
 //!   [`AuditSummary`]; pairs verified against a corpus's text
 //!   ([`NearDuplicates::verify_text`]).
+//! - Dedup on ingest: [`Dedup`] keeps the documents of a new input that no stored document
+//!   and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
+//!   [`Store::dedup`] inserts them in the same write; [`DedupFiles`] streams files through,
+//!   the kept records written unchanged ([`Snapshot::dedup_files`], [`Store::dedup_files`]).
 //! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
 //!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus.
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],

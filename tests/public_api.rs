@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 64 of them (methods, fields and associated constants belong to their type and are
+//! most 68 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 64;
+const MOST: usize = 68;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -53,6 +53,11 @@ const API: &[&str] = &[
     "Cluster",
     "AuditSummary",
     "PairCursor",
+    // Dedup on ingest
+    "Dedup",
+    "Verdict",
+    "DedupSummary",
+    "DedupFiles",
     // Input as users write it
     "InputFormat",
     "ReadOptions",
