@@ -565,3 +565,44 @@ fn parquet_rows_pass_through_with_every_column() {
     assert_eq!(rows[0].schema().fields(), batch.schema().fields());
     assert_eq!(rows[0], batch.slice(1, 1));
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_to_pipes_and_devices_are_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    assert!(simhashdb(&["init", path_str(&path)], "").status.success());
+    assert!(
+        simhashdb(&["insert", path_str(&path)], "old\t00000000000000ff\n")
+            .status
+            .success()
+    );
+    let fifo = dir.path().join("dups.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    // A file renamed onto the pipe (or onto /dev/null) would replace it.
+    let args = [
+        "dedup",
+        path_str(&path),
+        "--duplicates",
+        path_str(&fifo),
+        "--output",
+        "/dev/null",
+    ];
+    let out = simhashdb(&args, "a\t00000000000000fe\nb\t0x1234\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(reader.join().unwrap(), "a\told\t1\n");
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}

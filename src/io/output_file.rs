@@ -1,6 +1,8 @@
 //! An output file that appears whole or not at all: written to a temporary file beside its
 //! path and renamed onto it when finished, so a reader never sees half a file and a failed
-//! write leaves none.
+//! write leaves none. A path that names something other than a regular file (`/dev/null`,
+//! `/dev/stdout`, a named pipe) is written in place: renaming onto it would replace the
+//! device or pipe with a file.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,15 +14,26 @@ use crate::error::{Error, Result};
 
 pub(crate) struct OutputFile {
     path: PathBuf,
-    temp: NamedTempFile,
+    /// The file renamed onto `path` when finished; None when writing `path` in place.
+    temp: Option<NamedTempFile>,
     out: BufWriter<File>,
 }
 
 impl OutputFile {
     /// Starts the file at `path` (its directory must exist).
     pub fn create(path: &Path) -> Result<Self> {
-        let temp = temp_beside(path)?;
-        let handle = temp.reopen().map_err(|e| Error::io(path, e))?;
+        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let (temp, handle) = if special {
+            let handle = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            (None, handle)
+        } else {
+            let temp = temp_beside(path)?;
+            let handle = temp.reopen().map_err(|e| Error::io(path, e))?;
+            (Some(temp), handle)
+        };
         Ok(OutputFile {
             path: path.to_path_buf(),
             temp,
@@ -39,17 +52,17 @@ impl OutputFile {
             .map_err(|e| Error::io(&self.path, e))
     }
 
-    /// Flushes and syncs the file and renames it onto its path.
+    /// Flushes the file and, for a regular file, syncs it and renames it onto its path.
     pub fn finish(self) -> Result<()> {
         let path = self.path;
         let file = self
             .out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&path, e))?;
-        self.temp
-            .persist(&path)
-            .map_err(|e| Error::io(&path, e.error))?;
+        if let Some(temp) = self.temp {
+            file.sync_all().map_err(|e| Error::io(&path, e))?;
+            temp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        }
         Ok(())
     }
 }
@@ -66,7 +79,7 @@ impl Write for OutputFile {
 
 /// A temporary file in the directory of `path`, created as any output file is (0666 less the
 /// user's umask), not private as a temporary file would be: it becomes the output.
-pub(crate) fn temp_beside(path: &Path) -> Result<NamedTempFile> {
+fn temp_beside(path: &Path) -> Result<NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

@@ -1,7 +1,5 @@
 //! The tables simhashdb writes, as Parquet files: documents, audit pairs and clusters.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,9 +9,9 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
+use crate::io::output_file::OutputFile;
 
 /// Rows buffered before they are handed to the Parquet writer.
 const ROWS_PER_FLUSH: usize = 1 << 16;
@@ -47,8 +45,7 @@ pub struct ParquetTable {
     columns: Vec<Column>,
     buffered: usize,
     rows: u64,
-    writer: ArrowWriter<BufWriter<File>>,
-    file: NamedTempFile,
+    writer: ArrowWriter<OutputFile>,
 }
 
 impl ParquetTable {
@@ -90,19 +87,14 @@ impl ParquetTable {
     }
 
     fn create(path: &Path, fields: Vec<Field>) -> Result<ParquetTable> {
-        let file = crate::io::output_file::temp_beside(path)?;
-        let handle = file.reopen().map_err(|e| Error::io(path, e))?;
+        let file = OutputFile::create(path)?;
         let schema = Arc::new(Schema::new(fields));
         let level = ZstdLevel::try_new(1).expect("1 is a zstd level");
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
             .build();
-        let writer = ArrowWriter::try_new(
-            BufWriter::with_capacity(1 << 20, handle),
-            schema.clone(),
-            Some(properties),
-        )
-        .map_err(|e| write_error(path, e))?;
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties))
+            .map_err(|e| write_error(path, e))?;
         let columns = schema
             .fields()
             .iter()
@@ -120,7 +112,6 @@ impl ParquetTable {
             buffered: 0,
             rows: 0,
             writer,
-            file,
         })
     }
 
@@ -205,17 +196,11 @@ impl ParquetTable {
     pub fn finish(mut self) -> Result<u64> {
         self.flush()?;
         let path = self.path;
-        let out = self
+        let file = self
             .writer
             .into_inner()
             .map_err(|e| write_error(&path, e))?;
-        let file = out
-            .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&path, e))?;
-        self.file
-            .persist(&path)
-            .map_err(|e| Error::io(&path, e.error))?;
+        file.finish()?;
         Ok(self.rows)
     }
 }
