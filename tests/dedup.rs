@@ -462,6 +462,33 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
         "{}",
         text(&out.stderr)
     );
+    // Outputs that cannot be written fail before any work, naming the path.
+    for (args, says) in [
+        (
+            vec!["--output", "same", "--duplicates", "same"],
+            "same file",
+        ),
+        (vec!["--output", path_str(dir.path())], "directory"),
+        (
+            vec!["--output", path_str(&dir.path().join("no/such/dir/out"))],
+            "no/such/dir",
+        ),
+    ] {
+        let mut all = vec!["dedup", path_str(&path), path_str(&input), "--skip-invalid"];
+        all.extend(args.iter());
+        let out = simhashdb(&all, "");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
     // Mixed forms: lines, then text files.
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();

@@ -52,7 +52,8 @@ impl DedupFiles {
         }
     }
 
-    /// Checks what can be checked before reading: one target at most is stdout.
+    /// Checks what can be checked before reading: one target at most is stdout, the two
+    /// files differ, neither is a directory.
     fn check(&self) -> Result<()> {
         let output_is_stdout = self.output.as_deref().is_none_or(is_stdout);
         if output_is_stdout && self.duplicates.as_deref().is_some_and(is_stdout) {
@@ -60,6 +61,22 @@ impl DedupFiles {
                 "the kept records and the duplicates cannot both go to stdout ('-'): name a \
                  file for one of them",
             ));
+        }
+        if self.output.is_some() && self.output == self.duplicates && !output_is_stdout {
+            return Err(Error::input(
+                "the kept records and the duplicates would go to the same file: name two",
+            ));
+        }
+        for path in [&self.output, &self.duplicates].into_iter().flatten() {
+            if path.is_dir() {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::IsADirectory,
+                        "an output is a file, and this is a directory",
+                    ),
+                ));
+            }
         }
         Ok(())
     }

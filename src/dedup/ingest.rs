@@ -132,27 +132,37 @@ impl<'s> Dedup<'s> {
 
     fn decide_unguarded(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
         let (snapshot, distance) = (self.snapshot, self.distance);
-        let (fingerprints, stored) =
-            nearest_stored(snapshot, distance, &mut self.representatives, documents)?;
-        let mut verdicts = Vec::with_capacity(documents.len());
-        for i in 0..documents.len() {
-            let (id, fp) = (documents.id(i), documents.fingerprint(i));
-            let at = fingerprints
-                .binary_search(&fp)
-                .expect("every fingerprint looked up");
-            let stored = stored[at];
-            // Nothing is nearer than a stored copy, and a stored match wins a tie.
-            let kept = match stored {
+        let stored = nearest_stored(snapshot, distance, &mut self.representatives, documents)?;
+        // The documents kept before this group, looked up in parallel; those this group
+        // keeps, in turn. Nothing is nearer than a stored copy: its lookups are skipped.
+        let earlier: Vec<Option<(u32, usize)>> = (0..documents.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| match stored[i] {
                 Some((0, _)) => None,
-                _ => self
-                    .kept
-                    .nearest(fp)
-                    .filter(|&(d, _)| stored.is_none_or(|(ds, _)| d < ds)),
+                _ => self.kept.nearest(documents.fingerprint(i)),
+            })
+            .collect();
+        let mut group = self.kept.empty_like();
+        let mut verdicts = Vec::with_capacity(documents.len());
+        for (i, stored) in stored.into_iter().enumerate() {
+            let (id, fp) = (documents.id(i), documents.fingerprint(i));
+            let earlier = earlier[i].map(|(d, k)| (d, self.kept.id(k)));
+            let in_group = match stored {
+                Some((0, _)) => None,
+                _ => group.nearest(fp).map(|(d, k)| (d, group.id(k))),
             };
+            // The nearest kept document (the smallest id at equal distance); a stored match
+            // wins a tie.
+            let kept = [earlier, in_group]
+                .into_iter()
+                .flatten()
+                .min()
+                .filter(|&(d, _)| stored.is_none_or(|(ds, _)| d < ds));
             let verdict = match (kept, stored) {
-                (Some((d, k)), _) => {
+                (Some((d, of)), _) => {
                     self.summary.duplicates_within_input += 1;
-                    duplicate(id, self.kept.id(k), d, false)
+                    duplicate(id, of, d, false)
                 }
                 (None, Some((d, representative))) => {
                     self.summary.duplicates_of_stored += 1;
@@ -160,7 +170,7 @@ impl<'s> Dedup<'s> {
                 }
                 (None, None) => {
                     self.summary.kept += 1;
-                    self.kept.push(id, fp);
+                    group.push(id, fp);
                     Verdict {
                         id: id.to_string(),
                         kept: true,
@@ -172,6 +182,7 @@ impl<'s> Dedup<'s> {
             };
             verdicts.push(verdict);
         }
+        self.kept.absorb(&group);
         self.summary.read += documents.len() as u64;
         Ok(verdicts)
     }
@@ -188,19 +199,21 @@ impl<'s> Dedup<'s> {
     }
 }
 
-/// The distinct fingerprints of `documents`, ascending, and each one's nearest stored
-/// document: (distance, id); representatives found are remembered in `representatives`.
-#[allow(clippy::type_complexity)]
+/// Each document's nearest stored document: (distance, id). The distinct fingerprints are
+/// looked up once each; representatives found are remembered in `representatives`.
 fn nearest_stored<'r>(
     snapshot: &Snapshot,
     distance: u32,
     representatives: &'r mut HashMap<u64, Representative>,
     documents: &Batch,
-) -> Result<(Vec<u64>, Vec<Option<(u32, &'r str)>>)> {
-    let mut fingerprints: Vec<u64> = (0..documents.len())
-        .map(|i| documents.fingerprint(i))
+) -> Result<Vec<Option<(u32, &'r str)>>> {
+    // (fingerprint, document) by fingerprint: the distinct fingerprints, and where each
+    // document's answer is.
+    let mut by_fingerprint: Vec<(u64, u32)> = (0..documents.len())
+        .map(|i| (documents.fingerprint(i), i as u32))
         .collect();
-    fingerprints.par_sort_unstable();
+    by_fingerprint.par_sort_unstable();
+    let mut fingerprints: Vec<u64> = by_fingerprint.iter().map(|&(fp, _)| fp).collect();
     fingerprints.dedup();
     let close: Vec<Vec<(u64, u32)>> = fingerprints
         .par_iter()
@@ -233,8 +246,16 @@ fn nearest_stored<'r>(
                 .min()
                 .map(|(d, _, id)| (d, id))
         })
-        .collect();
-    Ok((fingerprints, nearest))
+        .collect::<Vec<_>>();
+    let mut answers = vec![None; documents.len()];
+    let mut distinct = 0;
+    for (n, &(fp, i)) in by_fingerprint.iter().enumerate() {
+        if n > 0 && by_fingerprint[n - 1].0 != fp {
+            distinct += 1;
+        }
+        answers[i as usize] = nearest[distinct];
+    }
+    Ok(answers)
 }
 
 /// The verdict on a duplicate of `of`.
