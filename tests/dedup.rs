@@ -193,7 +193,7 @@ pub fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)
     let mut input = Vec::new();
     for i in 0..3_000u64 {
         let fp = match i % 6 {
-            0 | 1 | 2 => page,
+            0..=2 => page,
             3 => new_page,
             4 => new_page ^ (1 << (i % 64)),
             // Four bits from the page: just outside K = 3, and near each other.
