@@ -5,7 +5,6 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::format::block::docs::id_hash;
-use crate::io::input::records::{RecordSink, Records};
 
 /// The longest id accepted, in bytes.
 pub(crate) const MAX_ID_BYTES: usize = 1024;
@@ -201,27 +200,6 @@ pub struct ReadSummary {
 pub(crate) const KEPT_SKIP_MESSAGES: usize = 5;
 
 impl ReadSummary {
-    /// Adds one whole-file document's outcome: the document to `sink`, or a skip, or the error.
-    pub(crate) fn record(
-        &mut self,
-        result: Result<(String, u64)>,
-        sink: &mut dyn RecordSink,
-        skip_invalid: bool,
-    ) -> Result<()> {
-        self.lines += 1;
-        match result {
-            Ok((id, fp)) => {
-                let mut document = Batch::new();
-                document.push(&id, fp)?;
-                sink.append_records(&id, document, Records::Files)?;
-                self.documents += 1;
-            }
-            Err(e @ Error::Input { .. }) if skip_invalid => self.skip(e),
-            Err(e) => return Err(e),
-        }
-        Ok(())
-    }
-
     /// Counts an invalid document skipped, keeping the first few errors.
     pub(crate) fn skip(&mut self, error: Error) {
         self.skipped += 1;

@@ -173,7 +173,7 @@ pub(crate) fn read_stream(
                 .map_err(|e| Error::io(source, e))?;
             progress.advance(bytes.len() as u64);
             let result = text_document(source, &bytes, options);
-            summary.record(result, sink, options.skip_invalid)?;
+            records::record_file(&mut summary, result, sink, options.skip_invalid)?;
             return Ok(summary);
         }
         InputFormat::Fingerprints => {

@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use crate::error::Result;
-use crate::write::batch::{Batch, DocumentSink};
+use crate::error::{Error, Result};
+use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 
 /// Where the documents of one appended [`Batch`] came from, document `i` by `i`.
 pub(crate) enum Records<'a> {
@@ -50,4 +50,26 @@ impl RecordSink for Documents<'_> {
     fn append_records(&mut self, _: &str, documents: Batch, _: Records<'_>) -> Result<()> {
         self.0.append(documents)
     }
+}
+
+/// Adds one whole-file document's outcome to `summary`: the document to `sink`, or a skip, or
+/// the error.
+pub(crate) fn record_file(
+    summary: &mut ReadSummary,
+    result: Result<(String, u64)>,
+    sink: &mut dyn RecordSink,
+    skip_invalid: bool,
+) -> Result<()> {
+    summary.lines += 1;
+    match result {
+        Ok((id, fp)) => {
+            let mut document = Batch::new();
+            document.push(&id, fp)?;
+            sink.append_records(&id, document, Records::Files)?;
+            summary.documents += 1;
+        }
+        Err(e @ Error::Input { .. }) if skip_invalid => summary.skip(e),
+        Err(e) => return Err(e),
+    }
+    Ok(())
 }

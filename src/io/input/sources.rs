@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::decode::{decoded, decoded_bytes};
-use super::records::{Documents, RecordSink};
+use super::records::{record_file, Documents, RecordSink};
 use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
 use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
@@ -222,8 +222,7 @@ impl SourceReader<'_> {
         self.texts.clear();
         self.text_bytes = 0;
         for result in results {
-            self.summary
-                .record(result?, self.sink, options.skip_invalid)?;
+            record_file(&mut self.summary, result?, self.sink, options.skip_invalid)?;
         }
         Ok(())
     }
