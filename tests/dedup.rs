@@ -152,7 +152,7 @@ proptest! {
         // Inserting leaves exactly the stored documents plus the kept ones.
         let (verdicts, summary) = store.dedup(&batch_of(&input), distance, Some("day")).unwrap();
         prop_assert_eq!(as_json(&verdicts), expected.clone());
-        prop_assert_eq!(summary.inserted, kept);
+        prop_assert_eq!(summary.inserted + summary.replaced + summary.superseded, kept);
         prop_assert_eq!(summary.batch.is_some(), kept > 0);
         prop_assert_eq!(without_batches(live(&path)), after_insert(&stored, &input, &expected));
     }
@@ -332,6 +332,31 @@ fn tsv_text_and_stdin_pass_through() {
         std::fs::read_to_string(dir.path().join("k.tsv")).unwrap(),
         "b\tffff000000000000\n"
     );
+    // The insert counts as `insert` does: a new id, a replaced one, one superseded in input.
+    let day = "old\tffff0000ffff0000\nx\t0x1234\nx\tfedc000000000000\n";
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            "--insert",
+            "--json",
+            "--output",
+            path_str(&dir.path().join("k2")),
+        ],
+        day,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            &summary["kept"],
+            &summary["inserted"],
+            &summary["replaced"],
+            &summary["superseded"]
+        ),
+        (&json!(3), &json!(1), &json!(1), &json!(1)),
+        "{summary}"
+    );
     // Text files: the kept ids.
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
@@ -489,6 +514,53 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
             text(&out.stderr)
         );
     }
+    // An output may not replace an input.
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&input),
+            "--skip-invalid",
+            "--output",
+            path_str(&input),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is an input"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&input).unwrap(),
+        "a\t01\nb\tnot-a-fingerprint\nc\t0x0fff\n"
+    );
+    // Parquet input with the kept rows to stdout is a usage error.
+    let out = simhashdb(&["dedup", path_str(&path), "x.parquet"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // JSON Lines then TSV: one output holds one form.
+    let jsonl = dir.path().join("in.jsonl");
+    std::fs::write(&jsonl, "{\"id\": \"j\", \"fingerprint\": 5}\n").unwrap();
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&path),
+            path_str(&jsonl),
+            path_str(&input),
+            "--skip-invalid",
+            "--output",
+            path_str(&dir.path().join("mixed")),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("JSON Lines"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.path().join("mixed").exists());
     // Mixed forms: lines, then text files.
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
@@ -508,7 +580,6 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("1.txt"), "{}", text(&out.stderr));
     assert!(!dir.path().join("mixed").exists());
-    let _ = simhashdb_bytes;
 }
 
 #[cfg(feature = "parquet")]
@@ -560,9 +631,18 @@ fn parquet_rows_pass_through_with_every_column() {
 
     // Parquet needs an output file.
     let out = simhashdb(&["dedup", path_str(&path), path_str(&input)], "");
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("output file"),
+        text(&out.stderr).contains("--output FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // From stdin, where the CLI cannot tell before reading, the library refuses it.
+    let out = simhashdb_bytes(&["dedup", path_str(&path)], &std::fs::read(&input).unwrap());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("<stdin>: the kept rows of a Parquet input are a Parquet file"),
         "{}",
         text(&out.stderr)
     );

@@ -160,6 +160,15 @@ fn an_exported_store_reinserted_answers_identically() {
         strip_batch(&ok(&["export", path_str(&third)])),
         strip_batch(&tsv)
     );
+    // And inserted from stdin (its first read must hold the whole signature).
+    let fourth = dir.path().join("fourth");
+    ok(&["init", path_str(&fourth), "--expected-size", "1000"]);
+    let out = simhashdb_bytes(&["insert", path_str(&fourth)], &bytes);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        strip_batch(&ok(&["export", path_str(&fourth)])),
+        strip_batch(&tsv)
+    );
 }
 
 #[test]

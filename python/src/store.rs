@@ -126,6 +126,25 @@ fn json_of(value: &impl serde::Serialize) -> String {
         .to_string()
 }
 
+/// A batch of `ids[i]` with `fingerprints[i]` (the fingerprints of `what`: "fingerprints",
+/// "texts"), naming the first bad id by its index.
+fn batch_of(ids: &[String], fingerprints: &[u64], what: &str) -> PyResult<Batch> {
+    if ids.len() != fingerprints.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} ids but {} {what}: give one per id",
+            ids.len(),
+            fingerprints.len()
+        )));
+    }
+    let mut batch = Batch::new();
+    for (i, (id, fp)) in ids.iter().zip(fingerprints).enumerate() {
+        batch
+            .push(id, *fp)
+            .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
+    }
+    Ok(batch)
+}
+
 /// Writes `documents` as one batch; merges runs afterwards if `compact` and the policy asks.
 fn insert_batch(
     store: &mut Store,
@@ -253,19 +272,7 @@ impl NativeStore {
     ) -> PyResult<String> {
         guard(|| {
             let fingerprints = u64s_from_bytes(fingerprints, "fingerprints")?;
-            if ids.len() != fingerprints.len() {
-                return Err(PyValueError::new_err(format!(
-                    "{} ids but {} fingerprints: give one fingerprint per id",
-                    ids.len(),
-                    fingerprints.len()
-                )));
-            }
-            let mut batch = Batch::new();
-            for (i, (id, fp)) in ids.iter().zip(&fingerprints).enumerate() {
-                batch
-                    .push(id, *fp)
-                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
-            }
+            let batch = batch_of(&ids, &fingerprints, "fingerprints")?;
             let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
             Ok(json_of(&summary))
         })
@@ -381,6 +388,7 @@ impl NativeStore {
             if let Some(label) = label {
                 Batch::check_label(label).map_err(py_err)?;
             }
+            let texts_given = texts.is_some();
             let fingerprints = match (fingerprints, texts) {
                 (Some(bytes), None) => u64s_from_bytes(bytes, "fingerprints")?,
                 (None, Some(texts)) => {
@@ -393,19 +401,8 @@ impl NativeStore {
                     ))
                 }
             };
-            if ids.len() != fingerprints.len() {
-                return Err(PyValueError::new_err(format!(
-                    "{} ids but {} fingerprints or texts: give one per id",
-                    ids.len(),
-                    fingerprints.len()
-                )));
-            }
-            let mut batch = Batch::new();
-            for (i, (id, fp)) in ids.iter().zip(&fingerprints).enumerate() {
-                batch
-                    .push(id, *fp)
-                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
-            }
+            let what = if texts_given { "texts" } else { "fingerprints" };
+            let batch = batch_of(&ids, &fingerprints, what)?;
             let (verdicts, summary) = if insert {
                 self.write(py, |store| {
                     let distance = store.snapshot()?.distance(distance)?;

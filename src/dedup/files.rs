@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
 use crate::error::{Error, Result};
-use crate::io::document::ReadOptions;
+use crate::io::document::{InputFormat, ReadOptions};
 use crate::io::input::records::{RecordSink, Records};
 use crate::io::input::sources::read_records;
 use crate::io::output_file::OutputFile;
@@ -68,6 +68,12 @@ impl DedupFiles {
             ));
         }
         for path in [&self.output, &self.duplicates].into_iter().flatten() {
+            if let Some(input) = self.inputs.iter().find(|input| same_file(input, path)) {
+                return Err(Error::input(format!(
+                    "{} is an input, and would be replaced by an output: name another file",
+                    input.display()
+                )));
+            }
             if path.is_dir() {
                 return Err(Error::io(
                     path,
@@ -84,6 +90,17 @@ impl DedupFiles {
 
 fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
+}
+
+/// Whether `a` and `b` name the same existing regular file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    if is_stdout(a) || is_stdout(b) || !b.is_file() {
+        return false;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 impl Snapshot {
@@ -136,8 +153,7 @@ impl Store {
         let written = outputs.finish()?;
         match insertion.commit() {
             Ok(inserted) => {
-                summary.inserted = summary.kept;
-                summary.batch = inserted.batch;
+                summary.count_insert(&inserted);
                 Ok(summary)
             }
             Err(e) => {
@@ -287,8 +303,8 @@ struct KeptRecords<'w> {
 
 /// The form of the kept records.
 enum Form {
-    /// Lines as read.
-    Lines,
+    /// Lines as read, of one format (tsv or jsonl).
+    Lines(InputFormat),
     /// The ids of text documents, one per line.
     Ids,
     /// Parquet rows, with the first Parquet input's schema.
@@ -307,7 +323,7 @@ impl<'w> KeptRecords<'w> {
     fn write(&mut self, source: &str, verdicts: &[Verdict], records: &Records<'_>) -> Result<()> {
         if self.form.is_none() {
             self.form = Some(match records {
-                Records::Lines { .. } => Form::Lines,
+                Records::Lines { format, .. } => Form::Lines(*format),
                 Records::Files => Form::Ids,
                 #[cfg(feature = "parquet")]
                 Records::Rows { batch, .. } => {
@@ -329,7 +345,14 @@ impl<'w> KeptRecords<'w> {
         let form = self.form.as_mut().expect("set above");
         let kept = verdicts.iter().map(|v| v.kept);
         match (form, records) {
-            (Form::Lines, Records::Lines { bytes, spans }) => {
+            (
+                Form::Lines(first),
+                Records::Lines {
+                    format,
+                    bytes,
+                    spans,
+                },
+            ) if first == format => {
                 let mut out = Vec::new();
                 for (span, _) in spans.iter().zip(kept).filter(|(_, k)| *k) {
                     out.extend_from_slice(&bytes[span.clone()]);
@@ -384,7 +407,8 @@ impl<'w> KeptRecords<'w> {
 impl Form {
     fn name(&self) -> &'static str {
         match self {
-            Form::Lines => "lines (TSV or JSON Lines)",
+            Form::Lines(InputFormat::Jsonl) => "JSON Lines",
+            Form::Lines(_) => "TSV lines",
             Form::Ids => "text files",
             #[cfg(feature = "parquet")]
             Form::Rows(_) => "Parquet rows",

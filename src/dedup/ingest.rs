@@ -22,6 +22,7 @@ use crate::dedup::kept::Kept;
 use crate::error::{guard_redb, Result};
 use crate::read::snapshot::Snapshot;
 use crate::write::batch::{Batch, ReadSummary};
+use crate::write::insertion::InsertSummary;
 use crate::write::store::Store;
 
 /// What a dedup decided for one document. Its JSON form (HTTP, Python) is
@@ -45,11 +46,11 @@ pub struct Verdict {
 
 /// What a dedup did. Its JSON form is
 /// `{"read", "skipped", "kept", "duplicates_of_stored", "duplicates_within_input",
-/// "inserted", "batch", "distance"}`.
+/// "inserted", "replaced", "superseded", "batch", "distance"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct DedupSummary {
-    /// Documents read.
+    /// Documents read (valid ones; invalid ones skipped are `skipped`).
     pub read: u64,
     /// Invalid records skipped (only when asked to skip them).
     pub skipped: u64,
@@ -62,12 +63,28 @@ pub struct DedupSummary {
     pub duplicates_of_stored: u64,
     /// Documents dropped for an earlier kept document of the input.
     pub duplicates_within_input: u64,
-    /// Kept documents inserted (0 unless the dedup inserts).
+    /// Kept documents inserted under an id the store did not hold (0 unless the dedup
+    /// inserts; as `insert` counts them).
     pub inserted: u64,
+    /// Kept documents inserted under an id the store held with another fingerprint.
+    pub replaced: u64,
+    /// Kept documents whose id a later kept document of the same input took over (the
+    /// later one is stored, as `insert` does).
+    pub superseded: u64,
     /// The batch the kept documents were inserted as (None unless one was committed).
     pub batch: Option<u64>,
     /// The distance documents were compared at.
     pub distance: u32,
+}
+
+impl DedupSummary {
+    /// Takes the counts of the insert of the kept documents.
+    pub(crate) fn count_insert(&mut self, insert: &InsertSummary) {
+        self.inserted = insert.inserted;
+        self.replaced = insert.replaced;
+        self.superseded = insert.superseded;
+        self.batch = insert.batch;
+    }
 }
 
 /// A stored fingerprint's representative: its earliest batch and smallest id there.
@@ -316,9 +333,7 @@ impl Store {
             }
         }
         if !kept.is_empty() {
-            let inserted = self.insert(&kept, label)?;
-            summary.inserted = kept.len() as u64;
-            summary.batch = inserted.batch;
+            summary.count_insert(&self.insert(&kept, label)?);
         }
         Ok((verdicts, summary))
     }

@@ -77,15 +77,29 @@ impl Write for OutputFile {
     }
 }
 
-/// A temporary file in the directory of `path`, created as any output file is (0666 less the
-/// user's umask), not private as a temporary file would be: it becomes the output.
+/// A temporary file in the directory of `path`, named `.NAME.XXXXXX.partial` after it (a
+/// writer killed before its rename leaves one behind; the name says whose it is), created as
+/// any output file is (0666 less the user's umask), not private as a temporary file would be:
+/// it becomes the output.
 fn temp_beside(path: &Path) -> Result<NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".partial");
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder.tempfile_in(dir).map_err(|e| Error::io(path, e))
+    builder.tempfile_in(dir).map_err(|e| {
+        // The error names the temporary file; the user named `path`.
+        let problem = match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("the directory {} does not exist", dir.display())
+            }
+            kind => format!("cannot create a file in {}: {kind}", dir.display()),
+        };
+        Error::io(path, std::io::Error::new(e.kind(), problem))
+    })
 }

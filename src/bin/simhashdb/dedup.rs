@@ -17,17 +17,23 @@ use crate::{output, progress};
 /// with the store's scheme). Greedy in input order: a document is a duplicate when a stored
 /// document, or an earlier kept document of the input, is within D bits; otherwise it is
 /// kept. The kept records are written unchanged and in input order: JSON Lines and TSV lines
-/// byte for byte, Parquet rows with every column (Parquet needs --output), the ids of text
-/// files. --duplicates lists every dropped document as ID<TAB>DUPLICATE_OF<TAB>DISTANCE,
+/// byte for byte (a leading byte-order mark and the compression of the input aside: outputs
+/// are written uncompressed), Parquet rows with every column (Parquet needs --output), the
+/// ids of text files; inputs of one dedup are all of one of these forms. --duplicates lists every dropped document as ID<TAB>DUPLICATE_OF<TAB>DISTANCE,
 /// DUPLICATE_OF its nearest match (smallest distance; then a stored document before one of the
-/// input, the earliest batch, the smallest id). Output files appear whole or not at all.
-/// --insert holds the writer lock from the first lookup to the commit: no other writer slips
-/// in between; on any error nothing is inserted and no output file is left. Without --insert
+/// input, the earliest batch, the smallest id); a document already stored under its own id
+/// names itself. Output files appear whole or not at all (an output may not be an input);
+/// stdout streams, so a failed run leaves part of it there (and exits non-zero). --insert
+/// holds the writer lock from the first lookup to the commit: no other writer slips in
+/// between; on any error nothing is inserted and no output file is left. The outputs are put
+/// in place just before the commit: a dedup killed between the two leaves them and the store
+/// as before, and running it again writes the same outputs. Without --insert
 /// the store is only read (it may be read-only, or served by a running `serve`). A summary
-/// goes to stderr, or with --json a JSON line {"read", "skipped", "kept",
-/// "duplicates_of_stored", "duplicates_within_input", "inserted", "batch", "distance"} on
-/// stdout (on stderr when stdout carries the records). Memory: the kept documents' ids and
-/// fingerprints (about 100 bytes each plus the id), never the records.
+/// goes to stderr, or with --json a JSON line {"read" (valid documents), "skipped",
+/// "kept", "duplicates_of_stored", "duplicates_within_input", "inserted", "replaced",
+/// "superseded" (as `insert` counts them), "batch", "distance"} on stdout (on stderr when
+/// stdout carries the records). Memory: the kept documents' ids and fingerprints (100 to
+/// 200 bytes each plus the id), never the records.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -86,6 +92,17 @@ pub fn run(args: Args) -> Result<()> {
              not ending in .parquet",
         ));
     }
+    if records_to_stdout && args.inputs.iter().any(|i| output::is_parquet_name(i)) {
+        return Err(usage(
+            "the kept rows of a Parquet input are a Parquet file: give --output FILE",
+        ));
+    }
+    // Files appear whole or not at all; stdout streams, so a failure leaves part of it.
+    let outputs_left = if records_to_stdout || duplicates_to_stdout {
+        "no output file was written, and what went to stdout is incomplete"
+    } else {
+        "no output file was written"
+    };
     let inputs = if args.inputs.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -104,7 +121,7 @@ pub fn run(args: Args) -> Result<()> {
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| {
                 format!(
-                    "{}: nothing was inserted and no output file was written",
+                    "{}: nothing was inserted; {outputs_left}",
                     args.store.display()
                 )
             })?
@@ -117,7 +134,7 @@ pub fn run(args: Args) -> Result<()> {
         let options = read_options(&args, scheme);
         snapshot
             .dedup_files(&files, &options, &mut out, &tell)
-            .with_context(|| format!("{}: no output file was written", args.store.display()))?
+            .with_context(|| format!("{}: {outputs_left}", args.store.display()))?
     };
     bar.finish_and_clear();
     out.flush()?;
@@ -169,7 +186,15 @@ fn describe(s: &DedupSummary) -> String {
         line += &format!(", skipped {} invalid", s.skipped);
     }
     match s.batch {
-        Some(batch) => line += &format!("; inserted {} as batch {batch}", s.inserted),
+        Some(batch) => {
+            line += &format!(
+                "; batch {batch}: inserted {}, replaced {}",
+                s.inserted, s.replaced
+            );
+            if s.superseded > 0 {
+                line += &format!(", superseded in input {}", s.superseded);
+            }
+        }
         None => line += "; nothing inserted",
     }
     line

@@ -12,6 +12,9 @@ const BOM: &[u8] = &[0xef, 0xbb, 0xbf];
 /// Buffered reads of decompressed input.
 const BUFFER_BYTES: usize = 1 << 20;
 
+/// Bytes of content read ahead to look for a byte-order mark and a format's signature.
+const HEAD_BYTES: usize = 64;
+
 /// `reader`'s content, decompressed and without a byte-order mark. `source` names the input
 /// in errors.
 pub(crate) fn decoded<'a>(reader: impl Read + 'a, source: &str) -> Result<Box<dyn BufRead + 'a>> {
@@ -26,9 +29,11 @@ pub(crate) fn decoded<'a>(reader: impl Read + 'a, source: &str) -> Result<Box<dy
     } else {
         Box::new(whole)
     };
-    let (mut head, rest) = peek(content, BOM.len(), source)?;
+    // The first read of the result returns `head` alone: long enough for every format's
+    // signature (Parquet's is 4 bytes), so detection sees it whole.
+    let (mut head, rest) = peek(content, HEAD_BYTES, source)?;
     if head.starts_with(BOM) {
-        head.clear();
+        head.drain(..BOM.len());
     }
     Ok(Box::new(BufReader::with_capacity(
         BUFFER_BYTES,

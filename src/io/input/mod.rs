@@ -240,6 +240,7 @@ pub(crate) fn read_stream(
             }
             summary.documents += result.batch.len() as u64;
             let records = Records::Lines {
+                format,
                 bytes: chunk,
                 spans: &result.spans,
             };

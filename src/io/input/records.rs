@@ -4,13 +4,15 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
+use crate::io::document::InputFormat;
 use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 
 /// Where the documents of one appended [`Batch`] came from, document `i` by `i`.
 pub(crate) enum Records<'a> {
-    /// Line formats (tsv, jsonl): document `i`'s line is `bytes[spans[i]]`, its line end
-    /// (`\n` or `\r\n`, none on a last line without one) included.
+    /// Line formats (`format` tsv or jsonl): document `i`'s line is `bytes[spans[i]]`, its
+    /// line end (`\n` or `\r\n`, none on a last line without one) included.
     Lines {
+        format: InputFormat,
         bytes: &'a [u8],
         spans: &'a [Range<usize>],
     },
@@ -28,6 +30,7 @@ pub(crate) enum Records<'a> {
 /// Where documents go with their records.
 pub(crate) trait RecordSink {
     /// Whether the records are used (a Parquet file is then read whole, every column).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     fn wants_records(&self) -> bool;
     /// Adds every document of `documents`, read from `source` (a file's path, or
     /// `<stdin>`), in order; `records` says where each came from.
