@@ -145,6 +145,17 @@ fn batch_of(ids: &[String], fingerprints: &[u64], what: &str) -> PyResult<Batch>
     Ok(batch)
 }
 
+/// A dedup's batch label: only with an insert, and a valid label.
+fn check_dedup_label(label: Option<&str>, insert: bool) -> PyResult<()> {
+    match label {
+        Some(_) if !insert => Err(PyValueError::new_err(
+            "label: a label names the batch a dedup inserts: add insert=True",
+        )),
+        Some(label) => Batch::check_label(label).map_err(py_err),
+        None => Ok(()),
+    }
+}
+
 /// Writes `documents` as one batch; merges runs afterwards if `compact` and the policy asks.
 fn insert_batch(
     store: &mut Store,
@@ -380,14 +391,7 @@ impl NativeStore {
         label: Option<&str>,
     ) -> PyResult<String> {
         guard(|| {
-            if label.is_some() && !insert {
-                return Err(PyValueError::new_err(
-                    "label: a label names the batch a dedup inserts: add insert=True",
-                ));
-            }
-            if let Some(label) = label {
-                Batch::check_label(label).map_err(py_err)?;
-            }
+            check_dedup_label(label, insert)?;
             let texts_given = texts.is_some();
             let fingerprints = match (fingerprints, texts) {
                 (Some(bytes), None) => u64s_from_bytes(bytes, "fingerprints")?,
@@ -443,14 +447,7 @@ impl NativeStore {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
             let fingerprint_format =
                 FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
-            if label.is_some() && !insert {
-                return Err(PyValueError::new_err(
-                    "label: a label names the batch a dedup inserts: add insert=True",
-                ));
-            }
-            if let Some(label) = &label {
-                Batch::check_label(label).map_err(py_err)?;
-            }
+            check_dedup_label(label.as_deref(), insert)?;
             let options = |scheme: simhashdb::Result<simhashdb::Scheme>| ReadOptions {
                 format,
                 skip_invalid,

@@ -360,14 +360,14 @@ impl<'w> KeptRecords<'w> {
                         out.push(b'\n');
                     }
                 }
-                self.target()?.write(&out)
+                self.target().write(&out)
             }
             (Form::Ids, Records::Files) => {
                 let mut out = Vec::new();
                 for v in verdicts.iter().filter(|v| v.kept) {
                     writeln!(out, "{}", v.id).expect("writes to memory");
                 }
-                self.target()?.write(&out)
+                self.target().write(&out)
             }
             #[cfg(feature = "parquet")]
             (Form::Rows(writer), Records::Rows { batch, rows }) => {
@@ -386,11 +386,10 @@ impl<'w> KeptRecords<'w> {
     }
 
     /// The target of lines (a Parquet writer owns its file).
-    fn target(&mut self) -> Result<&mut Target<'w>> {
-        Ok(self
-            .target
+    fn target(&mut self) -> &mut Target<'w> {
+        self.target
             .as_mut()
-            .expect("only Parquet rows take the target"))
+            .expect("only Parquet rows take the target")
     }
 
     /// Ends the records; returns the target to put in place.
