@@ -173,6 +173,8 @@ pub enum Setting {
     Scheme,
     /// The least Jaccard similarity a verified pair keeps ([`crate::NearDuplicates::verify_text`]).
     MinJaccard,
+    /// Bytes of each document's verification sketch (`init --sketch-bytes`).
+    SketchBytes,
     /// Runs merged into one ([`crate::CompactionPolicy::merge_factor`]).
     MergeFactor,
     /// The date an expire takes the batches committed before ([`crate::ExpireSelector`]).
@@ -189,6 +191,7 @@ impl Setting {
             Setting::ExpectedSize => "expected size",
             Setting::Scheme => "scheme",
             Setting::MinJaccard => "minimum Jaccard similarity",
+            Setting::SketchBytes => "sketch bytes",
             Setting::MergeFactor => "merge factor",
             Setting::ExpireBefore => "expiry date",
         }

@@ -10,3 +10,4 @@ pub(crate) mod find_all;
 pub(crate) mod fingerprint;
 pub(crate) mod jaccard;
 pub(crate) mod similarity_join;
+pub(crate) mod sketch;
