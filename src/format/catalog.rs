@@ -24,8 +24,13 @@ use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::sys::file_backend::{injected, Op};
 
-/// The format version this build writes. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 3;
+/// The format version this build writes for a store with verification sketches. See
+/// migrations/ for the history.
+pub(crate) const FORMAT_VERSION: u32 = 4;
+
+/// The version a store without sketches is written as: version 4 without sketches is version
+/// 3 byte for byte, so builds that know only version 3 keep opening such stores.
+pub(crate) const SKETCHLESS_VERSION: u32 = 3;
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
 pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2];
@@ -57,6 +62,9 @@ pub(crate) struct Catalog {
     pub runs: Vec<RunMeta>,
     /// Every committed batch, oldest first.
     pub batches: Vec<BatchMeta>,
+    /// Bytes of each document's verification sketch, or 0 when the store keeps none (format
+    /// 4; fixed at creation).
+    pub sketch_bytes: u16,
 }
 
 /// One immutable run: the documents, postings and new fingerprints of one batch.
@@ -81,6 +89,10 @@ pub(crate) struct RunMeta {
     pub docs_bytes: u64,
     /// Block bytes of the postings table.
     pub postings_bytes: u64,
+    /// Sketch entries in the run's sketches table (format 4).
+    pub sketches: u64,
+    /// Block bytes of the sketches table (format 4).
+    pub sketches_bytes: u64,
 }
 
 /// One committed change of documents: an `insert`, `delete` or `expire`.
@@ -185,6 +197,7 @@ impl Catalog {
             documents: 0,
             runs: Vec::new(),
             batches: Vec::new(),
+            sketch_bytes: 0,
         }
     }
 
@@ -196,22 +209,48 @@ impl Catalog {
     fn decode(bytes: &[u8], dir: &Path) -> Result<Self> {
         let (version, payload) = unseal(bytes, dir)?;
         check_version(version, dir)?;
-        let catalog: Catalog =
-            decode_payload(payload).map_err(|e| e.in_file(&layout::catalog_file(dir)))?;
+        let catalog = Catalog::decode_version(version, payload)
+            .map_err(|e| e.in_file(&layout::catalog_file(dir)))?;
         check_settings(&catalog.settings, dir)?;
         Ok(catalog)
     }
 
-    /// The catalog file's bytes.
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        self.encode_as(FORMAT_VERSION)
+    /// The catalog of a payload of `version` 2, 3 or 4 (versions 2 and 3 share their
+    /// structs, which are version 4's without sketches).
+    pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
+        if version >= FORMAT_VERSION {
+            let catalog: Catalog = decode_payload(payload)?;
+            if catalog.sketch_bytes == 0 {
+                return Err(Error::corrupt(
+                    "a format 4 catalog says its store keeps no sketches",
+                ));
+            }
+            return Ok(catalog);
+        }
+        decode_payload::<v3::Catalog>(payload).map(Catalog::from)
     }
 
-    /// The catalog file's bytes marked as format `version`, for a migration step to a version
-    /// whose catalog structs are this one's.
+    /// The catalog file's bytes: format 4 for a store with sketches, else format 3.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let version = if self.sketch_bytes == 0 {
+            SKETCHLESS_VERSION
+        } else {
+            FORMAT_VERSION
+        };
+        self.encode_as(version)
+    }
+
+    /// The catalog file's bytes marked as format `version`: version 4's structs, or for
+    /// versions 2 and 3 (a migration step, a store without sketches) theirs.
     pub(crate) fn encode_as(&self, version: u32) -> Vec<u8> {
-        let payload = bincode::encode_to_vec(self, bincode::config::standard())
-            .expect("encoding to a Vec cannot fail");
+        let config = bincode::config::standard();
+        let payload = if version >= FORMAT_VERSION {
+            bincode::encode_to_vec(self, config)
+        } else {
+            debug_assert_eq!(self.sketch_bytes, 0, "only format 4 keeps sketches");
+            bincode::encode_to_vec(v3::Catalog::from(self.clone()), config)
+        }
+        .expect("encoding to a Vec cannot fail");
         seal(version, &payload)
     }
 
@@ -255,7 +294,7 @@ pub(crate) fn unseal<'b>(bytes: &'b [u8], dir: &Path) -> Result<(u32, &'b [u8])>
         });
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
-    if version != FORMAT_VERSION && !UPGRADABLE_VERSIONS.contains(&version) {
+    if !is_current(version) && !UPGRADABLE_VERSIONS.contains(&version) {
         check_version(version, dir)?;
     }
     let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
@@ -316,9 +355,15 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
+/// Whether this build opens stores of format `version` as they are (4, and 3: a store
+/// without sketches).
+pub(crate) fn is_current(version: u32) -> bool {
+    version == FORMAT_VERSION || version == SKETCHLESS_VERSION
+}
+
 /// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
 pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
-    if version == FORMAT_VERSION {
+    if version == FORMAT_VERSION || version == SKETCHLESS_VERSION {
         Ok(())
     } else if UPGRADABLE_VERSIONS.contains(&version) {
         Err(Error::UpgradeRequired {
@@ -332,6 +377,94 @@ pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
             found: version,
             current: FORMAT_VERSION,
         })
+    }
+}
+
+/// Format 3's catalog structs (also format 2's), frozen: format 4's without sketches.
+mod v3 {
+    use super::{BatchMeta, CompactionPolicy, Settings};
+
+    #[derive(bincode::Encode, bincode::Decode)]
+    pub(super) struct Catalog {
+        settings: Settings,
+        compaction: CompactionPolicy,
+        scheme: Option<String>,
+        next_run: u64,
+        next_batch: u64,
+        documents: u64,
+        runs: Vec<RunMeta>,
+        batches: Vec<BatchMeta>,
+    }
+
+    #[derive(bincode::Encode, bincode::Decode)]
+    struct RunMeta {
+        id: u64,
+        shard_files: u16,
+        present_files: Vec<u16>,
+        fingerprints: u64,
+        documents: u64,
+        table_bytes: Vec<u64>,
+        docs_bytes: u64,
+        postings_bytes: u64,
+    }
+
+    impl From<Catalog> for super::Catalog {
+        fn from(c: Catalog) -> Self {
+            super::Catalog {
+                settings: c.settings,
+                compaction: c.compaction,
+                scheme: c.scheme,
+                next_run: c.next_run,
+                next_batch: c.next_batch,
+                documents: c.documents,
+                runs: c
+                    .runs
+                    .into_iter()
+                    .map(|r| super::RunMeta {
+                        id: r.id,
+                        shard_files: r.shard_files,
+                        present_files: r.present_files,
+                        fingerprints: r.fingerprints,
+                        documents: r.documents,
+                        table_bytes: r.table_bytes,
+                        docs_bytes: r.docs_bytes,
+                        postings_bytes: r.postings_bytes,
+                        sketches: 0,
+                        sketches_bytes: 0,
+                    })
+                    .collect(),
+                batches: c.batches,
+                sketch_bytes: 0,
+            }
+        }
+    }
+
+    impl From<super::Catalog> for Catalog {
+        fn from(c: super::Catalog) -> Self {
+            Catalog {
+                settings: c.settings,
+                compaction: c.compaction,
+                scheme: c.scheme,
+                next_run: c.next_run,
+                next_batch: c.next_batch,
+                documents: c.documents,
+                runs: c
+                    .runs
+                    .into_iter()
+                    .map(|r| RunMeta {
+                        id: r.id,
+                        shard_files: r.shard_files,
+                        present_files: r.present_files,
+                        fingerprints: r.fingerprints,
+                        documents: r.documents,
+                        table_bytes: r.table_bytes,
+                        docs_bytes: r.docs_bytes,
+                        postings_bytes: r.postings_bytes,
+                    })
+                    .collect(),
+                batches: c.batches,
+            }
+        }
     }
 }
 

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::format::catalog::{
+    is_current,
     check_settings, commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog,
-    RunMeta, FORMAT_VERSION,
+    RunMeta,
 };
 use crate::format::layout;
 use crate::format::settings::CompactionPolicy;
@@ -42,7 +43,7 @@ impl Store {
 
 fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
     let (from, _) = unseal(&read_file(dir)?, dir)?;
-    if from == FORMAT_VERSION {
+    if is_current(from) {
         return Ok(from);
     }
     let _lock = WriterLock::acquire_within(dir, &layout::lock_file(dir), wait)?;
@@ -50,7 +51,7 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
         // Re-read under the lock: another process may have migrated meanwhile.
         let bytes = read_file(dir)?;
         let (version, payload) = unseal(&bytes, dir)?;
-        if version == FORMAT_VERSION {
+        if is_current(version) {
             return Ok(from);
         }
         match version {
@@ -60,7 +61,7 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 commit_bytes(dir, &next.encode_as(2))?;
             }
             2 => {
-                let catalog: Catalog = decode_payload(payload)?;
+                let catalog = Catalog::decode_version(2, payload)?;
                 check_settings(&catalog.settings, dir)?;
                 v2::to_v3(dir, catalog, reformat::CHUNK)?;
             }
@@ -184,6 +185,8 @@ mod v1 {
                     table_bytes: r.table_bytes,
                     docs_bytes: r.docs_bytes,
                     postings_bytes: r.postings_bytes,
+                    sketches: 0,
+                    sketches_bytes: 0,
                 })
                 .collect(),
             batches: old
@@ -201,6 +204,7 @@ mod v1 {
                     expired_by: None,
                 })
                 .collect(),
+            sketch_bytes: 0,
         }
     }
 }

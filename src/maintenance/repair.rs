@@ -187,6 +187,7 @@ impl Store {
             let contents = RunContents {
                 documents: &documents,
                 postings: &postings,
+                sketches: &[],
                 fingerprints: &r.fingerprints,
             };
             let shards = usize::from(catalog.settings.shards);

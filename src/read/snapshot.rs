@@ -243,7 +243,7 @@ impl Snapshot {
     /// records none (stores made by format v1 take fingerprints, not text) or one this build
     /// does not know.
     pub fn text_scheme(&self) -> Result<Scheme> {
-        Scheme::for_text(self.catalog.scheme.as_deref())
+        Scheme::for_text(self.catalog.scheme.as_deref())?.with_sketch(self.catalog.sketch_bytes)
     }
 
     /// The catalog this snapshot reads.
@@ -552,6 +552,8 @@ mod tests {
             table_bytes: vec![table_bytes; 10],
             docs_bytes: 0,
             postings_bytes: 0,
+            sketches: 0,
+            sketches_bytes: 0,
         };
         catalog.runs = vec![run(640 << 20), run(640 << 20)];
         assert_eq!(batch_cache_bytes(&catalog), 200 << 20);
@@ -571,6 +573,8 @@ mod tests {
             table_bytes: vec![0; 10],
             docs_bytes: 0,
             postings_bytes: 0,
+            sketches: 0,
+            sketches_bytes: 0,
         };
         // Two runs of 3 shard files and a docs file each: 8 files.
         catalog.runs = vec![run(3), run(3)];

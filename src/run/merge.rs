@@ -22,10 +22,11 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::write::{append_entries, close_db, create_db, shard_file_count, ShardWriter};
-use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS};
+use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Payload};
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
@@ -223,17 +224,41 @@ pub(crate) fn merge_runs(
             parts,
             |keys, emit| merge_documents(inputs, full, keys, emit),
             emit,
-            |part| changed.extend(part),
+            |part| {
+                changed.extend(part);
+                Ok(())
+            },
         )
     })?;
     let mut dead = Vec::new();
-    let postings = append_entries(&txn, &docs_path, POSTINGS, |emit| {
+    // Sketches are merged with the postings they belong to, into their own table.
+    let sketched = inputs.iter().any(|r| r.meta().sketches > 0);
+    let mut sketches = EntryCounts::default();
+    let mut merge_postings_into = |emit: &mut Emit<'_>, mut sketch_emit: Option<&mut Emit<'_>>| {
         merge_in_parts(
             parts,
-            |keys, emit| merge_postings(inputs, &changed, keys, emit),
+            |keys, emit| merge_postings(inputs, &changed, sketched, keys, emit),
             emit,
-            |part| dead.extend(part),
+            |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
+                dead.extend(part_dead);
+                if let Some(sketch_emit) = sketch_emit.as_mut() {
+                    for (key, block) in &part_sketches.blocks {
+                        sketch_emit(key, block)?;
+                    }
+                }
+                sketches.add(&part_sketches.counts);
+                Ok(())
+            },
         )
+    };
+    let postings = append_entries(&txn, &docs_path, POSTINGS, |emit| {
+        if sketched {
+            append_entries(&txn, &docs_path, SKETCHES, |sketch_emit| {
+                merge_postings_into(emit, Some(sketch_emit))
+            })
+        } else {
+            merge_postings_into(emit, None)
+        }
     })?;
     drop(changed);
 
@@ -279,6 +304,8 @@ pub(crate) fn merge_runs(
         table_bytes: vec![0; tables],
         docs_bytes: docs.bytes,
         postings_bytes: postings.bytes,
+        sketches: sketches.written,
+        sketches_bytes: sketches.bytes,
     };
     let mut table_entries = 0;
     let mut keys = vec![0u64; tables];
@@ -318,10 +345,25 @@ pub(crate) fn merge_runs(
 }
 
 /// Counts of one merged entry table.
+#[derive(Default)]
 struct EntryCounts {
     read: u64,
     written: u64,
     bytes: u64,
+}
+
+impl EntryCounts {
+    fn add(&mut self, other: &EntryCounts) {
+        self.read += other.read;
+        self.written += other.written;
+        self.bytes += other.bytes;
+    }
+}
+
+/// The sketches of a key range of a merge, encoded, waiting for the ranges before them.
+struct SketchPart {
+    blocks: EncodedBlocks,
+    counts: EntryCounts,
 }
 
 /// Where a merged entry table goes: blocks built and handed to `emit`, counted.
@@ -387,7 +429,7 @@ fn merge_in_parts<T: Send>(
     parts: u64,
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
     emit: &mut Emit<'_>,
-    mut each: impl FnMut(T),
+    mut each: impl FnMut(T) -> Result<()>,
 ) -> Result<EntryCounts> {
     let bounds = |i: u64| {
         let start = |i: u64| ((u128::from(i) << 64) / u128::from(parts)) as u64;
@@ -399,11 +441,7 @@ fn merge_in_parts<T: Send>(
         (start(i), end)
     };
     let window = rayon::current_num_threads().max(1) as u64;
-    let mut total = EntryCounts {
-        read: 0,
-        written: 0,
-        bytes: 0,
-    };
+    let mut total = EntryCounts::default();
     for first in (0..parts).step_by(window as usize) {
         let done: Vec<(EncodedBlocks, EntryCounts, T)> = (first..(first + window).min(parts))
             .into_par_iter()
@@ -420,10 +458,8 @@ fn merge_in_parts<T: Send>(
             for (key, block) in &blocks {
                 emit(key, block)?;
             }
-            total.read += counts.read;
-            total.written += counts.written;
-            total.bytes += counts.bytes;
-            each(extra);
+            total.add(&counts);
+            each(extra)?;
         }
     }
     Ok(total)
@@ -467,18 +503,33 @@ fn merge_documents(
     Ok((sink.finish()?, changed))
 }
 
-/// Writes the live postings of fingerprints within `lo..=hi`; returns their counts and the
-/// dead fingerprints, ascending.
+/// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the
+/// dead fingerprints, ascending, and (when `sketched`) the sketches of the live postings: each
+/// comes from the run whose posting is kept, with the posting's batch.
 fn merge_postings(
     inputs: &[RunReader],
     changed: &Changed,
+    sketched: bool,
     (lo, hi): (u64, u64),
     emit: &mut Emit<'_>,
-) -> Result<(EntryCounts, Vec<u64>)> {
+) -> Result<(EntryCounts, (Vec<u64>, SketchPart))> {
     let mut cursors = inputs
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_postings_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
+    let mut sketch_cursors = inputs
+        .iter()
+        .map(|r| match r.docs()?.scan_sketches_in(lo, hi)? {
+            Some(scan) if sketched => Cursor::new(scan).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut sketch_blocks = Vec::new();
+    let mut keep_block = |key: &[u8], block: &[u8]| {
+        sketch_blocks.push((key.to_vec(), block.to_vec()));
+        Ok(())
+    };
+    let mut sketch_sink = EntrySink::new(&mut keep_block);
     let mut sink = EntrySink::new(emit);
     let mut dead = Vec::new();
     // The fingerprint being walked, and whether it has a live posting so far.
@@ -506,6 +557,13 @@ fn merge_postings(
         }
         if live {
             sink.push(fp, id, &posting)?;
+            if let Some(sketches) = &mut sketch_cursors[newest] {
+                if let Some(entry) = sketches.seek(fp, id)? {
+                    if entry.batch == posting.batch {
+                        sketch_sink.push(fp, id, entry)?;
+                    }
+                }
+            }
         }
         sink.counts.read += same.len() as u64;
         for &i in &same {
@@ -515,7 +573,28 @@ fn merge_postings(
     if let Some((cur, false)) = current {
         dead.push(cur);
     }
-    Ok((sink.finish()?, dead))
+    let counts = sketch_sink.finish()?;
+    let sketches = SketchPart {
+        blocks: sketch_blocks,
+        counts,
+    };
+    Ok((sink.finish()?, (dead, sketches)))
+}
+
+impl Cursor<EntryScan<SketchEntry>, (u64, String, SketchEntry)> {
+    /// Moves past the entries before `(key, id)`; returns the entry at it, if there is one.
+    fn seek(&mut self, key: u64, id: &str) -> Result<Option<&SketchEntry>> {
+        while let Some((k, i, _)) = self.peek() {
+            if (*k, i.as_str()) >= (key, id) {
+                break;
+            }
+            self.advance()?;
+        }
+        Ok(match self.peek() {
+            Some((k, i, entry)) if *k == key && i == id => Some(entry),
+            _ => None,
+        })
+    }
 }
 
 /// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns

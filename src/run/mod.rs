@@ -1,7 +1,7 @@
 //! Runs: the immutable files one batch (or one compaction) writes, and the one place that
 //! reads and merges them.
 //!
-//! A run holds a docs file (tables "docs" and "postings": entry blocks) and shard files
+//! A run holds a docs file (tables "docs", "postings" and, with sketches, "sketches": entry blocks) and shard files
 //! (tables "t000".."tNNN": key blocks of the permuted keys whose leading log2(S) bits fall in
 //! the file's shards); [`crate::format::layout`] names them. Every table maps a block's last key to the
 //! block (see [`crate::format::block`]). A run is never modified after it is written, so readers need
@@ -37,6 +37,10 @@ pub(crate) const DOCS_TABLE: &str = "docs";
 pub(crate) const POSTINGS_TABLE: &str = "postings";
 pub(crate) const DOCS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(DOCS_TABLE);
 pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(POSTINGS_TABLE);
+/// The redb table of a docs file that holds the documents' sketches (format 4; absent when the
+/// run holds none).
+pub(crate) const SKETCHES_TABLE: &str = "sketches";
+pub(crate) const SKETCHES: TableDefinition<&[u8], &[u8]> = TableDefinition::new(SKETCHES_TABLE);
 
 /// The redb table name of permuted table `t`.
 pub(crate) fn table_name(t: usize) -> String {
@@ -45,9 +49,11 @@ pub(crate) fn table_name(t: usize) -> String {
 
 /// What a new run holds. Documents are ordered by `(id_hash(id), id)`, postings
 /// `(fingerprint, id, batch)` by `(fingerprint, id)`, and `fingerprints` ascending; none
-/// repeats.
+/// repeats. `sketches` is empty, or holds each posting's sketch (if it has one) in the
+/// postings' order.
 pub(crate) struct RunContents<'a> {
     pub(crate) documents: &'a [(u64, &'a str, DocState)],
     pub(crate) postings: &'a [(u64, &'a str, u64)],
+    pub(crate) sketches: &'a [Option<&'a [u8]>],
     pub(crate) fingerprints: &'a [u64],
 }

@@ -7,12 +7,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
-use super::{table_name, EntryScan, KeyScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
+use super::{
+    table_name, EntryScan, KeyScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES,
+    SKETCHES_TABLE,
+};
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{self, block_key};
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
 use crate::run::pinned::PinnedRun;
@@ -213,9 +217,15 @@ impl RunReader {
         self.docs.get(self.caches.docs, |path, db| {
             let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
             let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
+            let sketches = match txn.open_table(SKETCHES) {
+                Ok(table) => Some(table),
+                Err(TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(Error::redb(path, e)),
+            };
             Ok(DocsFile {
                 docs: open(DOCS)?,
                 postings: open(POSTINGS)?,
+                sketches,
                 path: path.to_path_buf(),
                 _db: db,
             })
@@ -326,6 +336,8 @@ pub struct DocsFile {
     path: PathBuf,
     docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
     postings: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    /// None in a run that holds no sketches.
+    sketches: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
     _db: ReadOnlyDatabase,
 }
 
@@ -357,6 +369,15 @@ impl DocsFile {
         hi: u64,
     ) -> Result<EntryScan<P>> {
         EntryScan::new(self.path.clone(), POSTINGS_TABLE, &self.postings, lo, hi)
+    }
+
+    /// The sketches of fingerprints within `lo..=hi`, a block at a time; None when the run
+    /// holds none.
+    pub fn scan_sketches_in(&self, lo: u64, hi: u64) -> Result<Option<EntryScan<SketchEntry>>> {
+        self.sketches
+            .as_ref()
+            .map(|table| EntryScan::new(self.path.clone(), SKETCHES_TABLE, table, lo, hi))
+            .transpose()
     }
 
     /// Calls `f(redb_key, block)` on every block of the docs table, in order, as stored.

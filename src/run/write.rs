@@ -10,11 +10,12 @@ use std::sync::{Mutex, OnceLock};
 use rayon::prelude::*;
 use redb::{Database, TableDefinition};
 
-use super::{table_name, RunContents, DOCS, POSTINGS};
-use crate::error::{Error, Result};
+use super::{table_name, RunContents, DOCS, POSTINGS, SKETCHES};
+use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::entries;
 use crate::format::block::keys;
 use crate::format::block::postings::Posting;
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
@@ -61,7 +62,7 @@ pub(crate) fn write_run(
             write_tables(run_dir, perms, shards, contents.fingerprints, progress)
         },
     );
-    let (docs_bytes, postings_bytes) = docs?;
+    let (docs_bytes, postings_bytes, (sketches, sketches_bytes)) = docs?;
     let (shard_files, present_files, table_bytes) = tables?;
     sync_dir(run_dir)?;
     if let Some(parent) = run_dir.parent() {
@@ -76,6 +77,8 @@ pub(crate) fn write_run(
         table_bytes,
         docs_bytes,
         postings_bytes,
+        sketches,
+        sketches_bytes,
     })
 }
 
@@ -125,9 +128,10 @@ pub(crate) fn append_keys(
     Ok(bytes)
 }
 
-/// Writes docs.redb; returns (docs bytes, postings bytes). Documents and postings are two
-/// tables of one write transaction, written at once from two threads.
-fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> {
+/// Writes docs.redb; returns (docs bytes, postings bytes, (sketches, sketches bytes)).
+/// Documents, postings and sketches are tables of one write transaction, written at once from
+/// several threads; a run without sketches has no sketches table.
+fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (u64, u64))> {
     let path = layout::docs_file(run_dir);
     let db = create_db(&path)?;
     let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
@@ -139,14 +143,40 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64)> 
         .postings
         .iter()
         .map(|&(fp, id, batch)| (fp, id.as_bytes(), Posting { batch }));
-    let (docs_bytes, postings_bytes) = rayon::join(
+    let write_sketches = || -> Result<(u64, u64)> {
+        let sketched = contents.sketches.iter().filter(|s| s.is_some()).count() as u64;
+        if sketched == 0 {
+            return Ok((0, 0));
+        }
+        let entries = contents
+            .postings
+            .iter()
+            .zip(contents.sketches)
+            .filter_map(|(&(fp, id, batch), sketch)| {
+                let sketch = (*sketch)?.to_vec();
+                Some((fp, id.as_bytes(), SketchEntry { batch, sketch }))
+            });
+        Ok((sketched, append_all_entries(&txn, &path, SKETCHES, entries)?))
+    };
+    let (docs_bytes, (postings_bytes, sketches)) = rayon::join(
         || append_all_entries(&txn, &path, DOCS, documents),
-        || append_all_entries(&txn, &path, POSTINGS, postings),
+        || {
+            rayon::join(
+                || append_all_entries(&txn, &path, POSTINGS, postings),
+                write_sketches,
+            )
+        },
     );
-    let bytes = match (docs_bytes, postings_bytes) {
-        (Ok(docs), Ok(postings)) => (docs, postings),
-        (Err(a), Err(b)) => return Err(a.cause(b)),
-        (Err(e), _) | (_, Err(e)) => return Err(e),
+    let bytes = match (docs_bytes, postings_bytes, sketches) {
+        (Ok(docs), Ok(postings), Ok(sketches)) => (docs, postings, sketches),
+        (docs, postings, sketches) => {
+            return Err(all_or_cause(vec![
+                docs.map(|_| ()),
+                postings.map(|_| ()),
+                sketches.map(|_| ()),
+            ])
+            .expect_err("one failed"))
+        }
     };
     txn.commit().map_err(|e| Error::redb(&path, e))?;
     close_db(db, &path)?;

@@ -1,5 +1,5 @@
-//! A batch of documents to insert: ids and fingerprints, stored by column so 1e8 of them fit
-//! in a few GiB.
+//! A batch of documents to insert: ids, fingerprints and, for stores that keep them,
+//! verification sketches, stored by column so 1e8 of them fit in a few GiB.
 
 use rayon::prelude::*;
 
@@ -15,7 +15,14 @@ pub struct Batch {
     ids: String,
     ends: Vec<u64>,
     fingerprints: Vec<u64>,
+    /// Where each document's sketch starts in `sketch_bytes`, or [`NO_SKETCH`]; empty while
+    /// no document has one (a batch of bare fingerprints pays nothing for them).
+    sketch_starts: Vec<u64>,
+    sketch_bytes: Vec<u8>,
 }
+
+/// A document without a sketch, in [`Batch::sketch_starts`].
+const NO_SKETCH: u64 = u64::MAX;
 
 impl Batch {
     /// The longest id accepted, in bytes.
@@ -48,6 +55,21 @@ impl Batch {
         self.ids.push_str(id);
         self.ends.push(self.ids.len() as u64);
         self.fingerprints.push(fingerprint);
+        if !self.sketch_starts.is_empty() {
+            self.sketch_starts.push(NO_SKETCH);
+        }
+        Ok(())
+    }
+
+    /// Adds a document with its verification sketch (see [`crate::Scheme::sketch`]), which a
+    /// store made with sketches keeps; a store without them ignores it.
+    pub fn push_sketched(&mut self, id: &str, fingerprint: u64, sketch: &[u8]) -> Result<()> {
+        self.push(id, fingerprint)?;
+        if self.sketch_starts.is_empty() {
+            self.sketch_starts = vec![NO_SKETCH; self.len()];
+        }
+        *self.sketch_starts.last_mut().expect("pushed") = self.sketch_bytes.len() as u64;
+        self.sketch_bytes.extend_from_slice(sketch);
         Ok(())
     }
 
@@ -56,6 +78,22 @@ impl Batch {
         let base = self.ids.len() as u64;
         self.ids.push_str(&other.ids);
         self.ends.extend(other.ends.iter().map(|end| end + base));
+        if !other.sketch_starts.is_empty() || !self.sketch_starts.is_empty() {
+            self.sketch_starts.resize(self.fingerprints.len(), NO_SKETCH);
+            let base = self.sketch_bytes.len() as u64;
+            match other.sketch_starts.is_empty() {
+                true => self
+                    .sketch_starts
+                    .resize(self.fingerprints.len() + other.len(), NO_SKETCH),
+                false => self.sketch_starts.extend(
+                    other
+                        .sketch_starts
+                        .iter()
+                        .map(|&s| if s == NO_SKETCH { s } else { s + base }),
+                ),
+            }
+            self.sketch_bytes.extend_from_slice(&other.sketch_bytes);
+        }
         self.fingerprints.extend(other.fingerprints);
     }
 
@@ -78,6 +116,19 @@ impl Batch {
     /// The fingerprint of document `i`.
     pub fn fingerprint(&self, i: usize) -> u64 {
         self.fingerprints[i]
+    }
+
+    /// The sketch of document `i`, if it was given one ([`Batch::push_sketched`]).
+    pub fn sketch(&self, i: usize) -> Option<&[u8]> {
+        let start = *self.sketch_starts.get(i)?;
+        if start == NO_SKETCH {
+            return None;
+        }
+        let end = self.sketch_starts[i + 1..]
+            .iter()
+            .find(|&&s| s != NO_SKETCH)
+            .map_or(self.sketch_bytes.len() as u64, |&s| s);
+        Some(&self.sketch_bytes[start as usize..end as usize])
     }
 
     /// `(id_hash, index)` of the last document of each distinct id, ordered by

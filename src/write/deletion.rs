@@ -175,6 +175,7 @@ impl Store {
         let contents = RunContents {
             documents: &documents,
             postings: &[],
+            sketches: &[],
             fingerprints: &[],
         };
         pending.add_run(&contents, self.progress())?;

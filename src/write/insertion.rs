@@ -169,7 +169,12 @@ impl<'s> Insertion<'s> {
         }
         // Cut runs at exactly `run_documents`.
         for i in 0..documents.len() {
-            self.push(documents.id(i), documents.fingerprint(i))?;
+            let (id, fingerprint) = (documents.id(i), documents.fingerprint(i));
+            match documents.sketch(i) {
+                Some(sketch) => self.pending.push_sketched(id, fingerprint, sketch)?,
+                None => self.pending.push(id, fingerprint)?,
+            }
+            self.write_if_full()?;
         }
         Ok(())
     }
@@ -303,7 +308,16 @@ impl<'s> Insertion<'s> {
         if changed.is_empty() {
             return Ok(());
         }
-        let postings = postings_of(&changed);
+        let sketch_bytes = self.commit.catalog().sketch_bytes;
+        let (postings, sketches) = if sketch_bytes == 0 {
+            (postings_of(&changed), Vec::new())
+        } else {
+            let written = order
+                .iter()
+                .zip(&writes)
+                .filter_map(|(&(_, i), &write)| write.then_some(i as usize));
+            sketched_postings_of(&changed, written, documents, sketch_bytes)?
+        };
         let fingerprints = new_fingerprints(&snapshot, &postings)?;
         summary.new_fingerprints += fingerprints.len() as u64;
         drop(snapshot);
@@ -313,6 +327,7 @@ impl<'s> Insertion<'s> {
         let contents = RunContents {
             documents: &changed,
             postings: &postings,
+            sketches: &sketches,
             fingerprints: &fingerprints,
         };
         self.commit.add_run(&contents, self.store.progress())
@@ -463,6 +478,34 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str,
         .collect();
     postings.par_sort_unstable();
     postings
+}
+
+/// [`postings_of`] with each posting's sketch: `written` are the batch indices of `changed`'s
+/// documents, in order. A sketch of another size than the store's is an error naming the
+/// document.
+fn sketched_postings_of<'a>(
+    changed: &[(u64, &'a str, DocState)],
+    written: impl Iterator<Item = usize>,
+    documents: &'a Batch,
+    sketch_bytes: u16,
+) -> Result<(Vec<(u64, &'a str, u64)>, Vec<Option<&'a [u8]>>)> {
+    let mut postings: Vec<((u64, &str, u64), Option<&[u8]>)> = Vec::with_capacity(changed.len());
+    for (&(_, id, state), i) in changed.iter().zip(written) {
+        let DocState::Live { fingerprint, batch } = state else {
+            unreachable!("a batch inserts only live documents")
+        };
+        let sketch = documents.sketch(i);
+        if let Some(sketch) = sketch.filter(|s| s.len() != usize::from(sketch_bytes)) {
+            return Err(Error::input(format!(
+                "document {id:?} has a sketch of {} bytes; the store keeps sketches of \
+                 {sketch_bytes}",
+                sketch.len()
+            )));
+        }
+        postings.push(((fingerprint, id, batch), sketch));
+    }
+    postings.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(postings.into_iter().unzip())
 }
 
 /// The distinct fingerprints of `postings` that no live run's tables hold yet, ascending.

@@ -162,6 +162,7 @@ impl Store {
         sync_dir(dir)?;
         let mut pending = PendingCommit::new(dir, &Catalog::new(settings));
         pending.catalog_mut().scheme = Some(scheme.name());
+        pending.catalog_mut().sketch_bytes = scheme.sketch_bytes().unwrap_or(0);
         pending.catalog_mut().compaction = policy;
         let catalog = pending.commit()?;
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -276,17 +277,21 @@ impl Store {
     /// The scheme text is fingerprinted with; None for stores that never recorded one (made
     /// by format v1).
     pub fn scheme(&self) -> Result<Option<Scheme>> {
-        Scheme::recorded(self.catalog.scheme.as_deref())
+        Scheme::recorded(self.catalog.scheme.as_deref())?
+            .map(|s| s.with_sketch(self.catalog.sketch_bytes))
+            .transpose()
     }
 
-    /// The scheme text given to this store is fingerprinted with: an error when the store
-    /// records none or one this build does not know.
+    /// The scheme text given to this store is fingerprinted with (and sketched, in a store
+    /// that keeps sketches): an error when the store records none or one this build does not
+    /// know.
     pub fn text_scheme(&self) -> Result<Scheme> {
-        Scheme::for_text(self.catalog.scheme.as_deref())
+        Scheme::for_text(self.catalog.scheme.as_deref())?.with_sketch(self.catalog.sketch_bytes)
     }
 
     /// Records the scheme text is fingerprinted with. Only a store that holds no document or
-    /// has no scheme yet may take one: fingerprints made with two schemes do not compare.
+    /// has no scheme yet may take one: fingerprints made with two schemes do not compare. The
+    /// sketch size is the store's, fixed when it was made; `scheme`'s is ignored.
     pub fn set_scheme(&mut self, scheme: Scheme) -> Result<()> {
         if let Some(current) = &self.catalog.scheme {
             if self.catalog.documents > 0 && *current != scheme.name() {
@@ -300,6 +305,7 @@ impl Store {
         }
         let mut pending = self.begin_commit();
         pending.catalog_mut().scheme = Some(scheme.name());
+        pending.catalog_mut().sketch_bytes = scheme.sketch_bytes().unwrap_or(0);
         self.commit(pending)
     }
 

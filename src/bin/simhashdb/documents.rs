@@ -143,14 +143,18 @@ pub fn push_texts(
             texts.len()
         )));
     }
+    let mut documents = simhashdb::Batch::new();
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
-        let fp = scheme
-            .fingerprint_document(text)
+        let (fp, sketch) = scheme
+            .document(text)
             .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
         simhashdb::Batch::check_id(id).map_err(|e| usage(format!("--id {}: {e}", i + 1)))?;
-        sink.push(id, fp)?;
+        match sketch {
+            Some(sketch) => documents.push_sketched(id, fp, &sketch)?,
+            None => documents.push(id, fp)?,
+        }
     }
-    Ok(())
+    Ok(sink.append(documents)?)
 }
 
 /// `--format`: a format as the library names them (the server and Python take the same names).

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{CompactionPolicy, CreateOptions, Settings, Store};
+use simhashdb::{CompactionPolicy, CreateOptions, Scheme, Settings, Store};
 
 use crate::documents::SchemeArgs;
 
@@ -30,6 +30,16 @@ pub struct Args {
     shards: Option<u16>,
     #[command(flatten)]
     scheme: SchemeArgs,
+    /// Keep a verification sketch of each document inserted as text, so that `audit`, `query`
+    /// and `dedup` can check candidates' word 3-shingle Jaccard with --min-jaccard without
+    /// the text (format 4; stores without sketches stay format 3).
+    #[arg(long)]
+    sketch: bool,
+    /// Bytes of each sketch: more estimate the Jaccard more closely (standard error at
+    /// J = 0.8: 0.019 with 128 bytes, 0.009 with 512).
+    #[arg(long, value_name = "N", requires = "sketch", default_value_t = Scheme::DEFAULT_SKETCH_BYTES,
+          value_parser = clap::value_parser!(u16).range(64..=1024), allow_negative_numbers = true)]
+    sketch_bytes: u16,
     /// Past this many runs an insert merges the newest ones; 0 never merges automatically.
     #[arg(long, value_name = "N", default_value_t = CompactionPolicy::default().max_runs, allow_negative_numbers = true)]
     max_runs: u16,
@@ -51,7 +61,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let scheme = args.scheme.scheme()?;
+    let mut scheme = args.scheme.scheme()?;
+    if args.sketch {
+        scheme = scheme.with_sketch(args.sketch_bytes)?;
+    }
     let options = CreateOptions {
         distance: args.distance,
         blocks: args.blocks,
@@ -70,8 +83,12 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("simhashdb: warning: {warning}");
     }
     drop(store);
+    let sketch = match scheme.sketch_bytes() {
+        Some(bytes) => format!(", sketches of {bytes} bytes"),
+        None => String::new(),
+    };
     eprintln!(
-        "created {}: {} blocks, distance {}, {} tables, {} shards, scheme {}",
+        "created {}: {} blocks, distance {}, {} tables, {} shards, scheme {}{sketch}",
         args.store.display(),
         settings.blocks,
         settings.distance,

@@ -36,6 +36,10 @@ impl PayloadReader<'_, '_> {
     pub fn u64(&mut self) -> Result<u64> {
         self.0.u64()
     }
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&[u8]> {
+        self.0.take(n)
+    }
 }
 
 /// The redb key of a block whose last entry is `(key, id)`.

@@ -1,4 +1,4 @@
-//! Blocks: the unit the permuted tables, documents and postings are stored in.
+//! Blocks: the unit the permuted tables, documents, postings and sketches are stored in.
 //!
 //! A run stores each sorted sequence as blocks of about [`TARGET_BYTES`], each a redb value keyed
 //! by its *last* entry, so a probe for the first entry `>= x` is one `range(x..)` step that lands
@@ -10,6 +10,7 @@ pub mod docs;
 pub mod entries;
 pub mod keys;
 pub mod postings;
+pub mod sketches;
 pub mod varint;
 
 use crate::error::{Error, Result};

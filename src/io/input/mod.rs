@@ -40,12 +40,16 @@ pub use queries::{read_queries, Query};
 pub(crate) use sources::open_input;
 pub use sources::read_sources;
 
+/// A parsed document: id, fingerprint and the sketch of its text, if it was given as text to
+/// a scheme that sketches.
+type Parsed<'a> = (Cow<'a, str>, u64, Option<Vec<u8>>);
+
 /// One parsed document line.
 fn parse_document<'a>(
     line: &'a str,
     options: &ReadOptions,
     format: InputFormat,
-) -> Result<(Cow<'a, str>, u64)> {
+) -> Result<Parsed<'a>> {
     match format {
         InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
             // A third field is the batch number `export` writes: not part of the document.
@@ -67,20 +71,20 @@ fn parse_document<'a>(
                 )));
             };
             check_id(id)?;
-            Ok((Cow::Borrowed(id), options.fingerprint_format.read(fp)?))
+            Ok((Cow::Borrowed(id), options.fingerprint_format.read(fp)?, None))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
                 .map_err(|e| Error::input(format!("not a JSON object: {e}")))?;
             let id = json_id(&object, &options.id_field)?;
-            let fp = match (
+            let (fp, sketch) = match (
                 object.get(&options.fingerprint_field),
                 object.get(&options.text_field),
             ) {
                 (
                     Some(value @ (serde_json::Value::String(_) | serde_json::Value::Number(_))),
                     _,
-                ) => options.fingerprint_format.read_json(value)?,
+                ) => (options.fingerprint_format.read_json(value)?, None),
                 (Some(other), _) => {
                     return Err(Error::input(format!(
                         "{:?} must be a string or a number, found {other}",
@@ -92,7 +96,7 @@ fn parse_document<'a>(
                         .scheme
                         .as_ref()
                         .map_err(|why| Error::input(why.to_string()))?;
-                    scheme.fingerprint_document(text)?
+                    scheme.document(text)?
                 }
                 (None, Some(_)) => {
                     return Err(Error::input(format!(
@@ -107,7 +111,7 @@ fn parse_document<'a>(
                     )))
                 }
             };
-            Ok((Cow::Owned(id), fp))
+            Ok((Cow::Owned(id), fp, sketch))
         }
     }
 }
@@ -252,9 +256,11 @@ pub(crate) fn read_stream(
     }
 }
 
-/// A whole input as one text document with id `source`: `(id, fingerprint)`, or an input
-/// error at `source`.
-fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(String, u64)> {
+/// A whole file as one document: id, fingerprint, and sketch when the scheme sketches.
+pub(crate) type TextDocument = (String, u64, Option<Vec<u8>>);
+
+/// A whole input as one text document with id `source`, or an input error at `source`.
+fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<TextDocument> {
     let invalid = |problem: String| Error::input_at(source, None, problem);
     let text = std::str::from_utf8(bytes)
         .map_err(|e| invalid(format!("not valid UTF-8 at byte {}", e.valid_up_to())))?;
@@ -265,8 +271,8 @@ fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<(S
     check_id(source)
         .map_err(|e| invalid(format!("the path cannot be an id: {}", problem_of(e))))?;
     scheme
-        .fingerprint_document(text)
-        .map(|fp| (source.to_string(), fp))
+        .document(text)
+        .map(|(fp, sketch)| (source.to_string(), fp, sketch))
         .map_err(|e| invalid(problem_of(e)))
 }
 
@@ -343,8 +349,12 @@ fn parse_chunk(
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| parse_document(line, options, format));
         match parsed {
-            Ok((id, fp)) => {
-                out.batch.push(&id, fp).expect("id checked while parsing");
+            Ok((id, fp, sketch)) => {
+                match sketch {
+                    Some(sketch) => out.batch.push_sketched(&id, fp, &sketch),
+                    None => out.batch.push(&id, fp),
+                }
+                .expect("id checked while parsing");
                 out.spans.push(span);
             }
             Err(e) => {

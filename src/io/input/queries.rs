@@ -105,7 +105,7 @@ fn read_query_lines(
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| {
                 if line.contains('\t') {
-                    let (id, fingerprint) = parse_document(line, options, InputFormat::Tsv)?;
+                    let (id, fingerprint, _) = parse_document(line, options, InputFormat::Tsv)?;
                     Ok(Query {
                         id: Some(id.into_owned()),
                         fingerprint,

@@ -59,15 +59,18 @@ impl RecordSink for Documents<'_> {
 /// the error.
 pub(crate) fn record_file(
     summary: &mut ReadSummary,
-    result: Result<(String, u64)>,
+    result: Result<super::TextDocument>,
     sink: &mut dyn RecordSink,
     skip_invalid: bool,
 ) -> Result<()> {
     summary.lines += 1;
     match result {
-        Ok((id, fp)) => {
+        Ok((id, fp, sketch)) => {
             let mut document = Batch::new();
-            document.push(&id, fp)?;
+            match sketch {
+                Some(sketch) => document.push_sketched(&id, fp, &sketch)?,
+                None => document.push(&id, fp)?,
+            }
             sink.append_records(&id, document, Records::Files)?;
             summary.documents += 1;
         }

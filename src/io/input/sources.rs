@@ -19,7 +19,9 @@ use super::decode::{decoded, decoded_bytes};
 use super::records::{record_file, Documents, RecordSink};
 use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
-use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
+use super::{
+    read_parquet_input, read_stream, text_document, InputFormat, ParquetInput, TextDocument,
+};
 use crate::error::{Error, Result};
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::DocumentSink;
@@ -208,7 +210,7 @@ impl SourceReader<'_> {
     fn flush_texts(&mut self) -> Result<()> {
         let options = self.options;
         let progress = self.progress;
-        let results: Vec<Result<Result<(String, u64)>>> = self
+        let results: Vec<Result<Result<TextDocument>>> = self
             .texts
             .par_iter()
             .map(|path| {

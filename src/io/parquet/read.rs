@@ -91,9 +91,12 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         let record_batch = record_batch.map_err(|e| unreadable(&e))?;
         let rows = record_batch.num_rows();
         let ids = strings(&record_batch, &options.id_field, source)?;
-        let fingerprints = match &value {
+        let fingerprints: Vec<Result<(u64, Option<Vec<u8>>)>> = match &value {
             Value::Fingerprint(name) => {
                 fingerprints(&record_batch, name, options.fingerprint_format, source)?
+                    .into_iter()
+                    .map(|fp| fp.map(|fp| (fp, None)))
+                    .collect()
             }
             Value::Text(name) => {
                 let texts = strings(&record_batch, name, source)?;
@@ -105,7 +108,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                     .into_par_iter()
                     .map(|row| match texts.is_null(row) {
                         true => Err(Error::input(format!("null in column {name:?}"))),
-                        false => scheme.fingerprint_document(texts.value(row)),
+                        false => scheme.document(texts.value(row)),
                     })
                     .collect()
             }
@@ -116,8 +119,11 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             let document = document(&ids, row, fingerprint, &options.id_field);
             summary.lines += 1;
             match document {
-                Ok((id, fingerprint)) => {
-                    batch.push(id, fingerprint)?;
+                Ok((id, (fingerprint, sketch))) => {
+                    match sketch {
+                        Some(sketch) => batch.push_sketched(id, fingerprint, &sketch)?,
+                        None => batch.push(id, fingerprint)?,
+                    }
                     kept_rows.push(row);
                 }
                 Err(e) => {
@@ -198,12 +204,12 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
 }
 
 /// One row's document, or what is wrong with it.
-fn document<'a>(
+fn document<'a, T>(
     ids: &'a StringArray,
     row: usize,
-    fingerprint: Result<u64>,
+    fingerprint: Result<T>,
     id_column: &str,
-) -> Result<(&'a str, u64)> {
+) -> Result<(&'a str, T)> {
     if ids.is_null(row) {
         return Err(Error::input(format!("null in column {id_column:?}")));
     }

@@ -25,6 +25,7 @@ mod tokens;
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::similarity::sketch;
 
 pub(crate) use tokens::tokens;
 
@@ -52,9 +53,15 @@ pub(crate) enum Weighting {
 
 /// How text becomes a fingerprint (see the module docs), named `seomoz` or `KIND-N-WEIGHT`
 /// such as `words-2-minhash` ([`Scheme::parse`], [`Scheme::name`]). Part of a store's
-/// settings: text inserted or queried is always fingerprinted with the store's scheme.
+/// settings: text inserted or queried is always fingerprinted with the store's scheme, and
+/// in a store that keeps verification sketches also sketched ([`Scheme::with_sketch`],
+/// [`Scheme::document`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scheme(Kind);
+pub struct Scheme {
+    kind: Kind,
+    /// Bytes of the sketch each document also gets; 0 for none.
+    sketch_bytes: u16,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -94,14 +101,20 @@ impl fmt::Display for Scheme {
 
 impl Scheme {
     /// seomoz simhash-py 0.4's README pipeline.
-    pub(crate) const SEOMOZ: Scheme = Scheme(Kind::Seomoz);
+    pub(crate) const SEOMOZ: Scheme = Scheme {
+        kind: Kind::Seomoz,
+        sketch_bytes: 0,
+    };
 
     /// simhashdb's own: `features` of the text, hashed, made bits by `weighting`.
     pub(crate) const fn shingles(features: Features, weighting: Weighting) -> Scheme {
-        Scheme(Kind::Shingles {
-            features,
-            weighting,
-        })
+        Scheme {
+            kind: Kind::Shingles {
+                features,
+                weighting,
+            },
+            sketch_bytes: 0,
+        }
     }
 
     /// The scheme a store records under `name`: None for stores that never recorded one
@@ -206,7 +219,7 @@ impl Scheme {
         let Kind::Shingles {
             features,
             weighting,
-        } = self.0
+        } = self.kind
         else {
             return None;
         };
@@ -262,12 +275,77 @@ impl Scheme {
     /// without a token is an error, except under the seomoz scheme, which gives it 0 as
     /// simhash-py does.
     pub fn fingerprint_document(&self, text: &str) -> Result<u64> {
-        if *self != Scheme::SEOMOZ && tokens(text).next().is_none() {
+        if self.kind != Kind::Seomoz && tokens(text).next().is_none() {
             return Err(Error::input(
                 "the document has no token (no letter or digit)",
             ));
         }
         Ok(self.fingerprint(text))
+    }
+
+    /// Bytes of a verification sketch when none are chosen (`init --sketch`).
+    pub const DEFAULT_SKETCH_BYTES: u16 = sketch::DEFAULT_BYTES;
+
+    /// This scheme with a verification sketch of `bytes` bytes (64 to 1024) for each text, as a
+    /// store made with `init --sketch` fingerprints text; 0 for none.
+    pub fn with_sketch(self, bytes: u16) -> Result<Scheme> {
+        if bytes != 0 {
+            sketch::check_bytes(bytes)?;
+        }
+        Ok(Scheme {
+            sketch_bytes: bytes,
+            ..self
+        })
+    }
+
+    /// The bytes of the sketch each text gets, if it gets one.
+    pub fn sketch_bytes(&self) -> Option<u16> {
+        (self.sketch_bytes > 0).then_some(self.sketch_bytes)
+    }
+
+    /// A document's fingerprint ([`Scheme::fingerprint_document`]) and, when the scheme has
+    /// one, its verification sketch ([`Scheme::sketch`]).
+    pub fn document(&self, text: &str) -> Result<(u64, Option<Vec<u8>>)> {
+        let Some(bytes) = self.sketch_bytes() else {
+            return Ok((self.fingerprint_document(text)?, None));
+        };
+        // One lower-casing and tokenizing for both.
+        let lower = text.to_lowercase();
+        let spans: Vec<&str> = tokens(&lower).collect();
+        let fingerprint = match self.kind {
+            Kind::Seomoz => seomoz::fingerprint(text),
+            Kind::Shingles { .. } if spans.is_empty() => {
+                return Err(Error::input(
+                    "the document has no token (no letter or digit)",
+                ))
+            }
+            Kind::Shingles { .. } => self.fingerprint_tokens(&spans),
+        };
+        Ok((fingerprint, Some(sketch::of_tokens(&spans, bytes))))
+    }
+
+    /// The verification sketch of `text` (its word 3-shingles in the scheme's sketch size),
+    /// or None when the scheme has no sketch. Two sketches of one size estimate the Jaccard
+    /// similarity of the texts' shingle sets: [`Scheme::estimate_jaccard`].
+    pub fn sketch(&self, text: &str) -> Option<Vec<u8>> {
+        let bytes = self.sketch_bytes()?;
+        let lower = text.to_lowercase();
+        let spans: Vec<&str> = tokens(&lower).collect();
+        Some(sketch::of_tokens(&spans, bytes))
+    }
+
+    /// The Jaccard similarity of two texts' word 3-shingle sets that their sketches (of one
+    /// size) estimate (see docs/design.md for the estimator and its error).
+    ///
+    /// ```
+    /// use simhashdb::Scheme;
+    /// let scheme = Scheme::default().with_sketch(128)?;
+    /// let a = scheme.sketch("the quick brown fox jumps over the lazy dog").unwrap();
+    /// assert_eq!(Scheme::estimate_jaccard(&a, &a), 1.0);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn estimate_jaccard(a: &[u8], b: &[u8]) -> f64 {
+        sketch::estimate(a, b)
     }
 
     /// The fingerprint of `text`.
@@ -280,32 +358,48 @@ impl Scheme {
     /// assert_eq!(a, b); // case and punctuation are not tokens
     /// ```
     pub fn fingerprint(&self, text: &str) -> u64 {
-        match self.0 {
+        match self.kind {
             Kind::Seomoz => seomoz::fingerprint(text),
-            Kind::Shingles {
-                features,
-                weighting,
-            } => {
-                let mut hashes = Vec::new();
-                shingle_hashes(text, features, |h| hashes.push(h));
-                match weighting {
-                    Weighting::MinHash => minhash::one_bit(&hashes),
-                    Weighting::Set => {
-                        hashes.sort_unstable();
-                        hashes.dedup();
-                        vote(&hashes)
-                    }
-                    Weighting::Count => vote(&hashes),
-                }
+            Kind::Shingles { .. } => {
+                let lower = text.to_lowercase();
+                let spans: Vec<&str> = tokens(&lower).collect();
+                self.fingerprint_tokens(&spans)
             }
+        }
+    }
+
+    /// The fingerprint of a shingle scheme from the lower-cased text's tokens.
+    fn fingerprint_tokens(&self, spans: &[&str]) -> u64 {
+        let Kind::Shingles {
+            features,
+            weighting,
+        } = self.kind
+        else {
+            unreachable!("only shingle schemes take tokens")
+        };
+        let mut hashes = Vec::new();
+        token_shingle_hashes(spans, features, |h| hashes.push(h));
+        match weighting {
+            Weighting::MinHash => minhash::one_bit(&hashes),
+            Weighting::Set => {
+                hashes.sort_unstable();
+                hashes.dedup();
+                vote(&hashes)
+            }
+            Weighting::Count => vote(&hashes),
         }
     }
 }
 
 /// Calls `f` on the XXH3-64 hash of every shingle of `text`, in text order.
-pub fn shingle_hashes(text: &str, features: Features, mut f: impl FnMut(u64)) {
+pub fn shingle_hashes(text: &str, features: Features, f: impl FnMut(u64)) {
     let lower = text.to_lowercase();
     let spans: Vec<&str> = tokens(&lower).collect();
+    token_shingle_hashes(&spans, features, f);
+}
+
+/// [`shingle_hashes`] of the lower-cased text's tokens.
+fn token_shingle_hashes(spans: &[&str], features: Features, mut f: impl FnMut(u64)) {
     if spans.is_empty() {
         return;
     }

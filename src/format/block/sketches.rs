@@ -1,0 +1,39 @@
+//! Sketch blocks: each document's verification sketch (see [`crate::similarity::sketch`]),
+//! ordered by `(fingerprint, id)` as postings are.
+//!
+//! An entry block (see [`super::entries`]) whose key is the fingerprint and whose payload is
+//! `LEB128(batch)`, `LEB128(n)`, then the n sketch bytes (format 4). The batch is the
+//! posting's: a sketch belongs to the posting `(fingerprint, id, batch)` of the same run, and a
+//! run's sketches are those of a subset of its postings (documents inserted as bare
+//! fingerprints have none).
+
+use super::entries::{Payload, PayloadReader};
+use crate::error::{Error, Result};
+use crate::similarity::sketch::MAX_BYTES;
+
+/// A sketch entry's payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SketchEntry {
+    pub batch: u64,
+    pub sketch: Vec<u8>,
+}
+
+impl Payload for SketchEntry {
+    fn encode(&self, out: &mut Vec<u8>) {
+        super::varint::encode(self.batch, out);
+        super::varint::encode(self.sketch.len() as u64, out);
+        out.extend_from_slice(&self.sketch);
+    }
+
+    fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
+        let batch = reader.varint()?;
+        let len = reader.varint()?;
+        if len == 0 || len > u64::from(MAX_BYTES) {
+            return Err(Error::corrupt(format!(
+                "sketch entry of {len} bytes (a sketch has 64 to {MAX_BYTES})"
+            )));
+        }
+        let sketch = reader.take(len as usize)?.to_vec();
+        Ok(SketchEntry { batch, sketch })
+    }
+}
