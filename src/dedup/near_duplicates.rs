@@ -10,7 +10,8 @@
 //!
 //! Memory: the fingerprint pairs (16 bytes each), the nodes' fingerprints, and the id and batch
 //! of each document that has a near duplicate (plus one u32 per such document for its
-//! cluster); with verification, those documents' shingle sets.
+//! cluster); with verification, those documents' shingle sets (`--verify-text`) or sketches
+//! (N bytes each, from the store).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -23,7 +24,24 @@ use crate::io::input::read_corpus_shingles;
 use crate::similarity::clusters::UnionFind;
 use crate::similarity::find_all::{find_all_in, find_all_settings, FingerprintPair};
 use crate::similarity::jaccard::{check_min_jaccard, jaccard};
+use crate::similarity::sketch;
 use crate::sys::progress::{Phase, Progress};
+
+/// Refuses sketch verification of a store that keeps no sketches, saying how to get them.
+pub(crate) fn check_sketches(snapshot: &crate::Snapshot) -> Result<()> {
+    if snapshot.sketch_bytes().is_some() {
+        return Ok(());
+    }
+    Err(Error::settings(
+        crate::Setting::MinJaccard,
+        format!(
+            "{} keeps no sketches, so a Jaccard similarity needs the text (--verify-text); \
+             to verify from the store, make one with `simhashdb init STORE --sketch` and \
+             insert the documents as text",
+            snapshot.dir().display()
+        ),
+    ))
+}
 
 /// Candidate pairs a verification holds at once (24 bytes each).
 const CANDIDATES: usize = 1 << 20;
@@ -51,6 +69,8 @@ pub struct NearDuplicates {
     cluster_starts: Vec<usize>,
     /// Pairs by distance (0..=64), counted without expanding them.
     pairs_at: Vec<u64>,
+    /// Pairs kept unverified: verified by sketches, a side had none.
+    unverified: u64,
     /// `(id, batch)` of every live document outside the clusters, sorted by id, when
     /// singletons were asked for.
     singletons: Option<Vec<(Box<str>, u64)>>,
@@ -58,8 +78,31 @@ pub struct NearDuplicates {
 
 #[derive(Debug)]
 struct Verified {
-    sets: Vec<Vec<u64>>,
+    evidence: Evidence,
     min_jaccard: f64,
+}
+
+/// What a pair's Jaccard similarity is computed from, per document of a node.
+#[derive(Debug)]
+enum Evidence {
+    /// Exact: each document's shingle set, from the corpus's text.
+    Texts(Vec<Vec<u64>>),
+    /// Estimated: each document's sketch from the store; None for a document that has none,
+    /// whose pairs stay unverified.
+    Sketches(Vec<Option<Vec<u8>>>),
+}
+
+impl Evidence {
+    /// The Jaccard similarity of documents i and j, or None when it cannot be told.
+    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
+        match self {
+            Evidence::Texts(sets) => Some(jaccard(&sets[i], &sets[j])),
+            Evidence::Sketches(sketches) => match (&sketches[i], &sketches[j]) {
+                (Some(a), Some(b)) => Some(sketch::estimate(a, b)),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// Where a walk over the pairs of a [`NearDuplicates`] stands ([`NearDuplicates::next_pairs`]):
@@ -112,6 +155,10 @@ pub struct AuditSummary {
     pub duplicates: u64,
     /// Documents a dedup keeps from the clusters: one per cluster.
     pub kept: u64,
+    /// Pairs kept without verification: verified by sketches, one document had none (it was
+    /// inserted as a bare fingerprint). They count in `pairs` and join clusters as the
+    /// fingerprints alone would.
+    pub unverified_pairs: u64,
 }
 
 impl NearDuplicates {
@@ -156,6 +203,7 @@ impl NearDuplicates {
             members: Vec::new(),
             cluster_starts: vec![0],
             pairs_at: vec![0; 65],
+            unverified: 0,
             singletons: None,
         };
         near.cluster_unverified();
@@ -231,7 +279,39 @@ impl NearDuplicates {
                 })
             })
             .collect::<Result<_>>()?;
-        self.verified = Some(Verified { sets, min_jaccard });
+        self.verified = Some(Verified {
+            evidence: Evidence::Texts(sets),
+            min_jaccard,
+        });
+        self.cluster_verified(progress)
+    }
+
+    /// Keeps only the pairs whose documents' sketches, read from `snapshot` (the store these
+    /// near duplicates are of, made with `init --sketch`), estimate a word 3-shingle Jaccard of
+    /// at least `min_jaccard`: [`NearDuplicates::verify_text`] without the text. A pair where a
+    /// side has no sketch (inserted as a bare fingerprint) is kept unverified: its Jaccard is
+    /// None and [`AuditSummary::unverified_pairs`] counts it. A store without sketches is an
+    /// error that says how to get them.
+    pub fn verify_sketches(
+        &mut self,
+        snapshot: &crate::Snapshot,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        check_min_jaccard(min_jaccard)?;
+        check_sketches(snapshot)?;
+        let documents: Vec<(u64, &str, u64)> = (0..self.nodes.len())
+            .flat_map(|n| (self.starts[n]..self.starts[n + 1]).map(move |d| (n, d)))
+            .map(|(n, d)| (self.nodes[n], &*self.docs[d].0, self.docs[d].1))
+            .collect();
+        let sketches = {
+            let _phase = Phase::start(progress, "reading sketches", 0);
+            snapshot.sketches_of(&documents)?
+        };
+        self.verified = Some(Verified {
+            evidence: Evidence::Sketches(sketches),
+            min_jaccard,
+        });
         self.cluster_verified(progress)
     }
 
@@ -263,6 +343,7 @@ impl NearDuplicates {
             largest_cluster: sizes.max().unwrap_or(0),
             duplicates: clustered - clusters,
             kept: clusters,
+            unverified_pairs: self.unverified,
         }
     }
 
@@ -271,13 +352,14 @@ impl NearDuplicates {
         &self.pairs_at
     }
 
-    /// Whether the pairs were verified against the texts ([`NearDuplicates::verify_text`]).
+    /// Whether the pairs were verified, against the texts ([`NearDuplicates::verify_text`]) or
+    /// the store's sketches ([`NearDuplicates::verify_sketches`]).
     pub fn is_verified(&self) -> bool {
         self.verified.is_some()
     }
 
     /// Calls `f(a, b, distance, jaccard)` on every document pair (a < b by bytes; `jaccard`
-    /// when verified), expanded one at a time, in this order: fingerprints ascending; for
+    /// when verified, None for a pair kept unverified), expanded one at a time, in this order: fingerprints ascending; for
     /// each, first the pairs of the documents that share it (distance 0), then its pairs with
     /// each larger fingerprint in turn, ascending; within those, the documents of each
     /// fingerprint in id order. The same store gives the same order.
@@ -369,13 +451,10 @@ impl NearDuplicates {
     fn pair(&self, i: usize, j: usize) -> Option<(&str, &str, Option<f64>)> {
         let jaccard = match &self.verified {
             None => None,
-            Some(v) => {
-                let j = jaccard(&v.sets[i], &v.sets[j]);
-                if j < v.min_jaccard {
-                    return None;
-                }
-                Some(j)
-            }
+            Some(v) => match v.evidence.jaccard(i, j) {
+                Some(j) if j < v.min_jaccard => return None,
+                similarity => similarity,
+            },
         };
         let (x, y) = (&*self.docs[i].0, &*self.docs[j].0);
         let (a, b) = if x < y { (x, y) } else { (y, x) };
@@ -456,6 +535,7 @@ impl NearDuplicates {
         let v = self.verified.as_ref().expect("verified");
         let mut sets = UnionFind::new(self.docs.len());
         let mut pairs_at = vec![0u64; 65];
+        let mut unverified = 0u64;
         let mut candidates: Vec<(usize, usize, u32)> = Vec::with_capacity(CANDIDATES);
         let mut cursor = PairCursor::default();
         loop {
@@ -466,18 +546,22 @@ impl NearDuplicates {
                     Ok::<_, std::convert::Infallible>(true)
                 })
                 .unwrap_or_else(|never| match never {});
-            let kept: Vec<(usize, usize, u32)> = candidates
+            // (i, j, distance, verified) of the pairs kept.
+            let kept: Vec<(usize, usize, u32, bool)> = candidates
                 .par_chunks(4096)
                 .flat_map_iter(|chunk| {
                     chunk
                         .iter()
-                        .filter(|&&(i, j, _)| jaccard(&v.sets[i], &v.sets[j]) >= v.min_jaccard)
-                        .copied()
+                        .filter_map(|&(i, j, distance)| match v.evidence.jaccard(i, j) {
+                            Some(similarity) if similarity < v.min_jaccard => None,
+                            similarity => Some((i, j, distance, similarity.is_some())),
+                        })
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            for (i, j, distance) in kept {
+            for (i, j, distance, verified) in kept {
                 pairs_at[distance as usize] += 1;
+                unverified += u64::from(!verified);
                 sets.union(i, j);
             }
             progress.advance(walked as u64);
@@ -486,6 +570,7 @@ impl NearDuplicates {
             }
         }
         self.pairs_at = pairs_at;
+        self.unverified = unverified;
         self.set_clusters(sets);
         Ok(())
     }

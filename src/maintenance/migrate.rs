@@ -13,9 +13,8 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::format::catalog::{
-    is_current,
-    check_settings, commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog,
-    RunMeta,
+    check_settings, commit_bytes, decode_payload, is_current, read_file, unseal, BatchKind,
+    BatchMeta, Catalog, RunMeta,
 };
 use crate::format::layout;
 use crate::format::settings::CompactionPolicy;

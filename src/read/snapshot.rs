@@ -431,6 +431,27 @@ impl Snapshot {
         self.live_documents_of(fingerprint, |id, _| f(id))
     }
 
+    /// Bytes of each document's verification sketch, when the store keeps them (`init
+    /// --sketch`, format 4).
+    pub fn sketch_bytes(&self) -> Option<u16> {
+        (self.catalog.sketch_bytes > 0).then_some(self.catalog.sketch_bytes)
+    }
+
+    /// The sketches of live documents `(fingerprint, id, batch)`, ordered by `(fingerprint,
+    /// id)`: None for a document inserted as a bare fingerprint (or whose sketch was lost).
+    pub(crate) fn sketches_of(
+        &self,
+        documents: &[(u64, &str, u64)],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut sketches = vec![None; documents.len()];
+        for run in self.runs.iter().rev() {
+            if run.meta().sketches > 0 {
+                run.docs()?.sketches_sorted(documents, &mut sketches)?;
+            }
+        }
+        Ok(sketches)
+    }
+
     /// Calls `f(id, batch)` on every live document with `fingerprint`: a posting's batch is
     /// its document's (format 3).
     pub(crate) fn live_documents_of(

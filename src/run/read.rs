@@ -380,6 +380,63 @@ impl DocsFile {
             .transpose()
     }
 
+    /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, fills
+    /// `sketches[i]` with document i's sketch from this run (the entry of its fingerprint and
+    /// id with its batch), where it is still None. Each block is read once for the documents
+    /// it covers; chunks of the documents are looked up in parallel.
+    pub fn sketches_sorted(
+        &self,
+        documents: &[(u64, &str, u64)],
+        sketches: &mut [Option<Vec<u8>>],
+    ) -> Result<()> {
+        /// Documents per parallel lookup task.
+        const CHUNK: usize = 1 << 12;
+        let Some(table) = &self.sketches else {
+            return Ok(());
+        };
+        documents
+            .par_chunks(CHUNK)
+            .zip(sketches.par_chunks_mut(CHUNK))
+            .try_for_each(|(documents, sketches)| {
+                let mut i = 0;
+                while i < documents.len() {
+                    let (fp, id, _) = documents[i];
+                    let key = block_key(fp, id.as_bytes());
+                    let mut range = table
+                        .range(&key[..]..)
+                        .map_err(|e| Error::redb(&self.path, e))?;
+                    let Some(item) = range.next() else { break };
+                    let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+                    let last = split_block_key(last.value()).ok_or_else(|| {
+                        Error::corrupt("sketches block key is shorter than 8 bytes").at(
+                            &self.path,
+                            SKETCHES_TABLE,
+                            None,
+                        )
+                    })?;
+                    // The documents this block covers: i..end.
+                    let end = i + documents[i..]
+                        .partition_point(|&(fp, id, _)| (fp, id.as_bytes()) <= (last.0, last.1));
+                    let mut j = i;
+                    entries::decode::<SketchEntry>(block.value(), |fp, id, entry| {
+                        while j < end && (documents[j].0, documents[j].1) < (fp, id) {
+                            j += 1;
+                        }
+                        while j < end && (documents[j].0, documents[j].1) == (fp, id) {
+                            if documents[j].2 == entry.batch && sketches[j].is_none() {
+                                sketches[j] = Some(entry.sketch.clone());
+                            }
+                            j += 1;
+                        }
+                        j < end
+                    })
+                    .map_err(|e| e.at(&self.path, SKETCHES_TABLE, None))?;
+                    i = end.max(i + 1);
+                }
+                Ok(())
+            })
+    }
+
     /// Calls `f(redb_key, block)` on every block of the docs table, in order, as stored.
     pub(crate) fn for_each_docs_block(
         &self,

@@ -148,15 +148,16 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (
         if sketched == 0 {
             return Ok((0, 0));
         }
-        let entries = contents
-            .postings
-            .iter()
-            .zip(contents.sketches)
-            .filter_map(|(&(fp, id, batch), sketch)| {
+        let entries = contents.postings.iter().zip(contents.sketches).filter_map(
+            |(&(fp, id, batch), sketch)| {
                 let sketch = (*sketch)?.to_vec();
                 Some((fp, id.as_bytes(), SketchEntry { batch, sketch }))
-            });
-        Ok((sketched, append_all_entries(&txn, &path, SKETCHES, entries)?))
+            },
+        );
+        Ok((
+            sketched,
+            append_all_entries(&txn, &path, SKETCHES, entries)?,
+        ))
     };
     let (docs_bytes, (postings_bytes, sketches)) = rayon::join(
         || append_all_entries(&txn, &path, DOCS, documents),

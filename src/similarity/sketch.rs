@@ -235,7 +235,10 @@ mod tests {
         ] {
             for &size in sizes {
                 let (_, se) = errors(size, 0.8, bytes, 300);
-                assert!(se <= most, "{bytes} B, {size} shingles: standard error {se:.4}");
+                assert!(
+                    se <= most,
+                    "{bytes} B, {size} shingles: standard error {se:.4}"
+                );
             }
         }
         // J evenly over 0.5..=1.0, sets of 50 to 5,000 shingles.

@@ -79,18 +79,22 @@ impl Batch {
         self.ids.push_str(&other.ids);
         self.ends.extend(other.ends.iter().map(|end| end + base));
         if !other.sketch_starts.is_empty() || !self.sketch_starts.is_empty() {
-            self.sketch_starts.resize(self.fingerprints.len(), NO_SKETCH);
+            self.sketch_starts
+                .resize(self.fingerprints.len(), NO_SKETCH);
             let base = self.sketch_bytes.len() as u64;
             match other.sketch_starts.is_empty() {
                 true => self
                     .sketch_starts
                     .resize(self.fingerprints.len() + other.len(), NO_SKETCH),
-                false => self.sketch_starts.extend(
-                    other
-                        .sketch_starts
-                        .iter()
-                        .map(|&s| if s == NO_SKETCH { s } else { s + base }),
-                ),
+                false => self
+                    .sketch_starts
+                    .extend(other.sketch_starts.iter().map(|&s| {
+                        if s == NO_SKETCH {
+                            s
+                        } else {
+                            s + base
+                        }
+                    })),
             }
             self.sketch_bytes.extend_from_slice(&other.sketch_bytes);
         }

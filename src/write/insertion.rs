@@ -480,6 +480,9 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str,
     postings
 }
 
+/// A posting to write: `(fingerprint, id, batch)`.
+type Posting<'a> = (u64, &'a str, u64);
+
 /// [`postings_of`] with each posting's sketch: `written` are the batch indices of `changed`'s
 /// documents, in order. A sketch of another size than the store's is an error naming the
 /// document.
@@ -488,8 +491,8 @@ fn sketched_postings_of<'a>(
     written: impl Iterator<Item = usize>,
     documents: &'a Batch,
     sketch_bytes: u16,
-) -> Result<(Vec<(u64, &'a str, u64)>, Vec<Option<&'a [u8]>>)> {
-    let mut postings: Vec<((u64, &str, u64), Option<&[u8]>)> = Vec::with_capacity(changed.len());
+) -> Result<(Vec<Posting<'a>>, Vec<Option<&'a [u8]>>)> {
+    let mut postings: Vec<(Posting<'a>, Option<&[u8]>)> = Vec::with_capacity(changed.len());
     for (&(_, id, state), i) in changed.iter().zip(written) {
         let DocState::Live { fingerprint, batch } = state else {
             unreachable!("a batch inserts only live documents")

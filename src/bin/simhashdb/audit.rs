@@ -23,7 +23,11 @@ use crate::{output, progress};
 /// kept, the one from the earliest batch, ties broken by the smallest id (byte order); every
 /// other member is a line ID<TAB>KEPT_ID. With none of --pairs, --clusters, --duplicates,
 /// --keep, --report, pairs go to stdout. A FILE ending in .parquet is written as Parquet: pairs (id_a,
-/// id_b, distance[, jaccard]), clusters (cluster_id, id). A summary goes to stderr; with --json
+/// id_b, distance[, jaccard]), clusters (cluster_id, id). With --min-jaccard (from
+/// --verify-text's texts, or else from the store's sketches, `init --sketch`) pairs carry the
+/// Jaccard similarity: a fourth column, a "jaccard" field; a pair where a document has no
+/// sketch (inserted as a bare fingerprint) is kept and flagged: "unverified" in the fourth
+/// column, "unverified": true in JSON, a null jaccard in Parquet. A summary goes to stderr; with --json
 /// it is a JSON line {"summary": {...}} on stdout (on stderr when stdout carries results).
 /// Memory grows with the fingerprint pairs and the documents that have a near duplicate, never
 /// with the document pairs: a page stored 1e5 times is one fingerprint.
@@ -67,14 +71,11 @@ pub struct Args {
     verify_text: Option<PathBuf>,
     #[command(flatten)]
     fields: FieldArgs,
-    /// The least Jaccard similarity a verified pair keeps (with --verify-text).
-    #[arg(
-        long,
-        value_name = "J",
-        default_value_t = 0.8,
-        requires = "verify_text"
-    )]
-    min_jaccard: f64,
+    /// The least word 3-shingle Jaccard similarity a pair keeps [default with --verify-text:
+    /// 0.8]. Without --verify-text the store's sketches estimate it (a store made with
+    /// `init --sketch`).
+    #[arg(long, value_name = "J")]
+    min_jaccard: Option<f64>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -104,11 +105,15 @@ pub fn run(args: Args) -> Result<()> {
     let distance = snapshot.distance(args.distance)?;
     let bars = progress::Bars::default();
     let mut near = snapshot.near_duplicates(distance, &bars)?;
-    if let Some(corpus) = &args.verify_text {
-        let options = args
-            .fields
-            .options(simhashdb::ReadOptions::default().scheme, false);
-        near.verify_text(corpus, &options, args.min_jaccard, &bars)?;
+    match (&args.verify_text, args.min_jaccard) {
+        (Some(corpus), min_jaccard) => {
+            let options = args
+                .fields
+                .options(simhashdb::ReadOptions::default().scheme, false);
+            near.verify_text(corpus, &options, min_jaccard.unwrap_or(0.8), &bars)?;
+        }
+        (None, Some(min_jaccard)) => near.verify_sketches(&snapshot, min_jaccard, &bars)?,
+        (None, None) => {}
     }
     if args.singletons && args.clusters.is_some() {
         near.add_singletons(&snapshot)?;
@@ -179,8 +184,12 @@ pub fn run(args: Args) -> Result<()> {
             out.flush()?;
         }
     }
+    let unverified = match summary.unverified_pairs {
+        0 => String::new(),
+        n => format!(" ({n} unverified: a document has no sketch)"),
+    };
     eprintln!(
-        "audit: {} documents ({} distinct fingerprints), distance {distance}: {} pairs, {} \
+        "audit: {} documents ({} distinct fingerprints), distance {distance}: {} pairs{unverified}, {} \
          clusters, largest {}, {} duplicates, {} kept, {:.2} s",
         summary.documents,
         summary.distinct_fingerprints,
@@ -219,7 +228,8 @@ fn write_pairs(
     json: bool,
     progress: &dyn simhashdb::Progress,
 ) -> Result<()> {
-    /// A pair as `--json` prints it, with its Jaccard when verified.
+    /// A pair as `--json` prints it, with its Jaccard when verified (or the flag saying it
+    /// could not be).
     #[derive(serde::Serialize)]
     struct PairLine<'a> {
         a: &'a str,
@@ -227,7 +237,10 @@ fn write_pairs(
         distance: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         jaccard: Option<f64>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unverified: bool,
     }
+    let verified = near.is_verified();
     near.for_each_pair(telling(progress, |a, b, distance, jaccard| {
         match (json, jaccard) {
             (true, jaccard) => output::json_line(
@@ -237,8 +250,10 @@ fn write_pairs(
                     b,
                     distance,
                     jaccard,
+                    unverified: verified && jaccard.is_none(),
                 },
             ),
+            (false, None) if verified => Ok(writeln!(out, "{a}\t{b}\t{distance}\tunverified")?),
             (false, None) => Ok(writeln!(out, "{a}\t{b}\t{distance}")?),
             (false, Some(j)) => Ok(writeln!(out, "{a}\t{b}\t{distance}\t{j:.6}")?),
         }

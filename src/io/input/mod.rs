@@ -71,7 +71,11 @@ fn parse_document<'a>(
                 )));
             };
             check_id(id)?;
-            Ok((Cow::Borrowed(id), options.fingerprint_format.read(fp)?, None))
+            Ok((
+                Cow::Borrowed(id),
+                options.fingerprint_format.read(fp)?,
+                None,
+            ))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)

@@ -27,6 +27,8 @@ enum Cell<'a> {
     Int32(i32),
     /// A double column's value.
     Float64(f64),
+    /// No value, in a nullable double column.
+    NullFloat64,
 }
 
 enum Column {
@@ -62,7 +64,7 @@ impl ParquetTable {
     }
 
     /// Pairs: `id_a`, `id_b` (strings), `distance` (int32), and `jaccard` (double) when
-    /// `with_jaccard`.
+    /// `with_jaccard`, null for a pair kept unverified (a document without a sketch).
     pub fn pairs(path: &Path, with_jaccard: bool) -> Result<ParquetTable> {
         let mut fields = vec![
             Field::new("id_a", DataType::Utf8, false),
@@ -70,7 +72,7 @@ impl ParquetTable {
             Field::new("distance", DataType::Int32, false),
         ];
         if with_jaccard {
-            fields.push(Field::new("jaccard", DataType::Float64, false));
+            fields.push(Field::new("jaccard", DataType::Float64, true));
         }
         ParquetTable::create(path, fields)
     }
@@ -125,8 +127,9 @@ impl ParquetTable {
         }
     }
 
-    /// Appends a pair to a [`ParquetTable::pairs`] table; `jaccard` is Some exactly when the
-    /// table has a jaccard column (else this panics).
+    /// Appends a pair to a [`ParquetTable::pairs`] table: `jaccard` in its jaccard column,
+    /// None there for an unverified pair (a table without one takes only None, else this
+    /// panics).
     pub fn push_pair(
         &mut self,
         a: &str,
@@ -135,9 +138,10 @@ impl ParquetTable {
         jaccard: Option<f64>,
     ) -> Result<()> {
         let (a, b, distance) = (Cell::Text(a), Cell::Text(b), Cell::Int32(distance as i32));
-        match jaccard {
-            Some(j) => self.push(&[a, b, distance, Cell::Float64(j)]),
-            None => self.push(&[a, b, distance]),
+        match (jaccard, self.columns.len()) {
+            (Some(j), _) => self.push(&[a, b, distance, Cell::Float64(j)]),
+            (None, 4) => self.push(&[a, b, distance, Cell::NullFloat64]),
+            (None, _) => self.push(&[a, b, distance]),
         }
     }
 
@@ -155,6 +159,7 @@ impl ParquetTable {
                 (Column::Int64(b), Cell::Int64(v)) => b.append_value(v),
                 (Column::Int32(b), Cell::Int32(v)) => b.append_value(v),
                 (Column::Float64(b), Cell::Float64(v)) => b.append_value(v),
+                (Column::Float64(b), Cell::NullFloat64) => b.append_null(),
                 (_, cell) => panic!("{cell:?} does not fit its column"),
             }
         }
