@@ -480,8 +480,9 @@ fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str,
     postings
 }
 
-/// A posting to write: `(fingerprint, id, batch)`.
+/// A posting to write: `(fingerprint, id, batch)`, and its document's sketch, if any.
 type Posting<'a> = (u64, &'a str, u64);
+type Sketch<'a> = Option<&'a [u8]>;
 
 /// [`postings_of`] with each posting's sketch: `written` are the batch indices of `changed`'s
 /// documents, in order. A sketch of another size than the store's is an error naming the
@@ -491,8 +492,8 @@ fn sketched_postings_of<'a>(
     written: impl Iterator<Item = usize>,
     documents: &'a Batch,
     sketch_bytes: u16,
-) -> Result<(Vec<Posting<'a>>, Vec<Option<&'a [u8]>>)> {
-    let mut postings: Vec<(Posting<'a>, Option<&[u8]>)> = Vec::with_capacity(changed.len());
+) -> Result<(Vec<Posting<'a>>, Vec<Sketch<'a>>)> {
+    let mut postings: Vec<(Posting<'a>, Sketch<'a>)> = Vec::with_capacity(changed.len());
     for (&(_, id, state), i) in changed.iter().zip(written) {
         let DocState::Live { fingerprint, batch } = state else {
             unreachable!("a batch inserts only live documents")
