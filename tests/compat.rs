@@ -1,11 +1,12 @@
 //! Every released on-disk format opens: a committed store per format version in
-//! tests/fixtures/format-vN, each with `documents.tsv` (ID, FINGERPRINT) of what it holds.
+//! tests/fixtures/format-vN, each with `documents.tsv` (ID, FINGERPRINT) of what it holds
+//! (and from format 4, `sketches.tsv`: ID, SKETCH in hex, of the documents inserted as text).
 //! The fixture of the current version is written when missing (then commit it).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use simhashdb::{Batch, Settings, Snapshot, Store};
+use simhashdb::{Batch, CreateOptions, Scheme, Snapshot, Store};
 
 use crate::util::{brute_force, query_tuples};
 
@@ -22,23 +23,35 @@ fn fixture_documents(batch: u64) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Format 4: a store with 64-byte sketches; half of each batch inserted as text (with
+/// sketches), half as bare fingerprints.
 fn write_current_fixture(dir: &Path) {
     let store_dir = dir.join("store");
-    let mut store = Store::create(
-        &store_dir,
-        Settings {
-            blocks: 6,
-            distance: 3,
-            shards: 16,
-        },
-    )
-    .unwrap();
+    let scheme = Scheme::default().with_sketch(64).unwrap();
+    let options = CreateOptions {
+        blocks: Some(6),
+        shards: Some(16),
+        scheme,
+        ..CreateOptions::default()
+    };
+    let mut store = Store::create_from(&store_dir, &options).unwrap();
     let mut model = BTreeMap::new();
+    let mut sketches = BTreeMap::new();
     for batch in 0..3 {
         let mut b = Batch::new();
-        for (id, fp) in fixture_documents(batch) {
-            b.push(&id, fp).unwrap();
-            model.insert(id, fp);
+        for (i, (id, fp)) in fixture_documents(batch).into_iter().enumerate() {
+            if i % 2 == 0 {
+                let text = format!("fixture text {id} of batch {batch}, word {i} and more words");
+                let (fp, sketch) = scheme.document(&text).unwrap();
+                let sketch = sketch.unwrap();
+                b.push_sketched(&id, fp, &sketch).unwrap();
+                model.insert(id.clone(), fp);
+                sketches.insert(id, sketch);
+            } else {
+                b.push(&id, fp).unwrap();
+                model.insert(id.clone(), fp);
+                sketches.remove(&id);
+            }
         }
         store.insert(&b, Some(&format!("fixture-{batch}"))).unwrap();
     }
@@ -47,8 +60,15 @@ fn write_current_fixture(dir: &Path) {
     store.delete(doomed.iter().map(String::as_str)).unwrap();
     for id in &doomed {
         model.remove(id);
+        sketches.remove(id);
     }
     drop(store);
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let tsv: String = sketches
+        .iter()
+        .map(|(id, sketch)| format!("{id}\t{}\n", hex(sketch)))
+        .collect();
+    std::fs::write(dir.join("sketches.tsv"), tsv).unwrap();
     std::fs::remove_file(store_dir.join("LOCK")).unwrap();
     let tsv: String = model
         .iter()
@@ -89,7 +109,9 @@ fn every_format_version_opens_with_its_contents() {
                 (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
             })
             .collect();
-        if version < Store::FORMAT_VERSION {
+        // Versions 1 and 2 need `migrate`, which brings them to 3 (no sketches); 3 (a
+        // store without sketches) and 4 open as they are, and migrate leaves them.
+        if version < 3 {
             let err = Snapshot::open(&store)
                 .err()
                 .expect("an old format does not open");
@@ -99,9 +121,17 @@ fn every_format_version_opens_with_its_contents() {
                 "{err}"
             );
             assert_eq!(Store::migrate(&store).unwrap(), version);
-            let again = Store::migrate(&store).unwrap();
-            assert_eq!(again, Store::FORMAT_VERSION, "migrating twice is a no-op");
         }
+        let again = Store::migrate(&store).unwrap();
+        assert_eq!(
+            again,
+            version.max(3),
+            "migrating a current store is a no-op"
+        );
+        assert_eq!(
+            Snapshot::open(&store).unwrap().format_version(),
+            version.max(3)
+        );
         let report = simhashdb::Store::verify(&store, false, &()).unwrap();
         assert!(
             report.findings.is_empty(),
@@ -119,10 +149,35 @@ fn every_format_version_opens_with_its_contents() {
                 "v{version} query {fp:016x}"
             );
         }
-        // And it takes a new batch.
+        // Format 4 keeps each text document's sketch; the others have none.
+        let sketches = std::fs::read_to_string(fixture.join("sketches.tsv")).unwrap_or_default();
+        let sketched: BTreeMap<&str, &str> = sketches
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .collect();
+        assert_eq!(
+            snapshot.sketch_bytes().is_some(),
+            version >= 4,
+            "v{version}"
+        );
+        for id in model.keys() {
+            let hex = snapshot
+                .sketch(id)
+                .unwrap()
+                .map(|s| s.iter().map(|b| format!("{b:02x}")).collect::<String>());
+            assert_eq!(
+                hex.as_deref(),
+                sketched.get(id.as_str()).copied(),
+                "v{version} {id}"
+            );
+        }
+        // And it takes a new batch, staying at its version.
         let mut store = Store::open(&store).unwrap();
         let mut b = Batch::new();
         b.push("after-open", 7).unwrap();
         assert_eq!(store.insert(&b, None).unwrap().inserted, 1);
+        drop(store);
+        let after = Snapshot::open(&tmp.path().join("store")).unwrap();
+        assert_eq!(after.format_version(), version.max(3), "v{version}");
     }
 }

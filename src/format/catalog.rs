@@ -230,14 +230,18 @@ impl Catalog {
         decode_payload::<v3::Catalog>(payload).map(Catalog::from)
     }
 
-    /// The catalog file's bytes: format 4 for a store with sketches, else format 3.
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let version = if self.sketch_bytes == 0 {
+    /// The format version this catalog is written as: 4 for a store with sketches, else 3.
+    pub(crate) fn version(&self) -> u32 {
+        if self.sketch_bytes == 0 {
             SKETCHLESS_VERSION
         } else {
             FORMAT_VERSION
-        };
-        self.encode_as(version)
+        }
+    }
+
+    /// The catalog file's bytes, as [`Catalog::version`].
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        self.encode_as(self.version())
     }
 
     /// The catalog file's bytes marked as format `version`: version 4's structs, or for

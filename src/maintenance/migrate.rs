@@ -28,8 +28,9 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` to [`Store::FORMAT_VERSION`], taking the writer lock, and
-    /// returns the version it had. A store already at the current version is left untouched.
+    /// Upgrades the store at `dir` from format 1 or 2 to format 3 (a store without sketches:
+    /// the text they would be made from is not in the store), taking the writer lock, and
+    /// returns the version it had. A store at version 3 or 4 is left untouched.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -231,7 +232,7 @@ mod tests {
                 (v, p.to_vec())
             };
             assert_eq!(version, 2);
-            let before: Catalog = decode_payload(&payload).unwrap();
+            let before = Catalog::decode_version(2, &payload).unwrap();
             let _lock =
                 WriterLock::acquire_within(&dir, &layout::lock_file(&dir), Duration::ZERO).unwrap();
             v2::to_v3(&dir, before.clone(), chunk).unwrap();

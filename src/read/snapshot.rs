@@ -431,6 +431,11 @@ impl Snapshot {
         self.live_documents_of(fingerprint, |id, _| f(id))
     }
 
+    /// The store's on-disk format version: 4 with sketches, 3 without (docs/format.md).
+    pub fn format_version(&self) -> u32 {
+        self.catalog.version()
+    }
+
     /// Bytes of each document's verification sketch, when the store keeps them (`init
     /// --sketch`, format 4).
     pub fn sketch_bytes(&self) -> Option<u16> {
@@ -535,6 +540,19 @@ impl Snapshot {
     /// The stored document `id`, if it is stored: its fingerprint and the batch that set it.
     pub fn document(&self, id: &str) -> Result<Option<Document>> {
         guard_redb(&self.dir, || self.document_unguarded(id))
+    }
+
+    /// The verification sketch of the stored document `id`: None when it is not stored, was
+    /// inserted as a bare fingerprint, or the store keeps no sketches.
+    pub fn sketch(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let Some(document) = self.document(id)? else {
+            return Ok(None);
+        };
+        if self.sketch_bytes().is_none() {
+            return Ok(None);
+        }
+        let key = [(document.fingerprint, id, document.batch)];
+        guard_redb(&self.dir, || Ok(self.sketches_of(&key)?.pop().flatten()))
     }
 
     fn document_unguarded(&self, id: &str) -> Result<Option<Document>> {

@@ -120,7 +120,7 @@ impl Stats {
             distance: settings.distance,
             shards: settings.shards,
             tables: tables.len(),
-            format_version: crate::format::catalog::FORMAT_VERSION,
+            format_version: catalog.version(),
             scheme: catalog.scheme.clone(),
             documents: catalog.documents,
             batches: catalog.batches.len(),

@@ -7,9 +7,7 @@
 
 use crate::error::{Error, Result, Setting};
 use crate::similarity::fingerprint::{shingle_hashes, Features};
-
-/// Words per shingle in verification (the usual near-duplicate definition).
-pub const SHINGLE_WORDS: u8 = 3;
+pub use crate::similarity::sketch::SHINGLE_WORDS;
 
 /// The sorted, distinct shingle hashes of `text`.
 pub fn shingle_set(text: &str) -> Vec<u64> {
@@ -66,5 +64,28 @@ mod tests {
         let b = shingle_set("ONE two three four six");
         assert_eq!(a.len(), 3);
         assert_eq!(jaccard(&a, &b), 0.5); // {1 2 3, 2 3 4} of 4 shingles
+    }
+
+    #[test]
+    fn sketches_estimate_the_jaccard_verification_computes() {
+        let scheme = crate::Scheme::default().with_sketch(1024).unwrap();
+        let a = "one two three four five six seven eight nine ten eleven twelve";
+        let b = "ONE two three, four five six seven eight nine ten eleven TWELVE!";
+        let c = "one two three four five six seven eight nine ten eleven thirteen";
+        let (sa, sb, sc) = (
+            scheme.sketch(a).unwrap(),
+            scheme.sketch(b).unwrap(),
+            scheme.sketch(c).unwrap(),
+        );
+        assert_eq!(sa, sb, "case and punctuation are not tokens");
+        let exact = jaccard(&shingle_set(a), &shingle_set(c)); // 9 of 11
+        let estimate = crate::Scheme::estimate_jaccard(&sa, &sc);
+        assert!((estimate - exact).abs() < 0.06, "{estimate} vs {exact}");
+        // Fewer tokens than a shingle: one shingle of them all, as verification counts.
+        let two = |t: &str| scheme.sketch(t).unwrap();
+        assert_eq!(two("two words"), two("Two, words."));
+        assert_ne!(two("two words"), two("words two"));
+        assert_eq!(shingle_set("two words").len(), 1);
+        assert_eq!(two(""), vec![0; 1024]);
     }
 }

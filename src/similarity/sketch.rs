@@ -28,12 +28,11 @@
 //! `i / 8`. A text with no shingle has the all-zero sketch.
 
 use crate::error::{Error, Result, Setting};
-use crate::similarity::jaccard::SHINGLE_WORDS;
+pub use crate::format::block::sketches::{MAX_BYTES, MIN_BYTES};
 
-/// The fewest bytes a sketch may have.
-pub const MIN_BYTES: u16 = 64;
-/// The most bytes a sketch may have.
-pub const MAX_BYTES: u16 = 1024;
+/// Words per shingle in verification and sketches (the usual near-duplicate definition).
+pub const SHINGLE_WORDS: u8 = 3;
+
 /// Bytes per sketch when `init --sketch` is given no size.
 pub const DEFAULT_BYTES: u16 = 128;
 
@@ -189,14 +188,6 @@ fn mix(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::similarity::fingerprint::tokens;
-    use crate::similarity::jaccard::{jaccard, shingle_set};
-
-    fn of_text(text: &str, bytes: u16) -> Vec<u8> {
-        let lower = text.to_lowercase();
-        let spans: Vec<&str> = tokens(&lower).collect();
-        of_tokens(&spans, bytes)
-    }
 
     /// Two sets of `size` elements sharing enough of them for Jaccard ~`j`, from `seed`.
     fn pair(size: usize, j: f64, seed: u64) -> (Vec<u64>, Vec<u64>, f64) {
@@ -269,21 +260,6 @@ mod tests {
         let (x, y, exact) = pair(2000, 0.9, 3);
         let e = estimate(&of_shingles(&x, 100), &of_shingles(&y, 100));
         assert!((e - exact).abs() < 0.06, "{e} vs {exact}");
-    }
-
-    #[test]
-    fn texts_are_sketched_by_their_word_3_shingles() {
-        let a = "one two three four five six seven eight nine ten eleven twelve";
-        let b = "ONE two three, four five six seven eight nine ten eleven TWELVE!";
-        assert_eq!(of_text(a, 64), of_text(b, 64));
-        let c = "one two three four five six seven eight nine ten eleven thirteen";
-        let exact = jaccard(&shingle_set(a), &shingle_set(c)); // 9 of 11
-        let e = estimate(&of_text(a, 1024), &of_text(c, 1024));
-        assert!((e - exact).abs() < 0.06, "{e} vs {exact}");
-        // Fewer tokens than a shingle: one shingle of them all, as verification counts.
-        assert_eq!(of_text("two words", 64), of_text("Two, words.", 64));
-        assert_ne!(of_text("two words", 64), of_text("words two", 64));
-        assert_eq!(of_text("", 64), vec![0; 64]);
     }
 
     #[test]

@@ -111,8 +111,9 @@ impl CreateOptions {
 }
 
 impl Store {
-    /// The format version this build writes (docs/format.md); older stores are upgraded by
-    /// [`Store::migrate`].
+    /// The newest format version this build writes (docs/format.md): 4, for stores that keep
+    /// verification sketches; a store without them is written as version 3, which older
+    /// builds open too. Versions 1 and 2 are upgraded by [`Store::migrate`].
     pub const FORMAT_VERSION: u32 = crate::format::catalog::FORMAT_VERSION;
 
     /// Creates a store in `dir`, which must not exist or be an empty directory, with the
@@ -305,7 +306,6 @@ impl Store {
         }
         let mut pending = self.begin_commit();
         pending.catalog_mut().scheme = Some(scheme.name());
-        pending.catalog_mut().sketch_bytes = scheme.sketch_bytes().unwrap_or(0);
         self.commit(pending)
     }
 

@@ -25,7 +25,9 @@ pub fn run(args: Args) -> Result<()> {
     let from = Store::migrate_waiting(&args.store, waited)
         .map_err(|e| crate::writer::locked_after(e, waited))
         .with_context(|| format!("{}: cannot migrate the store", args.store.display()))?;
-    let to = Store::FORMAT_VERSION;
+    let to = simhashdb::Snapshot::open(&args.store)
+        .with_context(|| format!("{}: cannot open the migrated store", args.store.display()))?
+        .format_version();
     if args.json {
         /// What `migrate --json` prints.
         #[derive(serde::Serialize)]

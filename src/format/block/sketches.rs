@@ -9,7 +9,11 @@
 
 use super::entries::{Payload, PayloadReader};
 use crate::error::{Error, Result};
-use crate::similarity::sketch::MAX_BYTES;
+
+/// The fewest bytes a sketch may have.
+pub const MIN_BYTES: u16 = 64;
+/// The most bytes a sketch may have.
+pub const MAX_BYTES: u16 = 1024;
 
 /// A sketch entry's payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,9 +32,9 @@ impl Payload for SketchEntry {
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
         let batch = reader.varint()?;
         let len = reader.varint()?;
-        if len == 0 || len > u64::from(MAX_BYTES) {
+        if !(u64::from(MIN_BYTES)..=u64::from(MAX_BYTES)).contains(&len) {
             return Err(Error::corrupt(format!(
-                "sketch entry of {len} bytes (a sketch has 64 to {MAX_BYTES})"
+                "sketch entry of {len} bytes (a sketch has {MIN_BYTES} to {MAX_BYTES})"
             )));
         }
         let sketch = reader.take(len as usize)?.to_vec();

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
-use records::{Documents, RecordSink, Records};
+use records::{Documents, RecordSink, Records, TextDocument};
 
 pub(crate) use crate::io::document::{
     is_parquet_head, problem_of, InputFormat, ReadOptions, STDIN,
@@ -259,9 +259,6 @@ pub(crate) fn read_stream(
         }
     }
 }
-
-/// A whole file as one document: id, fingerprint, and sketch when the scheme sketches.
-pub(crate) type TextDocument = (String, u64, Option<Vec<u8>>);
 
 /// A whole input as one text document with id `source`, or an input error at `source`.
 fn text_document(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<TextDocument> {

@@ -55,11 +55,14 @@ impl RecordSink for Documents<'_> {
     }
 }
 
+/// A whole file as one document: id, fingerprint, and sketch when the scheme sketches.
+pub(crate) type TextDocument = (String, u64, Option<Vec<u8>>);
+
 /// Adds one whole-file document's outcome to `summary`: the document to `sink`, or a skip, or
 /// the error.
 pub(crate) fn record_file(
     summary: &mut ReadSummary,
-    result: Result<super::TextDocument>,
+    result: Result<TextDocument>,
     sink: &mut dyn RecordSink,
     skip_invalid: bool,
 ) -> Result<()> {

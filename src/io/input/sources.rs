@@ -16,12 +16,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::decode::{decoded, decoded_bytes};
-use super::records::{record_file, Documents, RecordSink};
+use super::records::{record_file, Documents, RecordSink, TextDocument};
 use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
-use super::{
-    read_parquet_input, read_stream, text_document, InputFormat, ParquetInput, TextDocument,
-};
+use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
 use crate::error::{Error, Result};
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::DocumentSink;
