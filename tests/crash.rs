@@ -97,7 +97,7 @@ fn prepare(kind: Kind, op: u64, store: &Path, dir: &Path, model: &Model) -> (Vec
             }
             std::fs::write(&input, lines).unwrap();
             let snapshot = Snapshot::open(Path::new(&store)).unwrap();
-            for (i, verdict) in snapshot.dedup(&batch, 3).unwrap().iter().enumerate() {
+            for (i, verdict) in snapshot.dedup(&batch, 3, None).unwrap().iter().enumerate() {
                 if verdict.kept {
                     after.insert(batch.id(i).to_string(), batch.fingerprint(i));
                 }

@@ -125,7 +125,7 @@ proptest! {
         let expected = greedy_model(&stored, &input, distance);
 
         let snapshot = store.snapshot().unwrap();
-        let got = snapshot.dedup(&batch_of(&input), distance).unwrap();
+        let got = snapshot.dedup(&batch_of(&input), distance, None).unwrap();
         prop_assert_eq!(as_json(&got), expected.clone());
 
         // Given in several groups, the answer is the same.
@@ -150,7 +150,7 @@ proptest! {
         drop(snapshot);
 
         // Inserting leaves exactly the stored documents plus the kept ones.
-        let (verdicts, summary) = store.dedup(&batch_of(&input), distance, Some("day")).unwrap();
+        let (verdicts, summary) = store.dedup(&batch_of(&input), distance, None, Some("day")).unwrap();
         prop_assert_eq!(as_json(&verdicts), expected.clone());
         prop_assert_eq!(summary.inserted + summary.replaced + summary.superseded, kept);
         prop_assert_eq!(summary.batch.is_some(), kept > 0);
@@ -211,7 +211,7 @@ fn skewed_inputs_and_stores_equal_the_model_in_the_library_and_the_cli() {
     let expected = greedy_model(&stored, &input, 3);
     let snapshot = Snapshot::open(&path).unwrap();
     assert_eq!(
-        as_json(&snapshot.dedup(&batch_of(&input), 3).unwrap()),
+        as_json(&snapshot.dedup(&batch_of(&input), 3, None).unwrap()),
         expected
     );
     drop(snapshot);

@@ -96,6 +96,7 @@ class NativeStore:
         weight: Optional[str],
         max_runs: Optional[int],
         merge_factor: Optional[int],
+        sketch_bytes: Optional[int],
     ) -> Tuple["NativeStore", List[str]]:
         """Creates a store as `simhashdb init` does; returns it and init's warnings."""
     @staticmethod
@@ -123,6 +124,7 @@ class NativeStore:
         distance: Optional[int],
         insert: bool,
         label: Optional[str],
+        min_jaccard: Optional[float],
     ) -> str: ...
     def dedup_file(
         self,
@@ -138,6 +140,7 @@ class NativeStore:
         fingerprint_field: str,
         text_field: str,
         fingerprint_format: str,
+        min_jaccard: Optional[float],
     ) -> str: ...
     def insert_file(
         self,
@@ -158,6 +161,9 @@ class NativeStore:
         self, queries: bytes, distance: Optional[int]
     ) -> Tuple[bytes, List[str], bytes, bytes]: ...
     def fingerprint_texts(self, texts: List[str]) -> bytes: ...
+    def query_texts_verified(
+        self, texts: List[str], distance: Optional[int], min_jaccard: float
+    ) -> List[List[Tuple[str, int, int, Optional[float]]]]: ...
     def get(self, id: str) -> Optional[Tuple[int, int]]: ...
     def delete(self, ids: List[str], dry_run: bool) -> str: ...
     def expire(self, before: Optional[str], label: Optional[str], dry_run: bool) -> str: ...
@@ -169,7 +175,7 @@ class NativeStore:
         self,
         distance: Optional[int],
         verify_text: Optional[str],
-        min_jaccard: float,
+        min_jaccard: Optional[float],
         id_field: str,
         text_field: str,
     ) -> NativePairs: ...
@@ -178,7 +184,7 @@ class NativeStore:
         distance: Optional[int],
         singletons: bool,
         verify_text: Optional[str],
-        min_jaccard: float,
+        min_jaccard: Optional[float],
         id_field: str,
         text_field: str,
     ) -> List[List[str]]: ...
@@ -186,7 +192,7 @@ class NativeStore:
         self,
         distance: Optional[int],
         verify_text: Optional[str],
-        min_jaccard: float,
+        min_jaccard: Optional[float],
         id_field: str,
         text_field: str,
     ) -> Tuple[List[str], List[str], str]: ...
@@ -195,7 +201,7 @@ class NativeStore:
         path: str,
         distance: Optional[int],
         verify_text: Optional[str],
-        min_jaccard: float,
+        min_jaccard: Optional[float],
         id_field: str,
         text_field: str,
     ) -> str: ...

@@ -113,7 +113,9 @@ class Audit:
             if "jaccard" in batch:
                 jaccard = batch["jaccard"]
                 for i in range(len(a)):
-                    yield a[i], b[i], int(distance[i]), float(jaccard[i])
+                    j = float(jaccard[i])
+                    # NaN: kept unverified (a document without a sketch).
+                    yield a[i], b[i], int(distance[i]), (None if j != j else j)
             else:
                 for i in range(len(a)):
                     yield a[i], b[i], int(distance[i])
@@ -191,6 +193,8 @@ class Store:
         weight: Optional[str] = None,
         max_runs: Optional[int] = None,
         merge_factor: Optional[int] = None,
+        sketch: bool = False,
+        sketch_bytes: Optional[int] = None,
     ) -> "Store":
         """Creates a store at ``path`` (which must not exist, or be an empty directory), as
         ``simhashdb init`` does, and opens it.
@@ -199,14 +203,23 @@ class Store:
         for ``expected_size`` fingerprints when not given (default: planned for 1e9).
         ``scheme`` (with ``shingle`` and ``weight``) is how the store fingerprints text, see
         :func:`simhashdb.fingerprint`. ``max_runs`` and ``merge_factor`` set the compaction
-        policy. FileExistsError if ``path`` is taken; ValueError for settings that cannot
-        make a working store.
+        policy. With ``sketch`` every document inserted as text keeps a verification sketch of
+        ``sketch_bytes`` bytes (64 to 1024, default 128), so that ``min_jaccard`` works without
+        the text (``init --sketch``). FileExistsError if ``path`` is taken; ValueError for
+        settings that cannot make a working store.
         """
         def optional(name: str, value: Any, low: int, high: int) -> Optional[int]:
             return None if value is None else checked_int(name, value, low, high)
 
         if isinstance(expected_size, float) and expected_size.is_integer():
             expected_size = int(expected_size)  # 1e9 is how people write sizes
+        if sketch_bytes is not None and not sketch:
+            raise ValueError("sketch_bytes needs sketch=True")
+        sketch_size = None
+        if sketch:
+            sketch_size = 128 if sketch_bytes is None else checked_int(
+                "sketch_bytes", sketch_bytes, 64, 1024
+            )
         native, notes = _native.NativeStore.create(
             os.fspath(path),
             checked_int("distance", distance, 0, 255),
@@ -218,6 +231,7 @@ class Store:
             weight,
             optional("max_runs", max_runs, 0, 65535),
             optional("merge_factor", merge_factor, 2, 65535),
+            sketch_size,
         )
         for note in notes:
             warnings.warn(f"simhashdb: {note}", stacklevel=2)
@@ -409,6 +423,7 @@ class Store:
         insert: bool = False,
         *,
         label: Optional[str] = None,
+        min_jaccard: Optional[float] = None,
     ) -> Dict[str, Any]:
         """Keeps what is new: greedy in input order, ``ids[i]`` is a duplicate when a stored
         document, or an earlier kept one of these, is within ``distance`` bits (default: the
@@ -420,7 +435,13 @@ class Store:
         (its nearest match's id, None when kept; ties go to a stored document, then the
         earliest batch, then the smallest id), ``distance`` (int array, -1 when kept) and
         ``stored`` (bool array: the match is stored, not from these ids); ``summary`` as
-        ``simhashdb dedup --json``."""
+        ``simhashdb dedup --json``.
+
+        With ``min_jaccard`` (a store made with ``init --sketch``) a match makes a duplicate
+        only when the sketches of the two texts estimate at least that word 3-shingle Jaccard
+        similarity; ``jaccard`` (float array, NaN where there is none) holds the estimate and
+        ``unverified`` (bool array) marks duplicates taken without one (a side has no sketch,
+        e.g. given as a fingerprint)."""
         if isinstance(ids, str):
             raise TypeError("ids: expected a sequence of str, got one str")
         ids = _ids(ids)
@@ -429,7 +450,9 @@ class Store:
         data = None if fingerprints is None else fingerprint_bytes(fingerprints)
         text_list = None if texts is None else checked_texts(texts)
         answer = json.loads(
-            self._native.dedup(ids, data, text_list, _distance(distance), insert, label)
+            self._native.dedup(
+                ids, data, text_list, _distance(distance), insert, label, min_jaccard
+            )
         )
         results = answer["results"]
         summary = answer["summary"]
@@ -441,6 +464,10 @@ class Store:
                 [-1 if r["distance"] is None else r["distance"] for r in results], dtype=np.int32
             ),
             "stored": np.array([bool(r["stored"]) for r in results], dtype=bool),
+            "jaccard": np.array(
+                [r.get("jaccard", float("nan")) for r in results], dtype=np.float64
+            ),
+            "unverified": np.array([r.get("unverified", False) for r in results], dtype=bool),
             "inserted": summary["inserted"],
             "batch": summary["batch"],
             "summary": summary,
@@ -461,6 +488,7 @@ class Store:
         fingerprint_field: str = "fingerprint",
         text_field: str = "text",
         fingerprint_format: str = "auto",
+        min_jaccard: Optional[float] = None,
     ) -> Dict[str, Any]:
         """``simhashdb dedup`` of files or directories read as :meth:`insert_file` reads them:
         the kept records go to ``output`` unchanged and in input order (JSON Lines and TSV
@@ -470,7 +498,9 @@ class Store:
         ``insert`` the kept documents become one batch atomically with the check; on any
         error (ValueError naming file and line for a malformed record, unless
         ``skip_invalid``) nothing is inserted and no output file is left. Streams the records:
-        memory holds the kept ids and fingerprints only. Returns ``dedup --json``'s summary."""
+        memory holds the kept ids and fingerprints only. ``min_jaccard`` verifies matches with
+        sketches as :meth:`dedup` does (``duplicates`` then has a fourth column, the estimate
+        or ``unverified``). Returns ``dedup --json``'s summary."""
         paths = [input] if isinstance(input, (str, os.PathLike)) else list(input)
         return json.loads(
             self._native.dedup_file(
@@ -486,6 +516,7 @@ class Store:
                 fingerprint_field,
                 text_field,
                 fingerprint_format,
+                min_jaccard,
             )
         )
 
@@ -548,11 +579,25 @@ class Store:
         )
 
     def query_texts(
-        self, texts: Iterable[str], distance: Optional[int] = None
-    ) -> List[List[Match]]:
+        self,
+        texts: Iterable[str],
+        distance: Optional[int] = None,
+        *,
+        min_jaccard: Optional[float] = None,
+    ) -> List[List[Any]]:
         """For each text, fingerprinted with the store's scheme, its matches as :meth:`query`
-        gives them."""
+        gives them. With ``min_jaccard`` (a store made with ``init --sketch``) only the
+        matches whose sketch and the text's estimate at least that word 3-shingle Jaccard
+        similarity, as ``(id, fingerprint, distance, jaccard)``; ``jaccard`` is None for a
+        match kept unverified (a document inserted as a bare fingerprint)."""
         texts = checked_texts(texts)
+        if min_jaccard is not None:
+            return [
+                list(matches)
+                for matches in self._native.query_texts_verified(
+                    texts, _distance(distance), min_jaccard
+                )
+            ]
         data = self._native.fingerprint_texts(texts)
         results = self.query_many(from_bytes(data), distance)
         out: List[List[Match]] = [[] for _ in texts]
@@ -606,7 +651,7 @@ class Store:
         *,
         singletons: bool = False,
         verify_text: Optional[PathLike] = None,
-        min_jaccard: float = 0.8,
+        min_jaccard: Optional[float] = None,
         id_field: str = "id",
         text_field: str = "text",
     ) -> Audit:
@@ -619,8 +664,10 @@ class Store:
 
         With ``verify_text`` (a corpus as ``audit --verify-text`` reads it: JSON Lines, Parquet
         or text files and directories, ids and texts in ``id_field`` and ``text_field``), only
-        the pairs whose word 3-shingle Jaccard similarity is at least ``min_jaccard`` are kept,
-        each with it: ``(a, b, distance, jaccard)``."""
+        the pairs whose word 3-shingle Jaccard similarity is at least ``min_jaccard`` (default
+        0.8) are kept, each with it: ``(a, b, distance, jaccard)``. With ``min_jaccard`` alone
+        the store's sketches estimate it (a store made with ``init --sketch``); a pair where a
+        document has no sketch is kept with ``jaccard`` None (unverified)."""
         if singletons and not clusters:
             raise ValueError("singletons=True needs clusters=True")
         verify = None if verify_text is None else os.fspath(verify_text)
@@ -638,7 +685,7 @@ class Store:
         *,
         singletons: bool = False,
         verify_text: Optional[PathLike] = None,
-        min_jaccard: float = 0.8,
+        min_jaccard: Optional[float] = None,
         id_field: str = "id",
         text_field: str = "text",
     ) -> Audit:
@@ -660,7 +707,7 @@ class Store:
         distance: Optional[int] = None,
         *,
         verify_text: Optional[PathLike] = None,
-        min_jaccard: float = 0.8,
+        min_jaccard: Optional[float] = None,
         id_field: str = "id",
         text_field: str = "text",
     ) -> List[Tuple[str, str]]:
@@ -680,7 +727,7 @@ class Store:
         distance: Optional[int] = None,
         *,
         verify_text: Optional[PathLike] = None,
-        min_jaccard: float = 0.8,
+        min_jaccard: Optional[float] = None,
         id_field: str = "id",
         text_field: str = "text",
     ) -> Dict[str, Any]:

@@ -218,6 +218,25 @@ pub(crate) fn fingerprint_all(
         .collect()
 }
 
+/// The fingerprints and sketches of `texts` (as [`Scheme::document`] makes them: sketches
+/// only for a scheme that sketches), in parallel; an error names `what[first + i]`.
+pub(crate) fn digest_all(
+    scheme: &Scheme,
+    texts: &[String],
+    what: &str,
+    first: usize,
+) -> PyResult<Vec<(u64, Option<Vec<u8>>)>> {
+    texts
+        .par_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            scheme.document(text).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!("{what}[{}]: {e}", first + i))
+            })
+        })
+        .collect()
+}
+
 /// The scheme's name as stores record it (`words-2-minhash`, `seomoz`...).
 #[pyfunction]
 #[pyo3(signature = (scheme=None, shingle=None, weight=None))]

@@ -21,7 +21,7 @@ use simhashdb::{
 
 use crate::errors::{guard, py_err};
 use crate::work::detached;
-use crate::{bytes_of, fingerprint_all, scheme_of, u64s_from_bytes};
+use crate::{bytes_of, digest_all, fingerprint_all, scheme_of, u64s_from_bytes};
 
 /// How old the handle's view of the catalog may get before a read looks again.
 const REFRESH_INTERVAL: Duration = Duration::from_millis(100);
@@ -145,6 +145,36 @@ fn batch_of(ids: &[String], fingerprints: &[u64], what: &str) -> PyResult<Batch>
     Ok(batch)
 }
 
+/// A batch of `ids[i]` with the fingerprint and sketch of `documents[i]` (digested texts),
+/// naming the first bad id by its index (`first` counts the ids before these).
+fn batch_of_digests(
+    batch: &mut Batch,
+    ids: &[String],
+    documents: Vec<(u64, Option<Vec<u8>>)>,
+    what: &str,
+    first: usize,
+) -> PyResult<()> {
+    if ids.len() != documents.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} ids but {} {what}: give one per id",
+            ids.len(),
+            documents.len()
+        )));
+    }
+    for (i, (id, (fp, sketch))) in ids.iter().zip(documents).enumerate() {
+        match sketch {
+            Some(sketch) => batch.push_sketched(id, fp, &sketch),
+            None => batch.push(id, fp),
+        }
+        .map_err(|e| PyValueError::new_err(format!("{what}[{}]: {e}", first + i)))?;
+    }
+    Ok(())
+}
+
+/// The least Jaccard a pair verified against the text keeps when none is given (as `audit
+/// --verify-text`).
+const DEFAULT_MIN_JACCARD: f64 = 0.8;
+
 /// A dedup's batch label: only with an insert, and a valid label.
 fn check_dedup_label(label: Option<&str>, insert: bool) -> PyResult<()> {
     match label {
@@ -176,7 +206,7 @@ impl NativeStore {
     /// Creates a store as `simhashdb init` does; returns it with the warnings `init` prints.
     #[staticmethod]
     #[pyo3(signature = (path, distance, blocks, expected_size, shards, scheme, shingle, weight,
-                        max_runs, merge_factor))]
+                        max_runs, merge_factor, sketch_bytes))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -190,15 +220,19 @@ impl NativeStore {
         weight: Option<&str>,
         max_runs: Option<u16>,
         merge_factor: Option<u16>,
+        sketch_bytes: Option<u16>,
     ) -> PyResult<(Self, Vec<String>)> {
         guard(|| {
             let defaults = CreateOptions::default();
+            let scheme = scheme_of(scheme, shingle, weight)?
+                .with_sketch(sketch_bytes.unwrap_or(0))
+                .map_err(py_err)?;
             let options = CreateOptions {
                 distance,
                 blocks,
                 expected_size: expected_size.unwrap_or(defaults.expected_size),
                 shards,
-                scheme: scheme_of(scheme, shingle, weight)?,
+                scheme,
                 policy: CompactionPolicy {
                     max_runs: max_runs.unwrap_or(defaults.policy.max_runs),
                     merge_factor: merge_factor.unwrap_or(defaults.policy.merge_factor),
@@ -315,13 +349,8 @@ impl NativeStore {
                 if ids.is_empty() {
                     break;
                 }
-                let fingerprints =
-                    detached(py, || fingerprint_all(&scheme, &texts, "documents", seen))?;
-                for (i, (id, fp)) in ids.iter().zip(fingerprints).enumerate() {
-                    batch.push(id, fp).map_err(|e| {
-                        PyValueError::new_err(format!("documents[{}]: {e}", seen + i))
-                    })?;
-                }
+                let digests = detached(py, || digest_all(&scheme, &texts, "documents", seen))?;
+                batch_of_digests(&mut batch, &ids, digests, "documents", seen)?;
                 seen += ids.len();
             }
             let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
@@ -378,7 +407,7 @@ impl NativeStore {
     /// None with `texts` fingerprinted with the store's scheme) against the store and each
     /// other; with `insert`, the kept ones become one batch in the same write. Returns the
     /// verdicts and the summary as one JSON object {"results": [...], "summary": {...}}.
-    #[pyo3(signature = (ids, fingerprints, texts, distance, insert, label))]
+    #[pyo3(signature = (ids, fingerprints, texts, distance, insert, label, min_jaccard))]
     #[allow(clippy::too_many_arguments)]
     fn dedup(
         &self,
@@ -389,15 +418,22 @@ impl NativeStore {
         distance: Option<i64>,
         insert: bool,
         label: Option<&str>,
+        min_jaccard: Option<f64>,
     ) -> PyResult<String> {
         guard(|| {
             check_dedup_label(label, insert)?;
-            let texts_given = texts.is_some();
-            let fingerprints = match (fingerprints, texts) {
-                (Some(bytes), None) => u64s_from_bytes(bytes, "fingerprints")?,
+            let batch = match (fingerprints, texts) {
+                (Some(bytes), None) => batch_of(
+                    &ids,
+                    &u64s_from_bytes(bytes, "fingerprints")?,
+                    "fingerprints",
+                )?,
                 (None, Some(texts)) => {
                     let scheme = self.read(py, false, |s| s.text_scheme().map_err(py_err))?;
-                    detached(py, || fingerprint_all(&scheme, &texts, "texts", 0))?
+                    let digests = detached(py, || digest_all(&scheme, &texts, "texts", 0))?;
+                    let mut batch = Batch::new();
+                    batch_of_digests(&mut batch, &ids, digests, "texts", 0)?;
+                    batch
                 }
                 _ => {
                     return Err(PyValueError::new_err(
@@ -405,17 +441,16 @@ impl NativeStore {
                     ))
                 }
             };
-            let what = if texts_given { "texts" } else { "fingerprints" };
-            let batch = batch_of(&ids, &fingerprints, what)?;
             let (verdicts, summary) = if insert {
                 self.write(py, |store| {
                     let distance = store.snapshot()?.distance(distance)?;
-                    store.dedup(&batch, distance, label)
+                    store.dedup(&batch, distance, min_jaccard, label)
                 })?
             } else {
                 self.read(py, false, |snapshot| {
                     let distance = Self::distance(snapshot, distance)?;
-                    let mut dedup = Dedup::new(snapshot, distance).map_err(py_err)?;
+                    let mut dedup =
+                        Dedup::verified(snapshot, distance, min_jaccard).map_err(py_err)?;
                     let verdicts = dedup.decide(&batch).map_err(py_err)?;
                     Ok((verdicts, dedup.summary()))
                 })?
@@ -425,7 +460,7 @@ impl NativeStore {
     }
 
     /// Dedup of files as `simhashdb dedup` does it; returns the summary as JSON.
-    #[pyo3(signature = (paths, output, duplicates, insert, label, distance, format, skip_invalid, id_field, fingerprint_field, text_field, fingerprint_format))]
+    #[pyo3(signature = (paths, output, duplicates, insert, label, distance, format, skip_invalid, id_field, fingerprint_field, text_field, fingerprint_format, min_jaccard))]
     #[allow(clippy::too_many_arguments)]
     fn dedup_file(
         &self,
@@ -442,6 +477,7 @@ impl NativeStore {
         fingerprint_field: String,
         text_field: String,
         fingerprint_format: &str,
+        min_jaccard: Option<f64>,
     ) -> PyResult<String> {
         guard(|| {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
@@ -463,6 +499,7 @@ impl NativeStore {
                 files.output = output;
                 files.duplicates = duplicates;
                 files.label = label;
+                files.min_jaccard = min_jaccard;
                 files
             };
             let mut stdout = std::io::stdout();
@@ -541,6 +578,43 @@ impl NativeStore {
                 bytes_of(py, &fps, u64::to_le_bytes),
                 bytes_of(py, &dists, u64::to_le_bytes),
             ))
+        })
+    }
+
+    /// For each text, its matches verified with sketches at `min_jaccard`: [(id,
+    /// fingerprint, distance, jaccard or None when unverified)], as `query --min-jaccard`
+    /// gives them.
+    #[pyo3(signature = (texts, distance, min_jaccard))]
+    #[allow(clippy::type_complexity)]
+    fn query_texts_verified(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        distance: Option<i64>,
+        min_jaccard: f64,
+    ) -> PyResult<Vec<Vec<(String, u64, u32, Option<f64>)>>> {
+        guard(|| {
+            let answers = self.read(py, false, |snapshot| {
+                let distance = Self::distance(snapshot, distance)?;
+                let scheme = snapshot.text_scheme().map_err(py_err)?;
+                let digests = digest_all(&scheme, &texts, "texts", 0)?;
+                let queries: Vec<(u64, Option<&[u8]>)> = digests
+                    .iter()
+                    .map(|(fp, sketch)| (*fp, sketch.as_deref()))
+                    .collect();
+                snapshot
+                    .query_many_verified(&queries, distance, min_jaccard)
+                    .map_err(py_err)
+            })?;
+            Ok(answers
+                .into_iter()
+                .map(|matches| {
+                    matches
+                        .into_iter()
+                        .map(|(m, j)| (m.id, m.fingerprint, m.distance, j))
+                        .collect()
+                })
+                .collect())
         })
     }
 
@@ -661,7 +735,7 @@ impl NativeStore {
         py: Python<'_>,
         distance: Option<i64>,
         verify_text: Option<PathBuf>,
-        min_jaccard: f64,
+        min_jaccard: Option<f64>,
         id_field: String,
         text_field: String,
     ) -> PyResult<NativePairs> {
@@ -683,7 +757,7 @@ impl NativeStore {
         py: Python<'_>,
         distance: Option<i64>,
         verify_text: Option<PathBuf>,
-        min_jaccard: f64,
+        min_jaccard: Option<f64>,
         id_field: String,
         text_field: String,
     ) -> PyResult<(Vec<String>, Vec<String>, String)> {
@@ -713,7 +787,7 @@ impl NativeStore {
         path: PathBuf,
         distance: Option<i64>,
         verify_text: Option<PathBuf>,
-        min_jaccard: f64,
+        min_jaccard: Option<f64>,
         id_field: String,
         text_field: String,
     ) -> PyResult<String> {
@@ -736,7 +810,7 @@ impl NativeStore {
         distance: Option<i64>,
         singletons: bool,
         verify_text: Option<PathBuf>,
-        min_jaccard: f64,
+        min_jaccard: Option<f64>,
         id_field: String,
         text_field: String,
     ) -> PyResult<Vec<Vec<String>>> {
@@ -768,13 +842,19 @@ impl NativeStore {
         py: Python<'_>,
         distance: Option<i64>,
         verify_text: Option<PathBuf>,
-        min_jaccard: f64,
+        min_jaccard: Option<f64>,
         id_field: String,
         text_field: String,
     ) -> PyResult<simhashdb::NearDuplicates> {
+        let by_sketches = verify_text.is_none().then_some(min_jaccard).flatten();
         let mut near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
-            snapshot.near_duplicates(distance, &()).map_err(py_err)
+            let mut near = snapshot.near_duplicates(distance, &()).map_err(py_err)?;
+            if let Some(min_jaccard) = by_sketches {
+                near.verify_sketches(snapshot, min_jaccard, &())
+                    .map_err(py_err)?;
+            }
+            Ok(near)
         })?;
         if let Some(corpus) = verify_text {
             let options = ReadOptions {
@@ -782,6 +862,7 @@ impl NativeStore {
                 text_field,
                 ..ReadOptions::default()
             };
+            let min_jaccard = min_jaccard.unwrap_or(DEFAULT_MIN_JACCARD);
             detached(py, || near.verify_text(&corpus, &options, min_jaccard, &()))
                 .map_err(py_err)?;
         }

@@ -33,11 +33,15 @@ pub struct DedupFiles {
     /// every column (Parquet: needs a file), or the ids (text files). None or `-`: the
     /// `stdout` writer given.
     pub output: Option<PathBuf>,
-    /// Where the dropped documents go, one line `ID<TAB>DUPLICATE_OF<TAB>DISTANCE` each;
-    /// `-`: the `stdout` writer given.
+    /// Where the dropped documents go, one line `ID<TAB>DUPLICATE_OF<TAB>DISTANCE` each (and
+    /// with `min_jaccard` a fourth column: the estimated Jaccard, or `unverified`); `-`: the
+    /// `stdout` writer given.
     pub duplicates: Option<PathBuf>,
     /// The distance (at most the store's K).
     pub distance: u32,
+    /// The least Jaccard similarity a match needs, estimated from sketches (a store made with
+    /// sketches; see [`crate::Dedup::min_jaccard`]); None: the fingerprints decide alone.
+    pub min_jaccard: Option<f64>,
     /// The label of the batch the kept documents are inserted as.
     pub label: Option<String>,
 }
@@ -189,7 +193,8 @@ fn run<'w>(
         None => None,
     };
     let mut job = Job {
-        dedup: Dedup::new(snapshot, files.distance)?,
+        dedup: Dedup::verified(snapshot, files.distance, files.min_jaccard)?,
+        verified: files.min_jaccard.is_some(),
         kept: KeptRecords::new(kept),
         duplicates,
         insert,
@@ -257,6 +262,8 @@ impl Outputs<'_> {
 /// The state of a dedup of files: the decisions, and where their results go.
 struct Job<'s, 'w> {
     dedup: Dedup<'s>,
+    /// Whether matches are verified with sketches: the duplicates get a fourth column.
+    verified: bool,
     kept: KeptRecords<'w>,
     duplicates: Option<Target<'w>>,
     insert: Option<&'w mut dyn DocumentSink>,
@@ -280,14 +287,24 @@ impl RecordSink for Job<'_, '_> {
             for v in verdicts.iter().filter(|v| !v.kept) {
                 let of = v.duplicate_of.as_deref().unwrap_or_default();
                 let distance = v.distance.unwrap_or_default();
-                writeln!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
+                write!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
+                match (self.verified, v.jaccard) {
+                    (false, _) => writeln!(lines),
+                    (true, Some(j)) => writeln!(lines, "\t{j:.6}"),
+                    (true, None) => writeln!(lines, "\tunverified"),
+                }
+                .expect("writes to memory");
             }
             out.write(&lines)?;
         }
         if let Some(insert) = &mut self.insert {
             let mut kept = Batch::new();
             for (i, _) in verdicts.iter().enumerate().filter(|(_, v)| v.kept) {
-                kept.push(documents.id(i), documents.fingerprint(i))?;
+                let (id, fingerprint) = (documents.id(i), documents.fingerprint(i));
+                match documents.sketch(i) {
+                    Some(sketch) => kept.push_sketched(id, fingerprint, sketch)?,
+                    None => kept.push(id, fingerprint)?,
+                }
             }
             insert.append(kept)?;
         }

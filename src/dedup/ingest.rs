@@ -5,6 +5,12 @@
 //! names its nearest match: smallest distance; at equal distance a stored document before one
 //! of the input, then the earliest batch, then the smallest id.
 //!
+//! With a least Jaccard similarity ([`Dedup::min_jaccard`], a store made with sketches) a
+//! match must also pass verification: the sketches of the document and of the match estimate
+//! a word 3-shingle Jaccard of at least that much. A stored fingerprint is represented by its
+//! representative's sketch. A match where either side has no sketch is taken unverified (as
+//! the fingerprints alone would decide) and the verdict says so.
+//!
 //! Documents are decided a group at a time ([`Dedup::decide`]): the group's distinct
 //! fingerprints are looked up in the store in parallel, then each document in turn against
 //! the documents kept so far ([`Kept`]). A stored fingerprint's representative (its earliest
@@ -21,14 +27,17 @@ use rayon::prelude::*;
 use crate::dedup::kept::Kept;
 use crate::error::{guard_redb, Result};
 use crate::read::snapshot::Snapshot;
+use crate::similarity::jaccard::check_min_jaccard;
+use crate::similarity::sketch;
 use crate::write::batch::{Batch, ReadSummary};
 use crate::write::insertion::InsertSummary;
 use crate::write::store::Store;
 
 /// What a dedup decided for one document. Its JSON form (HTTP, Python) is
 /// `{"id", "kept", "duplicate_of", "distance", "stored"}`, the last three null for a kept
-/// document.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+/// document; a verified dedup adds `"jaccard"` to a duplicate verified by sketches, and
+/// `"unverified": true` to one taken without (a side had no sketch).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Verdict {
     /// The document's id.
@@ -42,6 +51,13 @@ pub struct Verdict {
     /// For a duplicate, whether its nearest match is a stored document (else one kept earlier
     /// from the same input).
     pub stored: Option<bool>,
+    /// For a duplicate verified by sketches, the Jaccard similarity they estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<f64>,
+    /// For a duplicate in a verified dedup, whether it was taken without verification (the
+    /// document or its match has no sketch).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
 }
 
 /// What a dedup did. Its JSON form is
@@ -63,6 +79,8 @@ pub struct DedupSummary {
     pub duplicates_of_stored: u64,
     /// Documents dropped for an earlier kept document of the input.
     pub duplicates_within_input: u64,
+    /// Duplicates taken without verification in a verified dedup (a side had no sketch).
+    pub unverified: u64,
     /// Kept documents inserted under an id the store did not hold (0 unless the dedup
     /// inserts; as `insert` counts them).
     pub inserted: u64,
@@ -87,8 +105,33 @@ impl DedupSummary {
     }
 }
 
-/// A stored fingerprint's representative: its earliest batch and smallest id there.
-type Representative = Option<(u64, Box<str>)>;
+/// A stored fingerprint's representative: its earliest batch and smallest id there, and in
+/// a verified dedup its sketch, if it has one.
+type Representative = Option<(u64, Box<str>, Option<Box<[u8]>>)>;
+
+/// How a candidate match fared against verification.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Check {
+    /// Verified: the estimated Jaccard similarity (at least the least asked for).
+    Passed(f64),
+    /// Taken without verification: a side has no sketch (or none was asked for).
+    Unverified,
+}
+
+/// Whether a match with sketch `theirs` passes for a document with sketch `ours`, at
+/// `min_jaccard` (None: no verification, every match passes).
+fn check(min_jaccard: Option<f64>, ours: Option<&[u8]>, theirs: Option<&[u8]>) -> Option<Check> {
+    let Some(min) = min_jaccard else {
+        return Some(Check::Unverified);
+    };
+    match (ours, theirs) {
+        (Some(a), Some(b)) => {
+            let j = sketch::estimate(a, b);
+            (j >= min).then_some(Check::Passed(j))
+        }
+        _ => Some(Check::Unverified),
+    }
+}
 
 /// A dedup under way against one snapshot of a store: documents are given in input order, a
 /// group at a time, and each group's verdicts depend on every group given before.
@@ -122,6 +165,8 @@ pub struct Dedup<'s> {
     kept: Kept,
     /// The representative of each stored fingerprint matched so far.
     representatives: HashMap<u64, Representative>,
+    /// The least estimated Jaccard similarity a match needs, when verifying with sketches.
+    min_jaccard: Option<f64>,
     summary: DedupSummary,
 }
 
@@ -135,11 +180,24 @@ impl<'s> Dedup<'s> {
             distance,
             kept: Kept::new(snapshot.permutations(), distance),
             representatives: HashMap::new(),
+            min_jaccard: None,
             summary: DedupSummary {
                 distance,
                 ..DedupSummary::default()
             },
         })
+    }
+
+    /// Verifies every match with sketches: a document is a duplicate of a match only when
+    /// their sketches estimate a word 3-shingle Jaccard similarity of at least `min_jaccard`
+    /// (or one of them has none: see the module docs). The documents' sketches are those of
+    /// the batches given ([`Batch::push_sketched`]; text read for a store with sketches has
+    /// them). A store without sketches is an error that says how to get them.
+    pub fn min_jaccard(mut self, min_jaccard: f64) -> Result<Self> {
+        check_min_jaccard(min_jaccard)?;
+        self.snapshot.check_sketches()?;
+        self.min_jaccard = Some(min_jaccard);
+        Ok(self)
     }
 
     /// Decides every document of `documents`, in order, after every document given before.
@@ -148,55 +206,71 @@ impl<'s> Dedup<'s> {
     }
 
     fn decide_unguarded(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
-        let (snapshot, distance) = (self.snapshot, self.distance);
-        let stored = nearest_stored(snapshot, distance, &mut self.representatives, documents)?;
+        let (snapshot, distance, min_jaccard) = (self.snapshot, self.distance, self.min_jaccard);
+        let stored = nearest_stored(
+            snapshot,
+            distance,
+            min_jaccard,
+            &mut self.representatives,
+            documents,
+        )?;
+        let accept = |kept: &Kept, i: usize, k: usize| {
+            check(min_jaccard, documents.sketch(i), kept.sketch(k))
+        };
         // The documents kept before this group, looked up in parallel; those this group
         // keeps, in turn. Nothing is nearer than a stored copy: its lookups are skipped.
         let earlier: Vec<Option<(u32, usize)>> = (0..documents.len())
             .into_par_iter()
             .with_min_len(1024)
             .map(|i| match stored[i] {
-                Some((0, _)) => None,
-                _ => self.kept.nearest(documents.fingerprint(i)),
+                Some((0, ..)) => None,
+                _ => self.kept.nearest_where(documents.fingerprint(i), |k| {
+                    accept(&self.kept, i, k).is_some()
+                }),
             })
             .collect();
         let mut group = self.kept.empty_like();
         let mut verdicts = Vec::with_capacity(documents.len());
         for (i, stored) in stored.into_iter().enumerate() {
             let (id, fp) = (documents.id(i), documents.fingerprint(i));
-            let earlier = earlier[i].map(|(d, k)| (d, self.kept.id(k)));
+            let earlier = earlier[i].map(|(d, k)| (d, self.kept.id(k), accept(&self.kept, i, k)));
             let in_group = match stored {
-                Some((0, _)) => None,
-                _ => group.nearest(fp).map(|(d, k)| (d, group.id(k))),
+                Some((0, ..)) => None,
+                _ => group
+                    .nearest_where(fp, |k| accept(&group, i, k).is_some())
+                    .map(|(d, k)| (d, group.id(k), accept(&group, i, k))),
             };
             // The nearest kept document (the smallest id at equal distance); a stored match
             // wins a tie.
             let kept = [earlier, in_group]
                 .into_iter()
                 .flatten()
-                .min()
-                .filter(|&(d, _)| stored.is_none_or(|(ds, _)| d < ds));
+                .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
+                .filter(|&(d, ..)| stored.is_none_or(|(ds, ..)| d < ds));
             let verdict = match (kept, stored) {
-                (Some((d, of)), _) => {
+                (Some((d, of, check)), _) => {
                     self.summary.duplicates_within_input += 1;
-                    duplicate(id, of, d, false)
+                    duplicate(id, of, d, false, check, min_jaccard)
                 }
-                (None, Some((d, representative))) => {
+                (None, Some((d, representative, check))) => {
                     self.summary.duplicates_of_stored += 1;
-                    duplicate(id, representative, d, true)
+                    duplicate(id, representative, d, true, Some(check), min_jaccard)
                 }
                 (None, None) => {
                     self.summary.kept += 1;
-                    group.push(id, fp);
+                    group.push(id, fp, documents.sketch(i));
                     Verdict {
                         id: id.to_string(),
                         kept: true,
                         duplicate_of: None,
                         distance: None,
                         stored: None,
+                        jaccard: None,
+                        unverified: false,
                     }
                 }
             };
+            self.summary.unverified += u64::from(verdict.unverified);
             verdicts.push(verdict);
         }
         self.kept.absorb(&group);
@@ -216,14 +290,21 @@ impl<'s> Dedup<'s> {
     }
 }
 
-/// Each document's nearest stored document: (distance, id). The distinct fingerprints are
-/// looked up once each; representatives found are remembered in `representatives`.
+/// A document's stored match: (distance, id, how verification went).
+type StoredMatch<'r> = (u32, &'r str, Check);
+/// A stored candidate: (distance, batch, id, sketch).
+type Candidate<'r> = (u32, u64, &'r str, Option<&'r [u8]>);
+
+/// Each document's nearest stored document that passes verification: (distance, id,
+/// check). The distinct fingerprints are looked up once each; representatives found are
+/// remembered in `representatives`.
 fn nearest_stored<'r>(
     snapshot: &Snapshot,
     distance: u32,
+    min_jaccard: Option<f64>,
     representatives: &'r mut HashMap<u64, Representative>,
     documents: &Batch,
-) -> Result<Vec<Option<(u32, &'r str)>>> {
+) -> Result<Vec<Option<StoredMatch<'r>>>> {
     // (fingerprint, document) by fingerprint: the distinct fingerprints, and where each
     // document's answer is.
     let mut by_fingerprint: Vec<(u64, u32)> = (0..documents.len())
@@ -247,48 +328,67 @@ fn nearest_stored<'r>(
     unknown.dedup();
     let found: Vec<(u64, Representative)> = unknown
         .into_par_iter()
-        .map(|fp| Ok((fp, representative(snapshot, fp)?)))
+        .map(|fp| Ok((fp, representative(snapshot, fp, min_jaccard.is_some())?)))
         .collect::<Result<_>>()?;
     representatives.extend(found);
     let representatives = &*representatives;
-    let nearest = close
+    // Each distinct fingerprint's stored candidates, nearest first: (distance, batch, id,
+    // sketch).
+    let candidates: Vec<Vec<Candidate<'_>>> = close
         .iter()
         .map(|close| {
-            close
+            let mut found: Vec<_> = close
                 .iter()
                 .filter_map(|&(fp, d)| {
-                    let representative = representatives[&fp].as_ref();
-                    representative.map(|(batch, id)| (d, *batch, &**id))
+                    let (batch, id, sketch) = representatives[&fp].as_ref()?;
+                    Some((d, *batch, &**id, sketch.as_deref()))
                 })
-                .min()
-                .map(|(d, _, id)| (d, id))
+                .collect();
+            found.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+            found
         })
-        .collect::<Vec<_>>();
+        .collect();
     let mut answers = vec![None; documents.len()];
     let mut distinct = 0;
     for (n, &(fp, i)) in by_fingerprint.iter().enumerate() {
         if n > 0 && by_fingerprint[n - 1].0 != fp {
             distinct += 1;
         }
-        answers[i as usize] = nearest[distinct];
+        let ours = documents.sketch(i as usize);
+        answers[i as usize] = candidates[distinct].iter().find_map(|&(d, _, id, theirs)| {
+            check(min_jaccard, ours, theirs).map(|check| (d, id, check))
+        });
     }
     Ok(answers)
 }
 
-/// The verdict on a duplicate of `of`.
-fn duplicate(id: &str, of: &str, distance: u32, stored: bool) -> Verdict {
+/// The verdict on a duplicate of `of`, as `check` verified it (in a dedup verified at
+/// `min_jaccard`).
+fn duplicate(
+    id: &str,
+    of: &str,
+    distance: u32,
+    stored: bool,
+    check: Option<Check>,
+    min_jaccard: Option<f64>,
+) -> Verdict {
     Verdict {
         id: id.to_string(),
         kept: false,
         duplicate_of: Some(of.to_string()),
         distance: Some(distance),
         stored: Some(stored),
+        jaccard: match check {
+            Some(Check::Passed(j)) => Some(j),
+            _ => None,
+        },
+        unverified: min_jaccard.is_some() && check == Some(Check::Unverified),
     }
 }
 
-/// The live document of `fingerprint` a duplicate names: earliest batch, then smallest id;
-/// None when every document of it was replaced or deleted.
-fn representative(snapshot: &Snapshot, fingerprint: u64) -> Result<Representative> {
+/// The live document of `fingerprint` a duplicate names: earliest batch, then smallest id,
+/// with its sketch when `sketched`; None when every document of it was replaced or deleted.
+fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Result<Representative> {
     let mut best: Option<(u64, String)> = None;
     snapshot.live_documents_of(fingerprint, |id, batch| {
         let better = match &best {
@@ -299,29 +399,65 @@ fn representative(snapshot: &Snapshot, fingerprint: u64) -> Result<Representativ
             best = Some((batch, id.to_string()));
         }
     })?;
-    Ok(best.map(|(batch, id)| (batch, id.into_boxed_str())))
+    let Some((batch, id)) = best else {
+        return Ok(None);
+    };
+    let sketch = match sketched {
+        true => snapshot
+            .sketches_of(&[(fingerprint, &id, batch)])?
+            .pop()
+            .flatten(),
+        false => None,
+    };
+    Ok(Some((
+        batch,
+        id.into_boxed_str(),
+        sketch.map(Vec::into_boxed_slice),
+    )))
 }
 
 impl Snapshot {
     /// Dedups `documents` against this state of the store, without inserting anything
-    /// (see [`Dedup`]).
-    pub fn dedup(&self, documents: &Batch, distance: u32) -> Result<Vec<Verdict>> {
-        Dedup::new(self, distance)?.decide(documents)
+    /// (see [`Dedup`]); with `min_jaccard`, verified with sketches ([`Dedup::min_jaccard`]).
+    pub fn dedup(
+        &self,
+        documents: &Batch,
+        distance: u32,
+        min_jaccard: Option<f64>,
+    ) -> Result<Vec<Verdict>> {
+        Dedup::verified(self, distance, min_jaccard)?.decide(documents)
+    }
+}
+
+impl<'s> Dedup<'s> {
+    /// [`Dedup::new`], then [`Dedup::min_jaccard`] when `min_jaccard` is given.
+    pub fn verified(
+        snapshot: &'s Snapshot,
+        distance: u32,
+        min_jaccard: Option<f64>,
+    ) -> Result<Self> {
+        let dedup = Dedup::new(snapshot, distance)?;
+        match min_jaccard {
+            Some(min) => dedup.min_jaccard(min),
+            None => Ok(dedup),
+        }
     }
 }
 
 impl Store {
-    /// Dedups `documents` against the store and inserts the kept ones as one batch labelled
-    /// `label`, atomically: the writer lock this handle holds keeps every other writer out
-    /// between the check and the commit. Nothing kept, nothing inserted (no batch).
+    /// Dedups `documents` against the store (verified with sketches at `min_jaccard`, when
+    /// given) and inserts the kept ones, with their sketches, as one batch labelled `label`,
+    /// atomically: the writer lock this handle holds keeps every other writer out between
+    /// the check and the commit. Nothing kept, nothing inserted (no batch).
     pub fn dedup(
         &mut self,
         documents: &Batch,
         distance: u32,
+        min_jaccard: Option<f64>,
         label: Option<&str>,
     ) -> Result<(Vec<Verdict>, DedupSummary)> {
         let snapshot = self.snapshot()?;
-        let mut dedup = Dedup::new(&snapshot, distance)?;
+        let mut dedup = Dedup::verified(&snapshot, distance, min_jaccard)?;
         let verdicts = dedup.decide(documents)?;
         let mut summary = dedup.summary();
         drop(dedup);
@@ -329,7 +465,11 @@ impl Store {
         let mut kept = Batch::new();
         for (i, verdict) in verdicts.iter().enumerate() {
             if verdict.kept {
-                kept.push(documents.id(i), documents.fingerprint(i))?;
+                let (id, fingerprint) = (documents.id(i), documents.fingerprint(i));
+                match documents.sketch(i) {
+                    Some(sketch) => kept.push_sketched(id, fingerprint, sketch)?,
+                    None => kept.push(id, fingerprint)?,
+                }
             }
         }
         if !kept.is_empty() {

@@ -11,8 +11,9 @@
 //! fingerprint, a cache miss each (measured: 3e6 kept documents took 23 s reading them, see
 //! docs/benchmarks.md).
 //!
-//! Memory per kept document: its id and fingerprint (a [`Batch`]) and a slot of 8 bytes in
-//! each needed table (10 tables at m = 5, K = 3), the tables 35-70% full.
+//! Memory per kept document: its id and fingerprint (a [`Batch`]), its sketch when the dedup
+//! verifies with sketches, and a slot of 8 bytes in each needed table (10 tables at m = 5,
+//! K = 3), the tables 35-70% full.
 
 use rayon::prelude::*;
 
@@ -70,9 +71,12 @@ impl Kept {
     pub fn absorb(&mut self, other: &Kept) {
         let first = self.documents.len();
         for i in 0..other.documents.len() {
-            self.documents
-                .push(other.documents.id(i), other.documents.fingerprint(i))
-                .expect("ids were checked when kept");
+            let (id, fingerprint) = (other.documents.id(i), other.documents.fingerprint(i));
+            match other.documents.sketch(i) {
+                Some(sketch) => self.documents.push_sketched(id, fingerprint, sketch),
+                None => self.documents.push(id, fingerprint),
+            }
+            .expect("ids were checked when kept");
         }
         let wanted = (self.documents.len() * 10).div_ceil(7).next_power_of_two();
         if wanted > self.capacity {
@@ -89,9 +93,24 @@ impl Kept {
         self.documents.id(i)
     }
 
+    /// The sketch of kept document `i`, if it has one.
+    pub fn sketch(&self, i: usize) -> Option<&[u8]> {
+        self.documents.sketch(i)
+    }
+
     /// The kept document nearest to `fingerprint` within the distance, as (distance, index);
     /// of several at the same distance, the one with the smallest id.
+    #[cfg(test)]
     pub fn nearest(&self, fingerprint: u64) -> Option<(u32, usize)> {
+        self.nearest_where(fingerprint, |_| true)
+    }
+
+    /// [`Kept::nearest`] among the kept documents `accept` takes (by index).
+    pub fn nearest_where(
+        &self,
+        fingerprint: u64,
+        accept: impl Fn(usize) -> bool,
+    ) -> Option<(u32, usize)> {
         self.touch_homes(fingerprint);
         let mut best: Option<(u32, usize)> = None;
         for (t, &leading) in self.leading.iter().enumerate() {
@@ -109,6 +128,7 @@ impl Kept {
                 let d = (self.documents.fingerprint(i) ^ fingerprint).count_ones();
                 if d <= self.distance {
                     let better = match best {
+                        _ if !accept(i) => false,
                         None => true,
                         Some((bd, bi)) => (d, self.documents.id(i)) < (bd, self.documents.id(bi)),
                     };
@@ -133,12 +153,14 @@ impl Kept {
         std::hint::black_box(touched);
     }
 
-    /// Keeps a document (its id already checked).
-    pub fn push(&mut self, id: &str, fingerprint: u64) {
+    /// Keeps a document (its id already checked), with its sketch if it has one.
+    pub fn push(&mut self, id: &str, fingerprint: u64, sketch: Option<&[u8]>) {
         let i = self.documents.len();
-        self.documents
-            .push(id, fingerprint)
-            .expect("ids are checked as they are read");
+        match sketch {
+            Some(sketch) => self.documents.push_sketched(id, fingerprint, sketch),
+            None => self.documents.push(id, fingerprint),
+        }
+        .expect("ids are checked as they are read");
         if (i + 1) * 10 > self.capacity * 7 {
             // Double every table and file every document again.
             self.capacity *= 2;
@@ -230,7 +252,7 @@ mod tests {
                 prop_assert_eq!(kept.nearest(fp), expected);
                 if expected.is_none() || n % 7 == 0 {
                     let id = format!("d{:05}", fps.len() - n);
-                    kept.push(&id, fp);
+                    kept.push(&id, fp, None);
                     model.push((id, fp));
                 }
             }
@@ -256,8 +278,8 @@ mod tests {
                 let fp = next();
                 let id = format!("d{n}");
                 n += 1;
-                one_by_one.push(&id, fp);
-                group.push(&id, fp);
+                one_by_one.push(&id, fp, None);
+                group.push(&id, fp, None);
             }
             grouped.absorb(&group);
         }

@@ -27,22 +27,6 @@ use crate::similarity::jaccard::{check_min_jaccard, jaccard};
 use crate::similarity::sketch;
 use crate::sys::progress::{Phase, Progress};
 
-/// Refuses sketch verification of a store that keeps no sketches, saying how to get them.
-pub(crate) fn check_sketches(snapshot: &crate::Snapshot) -> Result<()> {
-    if snapshot.sketch_bytes().is_some() {
-        return Ok(());
-    }
-    Err(Error::settings(
-        crate::Setting::MinJaccard,
-        format!(
-            "{} keeps no sketches, so a Jaccard similarity needs the text (--verify-text); \
-             to verify from the store, make one with `simhashdb init STORE --sketch` and \
-             insert the documents as text",
-            snapshot.dir().display()
-        ),
-    ))
-}
-
 /// Candidate pairs a verification holds at once (24 bytes each).
 const CANDIDATES: usize = 1 << 20;
 
@@ -299,7 +283,7 @@ impl NearDuplicates {
         progress: &dyn Progress,
     ) -> Result<()> {
         check_min_jaccard(min_jaccard)?;
-        check_sketches(snapshot)?;
+        snapshot.check_sketches()?;
         let documents: Vec<(u64, &str, u64)> = (0..self.nodes.len())
             .flat_map(|n| (self.starts[n]..self.starts[n + 1]).map(move |d| (n, d)))
             .map(|(n, d)| (self.nodes[n], &*self.docs[d].0, self.docs[d].1))

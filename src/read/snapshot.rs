@@ -17,6 +17,7 @@ use crate::format::settings::{CompactionPolicy, Settings};
 use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
 use crate::similarity::fingerprint::{hex, Scheme};
+use crate::similarity::jaccard::check_min_jaccard;
 use crate::tables::permutation::Permutations;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
@@ -320,6 +321,80 @@ impl Snapshot {
         Ok(matches)
     }
 
+    /// [`Snapshot::query`], verified: a match is kept when its sketch and `sketch` (the query
+    /// text's, [`crate::Scheme::sketch`]) estimate a word 3-shingle Jaccard similarity of at
+    /// least `min_jaccard`, with that estimate; a match where either has no sketch (a query
+    /// given as a fingerprint, a document inserted as one) is kept unverified, with None.
+    /// The store must keep sketches (`init --sketch`): else an error that says how.
+    pub fn query_verified(
+        &self,
+        query: u64,
+        sketch: Option<&[u8]>,
+        distance: u32,
+        min_jaccard: f64,
+    ) -> Result<Vec<(Match, Option<f64>)>> {
+        check_min_jaccard(min_jaccard)?;
+        self.check_sketches()?;
+        guard_redb(&self.dir, || {
+            let mut found: Vec<(u64, String, u64, u32)> = Vec::new();
+            for (fp, d) in self.close_fingerprints(query, distance)? {
+                self.live_documents_of(fp, |id, batch| found.push((fp, id.to_string(), batch, d)))?;
+            }
+            found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            let sketches = match sketch {
+                None => vec![None; found.len()],
+                Some(_) => {
+                    let keys: Vec<(u64, &str, u64)> = found
+                        .iter()
+                        .map(|(fp, id, batch, _)| (*fp, id.as_str(), *batch))
+                        .collect();
+                    self.sketches_of(&keys)?
+                }
+            };
+            let mut matches: Vec<(Match, Option<f64>)> = found
+                .into_iter()
+                .zip(sketches)
+                .filter_map(|((fingerprint, id, _, distance), theirs)| {
+                    let jaccard = match (sketch, theirs) {
+                        (Some(ours), Some(theirs)) => {
+                            let j = crate::similarity::sketch::estimate(ours, &theirs);
+                            if j < min_jaccard {
+                                return None;
+                            }
+                            Some(j)
+                        }
+                        _ => None,
+                    };
+                    let found = Match {
+                        distance,
+                        fingerprint,
+                        id,
+                    };
+                    Some((found, jaccard))
+                })
+                .collect();
+            matches.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            Ok(matches)
+        })
+    }
+
+    /// [`Snapshot::query_verified`] of many queries `(fingerprint, sketch)`, in parallel;
+    /// answers in the order of the queries.
+    #[allow(clippy::type_complexity)] // the answers of `query_verified`, one per query
+    pub fn query_many_verified(
+        &self,
+        queries: &[(u64, Option<&[u8]>)],
+        distance: u32,
+        min_jaccard: f64,
+    ) -> Result<Vec<Vec<(Match, Option<f64>)>>> {
+        self.check_distance(distance)?;
+        queries
+            .par_iter()
+            .with_min_len(64)
+            .map(|&(q, sketch)| self.query_verified(q, sketch, distance, min_jaccard))
+            .collect()
+    }
+
     /// Every fingerprint in the tables within `distance` bits of `query`, with its distance,
     /// in no set order; fingerprints whose documents were all replaced are included.
     pub(crate) fn close_fingerprints(&self, query: u64, distance: u32) -> Result<Vec<(u64, u32)>> {
@@ -440,6 +515,22 @@ impl Snapshot {
     /// --sketch`, format 4).
     pub fn sketch_bytes(&self) -> Option<u16> {
         (self.catalog.sketch_bytes > 0).then_some(self.catalog.sketch_bytes)
+    }
+
+    /// Refuses verification with sketches of a store that keeps none, saying how to get them.
+    pub(crate) fn check_sketches(&self) -> Result<()> {
+        if self.sketch_bytes().is_some() {
+            return Ok(());
+        }
+        Err(Error::settings(
+            Setting::MinJaccard,
+            format!(
+                "{} keeps no sketches, so a Jaccard similarity needs the text (audit \
+                 --verify-text); to verify from the store, make one with `simhashdb init \
+                 STORE --sketch` and insert the documents as text",
+                self.dir.display()
+            ),
+        ))
     }
 
     /// The sketches of live documents `(fingerprint, id, batch)`, ordered by `(fingerprint,

@@ -54,6 +54,12 @@ pub struct Args {
     /// Write the dropped documents to FILE ('-' = stdout): ID<TAB>DUPLICATE_OF<TAB>DISTANCE.
     #[arg(long, value_name = "FILE")]
     duplicates: Option<PathBuf>,
+    /// A match makes a duplicate only when the sketches of the two documents estimate at
+    /// least this word 3-shingle Jaccard similarity (a store made with `init --sketch`, text
+    /// input); --duplicates then gets a fourth column, the estimate or "unverified" (a side
+    /// has no sketch: taken as the fingerprints decide).
+    #[arg(long, value_name = "J")]
+    min_jaccard: Option<f64>,
     /// Insert the kept documents as one batch, atomically with the check.
     #[arg(long)]
     insert: bool,
@@ -158,6 +164,7 @@ fn files(args: &Args, inputs: Vec<PathBuf>, distance: u32) -> DedupFiles {
     files.output = args.output.clone();
     files.duplicates = args.duplicates.clone();
     files.label = args.label.clone();
+    files.min_jaccard = args.min_jaccard;
     files
 }
 
@@ -182,6 +189,9 @@ fn describe(s: &DedupSummary) -> String {
         s.duplicates_within_input,
         s.distance
     );
+    if s.unverified > 0 {
+        line += &format!(" ({} unverified: a side has no sketch)", s.unverified);
+    }
     if s.skipped > 0 {
         line += &format!(", skipped {} invalid", s.skipped);
     }

@@ -96,7 +96,7 @@ fn print(out: &mut dyn Write, batch: &Batch, args: &Args) -> Result<()> {
         if args.json {
             let query = Query {
                 id: Some(id.to_string()),
-                fingerprint: fp,
+                ..Query::fingerprint(fp)
             };
             output::json_line(out, &query)?;
         } else if args.verbose {

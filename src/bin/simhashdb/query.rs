@@ -13,7 +13,12 @@ use crate::output;
 /// Print every stored document within D bits of each query.
 ///
 /// One line per match: QUERY<TAB>ID<TAB>FINGERPRINT<TAB>DISTANCE, queries in input order,
-/// each query's matches by distance, fingerprint, id. QUERY is the query fingerprint, or for
+/// each query's matches by distance, fingerprint, id. With --min-jaccard (a store made with
+/// `init --sketch`) a match is kept only when the sketches of the query text and of the
+/// stored document estimate at least that word 3-shingle Jaccard similarity, printed as a
+/// fifth column (a "jaccard" field); a match where either has no sketch (a query given as a
+/// fingerprint, a document inserted as one) is kept and flagged: "unverified" in the fifth
+/// column, "unverified": true in JSON. QUERY is the query fingerprint, or for
 /// documents read from --input the document's id. Text (--text, or documents in --input) is
 /// fingerprinted with the store's scheme. Without --format an --input is read by name (a
 /// directory as text files, .jsonl, .tsv, .parquet), as Parquet by its magic bytes, else as
@@ -48,6 +53,10 @@ pub struct Args {
     /// "query_fingerprint" for documents.
     #[arg(long)]
     json: bool,
+    /// Keep only matches whose estimated word 3-shingle Jaccard similarity with the query's
+    /// text is at least J (from the store's sketches: `init --sketch`).
+    #[arg(long, value_name = "J")]
+    min_jaccard: Option<f64>,
     /// Write the matches to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -67,10 +76,7 @@ pub fn run(args: Args) -> Result<()> {
         let fingerprint = (args.fields.fingerprint_format)
             .read(text)
             .map_err(|msg| usage(format!("argument {}: {msg}", i + 1)))?;
-        queries.push(Query {
-            id: None,
-            fingerprint,
-        });
+        queries.push(Query::fingerprint(fingerprint));
     }
     if queries.is_empty() && args.input.is_empty() && args.text.is_empty() {
         return Err(usage(
@@ -88,12 +94,12 @@ pub fn run(args: Args) -> Result<()> {
     let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        let fingerprint = scheme
-            .fingerprint_document(text)
+        let (fingerprint, sketch) = scheme
+            .document(text)
             .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
         queries.push(Query {
-            id: None,
-            fingerprint,
+            sketch,
+            ..Query::fingerprint(fingerprint)
         });
     }
     let mut options = args.fields.options(scheme, args.skip_invalid);
@@ -112,28 +118,58 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let distance = snapshot.distance(args.distance)?;
+    if args.min_jaccard.is_some() {
+        // Before any output: a store without sketches cannot verify.
+        snapshot.query_verified(0, None, distance, args.min_jaccard.unwrap_or_default())?;
+    }
     output::write_to(args.output.as_deref(), |out| {
-        write_matches(out, &snapshot, &queries, distance, args.json)
+        write_matches(
+            out,
+            &snapshot,
+            &queries,
+            distance,
+            args.min_jaccard,
+            args.json,
+        )
     })
 }
 
-/// Answers `queries` a round at a time and writes their matches.
+/// Answers `queries` a round at a time (verified at `min_jaccard`, when given) and writes
+/// their matches.
 fn write_matches(
     out: &mut dyn Write,
     snapshot: &Snapshot,
     queries: &[Query],
     distance: u32,
+    min_jaccard: Option<f64>,
     json: bool,
 ) -> Result<()> {
     for round in queries.chunks(ROUND) {
-        let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
-        let answers = snapshot.query_many(&fingerprints, distance)?;
+        let answers: Vec<Vec<(Match, Option<f64>)>> = match min_jaccard {
+            None => {
+                let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
+                let answers = snapshot.query_many(&fingerprints, distance)?;
+                answers
+                    .into_iter()
+                    .map(|matches| matches.into_iter().map(|m| (m, None)).collect())
+                    .collect()
+            }
+            Some(min) => {
+                let asked: Vec<(u64, Option<&[u8]>)> = round
+                    .iter()
+                    .map(|q| (q.fingerprint, q.sketch.as_deref()))
+                    .collect();
+                snapshot.query_many_verified(&asked, distance, min)?
+            }
+        };
         for (q, matches) in round.iter().zip(answers) {
             let hex = format!("{:016x}", q.fingerprint);
             let label = q.id.as_deref().unwrap_or(&hex);
-            for m in &matches {
+            for (m, jaccard) in &matches {
+                let unverified = min_jaccard.is_some() && jaccard.is_none();
                 if json {
-                    /// A match as `query --json` prints it: the query, then the library's match.
+                    /// A match as `query --json` prints it: the query, then the library's
+                    /// match, and its verification when asked for.
                     #[derive(serde::Serialize)]
                     struct MatchLine<'a> {
                         query: &'a str,
@@ -141,19 +177,30 @@ fn write_matches(
                         found: &'a Match,
                         #[serde(skip_serializing_if = "Option::is_none")]
                         query_fingerprint: Option<&'a str>,
+                        #[serde(skip_serializing_if = "Option::is_none")]
+                        jaccard: Option<f64>,
+                        #[serde(skip_serializing_if = "std::ops::Not::not")]
+                        unverified: bool,
                     }
                     let line = MatchLine {
                         query: label,
                         found: m,
                         query_fingerprint: q.id.is_some().then_some(hex.as_str()),
+                        jaccard: *jaccard,
+                        unverified,
                     };
                     output::json_line(out, &line)?;
                 } else {
-                    writeln!(
+                    write!(
                         out,
                         "{label}\t{}\t{:016x}\t{}",
                         m.id, m.fingerprint, m.distance
                     )?;
+                    match (jaccard, unverified) {
+                        (Some(j), _) => writeln!(out, "\t{j:.6}")?,
+                        (None, true) => writeln!(out, "\tunverified")?,
+                        (None, false) => writeln!(out)?,
+                    }
                 }
             }
         }

@@ -20,6 +20,21 @@ pub struct Query {
     /// The fingerprint to look for.
     #[serde(serialize_with = "hex::serialize")]
     pub fingerprint: u64,
+    /// The sketch of the query's text, when it was given as text to a scheme that sketches
+    /// (a store made with `init --sketch`): what `--min-jaccard` verifies matches with.
+    #[serde(skip)]
+    pub sketch: Option<Vec<u8>>,
+}
+
+impl Query {
+    /// A query for `fingerprint`, with no id and no sketch.
+    pub fn fingerprint(fingerprint: u64) -> Query {
+        Query {
+            id: None,
+            fingerprint,
+            sketch: None,
+        }
+    }
 }
 
 /// Reads the queries of `input` (a file, a directory of text documents, or `-` for stdin) and
@@ -109,12 +124,12 @@ fn read_query_lines(
                     Ok(Query {
                         id: Some(id.into_owned()),
                         fingerprint,
+                        sketch: None,
                     })
                 } else {
-                    Ok(Query {
-                        id: None,
-                        fingerprint: options.fingerprint_format.read(line.trim())?,
-                    })
+                    Ok(Query::fingerprint(
+                        options.fingerprint_format.read(line.trim())?,
+                    ))
                 }
             })
             .map_err(|e| Error::input_at(source, Some(i as u64 + 1), problem_of(e)));
@@ -135,5 +150,6 @@ fn push_documents(batch: &Batch, queries: &mut Vec<Query>) {
     queries.extend((0..batch.len()).map(|i| Query {
         id: Some(batch.id(i).to_string()),
         fingerprint: batch.fingerprint(i),
+        sketch: batch.sketch(i).map(<[u8]>::to_vec),
     }));
 }

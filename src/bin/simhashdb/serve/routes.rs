@@ -466,6 +466,7 @@ struct DedupParams {
     #[serde(default)]
     insert: bool,
     distance: Option<i64>,
+    min_jaccard: Option<f64>,
     label: Option<String>,
     #[serde(default)]
     skip_invalid: bool,
@@ -512,7 +513,7 @@ async fn dedup(
                 let distance = store.snapshot()?.distance(params.distance)?;
                 let (batch, read) = read(store.text_scheme()).map_err(not_stored)?;
                 let (verdicts, summary) = store
-                    .dedup(&batch, distance, label.as_deref())
+                    .dedup(&batch, distance, params.min_jaccard, label.as_deref())
                     .map_err(not_stored)?;
                 Ok((verdicts, summary, read))
             })
@@ -522,7 +523,7 @@ async fn dedup(
         blocking("the dedup", move || {
             let distance = snapshot.distance(params.distance)?;
             let (batch, read) = read(snapshot.text_scheme())?;
-            let mut dedup = Dedup::new(&snapshot, distance)?;
+            let mut dedup = Dedup::verified(&snapshot, distance, params.min_jaccard)?;
             let verdicts = dedup.decide(&batch)?;
             Ok((verdicts, dedup.summary(), read))
         })
