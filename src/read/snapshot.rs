@@ -517,6 +517,14 @@ impl Snapshot {
         (self.catalog.sketch_bytes > 0).then_some(self.catalog.sketch_bytes)
     }
 
+    /// Whether `--min-jaccard J` can be verified with this store's sketches: J within 0..=1
+    /// and a store that keeps sketches (else an error that says how to get them). Clients
+    /// check before they read input or write output.
+    pub fn check_sketch_verification(&self, min_jaccard: f64) -> Result<()> {
+        check_min_jaccard(min_jaccard)?;
+        self.check_sketches()
+    }
+
     /// Refuses verification with sketches of a store that keeps none, saying how to get them.
     pub(crate) fn check_sketches(&self) -> Result<()> {
         if self.sketch_bytes().is_some() {

@@ -118,9 +118,9 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let distance = snapshot.distance(args.distance)?;
-    if args.min_jaccard.is_some() {
+    if let Some(min_jaccard) = args.min_jaccard {
         // Before any output: a store without sketches cannot verify.
-        snapshot.query_verified(0, None, distance, args.min_jaccard.unwrap_or_default())?;
+        snapshot.check_sketch_verification(min_jaccard)?;
     }
     output::write_to(args.output.as_deref(), |out| {
         write_matches(

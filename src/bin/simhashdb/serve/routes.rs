@@ -206,6 +206,8 @@ struct QueryBody {
     documents: Option<Vec<DocumentBody>>,
     distance: Option<i64>,
     fingerprint_format: Option<String>,
+    /// Verify matches with sketches (a store made with `init --sketch`).
+    min_jaccard: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -225,7 +227,10 @@ fn fingerprint_format(name: Option<&str>) -> Result<FingerprintFormat, ApiError>
 
 /// The query fingerprints of a request: its fingerprints, or its texts or documents
 /// fingerprinted with the store's scheme.
-fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>, ApiError> {
+fn query_fingerprints(
+    body: &QueryBody,
+    snapshot: &Snapshot,
+) -> Result<Vec<(u64, Option<Vec<u8>>)>, ApiError> {
     let given = [
         body.fingerprints.is_some(),
         body.texts.is_some(),
@@ -244,6 +249,7 @@ fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>,
             .map(|(i, v)| {
                 format
                     .read_json(v)
+                    .map(|fp| (fp, None))
                     .map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
             })
             .collect();
@@ -266,7 +272,7 @@ fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<u64>,
         .iter()
         .map(|(place, text)| {
             scheme
-                .fingerprint_document(text)
+                .document(text)
                 .map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
         })
         .collect()
@@ -303,6 +309,56 @@ async fn answer(
     Ok(results)
 }
 
+/// A match as a query answers it: the library's match, and with `min_jaccard` the
+/// estimate, or the flag saying the match could not be verified (a side has no sketch).
+#[derive(serde::Serialize)]
+struct VerifiedMatch {
+    #[serde(flatten)]
+    found: Match,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unverified: bool,
+}
+
+/// Answers `queries` verified with sketches on the thread pool, counting them.
+async fn answer_verified(
+    service: &Service,
+    snapshot: Arc<Snapshot>,
+    queries: Vec<(u64, Option<Vec<u8>>)>,
+    distance: u32,
+    min_jaccard: f64,
+) -> Result<Vec<Vec<VerifiedMatch>>, ApiError> {
+    let results = blocking("the query", move || {
+        let asked: Vec<(u64, Option<&[u8]>)> = queries
+            .iter()
+            .map(|(q, sketch)| (*q, sketch.as_deref()))
+            .collect();
+        snapshot
+            .query_many_verified(&asked, distance, min_jaccard)
+            .map_err(ApiError::from)
+    })
+    .await?;
+    service.metrics.queries.inc_by(results.len() as u64);
+    service
+        .metrics
+        .matches
+        .inc_by(results.iter().map(|r| r.len() as u64).sum());
+    Ok(results
+        .into_iter()
+        .map(|matches| {
+            matches
+                .into_iter()
+                .map(|(found, jaccard)| VerifiedMatch {
+                    found,
+                    unverified: jaccard.is_none(),
+                    jaccard,
+                })
+                .collect()
+        })
+        .collect())
+}
+
 async fn post_query(
     State(service): State<Shared>,
     headers: HeaderMap,
@@ -324,13 +380,12 @@ async fn post_query(
             ),
         ));
     }
-    let fingerprints: Vec<String> = queries.iter().map(|q| format!("{q:016x}")).collect();
-    let results = answer(&service, snapshot, queries, distance).await?;
+    let fingerprints: Vec<String> = queries.iter().map(|(q, _)| format!("{q:016x}")).collect();
     // Serialized straight from the matches: a JSON tree of 10,000 answers costs more than
     // the answers.
     #[derive(serde::Serialize)]
-    struct Answer<'a> {
-        results: &'a [Vec<Match>],
+    struct Answer<'a, M> {
+        results: &'a [Vec<M>],
         fingerprints: Vec<String>,
         /// A documents query's ids, in the order of `results`.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -340,13 +395,30 @@ async fn post_query(
     let ids = body
         .documents
         .map(|documents| documents.into_iter().map(|d| d.id).collect());
-    Ok(Json(Answer {
-        results: &results,
-        fingerprints,
-        ids,
-        distance,
+    Ok(match body.min_jaccard {
+        None => {
+            let queries = queries.into_iter().map(|(q, _)| q).collect();
+            let results = answer(&service, snapshot, queries, distance).await?;
+            Json(Answer {
+                results: &results,
+                fingerprints,
+                ids,
+                distance,
+            })
+            .into_response()
+        }
+        Some(min_jaccard) => {
+            let results =
+                answer_verified(&service, snapshot, queries, distance, min_jaccard).await?;
+            Json(Answer {
+                results: &results,
+                fingerprints,
+                ids,
+                distance,
+            })
+            .into_response()
+        }
     })
-    .into_response())
 }
 
 #[derive(Deserialize)]
