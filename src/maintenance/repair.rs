@@ -24,6 +24,7 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
 use crate::read::snapshot::{Snapshot, SCAN_CACHE_BYTES};
@@ -74,6 +75,12 @@ pub struct RunRepair {
     /// Ids an older run holds in the lost ranges: if the damaged run had deleted them, they
     /// are live again. At most 1,000 are listed.
     pub ids_maybe_undeleted: Vec<String>,
+    /// Live documents of the rebuilt run without a sketch whose sketch may have been lost
+    /// (their fingerprints fall in a damaged sketch block: a document inserted as a bare
+    /// fingerprint there is counted too). Insert their text again to sketch them.
+    pub sketches_lost: u64,
+    /// Their ids; at most 1,000 are listed.
+    pub ids_sketch_lost: Vec<String>,
 }
 
 /// How many ids a run repair lists.
@@ -184,10 +191,11 @@ impl Store {
                 .iter()
                 .map(|(fp, id, batch)| (*fp, id.as_str(), *batch))
                 .collect();
+            let sketches: Vec<Option<&[u8]>> = r.sketches.iter().map(|s| s.as_deref()).collect();
             let contents = RunContents {
                 documents: &documents,
                 postings: &postings,
-                sketches: &[],
+                sketches: &sketches,
                 fingerprints: &r.fingerprints,
             };
             let shards = usize::from(catalog.settings.shards);
@@ -228,6 +236,8 @@ struct Rebuilt {
     documents: Vec<(u64, String, DocState)>,
     /// Ordered by `(fingerprint, id)`.
     postings: Vec<(u64, String, u64)>,
+    /// Each posting's sketch, when one survived (empty for a run without sketches).
+    sketches: Vec<Option<Vec<u8>>>,
     /// Ascending.
     fingerprints: Vec<u64>,
     lost_documents: Vec<(u64, u64)>,
@@ -236,6 +246,8 @@ struct Rebuilt {
     fingerprints_restored: u64,
     documents_lost: u64,
     ids_maybe_undeleted: Vec<String>,
+    sketches_lost: u64,
+    ids_sketch_lost: Vec<String>,
 }
 
 impl Rebuilt {
@@ -267,10 +279,15 @@ impl Rebuilt {
             })
             .collect();
         postings.par_sort_unstable();
+        let (sketches, sketches_lost, ids_sketch_lost) =
+            sketches_of_postings(&postings, s.sketches, &s.lost_sketches);
         Rebuilt {
             documents_lost: listed.saturating_sub(documents.len() as u64),
             documents,
             postings,
+            sketches,
+            sketches_lost,
+            ids_sketch_lost,
             fingerprints: s.fingerprints,
             lost_documents: s.lost_documents,
             damage: s.damage,
@@ -292,8 +309,47 @@ impl Rebuilt {
             fingerprints_restored: self.fingerprints_restored,
             documents_lost: self.documents_lost,
             ids_maybe_undeleted: self.ids_maybe_undeleted.clone(),
+            sketches_lost: self.sketches_lost,
+            ids_sketch_lost: self.ids_sketch_lost.clone(),
         }
     }
+}
+
+/// Each rebuilt posting's surviving sketch (the salvaged entry of its fingerprint, id and
+/// batch; `salvaged` in key order), and the postings left without one whose fingerprint lies
+/// in a `lost` range: their count and the first [`LISTED_IDS`] ids.
+fn sketches_of_postings(
+    postings: &[(u64, String, u64)],
+    salvaged: Vec<(u64, String, SketchEntry)>,
+    lost: &[(u64, u64)],
+) -> (Vec<Option<Vec<u8>>>, u64, Vec<String>) {
+    if salvaged.is_empty() && lost.is_empty() {
+        return (Vec::new(), 0, Vec::new());
+    }
+    let mut salvaged = salvaged.into_iter().peekable();
+    let (mut count, mut ids) = (0u64, Vec::new());
+    let sketches = postings
+        .iter()
+        .map(|(fp, id, batch)| {
+            while salvaged
+                .peek()
+                .is_some_and(|(k, i, _)| (*k, i.as_str()) < (*fp, id.as_str()))
+            {
+                salvaged.next();
+            }
+            let found = salvaged
+                .next_if(|(k, i, e)| (*k, i.as_str(), e.batch) == (*fp, id.as_str(), *batch))
+                .map(|(_, _, e)| e.sketch);
+            if found.is_none() && lost.iter().any(|&(lo, hi)| (lo..=hi).contains(fp)) {
+                count += 1;
+                if ids.len() < LISTED_IDS {
+                    ids.push(id.clone());
+                }
+            }
+            found
+        })
+        .collect();
+    (sketches, count, ids)
 }
 
 /// Puts every posted fingerprint that no run's tables hold (its every copy was in damaged

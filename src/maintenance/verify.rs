@@ -19,11 +19,12 @@ use std::path::{Path, PathBuf};
 use crate::error::{corruption_location, guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
+use crate::format::block::postings::Posting;
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, docs_file, shard_file};
 use crate::read::debris::{self, Debris};
 use crate::read::snapshot::Snapshot;
-use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE};
+use crate::run::{table_name, DOCS_TABLE, POSTINGS_TABLE, SKETCHES_TABLE};
 use crate::run::{EntryScan, RunReader};
 use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
@@ -181,6 +182,11 @@ fn verify_store(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Repor
         let run_dir = layout::run_dir(dir, run.meta().id);
         let checked = guard_redb(&docs_file(&run_dir), || {
             check_docs(run, &run_dir, &mut report)
+        });
+        report.absorb(checked)?;
+        let sketch_bytes = snapshot.sketch_bytes().unwrap_or(0);
+        let checked = guard_redb(&docs_file(&run_dir), || {
+            check_sketches(run, &run_dir, sketch_bytes, &mut report)
         });
         report.absorb(checked)?;
         let checked = guard_redb(&run_dir, || {
@@ -343,6 +349,84 @@ fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()
                 postings.count, live.count
             ),
         );
+    }
+    Ok(())
+}
+
+/// The sketches table of one run (format 4): every block, the catalog's counts, each sketch
+/// of the store's size and belonging to a posting of the run with its batch (the postings and
+/// the sketches are walked together, both in `(fingerprint, id)` order).
+fn check_sketches(
+    run: &RunReader,
+    run_dir: &Path,
+    sketch_bytes: u16,
+    report: &mut Report,
+) -> Result<()> {
+    let path = docs_file(run_dir);
+    let docs = run.docs()?;
+    let Some(scan) = docs.scan_sketches_in(0, u64::MAX)? else {
+        if run.meta().sketches > 0 {
+            let problem = format!(
+                "the table is missing; the catalog says it holds {} sketches",
+                run.meta().sketches
+            );
+            report.find(&path, Some(SKETCHES_TABLE), problem);
+        }
+        return Ok(());
+    };
+    let mut postings = docs.scan_postings()?;
+    let mut block: Vec<(u64, String, Posting)> = Vec::new();
+    let (mut at, mut postings_readable) = (0, true);
+    let (mut orphans, mut misfits) = (0u64, 0u64);
+    let mut first_orphan: Option<String> = None;
+    let entries = check_entries(
+        scan,
+        &path,
+        SKETCHES_TABLE,
+        run.meta().sketches_bytes,
+        report,
+        |fp, id, entry| {
+            if entry.sketch.len() != usize::from(sketch_bytes) {
+                misfits += 1;
+            }
+            // The first posting at or after (fp, id).
+            while postings_readable {
+                if let Some((pf, pid, _)) = block.get(at) {
+                    if (*pf, pid.as_str()) < (fp, id) {
+                        at += 1;
+                        continue;
+                    }
+                    break;
+                }
+                at = 0;
+                // A damaged postings block is check_docs' finding; stop matching there.
+                postings_readable = matches!(postings.next_block(&mut block), Ok(true));
+            }
+            let posted = block.get(at).is_some_and(|(pf, pid, posting)| {
+                *pf == fp && pid == id && posting.batch == entry.batch
+            });
+            if postings_readable && !posted {
+                orphans += 1;
+                first_orphan
+                    .get_or_insert_with(|| format!("{fp:016x} {id:?} batch {}", entry.batch));
+            }
+        },
+    )?;
+    if entries != run.meta().sketches {
+        let problem = format!(
+            "holds {entries} sketches; the catalog says {}",
+            run.meta().sketches
+        );
+        report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    if misfits > 0 {
+        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
+        report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    if let Some(first) = first_orphan {
+        let problem =
+            format!("{orphans} sketches belong to no posting of the run (the first: {first})");
+        report.find(&path, Some(SKETCHES_TABLE), problem);
     }
     Ok(())
 }

@@ -584,6 +584,51 @@ impl Snapshot {
         Ok(())
     }
 
+    /// Calls `f(id, fingerprint, batch, sketch)` on every live document, run by run, with its
+    /// verification sketch when it has one (`export --sketch`). The sketches are looked up
+    /// a chunk of documents at a time.
+    pub fn for_each_live_document_with_sketch(
+        &self,
+        mut f: impl FnMut(&str, u64, u64, Option<&[u8]>),
+    ) -> Result<()> {
+        /// Documents whose sketches are looked up together.
+        const CHUNK: usize = 1 << 14;
+        let mut chunk: Vec<(String, u64, u64)> = Vec::with_capacity(CHUNK);
+        let mut flush = |chunk: &mut Vec<(String, u64, u64)>| -> Result<()> {
+            let mut order: Vec<usize> = (0..chunk.len()).collect();
+            order.sort_unstable_by(|&a, &b| {
+                (chunk[a].1, &chunk[a].0).cmp(&(chunk[b].1, &chunk[b].0))
+            });
+            let keys: Vec<(u64, &str, u64)> = order
+                .iter()
+                .map(|&i| (chunk[i].1, chunk[i].0.as_str(), chunk[i].2))
+                .collect();
+            let found = self.sketches_of(&keys)?;
+            let mut sketches = vec![None; chunk.len()];
+            for (i, sketch) in order.into_iter().zip(found) {
+                sketches[i] = sketch;
+            }
+            for ((id, fp, batch), sketch) in chunk.drain(..).zip(sketches) {
+                f(&id, fp, batch, sketch.as_deref());
+            }
+            Ok(())
+        };
+        let mut failure = None;
+        self.for_each_live_document(|id, fp, batch| {
+            if failure.is_some() {
+                return;
+            }
+            chunk.push((id.to_string(), fp, batch));
+            if chunk.len() == CHUNK {
+                failure = flush(&mut chunk).err();
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => guard_redb(&self.dir, || flush(&mut chunk)),
+        }
+    }
+
     /// Calls `f(id, fingerprint, batch)` on every live document, run by run.
     pub fn for_each_live_document(&self, f: impl FnMut(&str, u64, u64)) -> Result<()> {
         guard_redb(&self.dir, || self.for_each_live_document_unguarded(f))

@@ -34,6 +34,14 @@ pub struct Stats {
     pub docs_bytes: u64,
     /// Block bytes of the postings.
     pub postings_bytes: u64,
+    /// Bytes of each document's verification sketch, or None when the store keeps none.
+    pub sketch_bytes: Option<u16>,
+    /// Sketches held (documents inserted as text; dead ones until the next compaction).
+    pub sketches: u64,
+    /// Block bytes of the sketches, their ids and batches included.
+    pub sketches_block_bytes: u64,
+    /// sketches_block_bytes / sketches: what a sketch costs on disk before redb's pages.
+    pub sketch_block_bytes_per_document: f64,
     /// Bytes allocated on disk to every shard file (the permuted tables, redb overhead
     /// included; redb extends files sparsely, so this is less than their length).
     pub table_file_bytes: u64,
@@ -115,6 +123,8 @@ impl Stats {
             files: file_bytes,
         } = DiskBytes::below(snapshot.dir())?;
         let debris = crate::read::debris::seen_by_reader(snapshot.dir())?;
+        let sketches: u64 = catalog.runs.iter().map(|r| r.sketches).sum();
+        let sketches_block_bytes: u64 = catalog.runs.iter().map(|r| r.sketches_bytes).sum();
         Ok(Stats {
             blocks: settings.blocks,
             distance: settings.distance,
@@ -129,6 +139,10 @@ impl Stats {
             per_table,
             docs_bytes: catalog.runs.iter().map(|r| r.docs_bytes).sum(),
             postings_bytes: catalog.runs.iter().map(|r| r.postings_bytes).sum(),
+            sketch_bytes: snapshot.sketch_bytes(),
+            sketches,
+            sketches_block_bytes,
+            sketch_block_bytes_per_document: ratio(sketches_block_bytes, sketches),
             table_file_bytes,
             docs_file_bytes,
             total_bytes,

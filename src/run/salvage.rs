@@ -9,12 +9,13 @@ use std::path::Path;
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
-use super::{table_name, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE};
+use super::{table_name, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE};
 use crate::error::{guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
 use crate::tables::permutation::Permutations;
@@ -30,6 +31,10 @@ pub(crate) struct Salvaged {
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
     pub lost_documents: Vec<(u64, u64)>,
+    /// The sketches `(fingerprint, id, entry)` of intact blocks, in key order (format 4).
+    pub sketches: Vec<(u64, String, SketchEntry)>,
+    /// Fingerprint ranges (inclusive) of the sketches table whose entries were lost.
+    pub lost_sketches: Vec<(u64, u64)>,
     /// What is damaged, one line per place.
     pub damage: Vec<String>,
 }
@@ -76,8 +81,26 @@ pub(crate) fn salvage(
                     |out, k, id, posting| out.postings.push((k, id, posting.batch)),
                 )
             });
+            if meta.sketches > 0 {
+                out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
+                    entries_of::<SketchEntry>(
+                        &db,
+                        SKETCHES,
+                        SKETCHES_TABLE,
+                        &docs_path,
+                        keep,
+                        out,
+                        |out, k, id, entry| out.sketches.push((k, id, entry)),
+                    )
+                });
+            }
         }
-        None => out.lost_documents = vec![(0, u64::MAX)],
+        None => {
+            out.lost_documents = vec![(0, u64::MAX)];
+            if meta.sketches > 0 {
+                out.lost_sketches = vec![(0, u64::MAX)];
+            }
+        }
     }
     for &f in &meta.present_files {
         let path = layout::shard_file(run_dir, usize::from(f));

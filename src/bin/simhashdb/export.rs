@@ -1,5 +1,6 @@
 //! `simhashdb export`: every live document.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -13,6 +14,9 @@ use crate::output;
 /// order: ID<TAB>FINGERPRINT<TAB>BATCH (tsv, which `insert` reads back), JSON Lines
 /// {"id", "fingerprint", "batch"}, or Parquet (columns id, fingerprint as int64 holding the 64
 /// bits, batch; needs --output, and is the default for an --output ending in .parquet).
+/// With --sketch (JSON Lines, a store made with `init --sketch`) each document that has a
+/// verification sketch gets a "sketch" field (its bytes in base64), which `insert` into a
+/// store of the same sketch size reads back: a store rebuilt elsewhere keeps its sketches.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -23,6 +27,9 @@ pub struct Args {
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Add each document's sketch (base64) as a "sketch" field (with --format jsonl).
+    #[arg(long)]
+    sketch: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -43,9 +50,27 @@ pub fn run(args: Args) -> Result<()> {
             "--format parquet needs --output FILE (Parquet is not streamed to stdout)",
         ));
     }
+    if args.sketch && format != ExportFormat::Jsonl {
+        return Err(usage(
+            "--sketch needs --format jsonl (sketches go in a JSON field)",
+        ));
+    }
     let snapshot = Snapshot::open_for_scan(&args.store)
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    if args.sketch && snapshot.sketch_bytes().is_none() {
+        return Err(usage(format!(
+            "--sketch: {} keeps no sketches (a store made with `init --sketch` does)",
+            args.store.display()
+        )));
+    }
     let bar = crate::progress::bar(snapshot.documents(), "exporting");
+    if args.sketch {
+        return output::write_to(args.output.as_deref(), |out| {
+            export_sketched(&snapshot, out, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            Ok(())
+        });
+    }
     if let (ExportFormat::Parquet, Some(path)) = (format, output_path) {
         export_parquet(&snapshot, path, &|| bar.inc(1))?;
         bar.finish_and_clear();
@@ -71,6 +96,34 @@ pub fn run(args: Args) -> Result<()> {
             None => Ok(()),
         }
     })
+}
+
+/// JSON Lines with each document's sketch in base64.
+fn export_sketched(snapshot: &Snapshot, out: &mut dyn Write, tick: &dyn Fn()) -> Result<()> {
+    use base64::Engine;
+    /// A document as `export --sketch` prints it.
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        #[serde(flatten)]
+        document: &'a Document,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sketch: Option<String>,
+    }
+    let mut failure = None;
+    snapshot.for_each_live_document_with_sketch(|id, fingerprint, batch, sketch| {
+        tick();
+        if failure.is_none() {
+            let line = Line {
+                document: &Document::new(id, fingerprint, batch),
+                sketch: sketch.map(|s| base64::engine::general_purpose::STANDARD.encode(s)),
+            };
+            failure = output::json_line(out, &line).err();
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 fn export_parquet(snapshot: &Snapshot, path: &Path, tick: &dyn Fn()) -> Result<()> {

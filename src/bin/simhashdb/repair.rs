@@ -75,6 +75,22 @@ pub fn run(args: Args) -> Result<()> {
                 }
             )?;
         }
+        if r.sketches_lost > 0 {
+            let more = r.sketches_lost - r.ids_sketch_lost.len() as u64;
+            writeln!(
+                out,
+                "run {}: {} documents may have lost their sketch (insert their text again to \
+                 sketch them): {}{}",
+                r.run,
+                r.sketches_lost,
+                r.ids_sketch_lost.join(" "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )?;
+        }
     }
     let damaged = report.runs.len();
     if args.json {

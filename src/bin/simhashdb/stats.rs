@@ -38,6 +38,15 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(out, "fingerprints indexed\t{}", s.fingerprints)?;
         writeln!(out, "batches\t{}", s.batches)?;
         writeln!(out, "runs\t{}", s.runs)?;
+        if let Some(bytes) = s.sketch_bytes {
+            writeln!(out, "sketch bytes per document\t{bytes}")?;
+            writeln!(out, "sketches\t{}", s.sketches)?;
+            writeln!(
+                out,
+                "sketch block bytes per sketch\t{:.2}",
+                s.sketch_block_bytes_per_document
+            )?;
+        }
         writeln!(out, "table files bytes\t{}", s.table_file_bytes)?;
         writeln!(out, "docs files bytes\t{}", s.docs_file_bytes)?;
         writeln!(out, "total bytes (used on disk)\t{}", s.total_bytes)?;

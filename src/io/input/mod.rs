@@ -88,7 +88,10 @@ fn parse_document<'a>(
                 (
                     Some(value @ (serde_json::Value::String(_) | serde_json::Value::Number(_))),
                     _,
-                ) => (options.fingerprint_format.read_json(value)?, None),
+                ) => {
+                    let fingerprint = options.fingerprint_format.read_json(value)?;
+                    (fingerprint, exported_sketch(&object, options)?)
+                }
                 (Some(other), _) => {
                     return Err(Error::input(format!(
                         "{:?} must be a string or a number, found {other}",
@@ -118,6 +121,37 @@ fn parse_document<'a>(
             Ok((Cow::Owned(id), fp, sketch))
         }
     }
+}
+
+/// The sketch of a JSON document given as a fingerprint, as `export --sketch` writes it: a
+/// `sketch` field in base64, kept when the store keeps sketches of its size (a store without
+/// sketches ignores it).
+fn exported_sketch(
+    object: &serde_json::Map<String, serde_json::Value>,
+    options: &ReadOptions,
+) -> Result<Option<Vec<u8>>> {
+    use base64::Engine;
+    let Some(value) = object.get("sketch") else {
+        return Ok(None);
+    };
+    let Some(bytes) = options.scheme.as_ref().ok().and_then(|s| s.sketch_bytes()) else {
+        return Ok(None);
+    };
+    let serde_json::Value::String(text) = value else {
+        return Err(Error::input(format!(
+            "\"sketch\" must be a base64 string, found {value}"
+        )));
+    };
+    let sketch = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| Error::input(format!("\"sketch\" is not base64: {e}")))?;
+    if sketch.len() != usize::from(bytes) {
+        return Err(Error::input(format!(
+            "\"sketch\" holds {} bytes; the store keeps sketches of {bytes}",
+            sketch.len()
+        )));
+    }
+    Ok(Some(sketch))
 }
 
 /// The id of a JSON document: the `id_field` string, or an integer taken as its decimal
