@@ -225,12 +225,12 @@ fn fingerprint_format(name: Option<&str>) -> Result<FingerprintFormat, ApiError>
     })
 }
 
+/// A query: its fingerprint, and its text's sketch in a store that keeps sketches.
+type QueryDigest = (u64, Option<Vec<u8>>);
+
 /// The query fingerprints of a request: its fingerprints, or its texts or documents
 /// fingerprinted with the store's scheme.
-fn query_fingerprints(
-    body: &QueryBody,
-    snapshot: &Snapshot,
-) -> Result<Vec<(u64, Option<Vec<u8>>)>, ApiError> {
+fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<QueryDigest>, ApiError> {
     let given = [
         body.fingerprints.is_some(),
         body.texts.is_some(),
@@ -325,7 +325,7 @@ struct VerifiedMatch {
 async fn answer_verified(
     service: &Service,
     snapshot: Arc<Snapshot>,
-    queries: Vec<(u64, Option<Vec<u8>>)>,
+    queries: Vec<QueryDigest>,
     distance: u32,
     min_jaccard: f64,
 ) -> Result<Vec<Vec<VerifiedMatch>>, ApiError> {
