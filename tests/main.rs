@@ -20,6 +20,7 @@ mod public_api;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;
+mod sketch;
 mod tune;
 mod util;
 mod writers;

@@ -1,0 +1,761 @@
+//! Verification sketches (format 4): audit, query and dedup verified from the store equal a
+//! brute-force model that computes the same estimator, on random stores and on a skewed one
+//! (thousands of copies of one page); pairs without a sketch are flagged, never dropped;
+//! compaction and replacement keep the right sketch; the CLI's outputs and errors; export and
+//! insert carry sketches; verify and repair handle damaged sketch blocks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::Value;
+use simhashdb::{Batch, CreateOptions, Dedup, Scheme, Settings, Snapshot, Store};
+
+use crate::util::{path_str, simhashdb, text};
+
+/// A live document of the model: fingerprint, batch, sketch.
+type Doc = (u64, u64, Option<Vec<u8>>);
+
+const WORDS: [&str; 24] = [
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+    "uniform", "victor", "whiskey", "xray",
+];
+
+/// A text of 40 words: base text `base` with `edits` words replaced (deterministically).
+fn text_of(base: u8, edits: u8) -> String {
+    let mut words: Vec<&str> = (0..40)
+        .map(|i| WORDS[(usize::from(base) * 7 + i * i * 3 + i) % WORDS.len()])
+        .collect();
+    for e in 0..usize::from(edits) {
+        let at = (e * 13 + usize::from(base)) % words.len();
+        words[at] = WORDS[(e * 5 + 11) % WORDS.len()];
+    }
+    words.join(" ")
+}
+
+fn scheme(bytes: u16) -> Scheme {
+    Scheme::default().with_sketch(bytes).unwrap()
+}
+
+fn create(path: &Path, bytes: u16, settings: Settings) -> Store {
+    let options = CreateOptions {
+        blocks: Some(settings.blocks),
+        distance: settings.distance,
+        shards: Some(settings.shards),
+        scheme: scheme(bytes),
+        ..CreateOptions::default()
+    };
+    Store::create_from(path, &options).unwrap()
+}
+
+/// A document of a random batch: id, fingerprint, and a text to sketch (None: a bare
+/// fingerprint).
+type Input = (String, u64, Option<String>);
+
+fn input_batch(docs: &[(u8, u8, u8, Option<(u8, u8)>)], bases: &[u64]) -> Vec<Input> {
+    docs.iter()
+        .map(|&(id, base, flips, text)| {
+            let fp = bases[usize::from(base) % bases.len()] ^ spread(flips);
+            (
+                format!("d{id}"),
+                fp,
+                text.map(|(b, e)| text_of(b % 5, e % 12)),
+            )
+        })
+        .collect()
+}
+
+/// `flips` bits set, spread over the fingerprint: 0 to 5 bits.
+fn spread(flips: u8) -> u64 {
+    (0..u64::from(flips % 6)).fold(0, |acc, i| acc | 1 << (i * 13 % 64))
+}
+
+fn batch_of(docs: &[Input], scheme: &Scheme) -> Batch {
+    let mut batch = Batch::new();
+    for (id, fp, text) in docs {
+        match text.as_deref().and_then(|t| scheme.sketch(t)) {
+            Some(sketch) => batch.push_sketched(id, *fp, &sketch).unwrap(),
+            None => batch.push(id, *fp).unwrap(),
+        }
+    }
+    batch
+}
+
+/// The model's store after the batches: each id's last document, with the batch that set it
+/// (an unchanged fingerprint keeps its batch and sketch, as `insert` writes nothing for it).
+fn model_of(batches: &[Vec<Input>], scheme: &Scheme) -> BTreeMap<String, Doc> {
+    let mut model: BTreeMap<String, Doc> = BTreeMap::new();
+    for (b, docs) in batches.iter().enumerate() {
+        let mut last: BTreeMap<&str, &Input> = BTreeMap::new();
+        for doc in docs {
+            last.insert(&doc.0, doc);
+        }
+        for (id, (_, fp, text)) in last {
+            if model.get(id).is_some_and(|d| d.0 == *fp) {
+                continue;
+            }
+            let sketch = text.as_deref().and_then(|t| scheme.sketch(t));
+            model.insert(id.to_string(), (*fp, b as u64 + 1, sketch));
+        }
+    }
+    model
+}
+
+/// The estimate between two documents, None when one has no sketch.
+fn estimate(a: &Doc, b: &Doc) -> Option<f64> {
+    Some(Scheme::estimate_jaccard(a.2.as_deref()?, b.2.as_deref()?))
+}
+
+/// Every pair within `d` bits that verification keeps, with its estimate (None:
+/// unverified), sorted.
+fn model_pairs(
+    model: &BTreeMap<String, Doc>,
+    d: u32,
+    min: f64,
+) -> Vec<(String, String, u32, Option<f64>)> {
+    let docs: Vec<(&String, &Doc)> = model.iter().collect();
+    let mut out = Vec::new();
+    for (i, (a, x)) in docs.iter().enumerate() {
+        for (b, y) in &docs[i + 1..] {
+            let dist = (x.0 ^ y.0).count_ones();
+            if dist > d {
+                continue;
+            }
+            let j = estimate(x, y);
+            if j.is_some_and(|j| j < min) {
+                continue;
+            }
+            out.push((a.to_string(), b.to_string(), dist, j));
+        }
+    }
+    out.sort_by(|p, q| (&p.0, &p.1).cmp(&(&q.0, &q.1)));
+    out
+}
+
+fn library_pairs(
+    snapshot: &Snapshot,
+    d: u32,
+    min: f64,
+) -> (Vec<(String, String, u32, Option<f64>)>, Value) {
+    let mut near = snapshot.near_duplicates(d, &()).unwrap();
+    near.verify_sketches(snapshot, min, &()).unwrap();
+    let mut pairs = Vec::new();
+    near.for_each_pair(|a, b, dist, j| {
+        pairs.push((a.to_string(), b.to_string(), dist, j));
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap();
+    pairs.sort_by(|p, q| (&p.0, &p.1).cmp(&(&q.0, &q.1)));
+    (pairs, serde_json::to_value(near.summary()).unwrap())
+}
+
+/// Clusters of the model's kept pairs: sorted member lists of two or more.
+fn model_clusters(
+    model: &BTreeMap<String, Doc>,
+    pairs: &[(String, String, u32, Option<f64>)],
+) -> BTreeSet<Vec<String>> {
+    let ids: Vec<&String> = model.keys().collect();
+    let index: BTreeMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let mut parent: Vec<usize> = (0..ids.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for (a, b, _, _) in pairs {
+        let (ra, rb) = (
+            root(&mut parent, index[a.as_str()]),
+            root(&mut parent, index[b.as_str()]),
+        );
+        parent[ra] = rb;
+    }
+    let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        let r = root(&mut parent, i);
+        groups.entry(r).or_default().push(id.to_string());
+    }
+    groups.into_values().filter(|g| g.len() > 1).collect()
+}
+
+fn library_clusters(snapshot: &Snapshot, d: u32, min: f64) -> BTreeSet<Vec<String>> {
+    let mut near = snapshot.near_duplicates(d, &()).unwrap();
+    near.verify_sketches(snapshot, min, &()).unwrap();
+    let mut out = BTreeSet::new();
+    near.for_each_cluster(|c| {
+        out.insert(c.members.iter().map(|(id, _)| id.to_string()).collect());
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap();
+    out
+}
+
+/// A query's verified matches by brute force: (distance, fingerprint, id, estimate).
+fn model_query(
+    model: &BTreeMap<String, Doc>,
+    fp: u64,
+    sketch: Option<&[u8]>,
+    d: u32,
+    min: f64,
+) -> Vec<(u32, u64, String, Option<f64>)> {
+    let mut out: Vec<_> = model
+        .iter()
+        .filter(|(_, doc)| (doc.0 ^ fp).count_ones() <= d)
+        .filter_map(|(id, doc)| {
+            let j = match (sketch, doc.2.as_deref()) {
+                (Some(a), Some(b)) => Some(Scheme::estimate_jaccard(a, b)),
+                _ => None,
+            };
+            if j.is_some_and(|j| j < min) {
+                return None;
+            }
+            Some(((doc.0 ^ fp).count_ones(), doc.0, id.clone(), j))
+        })
+        .collect();
+    out.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+    out
+}
+
+/// Greedy dedup with verification by brute force, as verdict JSON: a stored fingerprint is
+/// judged by its representative (earliest batch, smallest id) and that one's sketch; the
+/// nearest passing match wins (stored before kept at equal distance, then batch, then id).
+fn model_dedup(
+    model: &BTreeMap<String, Doc>,
+    input: &[(String, u64, Option<Vec<u8>>)],
+    d: u32,
+    min: f64,
+) -> Vec<Value> {
+    let mut representatives: BTreeMap<u64, (u64, String, Option<Vec<u8>>)> = BTreeMap::new();
+    for (id, (fp, batch, sketch)) in model {
+        let better = representatives
+            .get(fp)
+            .is_none_or(|(b, i, _)| (*batch, id) < (*b, i));
+        if better {
+            representatives.insert(*fp, (*batch, id.clone(), sketch.clone()));
+        }
+    }
+    let check = |ours: &Option<Vec<u8>>, theirs: &Option<Vec<u8>>| match (ours, theirs) {
+        (Some(a), Some(b)) => {
+            let j = Scheme::estimate_jaccard(a, b);
+            (j >= min).then_some(Some(j))
+        }
+        _ => Some(None),
+    };
+    let mut kept: Vec<(String, u64, Option<Vec<u8>>)> = Vec::new();
+    let mut out = Vec::new();
+    for (id, fp, sketch) in input {
+        let dist = |other: u64| (other ^ fp).count_ones();
+        let mut stored: Vec<_> = representatives
+            .iter()
+            .filter(|(f, _)| dist(**f) <= d)
+            .map(|(f, (batch, rid, s))| (dist(*f), *batch, rid.clone(), s.clone()))
+            .collect();
+        stored.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+        let stored = stored
+            .into_iter()
+            .find_map(|(dd, _, rid, s)| check(sketch, &s).map(|j| (dd, rid, j)));
+        let mut near: Vec<_> = kept
+            .iter()
+            .filter(|k| dist(k.1) <= d)
+            .map(|k| (dist(k.1), k.0.clone(), k.2.clone()))
+            .collect();
+        near.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        let within = near
+            .into_iter()
+            .find_map(|(dd, kid, s)| check(sketch, &s).map(|j| (dd, kid, j)));
+        let verdict = |of: &str, dd: u32, stored: bool, j: Option<f64>| {
+            let mut v = serde_json::json!({
+                "id": id, "kept": false, "duplicate_of": of, "distance": dd, "stored": stored,
+            });
+            match j {
+                Some(j) => v["jaccard"] = serde_json::json!(j),
+                None => v["unverified"] = serde_json::json!(true),
+            }
+            v
+        };
+        out.push(match (stored, within) {
+            (Some(s), Some(k)) if k.0 < s.0 => verdict(&k.1, k.0, false, k.2),
+            (Some(s), _) => verdict(&s.1, s.0, true, s.2),
+            (None, Some(k)) => verdict(&k.1, k.0, false, k.2),
+            (None, None) => {
+                kept.push((id.clone(), *fp, sketch.clone()));
+                serde_json::json!({
+                    "id": id, "kept": true, "duplicate_of": null, "distance": null, "stored": null,
+                })
+            }
+        });
+    }
+    out
+}
+
+fn doc_strategy() -> impl Strategy<Value = (u8, u8, u8, Option<(u8, u8)>)> {
+    (
+        0u8..30,
+        0u8..4,
+        0u8..6,
+        proptest::option::weighted(0.8, (0u8..5, 0u8..12)),
+    )
+}
+
+const SETTINGS: Settings = Settings {
+    blocks: 6,
+    distance: 3,
+    shards: 4,
+};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Audit, query and dedup verified with sketches equal the models, before and after a
+    /// compaction, over batches that replace ids with other texts and fingerprints, mix
+    /// sketched and bare documents, and hold copies.
+    #[test]
+    fn verified_answers_equal_the_models(
+        bases in proptest::collection::vec(any::<u64>(), 1..4),
+        batches in proptest::collection::vec(proptest::collection::vec(doc_strategy(), 1..30), 1..4),
+        input in proptest::collection::vec(doc_strategy(), 0..25),
+        min_pick in 0usize..4,
+        bytes_pick in 0usize..2,
+        d in 0u32..4,
+    ) {
+        let min = [0.5, 0.7, 0.8, 0.9][min_pick];
+        let bytes = [64u16, 128][bytes_pick];
+        let scheme = scheme(bytes);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let mut store = create(&path, bytes, SETTINGS);
+        let batches: Vec<Vec<Input>> = batches.iter().map(|b| input_batch(b, &bases)).collect();
+        for docs in &batches {
+            store.insert(&batch_of(docs, &scheme), None).unwrap();
+        }
+        let model = model_of(&batches, &scheme);
+        let pairs = model_pairs(&model, d, min);
+        let clusters = model_clusters(&model, &pairs);
+        let input = input_batch(&input, &bases);
+        let digests: Vec<(String, u64, Option<Vec<u8>>)> = input
+            .iter()
+            .map(|(id, fp, t)| (id.clone(), *fp, t.as_deref().and_then(|t| scheme.sketch(t))))
+            .collect();
+        let dedup = model_dedup(&model, &digests, d, min);
+        for round in 0..2 {
+            let snapshot = Snapshot::open(&path).unwrap();
+            let (got, summary) = library_pairs(&snapshot, d, min);
+            prop_assert_eq!(&got, &pairs, "round {}", round);
+            let unverified = pairs.iter().filter(|p| p.3.is_none()).count() as u64;
+            prop_assert_eq!(&summary["unverified_pairs"], &Value::from(unverified));
+            prop_assert_eq!(library_clusters(&snapshot, d, min), clusters.clone());
+            for (id, doc) in model.iter().take(8) {
+                prop_assert_eq!(snapshot.sketch(id).unwrap(), doc.2.clone(), "{}", id);
+                for sketch in [doc.2.as_deref(), None] {
+                    let got: Vec<_> = snapshot
+                        .query_verified(doc.0, sketch, d, min)
+                        .unwrap()
+                        .into_iter()
+                        .map(|(m, j)| (m.distance, m.fingerprint, m.id, j))
+                        .collect();
+                    prop_assert_eq!(got, model_query(&model, doc.0, sketch, d, min));
+                }
+            }
+            let verdicts = Dedup::new(&snapshot, d)
+                .unwrap()
+                .min_jaccard(min)
+                .unwrap()
+                .decide(&batch_of(&input, &scheme))
+                .unwrap();
+            let verdicts: Vec<Value> =
+                verdicts.iter().map(|v| serde_json::to_value(v).unwrap()).collect();
+            prop_assert_eq!(&verdicts, &dedup, "round {}", round);
+            drop(snapshot);
+            store.compact().unwrap();
+            prop_assert!(Store::verify(&path, false, &()).unwrap().findings.is_empty());
+        }
+    }
+}
+
+/// Thousands of copies of one page (one fingerprint, one text), near copies with other texts,
+/// and bare fingerprints among them: the audit stays one node, verified pairs are counted
+/// without being expanded wrongly, and the answers equal the model's.
+#[test]
+fn a_skewed_store_is_verified_as_the_model_says() {
+    let scheme = scheme(128);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = create(&path, 128, SETTINGS);
+    let hot = 0x1234_5678_9abc_def0u64;
+    let mut docs: Vec<Input> = Vec::new();
+    for i in 0..3000 {
+        docs.push((format!("copy-{i:04}"), hot, Some(text_of(0, 0))));
+    }
+    for i in 0..40 {
+        // Near the page: a similar text (kept), another text (dropped), or none (unverified).
+        let text = match i % 3 {
+            0 => Some(text_of(0, 1)),
+            1 => Some(text_of(3, 0)),
+            _ => None,
+        };
+        docs.push((format!("near-{i:02}"), hot ^ spread(1 + i % 3), text));
+    }
+    for i in 0..200u64 {
+        docs.push((
+            format!("other-{i}"),
+            i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            Some(text_of(2, (i % 10) as u8)),
+        ));
+    }
+    store
+        .insert(&batch_of(&docs[..1600], &scheme), Some("one"))
+        .unwrap();
+    store
+        .insert(&batch_of(&docs[1600..], &scheme), Some("two"))
+        .unwrap();
+    let model = model_of(&[docs[..1600].to_vec(), docs[1600..].to_vec()], &scheme);
+    let snapshot = Snapshot::open(&path).unwrap();
+    let (pairs, summary) = library_pairs(&snapshot, 3, 0.8);
+    let expected = model_pairs(&model, 3, 0.8);
+    assert_eq!(pairs.len(), expected.len());
+    assert_eq!(pairs, expected);
+    assert!(pairs.len() > 3000 * 2999 / 2, "{}", pairs.len());
+    assert!(
+        summary["unverified_pairs"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    assert_eq!(
+        library_clusters(&snapshot, 3, 0.8),
+        model_clusters(&model, &expected)
+    );
+    // A new day's input: more copies, near copies, a new page and its copies.
+    let input: Vec<Input> = (0..500)
+        .map(|i| match i % 4 {
+            0 => (format!("new-{i}"), hot, Some(text_of(0, 0))),
+            1 => (format!("new-{i}"), hot ^ 1, Some(text_of(4, 3))),
+            2 => (
+                format!("new-{i}"),
+                0xfeed_0000_0000_0000,
+                Some(text_of(1, 0)),
+            ),
+            _ => (format!("new-{i}"), 0xfeed_0000_0000_0001, None),
+        })
+        .collect();
+    let digests: Vec<_> = input
+        .iter()
+        .map(|(id, fp, t)| (id.clone(), *fp, t.as_deref().and_then(|t| scheme.sketch(t))))
+        .collect();
+    let verdicts = snapshot
+        .dedup(&batch_of(&input, &scheme), 3, Some(0.8))
+        .unwrap();
+    let verdicts: Vec<Value> = verdicts
+        .iter()
+        .map(|v| serde_json::to_value(v).unwrap())
+        .collect();
+    assert_eq!(verdicts, model_dedup(&model, &digests, 3, 0.8));
+}
+
+/// The CLI: `init --sketch`, text inserts, `audit`, `query` and `dedup` with --min-jaccard
+/// (fourth and fifth columns, JSON fields, the unverified flag), `stats`, `export --sketch`
+/// into another store, and the usage errors.
+#[test]
+fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    let out = simhashdb(
+        &[
+            "init",
+            s,
+            "--sketch",
+            "--sketch-bytes",
+            "256",
+            "--distance",
+            "3",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // a and b: one text with two words changed; c: another text; e: a bare fingerprint equal
+    // to a's.
+    let docs = format!(
+        "{}\n{}\n{}\n",
+        serde_json::json!({"id": "a", "text": text_of(1, 0)}),
+        serde_json::json!({"id": "b", "text": text_of(1, 2)}),
+        serde_json::json!({"id": "c", "text": text_of(2, 0)}),
+    );
+    let out = simhashdb(&["insert", s, "--format", "jsonl"], &docs);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let scheme = scheme(256);
+    let fp_a = scheme.fingerprint(&text_of(1, 0));
+    let out = simhashdb(&["insert", s], &format!("e\t{fp_a:016x}\n"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sketch = |t: &str| scheme.sketch(t).unwrap();
+    let j_ab = Scheme::estimate_jaccard(&sketch(&text_of(1, 0)), &sketch(&text_of(1, 2)));
+    assert!(j_ab > 0.5 && j_ab < 1.0, "{j_ab}");
+
+    let out = simhashdb(&["audit", s, "--min-jaccard", "0.5", "--distance", "3"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: BTreeSet<String> = text(&out.stdout).lines().map(String::from).collect();
+    let d_ab = (fp_a ^ scheme.fingerprint(&text_of(1, 2))).count_ones();
+    let mut expected = BTreeSet::from(["a\te\t0\tunverified".to_string()]);
+    if d_ab <= 3 {
+        expected.insert(format!("a\tb\t{d_ab}\t{j_ab:.6}"));
+        expected.insert(format!("b\te\t{d_ab}\tunverified"));
+    }
+    assert_eq!(lines, expected);
+    let out = simhashdb(&["audit", s, "--min-jaccard", "0.5", "--json"], "");
+    let first: Value = serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    assert!(
+        first.get("jaccard").is_some() || first["unverified"] == Value::Bool(true),
+        "{first}"
+    );
+
+    // Query by text: a's text finds a (jaccard 1) and e (unverified); by fingerprint all are
+    // unverified.
+    let out = simhashdb(
+        &[
+            "query",
+            s,
+            "--text",
+            &text_of(1, 0),
+            "--min-jaccard",
+            "0.99",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = text(&out.stdout);
+    assert!(
+        got.contains(&format!("\ta\t{fp_a:016x}\t0\t1.000000")),
+        "{got}"
+    );
+    assert!(
+        got.contains(&format!("\te\t{fp_a:016x}\t0\tunverified")),
+        "{got}"
+    );
+    assert!(!got.contains("\tb\t"), "b's text is below 0.99: {got}");
+    let out = simhashdb(
+        &[
+            "query",
+            s,
+            &format!("{fp_a:016x}"),
+            "--min-jaccard",
+            "0.99",
+            "--json",
+        ],
+        "",
+    );
+    for line in text(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["unverified"], Value::Bool(true), "{v}");
+    }
+
+    // Dedup: a copy of c's text is a verified duplicate; a bare copy of e unverified.
+    let input = format!(
+        "{}\n",
+        serde_json::json!({"id": "x", "text": text_of(2, 0)}),
+    );
+    let out = simhashdb(
+        &[
+            "dedup",
+            s,
+            "--format",
+            "jsonl",
+            "--min-jaccard",
+            "0.8",
+            "--duplicates",
+            "-",
+            "--output",
+            path_str(&dir.path().join("kept.jsonl")),
+        ],
+        &input,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "x\tc\t0\t1.000000\n");
+
+    // stats shows the sketch size; export --sketch rebuilds the store with its sketches.
+    let out = simhashdb(&["stats", s, "--json"], "");
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["sketch_bytes"], Value::from(256));
+    assert_eq!(stats["sketches"], Value::from(3));
+    assert_eq!(stats["format_version"], Value::from(4));
+    let out = simhashdb(&["export", s, "--format", "jsonl", "--sketch"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let copy = dir.path().join("copy");
+    simhashdb(
+        &["init", path_str(&copy), "--sketch", "--sketch-bytes", "256"],
+        "",
+    );
+    let insert = simhashdb(
+        &["insert", path_str(&copy), "--format", "jsonl"],
+        &text(&out.stdout),
+    );
+    assert!(insert.status.success(), "{}", text(&insert.stderr));
+    let original = Snapshot::open(&store).unwrap();
+    let rebuilt = Snapshot::open(&copy).unwrap();
+    for id in ["a", "b", "c", "e"] {
+        assert_eq!(
+            original.sketch(id).unwrap(),
+            rebuilt.sketch(id).unwrap(),
+            "{id}"
+        );
+    }
+    assert!(rebuilt.sketch("e").unwrap().is_none());
+    // A sketch of another size is an error naming the line; nothing is stored.
+    let other = dir.path().join("other");
+    simhashdb(&["init", path_str(&other), "--sketch"], "");
+    let insert = simhashdb(
+        &["insert", path_str(&other), "--format", "jsonl"],
+        &text(&out.stdout),
+    );
+    assert_eq!(insert.status.code(), Some(1), "{}", text(&insert.stderr));
+    assert!(
+        text(&insert.stderr).contains(":1: \"sketch\" holds 256 bytes"),
+        "{}",
+        text(&insert.stderr)
+    );
+
+    // Usage errors: no sketches to verify with; sizes out of range; --sketch-bytes alone.
+    let plain = dir.path().join("plain");
+    simhashdb(&["init", path_str(&plain)], "");
+    for args in [
+        vec!["audit", path_str(&plain), "--min-jaccard", "0.8"],
+        vec!["query", path_str(&plain), "0", "--min-jaccard", "0.8"],
+        vec!["dedup", path_str(&plain), "--min-jaccard", "0.8"],
+        vec!["export", path_str(&plain), "--format", "jsonl", "--sketch"],
+        vec!["audit", s, "--min-jaccard", "1.5"],
+    ] {
+        let out = simhashdb(&args, "a\t0000000000000001\n");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("sketch") || text(&out.stderr).contains("between 0 and 1"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    for bytes in ["63", "1025", "x"] {
+        let out = simhashdb(
+            &[
+                "init",
+                path_str(&dir.path().join(bytes)),
+                "--sketch",
+                "--sketch-bytes",
+                bytes,
+            ],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(2), "{bytes}");
+    }
+    let out = simhashdb(
+        &[
+            "init",
+            path_str(&dir.path().join("n")),
+            "--sketch-bytes",
+            "128",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--sketch"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A damaged sketch block: verify names it, reads of it fail instead of answering wrongly,
+/// and repair rebuilds the run without the lost sketches, listing their documents.
+#[test]
+fn verify_and_repair_handle_a_damaged_sketch_block() {
+    let scheme = scheme(128);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = create(
+        &path,
+        128,
+        Settings {
+            blocks: 5,
+            distance: 3,
+            shards: 1,
+        },
+    );
+    let docs: Vec<Input> = (0..400u64)
+        .map(|i| {
+            (
+                format!("doc-{i:03}"),
+                i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                Some(text_of((i % 5) as u8, (i % 9) as u8)),
+            )
+        })
+        .collect();
+    store.insert(&batch_of(&docs, &scheme), None).unwrap();
+    drop(store);
+    let victim = "doc-123";
+    let sketch = Snapshot::open(&path)
+        .unwrap()
+        .sketch(victim)
+        .unwrap()
+        .unwrap();
+    let file = std::fs::read_dir(path.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("docs.redb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes
+        .windows(sketch.len())
+        .position(|w| w == &sketch[..])
+        .expect("the sketch is stored as is");
+    bytes[at + 40] ^= 0x10;
+    std::fs::write(&file, bytes).unwrap();
+
+    let report = Store::verify(&path, false, &()).unwrap();
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| format!("{f:?}").contains("sketches")),
+        "{:?}",
+        report.findings
+    );
+    let snapshot = Snapshot::open(&path).unwrap();
+    let err = snapshot.sketch(victim).unwrap_err().to_string();
+    assert!(err.contains("sketches"), "{err}");
+    drop(snapshot);
+
+    let report = Store::open(&path).unwrap().repair().unwrap();
+    assert!(report.committed);
+    let run = &report.runs[0];
+    assert!(
+        run.sketches_lost >= 1 && run.ids_sketch_lost.iter().any(|id| id == victim),
+        "{run:?}"
+    );
+    assert_eq!(run.documents, 400);
+    assert!(Store::verify(&path, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
+    let snapshot = Snapshot::open(&path).unwrap();
+    let lost: BTreeSet<&String> = run.ids_sketch_lost.iter().collect();
+    for (id, fp, text) in &docs {
+        let want = if lost.contains(id) {
+            None
+        } else {
+            scheme.sketch(text.as_deref().unwrap())
+        };
+        assert_eq!(snapshot.sketch(id).unwrap(), want, "{id}");
+        assert_eq!(snapshot.get(id).unwrap(), Some(*fp));
+    }
+    // Pairs with a document whose sketch was lost are unverified, not dropped.
+    let mut near = snapshot.near_duplicates(3, &()).unwrap();
+    near.verify_sketches(&snapshot, 0.8, &()).unwrap();
+}
