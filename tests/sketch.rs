@@ -52,8 +52,12 @@ fn create(path: &Path, bytes: u16, settings: Settings) -> Store {
 /// A document of a random batch: id, fingerprint, and a text to sketch (None: a bare
 /// fingerprint).
 type Input = (String, u64, Option<String>);
+/// A generated document: id, base fingerprint, bits flipped, (base text, words edited).
+type Drawn = (u8, u8, u8, Option<(u8, u8)>);
+/// A pair as an audit gives it: a, b, distance, estimate (None: unverified).
+type Pair = (String, String, u32, Option<f64>);
 
-fn input_batch(docs: &[(u8, u8, u8, Option<(u8, u8)>)], bases: &[u64]) -> Vec<Input> {
+fn input_batch(docs: &[Drawn], bases: &[u64]) -> Vec<Input> {
     docs.iter()
         .map(|&(id, base, flips, text)| {
             let fp = bases[usize::from(base) % bases.len()] ^ spread(flips);
@@ -109,11 +113,7 @@ fn estimate(a: &Doc, b: &Doc) -> Option<f64> {
 
 /// Every pair within `d` bits that verification keeps, with its estimate (None:
 /// unverified), sorted.
-fn model_pairs(
-    model: &BTreeMap<String, Doc>,
-    d: u32,
-    min: f64,
-) -> Vec<(String, String, u32, Option<f64>)> {
+fn model_pairs(model: &BTreeMap<String, Doc>, d: u32, min: f64) -> Vec<Pair> {
     let docs: Vec<(&String, &Doc)> = model.iter().collect();
     let mut out = Vec::new();
     for (i, (a, x)) in docs.iter().enumerate() {
@@ -133,11 +133,7 @@ fn model_pairs(
     out
 }
 
-fn library_pairs(
-    snapshot: &Snapshot,
-    d: u32,
-    min: f64,
-) -> (Vec<(String, String, u32, Option<f64>)>, Value) {
+fn library_pairs(snapshot: &Snapshot, d: u32, min: f64) -> (Vec<Pair>, Value) {
     let mut near = snapshot.near_duplicates(d, &()).unwrap();
     near.verify_sketches(snapshot, min, &()).unwrap();
     let mut pairs = Vec::new();
@@ -151,10 +147,7 @@ fn library_pairs(
 }
 
 /// Clusters of the model's kept pairs: sorted member lists of two or more.
-fn model_clusters(
-    model: &BTreeMap<String, Doc>,
-    pairs: &[(String, String, u32, Option<f64>)],
-) -> BTreeSet<Vec<String>> {
+fn model_clusters(model: &BTreeMap<String, Doc>, pairs: &[Pair]) -> BTreeSet<Vec<String>> {
     let ids: Vec<&String> = model.keys().collect();
     let index: BTreeMap<&str, usize> = ids
         .iter()
@@ -294,7 +287,7 @@ fn model_dedup(
     out
 }
 
-fn doc_strategy() -> impl Strategy<Value = (u8, u8, u8, Option<(u8, u8)>)> {
+fn doc_strategy() -> impl Strategy<Value = Drawn> {
     (
         0u8..30,
         0u8..4,

@@ -19,6 +19,9 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::block::sketches::{
+    MAX_BYTES as MAX_SKETCH_BYTES, MIN_BYTES as MIN_SKETCH_BYTES,
+};
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
@@ -220,10 +223,12 @@ impl Catalog {
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version >= FORMAT_VERSION {
             let catalog: Catalog = decode_payload(payload)?;
-            if catalog.sketch_bytes == 0 {
-                return Err(Error::corrupt(
-                    "a format 4 catalog says its store keeps no sketches",
-                ));
+            let sizes = MIN_SKETCH_BYTES..=MAX_SKETCH_BYTES;
+            if !sizes.contains(&catalog.sketch_bytes) {
+                return Err(Error::corrupt(format!(
+                    "a format 4 catalog gives sketches of {} bytes (64 to 1024)",
+                    catalog.sketch_bytes
+                )));
             }
             return Ok(catalog);
         }
