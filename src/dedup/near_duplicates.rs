@@ -63,7 +63,45 @@ pub struct NearDuplicates {
 #[derive(Debug)]
 struct Verified {
     evidence: Evidence,
+    /// Per document, the number of its class: documents of one class have the same shingle
+    /// set or the same sketch (copies of a page), so every pair among them has J = 1 (or is
+    /// unverified alike) and a block of them is judged once, not pair by pair.
+    classes: Vec<u32>,
     min_jaccard: f64,
+}
+
+impl Verified {
+    /// [`Evidence::jaccard`], by class: two documents of one class are as alike as a
+    /// document with itself.
+    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
+        match self.classes[i] == self.classes[j] {
+            true => self.evidence.jaccard(i, i),
+            false => self.evidence.jaccard(i, j),
+        }
+    }
+
+    fn new(evidence: Evidence, min_jaccard: f64) -> Self {
+        let classes = match &evidence {
+            Evidence::Texts(sets) => classes_of(sets.iter().map(|s| &s[..])),
+            Evidence::Sketches(sketches) => classes_of(sketches.iter().map(|s| s.as_deref())),
+        };
+        Verified {
+            evidence,
+            classes,
+            min_jaccard,
+        }
+    }
+}
+
+/// The class of each item: equal items share one.
+fn classes_of<T: std::hash::Hash + Eq>(items: impl Iterator<Item = T>) -> Vec<u32> {
+    let mut seen: HashMap<T, u32> = HashMap::new();
+    items
+        .map(|item| {
+            let next = seen.len() as u32;
+            *seen.entry(item).or_insert(next)
+        })
+        .collect()
 }
 
 /// What a pair's Jaccard similarity is computed from, per document of a node.
@@ -263,10 +301,7 @@ impl NearDuplicates {
                 })
             })
             .collect::<Result<_>>()?;
-        self.verified = Some(Verified {
-            evidence: Evidence::Texts(sets),
-            min_jaccard,
-        });
+        self.verified = Some(Verified::new(Evidence::Texts(sets), min_jaccard));
         self.cluster_verified(progress)
     }
 
@@ -292,10 +327,7 @@ impl NearDuplicates {
             let _phase = Phase::start(progress, "reading sketches", 0);
             snapshot.sketches_of(&documents)?
         };
-        self.verified = Some(Verified {
-            evidence: Evidence::Sketches(sketches),
-            min_jaccard,
-        });
+        self.verified = Some(Verified::new(Evidence::Sketches(sketches), min_jaccard));
         self.cluster_verified(progress)
     }
 
@@ -435,7 +467,7 @@ impl NearDuplicates {
     fn pair(&self, i: usize, j: usize) -> Option<(&str, &str, Option<f64>)> {
         let jaccard = match &self.verified {
             None => None,
-            Some(v) => match v.evidence.jaccard(i, j) {
+            Some(v) => match v.jaccard(i, j) {
                 Some(j) if j < v.min_jaccard => return None,
                 similarity => similarity,
             },
@@ -520,14 +552,58 @@ impl NearDuplicates {
         let mut sets = UnionFind::new(self.docs.len());
         let mut pairs_at = vec![0u64; 65];
         let mut unverified = 0u64;
+        // Nodes whose documents are all of one class (a page's copies): their own pairs and
+        // their edges to other such nodes are judged once, whatever their number of pairs.
+        let node_of: Vec<u32> = (0..self.nodes.len())
+            .flat_map(|n| std::iter::repeat_n(n as u32, self.starts[n + 1] - self.starts[n]))
+            .collect();
+        let uniform: Vec<bool> = (0..self.nodes.len())
+            .map(|n| {
+                let own = &v.classes[self.starts[n]..self.starts[n + 1]];
+                own.iter().all(|&c| c == own[0])
+            })
+            .collect();
+        let size = |n: usize| (self.starts[n + 1] - self.starts[n]) as u64;
+        let mut judge =
+            |i: usize, j: usize, distance: u32, pairs: u64, sets: &mut UnionFind| match v
+                .jaccard(i, j)
+            {
+                Some(similarity) if similarity < v.min_jaccard => {}
+                similarity => {
+                    pairs_at[distance as usize] += pairs;
+                    unverified += if similarity.is_none() { pairs } else { 0 };
+                    sets.union(i, j);
+                }
+            };
+        for n in (0..self.nodes.len()).filter(|&n| uniform[n] && size(n) > 1) {
+            let first = self.starts[n];
+            judge(first, first + 1, 0, size(n) * (size(n) - 1) / 2, &mut sets);
+            for d in first + 2..self.starts[n + 1] {
+                sets.union(first, d);
+            }
+        }
+        for &(a, b, distance) in &self.edges {
+            let (a, b) = (a as usize, b as usize);
+            if uniform[a] && uniform[b] {
+                let pairs = size(a) * size(b);
+                judge(self.starts[a], self.starts[b], distance, pairs, &mut sets);
+            }
+        }
+        let judged_whole = |i: usize, j: usize| {
+            let (a, b) = (node_of[i] as usize, node_of[j] as usize);
+            uniform[a] && uniform[b]
+        };
         let mut candidates: Vec<(usize, usize, u32)> = Vec::with_capacity(CANDIDATES);
         let mut cursor = PairCursor::default();
         loop {
             candidates.clear();
             let walked = self
                 .walk(&mut cursor, CANDIDATES, |i, j, distance| {
+                    if judged_whole(i, j) {
+                        return Ok::<_, std::convert::Infallible>(false);
+                    }
                     candidates.push((i, j, distance));
-                    Ok::<_, std::convert::Infallible>(true)
+                    Ok(true)
                 })
                 .unwrap_or_else(|never| match never {});
             // (i, j, distance, verified) of the pairs kept.
@@ -536,7 +612,7 @@ impl NearDuplicates {
                 .flat_map_iter(|chunk| {
                     chunk
                         .iter()
-                        .filter_map(|&(i, j, distance)| match v.evidence.jaccard(i, j) {
+                        .filter_map(|&(i, j, distance)| match v.jaccard(i, j) {
                             Some(similarity) if similarity < v.min_jaccard => None,
                             similarity => Some((i, j, distance, similarity.is_some())),
                         })
