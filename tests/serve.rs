@@ -1003,3 +1003,122 @@ fn dedup_answers_as_the_model_and_the_cli_do_and_inserts_in_one_write() {
     let (status, answer) = server.post("/v1/dedup", &body);
     assert_eq!(status, 200, "{answer}");
 }
+
+/// `min_jaccard` on `POST /v1/query` and `POST /v1/dedup` of a store with sketches answers as
+/// the CLI beside it does, flags matches it cannot verify, and is a 400 on a store without.
+#[test]
+fn queries_and_dedup_verify_with_sketches_as_the_cli_does() {
+    use crate::sketch::text_of;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &["--sketch"]);
+    let mut docs = String::new();
+    for i in 0..1500 {
+        docs += &format!(
+            "{}\n",
+            json!({"id": format!("copy-{i:04}"), "text": text_of(0, 0)})
+        );
+    }
+    for (b, e) in [(0, 2), (0, 5), (1, 0), (1, 3), (2, 0)] {
+        docs += &format!(
+            "{}\n",
+            json!({"id": format!("near-{b}-{e}"), "text": text_of(b, e)})
+        );
+    }
+    let out = simhashdb(&["insert", path_str(&store), "--format", "jsonl"], &docs);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let server = Server::start(&store, &[]);
+    let texts = [text_of(0, 1), text_of(1, 2)];
+    let (status, answer) = server.post(
+        "/v1/query",
+        &json!({"texts": texts, "min_jaccard": 0.8}).to_string(),
+    );
+    assert_eq!(status, 200, "{answer}");
+    for (q, results) in texts.iter().zip(answer["results"].as_array().unwrap()) {
+        let out = simhashdb(
+            &[
+                "query",
+                path_str(&store),
+                "--text",
+                q,
+                "--min-jaccard",
+                "0.8",
+                "--json",
+            ],
+            "",
+        );
+        let cli: Vec<Value> = text(&out.stdout)
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("query");
+                v
+            })
+            .collect();
+        assert_eq!(results.as_array().unwrap(), &cli);
+        assert!(cli.iter().all(|m| m["jaccard"].as_f64().unwrap() >= 0.8));
+    }
+    assert!(answer["results"][0].as_array().unwrap().len() >= 1500);
+    let fp = answer["results"][0][0]["fingerprint"].clone();
+    let (status, answer) = server.post(
+        "/v1/query",
+        &json!({"fingerprints": [fp], "min_jaccard": 0.8}).to_string(),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["results"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["unverified"] == json!(true) && m.get("jaccard").is_none()));
+    // Dedup of a copy, a near version and a new text.
+    let day = [
+        ("x-copy", text_of(0, 0)),
+        ("x-near", text_of(1, 6)),
+        ("x-new", text_of(3, 0)),
+    ];
+    let body: String = day
+        .iter()
+        .map(|(id, t)| format!("{}\n", json!({"id": id, "text": t})))
+        .collect();
+    let (status, answer) = server.post("/v1/dedup?min_jaccard=0.8&format=jsonl", &body);
+    assert_eq!(status, 200, "{answer}");
+    let mut batch = simhashdb::Batch::new();
+    let scheme = simhashdb::Snapshot::open(&store)
+        .unwrap()
+        .text_scheme()
+        .unwrap();
+    for (id, t) in &day {
+        let (fp, sketch) = scheme.document(t).unwrap();
+        batch.push_sketched(id, fp, &sketch.unwrap()).unwrap();
+    }
+    let verdicts = simhashdb::Snapshot::open(&store)
+        .unwrap()
+        .dedup(&batch, 3, Some(0.8))
+        .unwrap();
+    assert_eq!(answer["results"], serde_json::to_value(&verdicts).unwrap());
+    assert_eq!(answer["results"][0]["kept"], json!(false));
+    assert!(answer["results"][0]["jaccard"].as_f64().unwrap() >= 0.8);
+    assert_eq!(answer["results"][2]["kept"], json!(true));
+    drop(server);
+    // A store without sketches: 400, saying how to get them.
+    let plain = dir.path().join("plain");
+    init(&plain, &[]);
+    let server = Server::start(&plain, &[]);
+    for (path, body) in [
+        (
+            "/v1/query",
+            json!({"texts": ["a b c"], "min_jaccard": 0.8}).to_string(),
+        ),
+        (
+            "/v1/dedup?min_jaccard=0.8",
+            "a\t0000000000000001\n".to_string(),
+        ),
+        (
+            "/v1/query",
+            json!({"texts": ["a b c"], "min_jaccard": 2.0}).to_string(),
+        ),
+    ] {
+        let (status, answer) = server.post(path, &body);
+        assert_eq!(status, 400, "{path}: {answer}");
+    }
+}

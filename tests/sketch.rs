@@ -23,7 +23,7 @@ const WORDS: [&str; 24] = [
 ];
 
 /// A text of 40 words: base text `base` with `edits` words replaced (deterministically).
-fn text_of(base: u8, edits: u8) -> String {
+pub fn text_of(base: u8, edits: u8) -> String {
     let mut words: Vec<&str> = (0..40)
         .map(|i| WORDS[(usize::from(base) * 7 + i * i * 3 + i) % WORDS.len()])
         .collect();
