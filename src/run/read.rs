@@ -16,7 +16,7 @@ use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{self, block_key};
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
-use crate::format::block::sketches::SketchEntry;
+use crate::format::block::sketches::{self, SketchEntry};
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
 use crate::run::pinned::PinnedRun;
@@ -418,17 +418,19 @@ impl DocsFile {
                     let end = i + documents[i..]
                         .partition_point(|&(fp, id, _)| (fp, id.as_bytes()) <= (last.0, last.1));
                     let mut j = i;
-                    entries::decode::<SketchEntry>(block.value(), |fp, id, entry| {
+                    // Entries are read in place; only the wanted sketches are copied.
+                    entries::decode_each(block.value(), |fp, id, reader| {
+                        let (batch, sketch) = sketches::read_borrowed(reader)?;
                         while j < end && (documents[j].0, documents[j].1) < (fp, id) {
                             j += 1;
                         }
                         while j < end && (documents[j].0, documents[j].1) == (fp, id) {
-                            if documents[j].2 == entry.batch && sketches[j].is_none() {
-                                sketches[j] = Some(entry.sketch.clone());
+                            if documents[j].2 == batch && sketches[j].is_none() {
+                                sketches[j] = Some(sketch.to_vec());
                             }
                             j += 1;
                         }
-                        j < end
+                        Ok(j < end)
                     })
                     .map_err(|e| e.at(&self.path, SKETCHES_TABLE, None))?;
                     i = end.max(i + 1);

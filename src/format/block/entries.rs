@@ -27,7 +27,7 @@ pub trait Payload: Sized {
 /// The part of a block reader a payload may use.
 pub struct PayloadReader<'r, 'a>(&'r mut Reader<'a>);
 
-impl PayloadReader<'_, '_> {
+impl<'a> PayloadReader<'_, 'a> {
     /// A LEB128 varint.
     pub fn varint(&mut self) -> Result<u64> {
         self.0.varint()
@@ -36,8 +36,8 @@ impl PayloadReader<'_, '_> {
     pub fn u64(&mut self) -> Result<u64> {
         self.0.u64()
     }
-    /// The next `n` bytes.
-    pub fn take(&mut self, n: usize) -> Result<&[u8]> {
+    /// The next `n` bytes, borrowed from the block.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         self.0.take(n)
     }
 }
@@ -148,6 +148,15 @@ fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>
 /// Decodes a block, calling `f(key, id, payload)` on each entry until it returns false.
 /// Checks the checksum, the entry count, UTF-8 ids and the order of entries.
 pub fn decode<P: Payload>(block: &[u8], mut f: impl FnMut(u64, &str, P) -> bool) -> Result<()> {
+    decode_each(block, |key, id, reader| Ok(f(key, id, P::decode(reader)?)))
+}
+
+/// [`decode`] for readers that read each payload themselves, borrowing from the block instead
+/// of copying (`read` must consume exactly the entry's payload; it returns whether to go on).
+pub fn decode_each<'a>(
+    block: &'a [u8],
+    mut read: impl FnMut(u64, &'a str, &mut PayloadReader<'_, 'a>) -> Result<bool>,
+) -> Result<()> {
     let body = unseal(block)?;
     let mut reader = Reader::new(body);
     let n = reader.u16()?;
@@ -168,8 +177,7 @@ pub fn decode<P: Payload>(block: &[u8], mut f: impl FnMut(u64, &str, P) -> bool)
         }
         let id_str = std::str::from_utf8(id)
             .map_err(|_| Error::corrupt("entry block holds an id that is not UTF-8"))?;
-        let payload = P::decode(&mut PayloadReader(&mut reader))?;
-        if !f(key, id_str, payload) {
+        if !read(key, id_str, &mut PayloadReader(&mut reader))? {
             return Ok(());
         }
         prev_id = id;

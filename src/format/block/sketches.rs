@@ -30,14 +30,23 @@ impl Payload for SketchEntry {
     }
 
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
-        let batch = reader.varint()?;
-        let len = reader.varint()?;
-        if !(u64::from(MIN_BYTES)..=u64::from(MAX_BYTES)).contains(&len) {
-            return Err(Error::corrupt(format!(
-                "sketch entry of {len} bytes (a sketch has {MIN_BYTES} to {MAX_BYTES})"
-            )));
-        }
-        let sketch = reader.take(len as usize)?.to_vec();
-        Ok(SketchEntry { batch, sketch })
+        let (batch, sketch) = read_borrowed(reader)?;
+        Ok(SketchEntry {
+            batch,
+            sketch: sketch.to_vec(),
+        })
     }
+}
+
+/// A sketch entry's payload `(batch, sketch)`, the sketch borrowed from the block (for
+/// [`super::entries::decode_each`], which copies only what is kept).
+pub fn read_borrowed<'a>(reader: &mut PayloadReader<'_, 'a>) -> Result<(u64, &'a [u8])> {
+    let batch = reader.varint()?;
+    let len = reader.varint()?;
+    if !(u64::from(MIN_BYTES)..=u64::from(MAX_BYTES)).contains(&len) {
+        return Err(Error::corrupt(format!(
+            "sketch entry of {len} bytes (a sketch has {MIN_BYTES} to {MAX_BYTES})"
+        )));
+    }
+    Ok((batch, reader.take(len as usize)?))
 }
