@@ -28,9 +28,23 @@ pub fn bytes(what: &str) -> ProgressBar {
 
 /// The library's progress, drawn as one bar per phase on stderr (hidden when stderr is not a
 /// terminal).
-#[derive(Default)]
+///
+/// With `SIMHASHDB_TIMINGS` set in the environment, each phase's wall time is also printed on
+/// stderr as it ends (`timing: PHASE SECONDS s`), terminal or not: the breakdown the
+/// benchmarks quote.
 pub struct Bars {
     current: std::sync::Mutex<Option<ProgressBar>>,
+    /// The phase being timed and when it started, when timings were asked for.
+    timed: Option<std::sync::Mutex<Option<(String, std::time::Instant)>>>,
+}
+
+impl Default for Bars {
+    fn default() -> Self {
+        Bars {
+            current: Default::default(),
+            timed: std::env::var_os("SIMHASHDB_TIMINGS").map(|_| Default::default()),
+        }
+    }
 }
 
 impl Bars {
@@ -42,10 +56,21 @@ impl Bars {
     fn with(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
         f(&mut self.current.lock().unwrap_or_else(|e| e.into_inner()));
     }
+
+    /// Ends the timed phase, printing its time, and starts timing `next` if any.
+    fn time(&self, next: Option<&str>) {
+        let Some(timed) = &self.timed else { return };
+        let mut timed = timed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((phase, started)) = timed.take() {
+            eprintln!("timing: {phase} {:.3} s", started.elapsed().as_secs_f64());
+        }
+        *timed = next.map(|phase| (phase.to_string(), std::time::Instant::now()));
+    }
 }
 
 impl simhashdb::Progress for Bars {
     fn start(&self, phase: &str, steps: u64) {
+        self.time(Some(phase));
         let bar = if steps == 0 {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
@@ -74,6 +99,7 @@ impl simhashdb::Progress for Bars {
     }
 
     fn finish(&self) {
+        self.time(None);
         self.with(|current| {
             if let Some(bar) = current.take() {
                 bar.finish_and_clear();
