@@ -1,7 +1,9 @@
 //! Fingerprinting throughput (harness = false): MB of text per second on one core, per scheme.
 //!
 //! usage: cargo bench --bench fingerprint -- [CORPUS.jsonl]   (default ../shared/eval/docs.jsonl)
-//! Times `Scheme::fingerprint` alone (the texts are read and parsed first), 5 rounds, median.
+//! Times `Scheme::fingerprint` alone (the texts are read and parsed first), 5 rounds, median;
+//! then the default scheme's fingerprint with a verification sketch (`Scheme::document`, as
+//! an insert into a store made with `init --sketch` computes it) at 128 and 512 bytes.
 
 use std::time::Instant;
 
@@ -42,6 +44,23 @@ fn main() {
         rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!(
             "{{\"figure\":\"fingerprint_throughput\",\"scheme\":\"{scheme}\",\"mb_per_s_one_core_median\":{:.1}}}",
+            rounds[2]
+        );
+    }
+    for bytes in [0u16, 128, 512] {
+        let scheme = Scheme::default().with_sketch(bytes).unwrap();
+        let mut rounds: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                for text in &texts {
+                    std::hint::black_box(scheme.document(text).unwrap());
+                }
+                t.elapsed().as_secs_f64() * 1e6 / texts.len() as f64
+            })
+            .collect();
+        rounds.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "{{\"figure\":\"document_with_sketch\",\"scheme\":\"{scheme}\",\"sketch_bytes\":{bytes},\"us_per_document_one_core_median\":{:.2}}}",
             rounds[2]
         );
     }

@@ -62,9 +62,12 @@ for kind in plain sketch; do
   "$bin" insert "$work/$kind" "$work/docs.jsonl" >/dev/null
   echo "$kind store of $n: total_bytes $("$bin" stats "$work/$kind" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_bytes"])')"
 done
-echo "audit of $n documents, seconds and peak KiB per run:"
+echo "audit of $n documents, seconds and peak KiB per run (pairs written, then --duplicates only):"
 for r in $(seq "$runs"); do
+  rm -f "$work/p1.tsv" "$work/p2.tsv"
   echo "fingerprints $(t "$bin" audit "$work/sketch" --pairs "$work/p1.tsv")"
   echo "sketches $(t "$bin" audit "$work/sketch" --min-jaccard 0.8 --pairs "$work/p2.tsv")"
+  echo "fingerprints-duplicates $(t "$bin" audit "$work/sketch" --duplicates "$work/d1.tsv")"
+  echo "sketches-duplicates $(t "$bin" audit "$work/sketch" --min-jaccard 0.8 --duplicates "$work/d2.tsv")"
 done
 echo "pairs: $(wc -l < "$work/p1.tsv") candidates, $(wc -l < "$work/p2.tsv") verified"

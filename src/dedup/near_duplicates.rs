@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -24,14 +25,15 @@ use crate::io::input::read_corpus_shingles;
 use crate::similarity::clusters::UnionFind;
 use crate::similarity::find_all::{find_all_in, find_all_settings, FingerprintPair};
 use crate::similarity::jaccard::{check_min_jaccard, jaccard};
-use crate::similarity::sketch;
+use crate::similarity::sketch::SketchTable;
 use crate::sys::progress::{Phase, Progress};
 
-/// Candidate pairs a verification holds at once (24 bytes each).
-const CANDIDATES: usize = 1 << 20;
+/// Candidate pairs per segment of [`NearDuplicates::for_each_pair_parallel`].
+const SEGMENT: usize = 1 << 15;
 
 /// The near duplicates of a store or of a list of documents: see the module docs. Made by
 /// [`crate::Snapshot::near_duplicates`] or [`NearDuplicates::of_documents`].
+
 #[derive(Debug)]
 pub struct NearDuplicates {
     /// Documents the audit looked at, and their distinct fingerprints.
@@ -47,10 +49,9 @@ pub struct NearDuplicates {
     edges: Vec<(u32, u32, u32)>,
     /// When verified: each document's shingle set and the least Jaccard a pair keeps.
     verified: Option<Verified>,
-    /// Documents of the clusters, cluster after cluster (ordered by their smallest id), each
-    /// cluster's sorted by id; `cluster_starts[c]..cluster_starts[c + 1]` is cluster c.
-    members: Vec<u32>,
-    cluster_starts: Vec<usize>,
+    /// The clusters, found on first use (an audit verified next never needs its unverified
+    /// clusters), or set by verification.
+    clusters: OnceLock<Clusters>,
     /// Pairs by distance (0..=64), counted without expanding them.
     pairs_at: Vec<u64>,
     /// Pairs kept unverified: verified by sketches, a side had none.
@@ -60,70 +61,142 @@ pub struct NearDuplicates {
     singletons: Option<Vec<(Box<str>, u64)>>,
 }
 
+/// What verification keeps: each document's evidence, its class, and the least Jaccard.
+/// Documents of the clusters, cluster after cluster (ordered by their smallest id), each
+/// cluster's sorted by id; `starts[c]..starts[c + 1]` is cluster c.
+#[derive(Debug)]
+struct Clusters {
+    members: Vec<u32>,
+    starts: Vec<usize>,
+}
+
 #[derive(Debug)]
 struct Verified {
     evidence: Evidence,
-    /// Per document, the number of its class: documents of one class have the same shingle
-    /// set or the same sketch (copies of a page), so every pair among them has J = 1 (or is
-    /// unverified alike) and a block of them is judged once, not pair by pair.
+    /// Per document, its class: the first document of its node (by id) whose evidence is
+    /// the same (a page's copies share a fingerprint and their text), so every pair of one
+    /// class has J = 1 and a block of them is judged once; [`NO_EVIDENCE`] for a document
+    /// without a sketch.
     classes: Vec<u32>,
     min_jaccard: f64,
 }
 
-impl Verified {
-    /// [`Evidence::jaccard`], by class: two documents of one class are as alike as a
-    /// document with itself.
-    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
-        match self.classes[i] == self.classes[j] {
-            true => self.evidence.jaccard(i, i),
-            false => self.evidence.jaccard(i, j),
+/// The class of a document that has no sketch: its pairs stay unverified.
+const NO_EVIDENCE: u32 = u32::MAX;
+
+/// What a pair's Jaccard similarity is computed from, per document.
+#[derive(Debug)]
+enum Evidence {
+    /// Exact: each document's shingle set, from the corpus's text.
+    Texts(Vec<Vec<u64>>),
+    /// Estimated: each document's sketch from the store, where `found` says it has one.
+    Sketches {
+        table: SketchTable,
+        found: Vec<bool>,
+    },
+}
+
+impl Evidence {
+    fn has(&self, d: usize) -> bool {
+        match self {
+            Evidence::Texts(_) => true,
+            Evidence::Sketches { found, .. } => found[d],
         }
     }
 
-    fn new(evidence: Evidence, min_jaccard: f64) -> Self {
-        let classes = match &evidence {
-            Evidence::Texts(sets) => classes_of(sets.iter().map(|s| &s[..])),
-            Evidence::Sketches(sketches) => classes_of(sketches.iter().map(|s| s.as_deref())),
-        };
+    /// Orders documents by their evidence (any fixed order; equal evidence compares equal).
+    fn cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        match self {
+            Evidence::Texts(sets) => sets[a].cmp(&sets[b]),
+            Evidence::Sketches { table, .. } => table.sketch(a).cmp(table.sketch(b)),
+        }
+    }
+}
+
+impl Verified {
+    /// The verification of `near`'s documents by `evidence` (one per document).
+    fn new(near: &NearDuplicates, evidence: Evidence, min_jaccard: f64) -> Self {
+        let mut classes = vec![NO_EVIDENCE; near.docs.len()];
+        let mut order: Vec<usize> = Vec::new();
+        for n in 0..near.nodes.len() {
+            order.clear();
+            order.extend((near.starts[n]..near.starts[n + 1]).filter(|&d| evidence.has(d)));
+            if order.len() > 1 {
+                order.sort_unstable_by(|&a, &b| evidence.cmp(a, b).then(a.cmp(&b)));
+            }
+            for run in order.chunk_by(|&a, &b| evidence.cmp(a, b).is_eq()) {
+                for &d in run {
+                    classes[d] = run[0] as u32;
+                }
+            }
+        }
         Verified {
             evidence,
             classes,
             min_jaccard,
         }
     }
-}
 
-/// The class of each item: equal items share one.
-fn classes_of<T: std::hash::Hash + Eq>(items: impl Iterator<Item = T>) -> Vec<u32> {
-    let mut seen: HashMap<T, u32> = HashMap::new();
-    items
-        .map(|item| {
-            let next = seen.len() as u32;
-            *seen.entry(item).or_insert(next)
-        })
-        .collect()
-}
-
-/// What a pair's Jaccard similarity is computed from, per document of a node.
-#[derive(Debug)]
-enum Evidence {
-    /// Exact: each document's shingle set, from the corpus's text.
-    Texts(Vec<Vec<u64>>),
-    /// Estimated: each document's sketch from the store; None for a document that has none,
-    /// whose pairs stay unverified.
-    Sketches(Vec<Option<Vec<u8>>>),
-}
-
-impl Evidence {
-    /// The Jaccard similarity of documents i and j, or None when it cannot be told.
-    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
-        match self {
-            Evidence::Texts(sets) => Some(jaccard(&sets[i], &sets[j])),
-            Evidence::Sketches(sketches) => match (&sketches[i], &sketches[j]) {
-                (Some(a), Some(b)) => Some(sketch::estimate(a, b)),
-                _ => None,
-            },
+    /// The Jaccard similarity of documents of classes `a` and `b`, or None when a side has no
+    /// evidence. Two documents of one class are as alike as a document with itself.
+    fn jaccard_of_classes(&self, a: u32, b: u32) -> Option<f64> {
+        if a == NO_EVIDENCE || b == NO_EVIDENCE {
+            return None;
         }
+        if a == b {
+            return Some(1.0);
+        }
+        let (a, b) = (a as usize, b as usize);
+        Some(match &self.evidence {
+            Evidence::Texts(sets) => jaccard(&sets[a], &sets[b]),
+            Evidence::Sketches { table, .. } => table.estimate(a, b),
+        })
+    }
+
+    /// The Jaccard similarity of documents `i` and `j`, or None when it cannot be told.
+    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
+        self.jaccard_of_classes(self.classes[i], self.classes[j])
+    }
+
+    /// Whether a pair of this similarity is kept: at least the least Jaccard, or unverified.
+    fn keeps(&self, similarity: Option<f64>) -> bool {
+        similarity.is_none_or(|s| s >= self.min_jaccard)
+    }
+}
+
+/// The documents of one node that share a class: how many, and the first (smallest id).
+#[derive(Clone, Copy, Debug)]
+struct ClassGroup {
+    class: u32,
+    count: u32,
+    first: u32,
+}
+
+/// What judging blocks of candidate pairs found: pairs kept by distance, how many of them
+/// unverified, and unions of documents that join the kept pairs' clusters (a spanning forest
+/// of each block's kept class pairs, so never more than its classes).
+struct Tally {
+    pairs_at: Vec<u64>,
+    unverified: u64,
+    unions: Vec<(u32, u32)>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            pairs_at: vec![0; 65],
+            unverified: 0,
+            unions: Vec::new(),
+        }
+    }
+
+    fn merge(mut self, other: Tally) -> Tally {
+        for (a, b) in self.pairs_at.iter_mut().zip(&other.pairs_at) {
+            *a += b;
+        }
+        self.unverified += other.unverified;
+        self.unions.extend(other.unions);
+        self
     }
 }
 
@@ -222,13 +295,12 @@ impl NearDuplicates {
             docs,
             edges,
             verified: None,
-            members: Vec::new(),
-            cluster_starts: vec![0],
+            clusters: OnceLock::new(),
             pairs_at: vec![0; 65],
             unverified: 0,
             singletons: None,
         };
-        near.cluster_unverified();
+        near.count_unverified();
         progress.advance(1);
         near
     }
@@ -301,7 +373,7 @@ impl NearDuplicates {
                 })
             })
             .collect::<Result<_>>()?;
-        self.verified = Some(Verified::new(Evidence::Texts(sets), min_jaccard));
+        self.verified = Some(Verified::new(self, Evidence::Texts(sets), min_jaccard));
         self.cluster_verified(progress)
     }
 
@@ -323,11 +395,13 @@ impl NearDuplicates {
             .flat_map(|n| (self.starts[n]..self.starts[n + 1]).map(move |d| (n, d)))
             .map(|(n, d)| (self.nodes[n], &*self.docs[d].0, self.docs[d].1))
             .collect();
-        let sketches = {
+        let (table, found) = {
             let _phase = Phase::start(progress, "reading sketches", 0);
-            snapshot.sketches_of(&documents)?
+            snapshot.sketch_table_of(&documents)?
         };
-        self.verified = Some(Verified::new(Evidence::Sketches(sketches), min_jaccard));
+        drop(documents);
+        let evidence = Evidence::Sketches { table, found };
+        self.verified = Some(Verified::new(self, evidence, min_jaccard));
         self.cluster_verified(progress)
     }
 
@@ -335,6 +409,7 @@ impl NearDuplicates {
     /// duplicate: `others` are every live document's `(id, batch)`, in any order.
     pub(crate) fn set_singletons(&mut self, mut others: Vec<(Box<str>, u64)>) {
         let clustered: HashSet<&str> = self
+            .clusters()
             .members
             .iter()
             .map(|&d| &*self.docs[d as usize].0)
@@ -348,9 +423,10 @@ impl NearDuplicates {
     /// The numbers: documents, distinct fingerprints, pairs, clusters, the largest, and how
     /// many a dedup drops and keeps.
     pub fn summary(&self) -> AuditSummary {
-        let sizes = self.cluster_starts.windows(2).map(|w| (w[1] - w[0]) as u64);
-        let clusters = self.cluster_starts.len() as u64 - 1;
-        let clustered = self.members.len() as u64;
+        let found = self.clusters();
+        let sizes = found.starts.windows(2).map(|w| (w[1] - w[0]) as u64);
+        let clusters = found.starts.len() as u64 - 1;
+        let clustered = found.members.len() as u64;
         AuditSummary {
             documents: self.documents,
             distinct_fingerprints: self.distinct_fingerprints,
@@ -385,6 +461,96 @@ impl NearDuplicates {
     ) -> std::result::Result<(), E> {
         self.next_pairs(&mut PairCursor::default(), usize::MAX, f)
             .map(|_| ())
+    }
+
+    /// [`NearDuplicates::for_each_pair`]'s pairs, in its order, handed out in parallel: the
+    /// candidates are cut into segments of about [`SEGMENT`] pairs (whole rows of a block),
+    /// each segment's pairs are given to `f` on a worker thread with a buffer of its own from
+    /// `new`, and the buffers are handed to `emit` in order, on the calling thread, while the
+    /// next segments are being formatted. For writers whose formatting costs as much as the
+    /// write (a pair list of 1e8 lines); memory: two windows of a few segments per thread.
+    pub fn for_each_pair_parallel<B: Send, E: Send>(
+        &self,
+        new: impl Fn() -> B + Sync,
+        f: impl Fn(&mut B, &str, &str, u32, Option<f64>) -> std::result::Result<(), E> + Sync,
+        mut emit: impl FnMut(B) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let window = 4 * rayon::current_num_threads().max(1);
+        let format = |batch: Vec<(PairCursor, usize)>| {
+            batch
+                .into_par_iter()
+                .map(|(mut cursor, candidates)| {
+                    let mut buffer = new();
+                    self.walk(&mut cursor, candidates, |i, j, distance| {
+                        if let Some((a, b, jaccard)) = self.pair(i, j) {
+                            f(&mut buffer, a, b, distance, jaccard)?;
+                        }
+                        Ok(true)
+                    })?;
+                    Ok(buffer)
+                })
+                .collect::<std::result::Result<Vec<B>, E>>()
+        };
+        let mut segments = self.segments();
+        let mut formatted: Vec<B> = Vec::new();
+        std::thread::scope(|scope| loop {
+            let batch: Vec<(PairCursor, usize)> = segments.by_ref().take(window).collect();
+            let last = batch.is_empty();
+            let next = (!last).then(|| scope.spawn(|| format(batch)));
+            let emitted = formatted.drain(..).try_for_each(&mut emit);
+            let Some(next) = next else { return emitted };
+            let next = next
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            emitted?;
+            formatted = next?;
+        })
+    }
+
+    /// The candidates cut into segments `(start, candidates)` of at least [`SEGMENT`]
+    /// candidates (but the last), each starting at a row of a block, in the walk's order.
+    fn segments(&self) -> impl Iterator<Item = (PairCursor, usize)> + '_ {
+        let size = |n: usize| self.starts[n + 1] - self.starts[n];
+        // Every row of every block, as (start of the row, candidates in it).
+        let rows = (0..self.nodes.len()).flat_map(move |n| {
+            let own = (0..size(n)).map(move |i| {
+                let start = PairCursor {
+                    node: n,
+                    edge: None,
+                    i,
+                    j: 0,
+                };
+                (start, size(n) - 1 - i)
+            });
+            let first = self.edges.partition_point(|e| (e.0 as usize) < n);
+            let edges = self.edges[first..]
+                .iter()
+                .take_while(move |e| e.0 as usize == n)
+                .enumerate()
+                .flat_map(move |(k, &(_, b, _))| {
+                    (0..size(n)).map(move |i| {
+                        let start = PairCursor {
+                            node: n,
+                            edge: Some(first + k),
+                            i,
+                            j: 0,
+                        };
+                        (start, size(b as usize))
+                    })
+                });
+            own.chain(edges)
+        });
+        let mut rows = rows.filter(|&(_, candidates)| candidates > 0).peekable();
+        std::iter::from_fn(move || {
+            let (start, mut candidates) = rows.next()?;
+            while candidates < SEGMENT {
+                match rows.next() {
+                    Some((_, more)) => candidates += more,
+                    None => break,
+                }
+            }
+            Some((start, candidates))
+        })
     }
 
     /// Hands at most `max` pairs from where `cursor` stands to `f`, in
@@ -468,7 +634,7 @@ impl NearDuplicates {
         let jaccard = match &self.verified {
             None => None,
             Some(v) => match v.jaccard(i, j) {
-                Some(j) if j < v.min_jaccard => return None,
+                similarity if !v.keeps(similarity) => return None,
                 similarity => similarity,
             },
         };
@@ -486,10 +652,11 @@ impl NearDuplicates {
     ) -> std::result::Result<(), E> {
         let alone: &[(Box<str>, u64)] = self.singletons.as_deref().unwrap_or(&[]);
         let (mut c, mut s, mut number) = (0, 0, 0u64);
-        let clusters = self.cluster_starts.len() - 1;
+        let Clusters { members, starts } = self.clusters();
+        let clusters = starts.len() - 1;
         while c < clusters || s < alone.len() {
             number += 1;
-            let first = |c: usize| &*self.docs[self.members[self.cluster_starts[c]] as usize].0;
+            let first = |c: usize| &*self.docs[members[starts[c]] as usize].0;
             if s < alone.len() && (c == clusters || *alone[s].0 < *first(c)) {
                 f(&Cluster {
                     number,
@@ -499,8 +666,7 @@ impl NearDuplicates {
                 s += 1;
                 continue;
             }
-            let members: Vec<(&str, u64)> = self.members
-                [self.cluster_starts[c]..self.cluster_starts[c + 1]]
+            let members: Vec<(&str, u64)> = members[starts[c]..starts[c + 1]]
                 .iter()
                 .map(|&d| {
                     let (id, batch) = &self.docs[d as usize];
@@ -520,123 +686,123 @@ impl NearDuplicates {
         Ok(())
     }
 
-    /// Clusters and counts from the fingerprint graph: every document of a node is in its
-    /// node's cluster, and every edge joins two nodes' clusters.
-    fn cluster_unverified(&mut self) {
-        let mut sets = UnionFind::new(self.docs.len());
+    /// The pairs at each distance of the fingerprint graph: a node's own, and each edge's.
+    fn count_unverified(&mut self) {
+        let size = |n: usize| (self.starts[n + 1] - self.starts[n]) as u64;
         for n in 0..self.nodes.len() {
-            let k = (self.starts[n + 1] - self.starts[n]) as u64;
-            self.pairs_at[0] += k * k.saturating_sub(1) / 2;
-            for d in self.starts[n] + 1..self.starts[n + 1] {
-                sets.union(self.starts[n], d);
-            }
+            self.pairs_at[0] += size(n) * size(n).saturating_sub(1) / 2;
         }
         for &(a, b, distance) in &self.edges {
-            let (a, b) = (a as usize, b as usize);
-            let (ka, kb) = (
-                (self.starts[a + 1] - self.starts[a]) as u64,
-                (self.starts[b + 1] - self.starts[b]) as u64,
-            );
-            self.pairs_at[distance as usize] += ka * kb;
-            sets.union(self.starts[a], self.starts[b]);
+            self.pairs_at[distance as usize] += size(a as usize) * size(b as usize);
         }
-        self.set_clusters(sets);
     }
 
-    /// Clusters and counts from the verified document pairs, in one pass over the candidates
-    /// (the unverified pairs, in [`NearDuplicates::for_each_pair`]'s order), checked
-    /// [`CANDIDATES`] at a time in parallel.
+    /// The clusters, found from the fingerprint graph on first use (every document of a node
+    /// is in its node's cluster, and every edge joins two nodes' clusters) unless verification
+    /// set them.
+    fn clusters(&self) -> &Clusters {
+        self.clusters.get_or_init(|| {
+            let mut sets = UnionFind::new(self.docs.len());
+            for n in 0..self.nodes.len() {
+                for d in self.starts[n] + 1..self.starts[n + 1] {
+                    sets.union(self.starts[n], d);
+                }
+            }
+            for &(a, b, _) in &self.edges {
+                sets.union(self.starts[a as usize], self.starts[b as usize]);
+            }
+            self.clusters_of(sets)
+        })
+    }
+
+    /// Clusters and counts from the verified document pairs. The candidates come in blocks
+    /// (a node's own pairs, an edge's), and a block's documents are grouped by class, so each
+    /// pair of classes is judged once for all its document pairs: a page's 1e5 identical
+    /// copies cost one judgement, not 5e9. Blocks are judged in parallel.
     fn cluster_verified(&mut self, progress: &dyn Progress) -> Result<()> {
+        /// Blocks judged between two progress updates.
+        const BLOCKS: usize = 1 << 16;
         let _phase = Phase::start(progress, "verifying", self.pairs_at.iter().sum());
         let v = self.verified.as_ref().expect("verified");
-        let mut sets = UnionFind::new(self.docs.len());
-        let mut pairs_at = vec![0u64; 65];
-        let mut unverified = 0u64;
-        // Nodes whose documents are all of one class (a page's copies): their own pairs and
-        // their edges to other such nodes are judged once, whatever their number of pairs.
-        let node_of: Vec<u32> = (0..self.nodes.len())
-            .flat_map(|n| std::iter::repeat_n(n as u32, self.starts[n + 1] - self.starts[n]))
-            .collect();
-        let uniform: Vec<bool> = (0..self.nodes.len())
-            .map(|n| {
-                let own = &v.classes[self.starts[n]..self.starts[n + 1]];
-                own.iter().all(|&c| c == own[0])
-            })
-            .collect();
-        let size = |n: usize| (self.starts[n + 1] - self.starts[n]) as u64;
-        let mut judge =
-            |i: usize, j: usize, distance: u32, pairs: u64, sets: &mut UnionFind| match v
-                .jaccard(i, j)
-            {
-                Some(similarity) if similarity < v.min_jaccard => {}
-                similarity => {
-                    pairs_at[distance as usize] += pairs;
-                    unverified += if similarity.is_none() { pairs } else { 0 };
-                    sets.union(i, j);
+        // Each node's documents by class, and each document's first of its class in the node.
+        let mut groups: Vec<ClassGroup> = Vec::new();
+        let mut group_starts: Vec<usize> = Vec::with_capacity(self.nodes.len() + 1);
+        let mut same_class_as: Vec<u32> = (0..self.docs.len() as u32).collect();
+        let mut order: Vec<(u32, u32)> = Vec::new();
+        for n in 0..self.nodes.len() {
+            group_starts.push(groups.len());
+            order.clear();
+            order.extend((self.starts[n]..self.starts[n + 1]).map(|d| (v.classes[d], d as u32)));
+            order.sort_unstable();
+            for run in order.chunk_by(|x, y| x.0 == y.0) {
+                let first = run[0].1;
+                for &(_, d) in &run[1..] {
+                    same_class_as[d as usize] = first;
                 }
-            };
-        for n in (0..self.nodes.len()).filter(|&n| uniform[n] && size(n) > 1) {
-            let first = self.starts[n];
-            judge(first, first + 1, 0, size(n) * (size(n) - 1) / 2, &mut sets);
-            for d in first + 2..self.starts[n + 1] {
-                sets.union(first, d);
+                groups.push(ClassGroup {
+                    class: run[0].0,
+                    count: run.len() as u32,
+                    first,
+                });
             }
         }
-        for &(a, b, distance) in &self.edges {
-            let (a, b) = (a as usize, b as usize);
-            if uniform[a] && uniform[b] {
-                let pairs = size(a) * size(b);
-                judge(self.starts[a], self.starts[b], distance, pairs, &mut sets);
-            }
+        group_starts.push(groups.len());
+        let groups_of = |n: usize| &groups[group_starts[n]..group_starts[n + 1]];
+
+        let mut sets = UnionFind::new(self.docs.len());
+        // Pairs of one class: J = 1 (or unverified alike), always kept.
+        let mut total = Tally::new();
+        for g in &groups {
+            let pairs = u64::from(g.count) * u64::from(g.count.saturating_sub(1)) / 2;
+            total.pairs_at[0] += pairs;
+            total.unverified += if g.class == NO_EVIDENCE { pairs } else { 0 };
         }
-        let judged_whole = |i: usize, j: usize| {
-            let (a, b) = (node_of[i] as usize, node_of[j] as usize);
-            uniform[a] && uniform[b]
-        };
-        let mut candidates: Vec<(usize, usize, u32)> = Vec::with_capacity(CANDIDATES);
-        let mut cursor = PairCursor::default();
-        loop {
-            candidates.clear();
-            let walked = self
-                .walk(&mut cursor, CANDIDATES, |i, j, distance| {
-                    if judged_whole(i, j) {
-                        return Ok::<_, std::convert::Infallible>(false);
-                    }
-                    candidates.push((i, j, distance));
-                    Ok(true)
+        for (d, &first) in same_class_as.iter().enumerate() {
+            sets.union(d, first as usize);
+        }
+        // Pairs of two classes: a node's own, then its edges.
+        let nodes: Vec<usize> = (0..self.nodes.len())
+            .filter(|&n| groups_of(n).len() > 1)
+            .collect();
+        for chunk in nodes.chunks(BLOCKS) {
+            let tally = chunk
+                .par_iter()
+                .fold(Tally::new, |mut t, &n| {
+                    judge_block(v, groups_of(n), None, 0, &mut t);
+                    t
                 })
-                .unwrap_or_else(|never| match never {});
-            // (i, j, distance, verified) of the pairs kept.
-            let kept: Vec<(usize, usize, u32, bool)> = candidates
-                .par_chunks(4096)
-                .flat_map_iter(|chunk| {
-                    chunk
-                        .iter()
-                        .filter_map(|&(i, j, distance)| match v.jaccard(i, j) {
-                            Some(similarity) if similarity < v.min_jaccard => None,
-                            similarity => Some((i, j, distance, similarity.is_some())),
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            for (i, j, distance, verified) in kept {
-                pairs_at[distance as usize] += 1;
-                unverified += u64::from(!verified);
-                sets.union(i, j);
-            }
-            progress.advance(walked as u64);
-            if walked < CANDIDATES {
-                break;
-            }
+                .reduce(Tally::new, Tally::merge);
+            apply(&mut sets, &tally);
+            progress.advance(tally.pairs_at.iter().sum());
+            total = total.merge(Tally {
+                unions: Vec::new(),
+                ..tally
+            });
         }
-        self.pairs_at = pairs_at;
-        self.unverified = unverified;
-        self.set_clusters(sets);
+        for chunk in self.edges.chunks(BLOCKS) {
+            let tally = chunk
+                .par_iter()
+                .fold(Tally::new, |mut t, &(a, b, distance)| {
+                    let (a, b) = (groups_of(a as usize), groups_of(b as usize));
+                    judge_block(v, a, Some(b), distance, &mut t);
+                    t
+                })
+                .reduce(Tally::new, Tally::merge);
+            apply(&mut sets, &tally);
+            progress.advance(tally.pairs_at.iter().sum());
+            total = total.merge(Tally {
+                unions: Vec::new(),
+                ..tally
+            });
+        }
+        self.pairs_at = total.pairs_at;
+        self.unverified = total.unverified;
+        self.clusters = OnceLock::from(self.clusters_of(sets));
         Ok(())
     }
 
-    /// Orders the components of two or more documents by their smallest id, each sorted.
-    fn set_clusters(&mut self, mut sets: UnionFind) {
+    /// The components of two or more documents, ordered by their smallest id, each sorted.
+    fn clusters_of(&self, mut sets: UnionFind) -> Clusters {
         let roots: Vec<usize> = (0..self.docs.len()).map(|d| sets.find(d)).collect();
         let mut in_cluster: Vec<u32> = (0..self.docs.len() as u32)
             .filter(|&d| sets.size_of(roots[d as usize]) > 1)
@@ -663,7 +829,139 @@ impl NearDuplicates {
         if !in_cluster.is_empty() {
             starts.push(in_cluster.len());
         }
-        self.members = in_cluster;
-        self.cluster_starts = starts;
+        Clusters {
+            members: in_cluster,
+            starts,
+        }
+    }
+}
+
+/// Judges the pairs of one block of candidates: those between the classes of `a` and of `b`
+/// (an edge's, at `distance`), or with `b` None those between distinct classes of `a` (a
+/// node's own, at distance 0), each pair of classes once for all its documents. Adds to
+/// `tally` the pairs kept and the unions that connect them, at most one fewer than the
+/// classes involved.
+fn judge_block(
+    v: &Verified,
+    a: &[ClassGroup],
+    b: Option<&[ClassGroup]>,
+    distance: u32,
+    tally: &mut Tally,
+) {
+    let kept = |x: &ClassGroup, y: &ClassGroup, tally: &mut Tally| {
+        let similarity = v.jaccard_of_classes(x.class, y.class);
+        if !v.keeps(similarity) {
+            return false;
+        }
+        let pairs = u64::from(x.count) * u64::from(y.count);
+        tally.pairs_at[distance as usize] += pairs;
+        tally.unverified += if similarity.is_none() { pairs } else { 0 };
+        true
+    };
+    let other = b.unwrap_or(a);
+    if a.len() == 1 && other.len() == 1 && b.is_some() {
+        if kept(&a[0], &other[0], tally) {
+            tally.unions.push((a[0].first, other[0].first));
+        }
+        return;
+    }
+    // A spanning forest of the kept class pairs: a's groups are 0.., b's follow.
+    let offset = if b.is_some() { a.len() } else { 0 };
+    let mut local = UnionFind::new(offset + other.len());
+    for (x, gx) in a.iter().enumerate() {
+        let ys = if b.is_some() { 0 } else { x + 1 };
+        for (y, gy) in other.iter().enumerate().skip(ys) {
+            if kept(gx, gy, tally) && local.find(x) != local.find(offset + y) {
+                local.union(x, offset + y);
+                tally.unions.push((gx.first, gy.first));
+            }
+        }
+    }
+}
+
+/// Joins the clusters of the unions a tally found.
+fn apply(sets: &mut UnionFind, tally: &Tally) {
+    for &(x, y) in &tally.unions {
+        sets.union(x as usize, y as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pairs handed out in parallel segments come in the order, and are the pairs, of the
+    /// serial walk, also when a hot fingerprint's pairs span many segments and when its
+    /// documents have edges of their own.
+    #[test]
+    fn parallel_pairs_are_the_serial_ones_in_order() {
+        let mut documents: Vec<(String, u64)> = Vec::new();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // A hot page (700 copies: 244,650 pairs), near copies of it, and random pages with
+        // near copies of their own.
+        let hot = 0x0123_4567_89ab_cdef;
+        for i in 0..700 {
+            documents.push((format!("hot-{i:04}"), hot));
+        }
+        for i in 0..40 {
+            documents.push((format!("near-{i:02}"), hot ^ (1 << (i % 64)) ^ (1 << 7)));
+        }
+        for i in 0..3000 {
+            let fp = next();
+            documents.push((format!("page-{i:04}"), fp));
+            if i % 3 == 0 {
+                documents.push((format!("page-{i:04}-b"), fp ^ (1 << (next() % 64))));
+            }
+        }
+        let near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+        let mut serial: Vec<String> = Vec::new();
+        near.for_each_pair(|a, b, d, j| {
+            serial.push(format!("{a} {b} {d} {j:?}"));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(serial.len() as u64, near.summary().pairs);
+        assert!(
+            serial.len() > 8 * SEGMENT,
+            "many segments: {}",
+            serial.len()
+        );
+        let mut parallel: Vec<String> = Vec::new();
+        let mut buffers = 0;
+        near.for_each_pair_parallel(
+            Vec::new,
+            |buffer: &mut Vec<String>, a, b, d, j| {
+                buffer.push(format!("{a} {b} {d} {j:?}"));
+                Ok::<_, ()>(())
+            },
+            |buffer| {
+                buffers += 1;
+                parallel.extend(buffer);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(buffers > 8);
+        assert_eq!(parallel, serial);
+
+        // An error from a worker stops the walk and is returned.
+        let failed = near.for_each_pair_parallel(
+            || (),
+            |_, a, _, _, _| {
+                if a == "page-2001" {
+                    Err(a.to_string())
+                } else {
+                    Ok(())
+                }
+            },
+            |()| Ok(()),
+        );
+        assert_eq!(failed, Err("page-2001".to_string()));
     }
 }

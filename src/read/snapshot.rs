@@ -18,6 +18,7 @@ use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
 use crate::similarity::fingerprint::{hex, Scheme};
 use crate::similarity::jaccard::check_min_jaccard;
+use crate::similarity::sketch::SketchTable;
 use crate::tables::permutation::Permutations;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
@@ -547,13 +548,31 @@ impl Snapshot {
         &self,
         documents: &[(u64, &str, u64)],
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let mut sketches = vec![None; documents.len()];
-        for run in self.runs.iter().rev() {
-            if run.meta().sketches > 0 {
-                run.docs()?.sketches_sorted(documents, &mut sketches)?;
+        let (table, found) = self.sketch_table_of(documents)?;
+        Ok((0..documents.len())
+            .map(|i| found[i].then(|| table.sketch(i).to_vec()))
+            .collect())
+    }
+
+    /// [`Snapshot::sketches_of`] as one table, row i document i's sketch where `found[i]`
+    /// (all zero where not): no allocation per document, for the audit's many.
+    pub(crate) fn sketch_table_of(
+        &self,
+        documents: &[(u64, &str, u64)],
+    ) -> Result<(SketchTable, Vec<bool>)> {
+        let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
+        let mut table = SketchTable::new(bytes, documents.len());
+        let mut found = vec![false; documents.len()];
+        if bytes > 0 {
+            let (rows, stride) = table.rows_mut();
+            for run in self.runs.iter().rev() {
+                if run.meta().sketches > 0 {
+                    run.docs()?
+                        .sketches_sorted(documents, rows, (stride, bytes), &mut found)?;
+                }
             }
         }
-        Ok(sketches)
+        Ok((table, found))
     }
 
     /// Calls `f(id, batch)` on every live document with `fingerprint`: a posting's batch is

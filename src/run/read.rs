@@ -380,14 +380,17 @@ impl DocsFile {
             .transpose()
     }
 
-    /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, fills
-    /// `sketches[i]` with document i's sketch from this run (the entry of its fingerprint and
-    /// id with its batch), where it is still None. Each block is read once for the documents
-    /// it covers; chunks of the documents are looked up in parallel.
+    /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, copies
+    /// document i's sketch from this run (the entry of its fingerprint and id with its batch),
+    /// which must have `bytes` bytes, to the start of row i of `rows` (rows of `stride`
+    /// bytes) and sets `found[i]`, where it is not set yet. Each block is read once for the documents it covers; chunks of the
+    /// documents are looked up in parallel.
     pub fn sketches_sorted(
         &self,
         documents: &[(u64, &str, u64)],
-        sketches: &mut [Option<Vec<u8>>],
+        rows: &mut [u8],
+        (stride, bytes): (usize, usize),
+        found: &mut [bool],
     ) -> Result<()> {
         /// Documents per parallel lookup task.
         const CHUNK: usize = 1 << 12;
@@ -396,8 +399,9 @@ impl DocsFile {
         };
         documents
             .par_chunks(CHUNK)
-            .zip(sketches.par_chunks_mut(CHUNK))
-            .try_for_each(|(documents, sketches)| {
+            .zip(rows.par_chunks_mut(CHUNK * stride))
+            .zip(found.par_chunks_mut(CHUNK))
+            .try_for_each(|((documents, rows), found)| {
                 let mut i = 0;
                 while i < documents.len() {
                     let (fp, id, _) = documents[i];
@@ -425,8 +429,16 @@ impl DocsFile {
                             j += 1;
                         }
                         while j < end && (documents[j].0, documents[j].1) == (fp, id) {
-                            if documents[j].2 == batch && sketches[j].is_none() {
-                                sketches[j] = Some(sketch.to_vec());
+                            if documents[j].2 == batch && !found[j] {
+                                if sketch.len() != bytes {
+                                    return Err(Error::corrupt(format!(
+                                        "a sketch of {} bytes in a store of {bytes}-byte \
+                                         sketches",
+                                        sketch.len()
+                                    )));
+                                }
+                                rows[j * stride..][..bytes].copy_from_slice(sketch);
+                                found[j] = true;
                             }
                             j += 1;
                         }

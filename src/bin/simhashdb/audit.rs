@@ -10,6 +10,7 @@ use simhashdb::{NearDuplicates, Progress, Snapshot};
 
 use crate::documents::FieldArgs;
 use crate::exit_codes::usage;
+use crate::output::Fourth;
 use crate::{output, progress};
 
 /// List every pair of stored documents within D bits, their clusters, and what a dedup drops.
@@ -241,23 +242,38 @@ fn write_pairs(
         unverified: bool,
     }
     let verified = near.is_verified();
-    near.for_each_pair(telling(progress, |a, b, distance, jaccard| {
-        match (json, jaccard) {
-            (true, jaccard) => output::json_line(
-                out,
-                &PairLine {
-                    a,
-                    b,
-                    distance,
-                    jaccard,
-                    unverified: verified && jaccard.is_none(),
-                },
-            ),
-            (false, None) if verified => Ok(writeln!(out, "{a}\t{b}\t{distance}\tunverified")?),
-            (false, None) => Ok(writeln!(out, "{a}\t{b}\t{distance}")?),
-            (false, Some(j)) => Ok(writeln!(out, "{a}\t{b}\t{distance}\t{j:.6}")?),
-        }
-    }))?;
+    let mut written = 0u64;
+    near.for_each_pair_parallel(
+        || (Vec::with_capacity(1 << 20), Vec::new(), 0u64),
+        |(lines, line, count), a, b, distance, jaccard| -> Result<()> {
+            *count += 1;
+            if json {
+                return output::json_line(
+                    lines,
+                    &PairLine {
+                        a,
+                        b,
+                        distance,
+                        jaccard,
+                        unverified: verified && jaccard.is_none(),
+                    },
+                );
+            }
+            let fourth = match jaccard {
+                Some(j) => Fourth::Jaccard(j),
+                None if verified => Fourth::Unverified,
+                None => Fourth::None,
+            };
+            Ok(output::pair_line(lines, line, a, b, distance, fourth)?)
+        },
+        |(lines, _, count)| {
+            out.write_all(&lines)?;
+            written += count;
+            progress.advance(count);
+            Ok(())
+        },
+    )?;
+    debug_assert_eq!(written, near.summary().pairs);
     Ok(())
 }
 
