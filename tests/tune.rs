@@ -209,6 +209,131 @@ fn scores_equal_an_independent_computation() {
     assert_eq!(last["recommend"]["verified"]["min_jaccard"], 0.8);
 }
 
+/// Verification by sketches: every distance's score equals a model that computes the same
+/// estimator (the library's public sketch and estimate) over every pair, at the threshold
+/// the line names, and no threshold of the grid scores better.
+#[test]
+fn sketch_scores_equal_a_model_at_their_best_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus();
+    let path = write_corpus(dir.path(), &docs);
+    let pairs = all_pairs(&docs);
+    let truth: HashSet<(usize, usize)> = pairs
+        .iter()
+        .filter(|p| p.2 >= 0.8)
+        .map(|p| (p.0, p.1))
+        .collect();
+    let lines = tune_json(&[
+        path_str(&path),
+        "--schemes",
+        "words-2-minhash,seomoz",
+        "--sketch-bytes",
+        "64,256",
+    ]);
+    let grid: Vec<f64> = (-10..=5).map(|s| 0.8 + f64::from(s) * 0.01).collect();
+    let mut checked = 0;
+    for bytes in [64u16, 256] {
+        let sketcher = Scheme::default().with_sketch(bytes).unwrap();
+        let sketches: Vec<Vec<u8>> = docs
+            .iter()
+            .map(|(_, t)| sketcher.sketch(t).unwrap())
+            .collect();
+        let estimate = |a: usize, b: usize| Scheme::estimate_jaccard(&sketches[a], &sketches[b]);
+        for name in ["words-2-minhash", "seomoz"] {
+            let scheme = Scheme::from_name(name).unwrap();
+            let fps: Vec<u64> = docs.iter().map(|(_, t)| scheme.fingerprint(t)).collect();
+            for k in 0..=12u32 {
+                let model = |t: f64| {
+                    let kept: Vec<(usize, usize)> = pairs
+                        .iter()
+                        .filter(|p| (fps[p.0] ^ fps[p.1]).count_ones() <= k)
+                        .filter(|p| estimate(p.0, p.1) >= t)
+                        .map(|p| (p.0, p.1))
+                        .collect();
+                    let tp = kept.iter().filter(|p| truth.contains(p)).count();
+                    let (precision, recall) = (
+                        if kept.is_empty() {
+                            0.0
+                        } else {
+                            tp as f64 / kept.len() as f64
+                        },
+                        tp as f64 / truth.len() as f64,
+                    );
+                    let f1 = if tp == 0 {
+                        0.0
+                    } else {
+                        2.0 * precision * recall / (precision + recall)
+                    };
+                    (kept.len(), tp, f1)
+                };
+                let line = lines
+                    .iter()
+                    .find(|l| {
+                        l["scheme"] == name
+                            && l["mode"] == "sketch"
+                            && l["sketch_bytes"] == bytes
+                            && l["distance"] == k
+                    })
+                    .unwrap_or_else(|| panic!("{name} sketch {bytes} {k}"));
+                let t = line["min_jaccard"].as_f64().unwrap();
+                assert!(grid.iter().any(|g| (g - t).abs() < 1e-9), "{line}");
+                let (kept, tp, f1) = model(t);
+                assert_eq!(line["pairs"], kept, "{line}");
+                assert_eq!(line["true_positives"], tp, "{line}");
+                assert!((line["f1"].as_f64().unwrap() - f1).abs() < 1e-12, "{line}");
+                let best = grid.iter().map(|&g| model(g).2).fold(0.0, f64::max);
+                assert!(f1 >= best - 1e-12, "{line}: the grid has F1 {best}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 2 * 13);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["mode"] == "sketch" && l["f1"].as_f64().unwrap() > 0.5),
+        "the sketches find near-duplicates"
+    );
+
+    // The recommendation is within the tolerance of the best sketch score, and its init
+    // arguments make a store with sketches of its size.
+    let choice = &lines.last().unwrap()["recommend"]["sketched"];
+    let best = lines
+        .iter()
+        .filter(|l| l["mode"] == "sketch")
+        .map(|l| l["f1"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        choice["score"]["f1"].as_f64().unwrap() >= best - simhashdb::tune::Choice::F1_TOLERANCE,
+        "{choice}"
+    );
+    let bytes = choice["sketch_bytes"].as_u64().unwrap();
+    let args: Vec<&str> = choice["init_args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["--sketch-bytes", &bytes.to_string()]),
+        "{args:?}"
+    );
+    let store = dir.path().join("sketched");
+    let out = simhashdb(&[&["init", path_str(&store)], &args[..]].concat(), "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("sketches of {bytes} bytes")),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Without sketches: no sketch line, no sketch recommendation.
+    let lines = tune_json(&[path_str(&path), "--schemes", "seomoz", "--no-sketch"]);
+    assert!(lines.iter().all(|l| l["mode"] != "sketch"));
+    assert!(lines.last().unwrap()["recommend"]["sketched"].is_null());
+}
+
 #[test]
 fn gold_pairs_and_computed_truth_agree() {
     let dir = tempfile::tempdir().unwrap();
@@ -360,6 +485,17 @@ fn bad_inputs_get_clear_errors() {
     );
     fails(&[corpus_arg, "--sample", "0"], 2, &["--sample"]);
     fails(&[corpus_arg, "--max-distance", "40"], 2, &["40"]);
+    fails(
+        &[corpus_arg, "--sketch-bytes", "63"],
+        2,
+        &["--sketch-bytes", "63"],
+    );
+    fails(&[corpus_arg, "--sketch-bytes", "128,2048"], 2, &["2048"]);
+    fails(
+        &[corpus_arg, "--sketch-bytes", "128", "--no-sketch"],
+        2,
+        &["--no-sketch"],
+    );
     fails(&["missing.jsonl"], 1, &["missing.jsonl"]);
     let nowhere = dir.path().join("no-such-dir").join("plot.svg");
     fails(

@@ -77,6 +77,7 @@ def tune(
     id_field: str,
     text_field: str,
     skip_invalid: bool,
+    sketch_bytes: Optional[List[int]],
 ) -> List[str]:
     """`tune --json`'s lines for a corpus; draws the plot when given."""
 

@@ -26,6 +26,7 @@ def tune(
     id_field: str = "id",
     text_field: str = "text",
     skip_invalid: bool = False,
+    sketch_bytes: Optional[Iterable[int]] = None,
 ) -> Dict[str, Any]:
     """``simhashdb tune``: every scheme at every distance 0..``max_distance``, scored against
     the pairs of ``corpus`` whose word 3-shingle Jaccard is at least ``min_jaccard``, and the
@@ -34,13 +35,16 @@ def tune(
     ``corpus`` is a path or a list of paths as the CLI reads them (JSON Lines with ``id`` and
     ``text``, Parquet, text files or directories). The options are the CLI's flags:
     ``sample`` documents drawn by ``seed``, ``schemes`` names (default: all candidates),
-    ``gold`` pairs instead of the texts' exact Jaccard, ``expected_size`` to plan for, and
-    ``plot`` a .svg or .png to draw.
+    ``gold`` pairs instead of the texts' exact Jaccard, ``expected_size`` to plan for,
+    ``plot`` a .svg or .png to draw, and ``sketch_bytes`` the sketch sizes to score
+    verification by sketches at (default 64, 128, 256, 512 and 1024; ``[]`` scores none).
 
     Returns ``tune --json`` as one dict: ``corpus`` (its first line), ``scores`` (one dict per
-    scheme, ``mode`` and distance) and ``recommend`` (``fingerprints_only`` and ``verified``,
-    each with the ``init_args`` that create such a store). Raises ValueError for bad options
-    and OSError for files, naming what and where.
+    scheme, ``mode`` and distance; ``mode`` ``"sketch"`` with ``sketch_bytes`` and the
+    ``min_jaccard`` it scored best at) and ``recommend`` (``fingerprints_only``, ``verified``
+    and ``sketched``, each with the ``init_args`` that create such a store; ``sketched`` is
+    None when no sketch size was scored). Raises ValueError for bad options and OSError for
+    files, naming what and where.
     """
     paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     if not paths:
@@ -51,6 +55,10 @@ def tune(
             raise ValueError(f"{name}: expected a positive int, got {value!r}")
     if not isinstance(max_distance, int) or not 0 <= max_distance <= 255:
         raise ValueError(f"max_distance: expected an int in 0..=255, got {max_distance!r}")
+    sizes = None if sketch_bytes is None else list(sketch_bytes)
+    for size in sizes or []:
+        if not isinstance(size, int) or isinstance(size, bool) or not 64 <= size <= 1024:
+            raise ValueError(f"sketch_bytes: expected ints from 64 to 1024, got {size!r}")
     lines = _native.tune(
         [os.fspath(p) for p in paths],
         float(min_jaccard),
@@ -65,6 +73,7 @@ def tune(
         id_field,
         text_field,
         skip_invalid,
+        sizes,
     )
     parsed = [json.loads(line) for line in lines]
     return {

@@ -252,7 +252,7 @@ fn scheme_name(
 /// `tune --json` (Python joins them into one dict), with the GIL released. Draws the plot to
 /// `plot` when given.
 #[pyfunction]
-#[pyo3(signature = (corpus, min_jaccard, sample, seed, schemes, max_distance, expected_size, gold, plot, format, id_field, text_field, skip_invalid))]
+#[pyo3(signature = (corpus, min_jaccard, sample, seed, schemes, max_distance, expected_size, gold, plot, format, id_field, text_field, skip_invalid, sketch_bytes))]
 #[allow(clippy::too_many_arguments)]
 fn tune(
     py: Python<'_>,
@@ -269,6 +269,7 @@ fn tune(
     id_field: String,
     text_field: String,
     skip_invalid: bool,
+    sketch_bytes: Option<Vec<u16>>,
 ) -> PyResult<Vec<String>> {
     use simhashdb::tune::{TuneOptions, Tuning};
     guard(|| {
@@ -291,6 +292,8 @@ fn tune(
             max_distance,
             expected_size,
             gold,
+            sketch_bytes: sketch_bytes
+                .unwrap_or_else(|| TuneOptions::DEFAULT_SKETCH_BYTES.to_vec()),
             read: simhashdb::ReadOptions {
                 format: format
                     .map(simhashdb::InputFormat::parse)

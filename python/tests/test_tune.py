@@ -33,11 +33,13 @@ def corpus(tmp_path):
 def test_tune_equals_the_cli(tmp_path, cli):
     path = corpus(tmp_path)
     plot = tmp_path / "tune.svg"
-    got = simhashdb.tune(path, schemes=SCHEMES, max_distance=8, min_jaccard=0.7, plot=plot)
+    got = simhashdb.tune(
+        path, schemes=SCHEMES, max_distance=8, min_jaccard=0.7, plot=plot, sketch_bytes=[64, 256]
+    )
     lines = json_lines(
         run_cli(
             cli, "tune", str(path), "--json", "--schemes", ",".join(SCHEMES),
-            "--max-distance", "8", "--min-jaccard", "0.7",
+            "--max-distance", "8", "--min-jaccard", "0.7", "--sketch-bytes", "64,256",
         )
     )
     assert got == {
@@ -49,12 +51,18 @@ def test_tune_equals_the_cli(tmp_path, cli):
     # The 200 copies alone are C(200, 2) true pairs.
     assert got["corpus"]["true_pairs"] >= 200 * 199 // 2
     assert {s["scheme"] for s in got["scores"]} == set(SCHEMES)
-    assert len(got["scores"]) == len(SCHEMES) * 2 * 9
+    # Fingerprints, verified, and each sketch size, at k = 0..8.
+    assert len(got["scores"]) == len(SCHEMES) * 4 * 9
+    assert {s["sketch_bytes"] for s in got["scores"] if s["mode"] == "sketch"} == {64, 256}
     assert got["recommend"]["fingerprints_only"]["init_args"][:1] == ["--scheme"]
+    assert "--sketch" in got["recommend"]["sketched"]["init_args"]
     assert plot.read_text().lstrip().startswith("<svg")
     # A list of paths and a sample work as the CLI's do.
-    sampled = simhashdb.tune([path], schemes=["seomoz"], sample=150, seed=3, max_distance=4)
+    sampled = simhashdb.tune(
+        [path], schemes=["seomoz"], sample=150, seed=3, max_distance=4, sketch_bytes=[]
+    )
     assert sampled["corpus"]["sampled"] and sampled["corpus"]["measured"] == 150
+    assert sampled["recommend"]["sketched"] is None
 
 
 def test_tune_refuses_bad_input_naming_it(tmp_path):
@@ -65,6 +73,9 @@ def test_tune_refuses_bad_input_naming_it(tmp_path):
         simhashdb.tune(path, schemes=["nonsense"])
     with pytest.raises(ValueError, match="sample"):
         simhashdb.tune(path, sample=0)
+    for size in (63, 2048, "128", True):
+        with pytest.raises(ValueError, match="sketch_bytes"):
+            simhashdb.tune(path, schemes=["seomoz"], sketch_bytes=[size])
     with pytest.raises(ValueError, match="corpus"):
         simhashdb.tune([])
     with pytest.raises(ValueError, match=r"\.gif"):

@@ -252,7 +252,17 @@ pub const DOCUMENT_BYTES: f64 = 52.0;
 /// compaction").
 pub const MICROS_PER_BLOCK_READ: f64 = 3.8;
 
+/// Disk bytes per sketch beyond its own N bytes: the entry's key, id and batch repeated
+/// beside the sketch, and redb's pages (a 128-byte sketch cost 158.7 bytes per document at
+/// 1e6 with 12-byte ids, docs/benchmarks.md). Longer ids cost their length again.
+pub const SKETCH_OVERHEAD_BYTES: f64 = 31.0;
+
 impl Settings {
+    /// Disk bytes per document a sketch of `bytes` bytes costs, by the measured figure above.
+    pub fn sketch_disk_bytes(bytes: u16) -> f64 {
+        f64::from(bytes) + SKETCH_OVERHEAD_BYTES
+    }
+
     /// Disk bytes per document these settings cost, by the measured figures above.
     pub fn disk_bytes_per_document(&self) -> f64 {
         DOCUMENT_BYTES + TABLE_BYTES_PER_FINGERPRINT * self.table_count() as f64

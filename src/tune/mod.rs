@@ -3,7 +3,9 @@
 //! For every candidate scheme and every distance k = 0..=max, the pairs of the corpus (or of a
 //! random sample of it) whose fingerprints are within k bits are scored against the truth, the
 //! pairs whose word 3-shingle Jaccard similarity is at least J: precision, recall and F1, from
-//! fingerprints alone and after verification by exact Jaccard (an audit's `--verify-text`).
+//! fingerprints alone, after verification by exact Jaccard (an audit's `--verify-text`), and
+//! after verification by sketches of each size (an audit's `--min-jaccard` on a store made
+//! with `init --sketch`), at the sketch threshold that does best near J.
 //! The truth is the user's gold pairs, or the exact join of the texts
 //! (`similar_pairs`, in the similarity wing): every pair at J or more, none sampled. Recall comes with a 95%
 //! interval ([`Score::recall_interval`]).
@@ -30,7 +32,7 @@ pub use scores::{SchemeScores, Score};
 
 use recommend::recommend;
 use sample::Sample;
-use scores::{score_scheme, Truth};
+use scores::{score_scheme, Sketches, Thresholds, Truth};
 use truth::{read_gold, IndexPair};
 
 use crate::error::{Error, Result, Setting};
@@ -38,6 +40,7 @@ use crate::io::input::ReadOptions;
 use crate::similarity::fingerprint::{Features, Scheme, Weighting};
 use crate::similarity::jaccard::shingle_set;
 use crate::similarity::similarity_join::similar_pairs;
+use crate::similarity::sketch::{self, SketchTable};
 use crate::sys::progress::{Phase, Progress};
 
 /// The largest distance [`tune`] scores.
@@ -64,6 +67,8 @@ pub struct TuneOptions {
     pub gold: Option<PathBuf>,
     /// How the corpus is read (its format, id and text fields).
     pub read: ReadOptions,
+    /// The sketch sizes (bytes) to score verification by sketches at; empty scores none.
+    pub sketch_bytes: Vec<u16>,
 }
 
 impl TuneOptions {
@@ -73,6 +78,9 @@ impl TuneOptions {
     pub const DEFAULT_MAX_DISTANCE: u8 = 12;
     /// The largest distance [`tune`] scores.
     pub const MAX_DISTANCE: u8 = MAX_DISTANCE;
+    /// The sketch sizes scored unless told otherwise: each `init --sketch-bytes` from the
+    /// least to the most, doubling.
+    pub const DEFAULT_SKETCH_BYTES: [u16; 5] = [64, 128, 256, 512, 1024];
 
     /// The schemes `tune` scores by default: word shingles of 1 to 5 words and character
     /// n-grams of 3 to 6 characters, each as 1-bit minhash, set vote and count vote, and
@@ -101,6 +109,7 @@ impl Default for TuneOptions {
             expected_size: None,
             gold: None,
             read: ReadOptions::default(),
+            sketch_bytes: TuneOptions::DEFAULT_SKETCH_BYTES.to_vec(),
         }
     }
 }
@@ -147,6 +156,9 @@ pub struct Tuning {
     /// Recommended for audits that can re-read the text: candidates within k bits, verified
     /// by exact Jaccard.
     pub verified: Choice,
+    /// Recommended for stores that keep sketches (no text at audit time): candidates within
+    /// k bits, verified by sketches; None when no sketch size was measured.
+    pub sketched: Option<Choice>,
 }
 
 /// Measures every scheme of `options` at every distance on the corpus `inputs` (read
@@ -177,6 +189,9 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
     if options.schemes.is_empty() {
         return Err(Error::input("no scheme to measure"));
     }
+    for &bytes in &options.sketch_bytes {
+        sketch::check_bytes(bytes)?;
+    }
     let mut sample = {
         let _phase = Phase::start(progress, "reading the corpus", 0);
         Sample::read(inputs, &options.read, options.sample, options.seed, || {
@@ -192,12 +207,14 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         )));
     }
 
-    // Every scheme's fingerprint of every document, and its shingle set; the texts are
-    // dropped after (the sample keeps only the ids).
-    let (sets, fingerprints) = {
+    // Every scheme's fingerprint of every document, its shingle set and its sketches; the
+    // texts are dropped after (the sample keeps only the ids).
+    let (sets, fingerprints, sketches) = {
         let _phase = Phase::start(progress, "fingerprinting", n as u64);
         let texts = std::mem::take(&mut sample.texts);
-        let per_document: Vec<(Vec<u64>, Vec<u64>)> = texts
+        /// A document's shingle set, fingerprint per scheme, and sketch per size.
+        type Measured = (Vec<u64>, Vec<u64>, Vec<Vec<u8>>);
+        let per_document: Vec<Measured> = texts
             .into_par_iter()
             .map(|text| {
                 let fps = options
@@ -205,19 +222,32 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
                     .iter()
                     .map(|s| s.fingerprint(&text))
                     .collect();
+                let sketches = Scheme::sketches(&text, &options.sketch_bytes);
                 progress.advance(1);
-                (shingle_set(&text), fps)
+                (shingle_set(&text), fps, sketches)
             })
             .collect();
         let mut by_scheme = vec![Vec::with_capacity(n); options.schemes.len()];
+        let mut sketches: Vec<Sketches> = options
+            .sketch_bytes
+            .iter()
+            .map(|&bytes| Sketches {
+                bytes,
+                table: SketchTable::new(usize::from(bytes), n),
+            })
+            .collect();
         let mut sets = Vec::with_capacity(n);
-        for (set, fps) in per_document {
+        for (d, (set, fps, of_document)) in per_document.into_iter().enumerate() {
             sets.push(set);
             for (column, fp) in by_scheme.iter_mut().zip(fps) {
                 column.push(fp);
             }
+            for (size, bytes) in sketches.iter_mut().zip(of_document) {
+                let (rows, stride) = size.table.rows_mut();
+                rows[d * stride..][..bytes.len()].copy_from_slice(&bytes);
+            }
         }
-        (sets, by_scheme)
+        (sets, by_scheme, sketches)
     };
 
     let similar: HashSet<IndexPair> = {
@@ -264,6 +294,7 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         )));
     }
     let truth = Truth::new(pairs, n, &similar);
+    let thresholds = Thresholds::around(t);
 
     let schemes: Vec<SchemeScores> = {
         let _phase = Phase::start(progress, "scoring", options.schemes.len() as u64);
@@ -272,7 +303,15 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
             .iter()
             .zip(&fingerprints)
             .map(|(scheme, fps)| {
-                let scores = score_scheme(*scheme, fps, &truth, &similar, options.max_distance);
+                let scores = score_scheme(
+                    *scheme,
+                    fps,
+                    &truth,
+                    &similar,
+                    options.max_distance,
+                    &sketches,
+                    &thresholds,
+                );
                 progress.advance(1);
                 scores
             })
@@ -291,5 +330,6 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         schemes,
         fingerprints_only: recommendation.fingerprints_only,
         verified: recommendation.verified,
+        sketched: recommendation.sketched,
     })
 }

@@ -1,5 +1,6 @@
-//! `tune`'s picture: precision against recall for every scheme, and F1 against the distance,
-//! as SVG or PNG (feature `plot`).
+//! `tune`'s picture: precision against recall for every scheme, F1 against the distance, and
+//! (when sketches were measured) F1 against the bytes each document costs on disk, as SVG or
+//! PNG (feature `plot`).
 //!
 //! The best few schemes are drawn in colour with a legend, the rest in grey, so the picture
 //! stays readable with thirty schemes; the recommended settings are ringed.
@@ -13,18 +14,21 @@ use plotters::prelude::*;
 
 use super::{Choice, SchemeScores, Score, TruthSource, Tuning};
 use crate::error::Result;
+use crate::format::settings::Settings;
 use crate::io::picture::{self, Drawn, Picture, COLOURS, FONT};
 
 /// Schemes drawn in colour: the best by F1 from fingerprints alone (plus any recommended one).
 const HIGHLIGHTED: usize = 6;
 
-const SIZE: (u32, u32) = (1400, 640);
+/// The size of each panel.
+const PANEL: (u32, u32) = (700, 640);
 
 impl Tuning {
     /// Draws the scores into `path`, as SVG or PNG by its extension (feature `plot`). The
     /// file is written whole or not at all (a temporary file renamed into place).
     pub fn write_plot(&self, path: &Path) -> Result<()> {
-        picture::write(self, path, SIZE)
+        let panels = if self.sketched.is_some() { 3 } else { 2 };
+        picture::write(self, path, (PANEL.0 * panels, PANEL.1))
     }
 
     /// Checks that `path` names a plot [`Tuning::write_plot`] can draw (`.svg` or `.png`),
@@ -58,7 +62,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
         tuning.min_jaccard
     );
     let root = root.titled(&title, (FONT, 22))?;
-    let (left, right) = root.split_horizontally(SIZE.0 / 2);
+    let (left, rest) = root.split_horizontally(PANEL.0);
+    let (right, third) = rest.split_horizontally(PANEL.0);
+    if let Some(sketched) = &tuning.sketched {
+        draw_frontier(&third, tuning, sketched)?;
+    }
     let highlighted = highlighted(tuning);
     let colour = |i: usize| {
         highlighted
@@ -158,6 +166,117 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, tuning: &Tuning) -> Dr
     root.present()
 }
 
+/// F1 against the disk bytes per document of every setting (the tables of distance k at the
+/// planned size, plus the sketch), and the frontier of each use: the settings no cheaper one
+/// beats, from fingerprints alone and with sketches. The recommended sketch setting is ringed.
+fn draw_frontier<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    tuning: &Tuning,
+    sketched: &Choice,
+) -> Drawn<DB> {
+    let size = sketched.expected_size;
+    let tables = |k: u8| {
+        Settings::for_size(k.max(1), size)
+            .map(|s| s.disk_bytes_per_document())
+            .unwrap_or(f64::NAN)
+    };
+    let fingerprints: Vec<(f64, f64)> = tuning
+        .schemes
+        .iter()
+        .flat_map(|s| s.fingerprints.iter())
+        .map(|score| (tables(score.distance), score.f1))
+        .filter(|p| p.0.is_finite())
+        .collect();
+    let sketches: Vec<(f64, f64)> = tuning
+        .schemes
+        .iter()
+        .flat_map(|s| s.sketched.iter().flatten())
+        .filter_map(|score| {
+            let (bytes, _) = score.sketch?;
+            Some((
+                tables(score.distance) + Settings::sketch_disk_bytes(bytes),
+                score.f1,
+            ))
+        })
+        .filter(|p| p.0.is_finite())
+        .collect();
+    let most = sketches
+        .iter()
+        .chain(&fingerprints)
+        .map(|p| p.0)
+        .fold(0.0, f64::max);
+    // From the lowest point of either frontier, in tenths, to 1.
+    let low = frontier(&fingerprints)
+        .iter()
+        .chain(&frontier(&sketches))
+        .map(|p| p.1)
+        .fold(1.0, f64::min);
+    let low = ((low - 0.05) * 10.0).floor().clamp(0.0, 9.0) / 10.0;
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            "F1 against disk bytes per document (tables + sketch)",
+            (FONT, 17),
+        )
+        .margin(18)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..most * 1.05, low..1.0)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("bytes per document at {size} documents"))
+        .y_desc("F1")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .light_line_style(WHITE)
+        .draw()?;
+    let grey = RGBColor(200, 200, 200);
+    for (points, colour, name) in [
+        (&fingerprints, COLOURS[0], "fingerprints alone"),
+        (&sketches, COLOURS[1], "verified by a sketch"),
+    ] {
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 2, grey.filled())))?;
+        let frontier = frontier(points);
+        chart
+            .draw_series(LineSeries::new(frontier.clone(), colour.stroke_width(2)))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+            });
+        chart.draw_series(
+            frontier
+                .into_iter()
+                .map(|p| Circle::new(p, 4, colour.filled())),
+        )?;
+    }
+    let at = (sketched.disk_bytes_per_document(), sketched.score.f1);
+    chart.draw_series(std::iter::once(Circle::new(at, 9, BLACK.stroke_width(2))))?;
+    chart.draw_series(std::iter::once(Text::new(
+        label(sketched),
+        (most * 0.05, low + (1.0 - low) * 0.06),
+        (FONT, 15),
+    )))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 15))
+        .draw()?;
+    Ok(())
+}
+
+/// The points no cheaper (smaller x) point beats in y, by x ascending.
+fn frontier(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for p in sorted {
+        if out.last().is_none_or(|last| p.1 > last.1) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// One point per distance.
 fn points(scores: &[Score], at: impl Fn(&Score) -> (f64, f64)) -> Vec<(f64, f64)> {
     scores.iter().map(at).collect()
@@ -200,10 +319,10 @@ fn new_chart<'a, DB: DrawingBackend>(
 
 /// The recommended setting, in a few words.
 fn label(choice: &Choice) -> String {
-    let how = if choice.min_jaccard.is_some() {
-        "verified"
-    } else {
-        "fingerprints"
+    let how = match (choice.sketch_bytes, choice.min_jaccard) {
+        (Some(bytes), _) => format!("{bytes}-byte sketch"),
+        (None, Some(_)) => "verified".to_string(),
+        (None, None) => "fingerprints".to_string(),
     };
     format!(
         "recommended, {how}: {} k = {}, F1 {:.3}",

@@ -24,8 +24,11 @@ pub struct Choice {
     pub scheme: Scheme,
     /// Its score at the recommended distance (`score.distance`).
     pub score: Score,
-    /// For verified audits: the Jaccard similarity pairs are verified at.
+    /// For verified audits: the Jaccard similarity pairs are verified at (for sketches, the
+    /// least estimate kept: `audit --min-jaccard`).
     pub min_jaccard: Option<f64>,
+    /// For stores with sketches: their size in bytes (`init --sketch --sketch-bytes`).
+    pub sketch_bytes: Option<u16>,
     /// The store size the settings are planned for.
     pub expected_size: u64,
     /// What `init` picks for the distance (at least 1: a store's K must be) at
@@ -38,6 +41,13 @@ impl Choice {
     pub fn distance(&self) -> u8 {
         self.score.distance
     }
+
+    /// Disk bytes per document a store made for this choice costs: its tables' and its
+    /// sketches', by the measured figures in [`Settings`].
+    pub fn disk_bytes_per_document(&self) -> f64 {
+        self.settings.disk_bytes_per_document()
+            + self.sketch_bytes.map_or(0.0, Settings::sketch_disk_bytes)
+    }
 }
 
 /// The recommendations for both uses.
@@ -48,11 +58,15 @@ pub(crate) struct Recommendation {
     /// For audits that can re-read the text: candidates within k bits, verified by exact
     /// Jaccard.
     pub verified: Choice,
+    /// For stores that keep sketches: candidates within k bits, verified by the sketches.
+    pub sketched: Option<Choice>,
 }
 
 /// The recommendations from `schemes`' scores: for each use, the best F1 over every scheme
 /// and distance; among the settings within [`F1_TOLERANCE`] of it, the smallest distance, then
-/// the highest F1, then the earlier scheme.
+/// the highest F1, then the earlier scheme. With sketches, whose size is a cost as the
+/// distance is, the fewest bytes per document on disk (tables and sketch) instead of the
+/// smallest distance.
 pub fn recommend(
     schemes: &[SchemeScores],
     min_jaccard: f64,
@@ -76,10 +90,41 @@ pub fn recommend(
             min_jaccard,
             expected_size,
             settings,
+            sketch_bytes: None,
+        })
+    };
+    let sketched = {
+        let all: Vec<(Scheme, Score)> = schemes
+            .iter()
+            .flat_map(|s| {
+                s.sketched
+                    .iter()
+                    .flatten()
+                    .map(move |score| (s.scheme, *score))
+            })
+            .collect();
+        let best = all.iter().map(|(_, s)| s.f1).fold(0.0, f64::max);
+        let mut near: Vec<Choice> = Vec::new();
+        for (scheme, score) in all.into_iter().filter(|(_, s)| s.f1 >= best - F1_TOLERANCE) {
+            let (bytes, min_jaccard) = score.sketch.expect("a sketch score");
+            near.push(Choice {
+                scheme,
+                score,
+                min_jaccard: Some(min_jaccard),
+                expected_size,
+                settings: Settings::for_size(score.distance.max(1), expected_size)?,
+                sketch_bytes: Some(bytes),
+            });
+        }
+        near.into_iter().min_by(|x, y| {
+            (x.disk_bytes_per_document()
+                .total_cmp(&y.disk_bytes_per_document()))
+            .then(y.score.f1.total_cmp(&x.score.f1))
         })
     };
     Ok(Recommendation {
         fingerprints_only: choose(|s| &s.fingerprints, None)?,
         verified: choose(|s| &s.verified, Some(min_jaccard))?,
+        sketched,
     })
 }

@@ -23,24 +23,35 @@ impl Choice {
             "--expected-size".to_string(),
             self.expected_size.to_string(),
         ]);
+        if let Some(bytes) = self.sketch_bytes {
+            args.extend([
+                "--sketch".to_string(),
+                "--sketch-bytes".to_string(),
+                bytes.to_string(),
+            ]);
+        }
         args
     }
 }
 
 impl Tuning {
     /// Everything measured, as lines of JSON text: first `{"corpus": ...}` (the documents and
-    /// where the truth came from), then one object per scheme, use (`"mode"`: `fingerprints`
-    /// or `verified`) and distance with its score, and last `{"recommend":
-    /// {"fingerprints_only": ..., "verified": ...}}`. `tune --json` prints them.
+    /// where the truth came from), then one object per scheme, use (`"mode"`: `fingerprints`,
+    /// `verified` or `sketch`, the last with `sketch_bytes` and the `min_jaccard` it scored
+    /// best at) and distance with its score, and last `{"recommend": {"fingerprints_only":
+    /// ..., "verified": ..., "sketched": ...}}` (`sketched` null when no sketch size was
+    /// measured). `tune --json` prints them.
     pub fn json_lines(&self) -> Vec<String> {
         let mut lines = vec![text(&CorpusLine {
             corpus: self.corpus(),
         })];
         for scheme in &self.schemes {
-            for (mode, scores) in [
+            let uses = [
                 ("fingerprints", &scheme.fingerprints),
                 ("verified", &scheme.verified),
-            ] {
+            ];
+            let sketched = scheme.sketched.iter().map(|scores| ("sketch", scores));
+            for (mode, scores) in uses.into_iter().chain(sketched) {
                 for score in scores {
                     lines.push(text(&ScoreLine {
                         scheme: scheme.scheme.name(),
@@ -54,6 +65,7 @@ impl Tuning {
             recommend: Recommend {
                 fingerprints_only: ChoiceJson::of(&self.fingerprints_only),
                 verified: ChoiceJson::of(&self.verified),
+                sketched: self.sketched.as_ref().map(ChoiceJson::of),
             },
         }));
         lines
@@ -131,6 +143,7 @@ struct RecommendLine<'a> {
 struct Recommend<'a> {
     fingerprints_only: ChoiceJson<'a>,
     verified: ChoiceJson<'a>,
+    sketched: Option<ChoiceJson<'a>>,
 }
 
 /// One score: the scheme, the use, and the score's fields.
@@ -155,6 +168,8 @@ struct ChoiceJson<'a> {
     score: &'a Score,
     #[serde(skip_serializing_if = "Option::is_none")]
     min_jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sketch_bytes: Option<u16>,
 }
 
 impl<'a> ChoiceJson<'a> {
@@ -165,13 +180,14 @@ impl<'a> ChoiceJson<'a> {
             scheme: choice.scheme.name(),
             blocks: choice.settings.blocks,
             tables: choice.settings.table_count(),
-            disk_bytes_per_document: choice.settings.disk_bytes_per_document().round(),
+            disk_bytes_per_document: choice.disk_bytes_per_document().round(),
             query_micros: choice
                 .settings
                 .estimated_query_micros(choice.expected_size)
                 .round(),
             score: &choice.score,
             min_jaccard: choice.min_jaccard,
+            sketch_bytes: choice.sketch_bytes,
         }
     }
 }

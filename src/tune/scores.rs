@@ -1,5 +1,5 @@
-//! Precision, recall and F1 of one scheme at every distance, from fingerprints alone and
-//! verified by exact Jaccard.
+//! Precision, recall and F1 of one scheme at every distance, from fingerprints alone, verified
+//! by exact Jaccard, and verified by sketches of each size measured.
 
 use std::collections::HashSet;
 
@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::truth::{pair_components, IndexPair};
 use crate::similarity::find_all::{find_all_in, find_all_settings};
 use crate::similarity::fingerprint::Scheme;
+use crate::similarity::sketch::SketchTable;
 
 /// The quality of the pairs one setting finds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,6 +33,10 @@ pub struct Score {
     /// sum(found) / sum(true), normal approximation, clipped to [0, 1]; [0, 1] with fewer than
     /// two groups.
     pub recall_interval: (f64, f64),
+    /// Verified by sketches: their size in bytes, and the least estimated Jaccard a pair
+    /// keeps (the threshold of those tried that scores best at this distance); None for the
+    /// other uses.
+    pub sketch: Option<(u16, f64)>,
 }
 
 impl Score {
@@ -59,19 +64,21 @@ impl Score {
             recall,
             f1,
             recall_interval: interval,
+            sketch: None,
         }
     }
 }
 
 /// A score's JSON form (`tune --json`): its fields, the interval as `recall_low` and
-/// `recall_high`.
+/// `recall_high`, and for sketches `sketch_bytes` and `min_jaccard`.
 impl serde::Serialize for Score {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("Score", 9)?;
+        let fields = if self.sketch.is_some() { 11 } else { 9 };
+        let mut out = serializer.serialize_struct("Score", fields)?;
         out.serialize_field("distance", &self.distance)?;
         out.serialize_field("pairs", &self.pairs)?;
         out.serialize_field("true_positives", &self.true_positives)?;
@@ -81,6 +88,10 @@ impl serde::Serialize for Score {
         out.serialize_field("recall_low", &self.recall_interval.0)?;
         out.serialize_field("recall_high", &self.recall_interval.1)?;
         out.serialize_field("f1", &self.f1)?;
+        if let Some((bytes, min_jaccard)) = self.sketch {
+            out.serialize_field("sketch_bytes", &bytes)?;
+            out.serialize_field("min_jaccard", &min_jaccard)?;
+        }
         out.end()
     }
 }
@@ -95,6 +106,10 @@ pub struct SchemeScores {
     /// The pairs within k bits whose exact Jaccard reaches the threshold (an audit's
     /// `--verify-text`).
     pub verified: Vec<Score>,
+    /// Per sketch size measured, in the order asked: the pairs within k bits whose sketches
+    /// estimate a Jaccard of at least the score's threshold (an audit's `--min-jaccard` on a
+    /// store made with `init --sketch`).
+    pub sketched: Vec<Vec<Score>>,
 }
 
 /// The true pairs of the sample, with what the estimates need.
@@ -156,25 +171,31 @@ impl Truth {
 }
 
 /// The scores of `scheme`, whose fingerprint of document i is `fingerprints[i]`, at
-/// distances 0..=max_distance; `similar` are the pairs verification keeps.
+/// distances 0..=max_distance; `similar` are the pairs verification keeps; `sketches` the
+/// documents' sketches of each size to score, verified at each of `thresholds`.
 pub fn score_scheme(
     scheme: Scheme,
     fingerprints: &[u64],
     truth: &Truth,
     similar: &HashSet<IndexPair>,
     max_distance: u8,
+    sketches: &[Sketches],
+    thresholds: &Thresholds,
 ) -> SchemeScores {
     let bins = usize::from(max_distance) + 1;
+    let candidates = close_pairs(fingerprints, max_distance);
     // Per distance: predicted, true, verified, verified and true.
     let mut counts = vec![[0u64; 4]; bins];
-    for (a, b, d) in close_pairs(fingerprints, max_distance) {
+    let mut is_true = Vec::with_capacity(candidates.len());
+    for &(a, b, d) in &candidates {
         let pair = (a, b);
-        let (is_true, kept) = (truth.set.contains(&pair), similar.contains(&pair));
+        let (true_pair, kept) = (truth.set.contains(&pair), similar.contains(&pair));
+        is_true.push(true_pair);
         let c = &mut counts[usize::from(d)];
         c[0] += 1;
-        c[1] += u64::from(is_true);
+        c[1] += u64::from(true_pair);
         c[2] += u64::from(kept);
-        c[3] += u64::from(kept && is_true);
+        c[3] += u64::from(kept && true_pair);
     }
     let distance_of: Vec<u32> = truth
         .pairs
@@ -186,6 +207,7 @@ pub fn score_scheme(
         scheme,
         fingerprints: Vec::with_capacity(bins),
         verified: Vec::with_capacity(bins),
+        sketched: Vec::with_capacity(sketches.len()),
     };
     for (k, c) in counts.iter().enumerate() {
         for (sum, add) in cumulative.iter_mut().zip(c) {
@@ -208,6 +230,129 @@ pub fn score_scheme(
             truth,
             interval,
         ));
+    }
+    for sketches in sketches {
+        scores.sketched.push(score_sketched(
+            &candidates,
+            &is_true,
+            &distance_of,
+            truth,
+            sketches,
+            bins,
+            thresholds,
+        ));
+    }
+    scores
+}
+
+/// The least estimated Jaccard similarities a sketch verification is scored at: the truth's
+/// J and steps of 0.01 from 0.10 below it to 0.05 above (within 0..=1). An estimate is noisy
+/// (standard error ~0.019 at J = 0.8 with 128 bytes), so a threshold a little off J can trade
+/// a few false pairs for more true ones; the grid spans about five standard errors of the
+/// smallest sketch.
+pub struct Thresholds {
+    /// Ascending.
+    values: Vec<f64>,
+    /// The truth's J.
+    target: f64,
+}
+
+impl Thresholds {
+    pub fn around(target: f64) -> Self {
+        let mut values: Vec<f64> = (-10..=5)
+            .map(|step| target + f64::from(step) * 0.01)
+            .filter(|t| (0.0..=1.0).contains(t))
+            .collect();
+        values.dedup();
+        Thresholds { values, target }
+    }
+}
+
+/// The documents' sketches of one size, for scoring verification by them.
+pub struct Sketches {
+    /// Bytes per sketch.
+    pub bytes: u16,
+    /// Row i: document i's sketch.
+    pub table: SketchTable,
+}
+
+/// For each distance k < `bins`, the score of the candidates within k bits whose sketches
+/// estimate at least a threshold, at the threshold of `thresholds` that scores the best F1
+/// (ties: the one nearest the truth's J, then the lower). `is_true[p]`
+/// says whether candidate p is a true pair; `distance_of[i]` is true pair i's distance.
+fn score_sketched(
+    candidates: &[(u32, u32, u8)],
+    is_true: &[bool],
+    distance_of: &[u32],
+    truth: &Truth,
+    sketches: &Sketches,
+    bins: usize,
+    thresholds: &Thresholds,
+) -> Vec<Score> {
+    let (target, thresholds) = (thresholds.target, &thresholds.values[..]);
+    let passed = |estimate: f64| thresholds.partition_point(|&t| t <= estimate);
+    // Per distance and number of thresholds passed: candidates, and true ones among them.
+    let width = thresholds.len() + 1;
+    let mut counts = vec![[0u64; 2]; bins * width];
+    let table = &sketches.table;
+    let tallies: Vec<(usize, bool)> = candidates
+        .par_iter()
+        .zip(is_true)
+        .map(|(&(a, b, d), &true_pair)| {
+            let estimate = table.estimate(a as usize, b as usize);
+            (usize::from(d) * width + passed(estimate), true_pair)
+        })
+        .collect();
+    for (cell, true_pair) in tallies {
+        counts[cell][0] += 1;
+        counts[cell][1] += u64::from(true_pair);
+    }
+    let true_estimates: Vec<f64> = truth
+        .pairs
+        .iter()
+        .map(|&(a, b)| table.estimate(a as usize, b as usize))
+        .collect();
+    // cumulative[t]: candidates within the distances so far passing threshold t.
+    let mut cumulative = vec![[0u64; 2]; thresholds.len()];
+    let mut scores = Vec::with_capacity(bins);
+    for k in 0..bins {
+        for (t, sum) in cumulative.iter_mut().enumerate() {
+            for cell in &counts[k * width + t + 1..(k + 1) * width] {
+                sum[0] += cell[0];
+                sum[1] += cell[1];
+            }
+        }
+        let pick = |t: usize| {
+            Score::new(
+                k as u8,
+                cumulative[t][0],
+                cumulative[t][1],
+                truth,
+                (0.0, 1.0),
+            )
+        };
+        let nearest = |t: usize| (thresholds[t] - target).abs();
+        let best = (0..thresholds.len())
+            .max_by(|&x, &y| {
+                let (sx, sy) = (pick(x), pick(y));
+                sx.f1
+                    .total_cmp(&sy.f1)
+                    .then(nearest(y).total_cmp(&nearest(x)))
+                    .then(y.cmp(&x))
+            })
+            .expect("at least one threshold");
+        let t = thresholds[best];
+        let interval =
+            truth.recall_interval(|i| distance_of[i] <= k as u32 && true_estimates[i] >= t);
+        let mut score = Score::new(
+            k as u8,
+            cumulative[best][0],
+            cumulative[best][1],
+            truth,
+            interval,
+        );
+        score.sketch = Some((sketches.bytes, t));
+        scores.push(score);
     }
     scores
 }

@@ -16,11 +16,14 @@ use crate::{output, progress};
 ///
 /// For each scheme (word and character shingles of several sizes, each weighting, seomoz)
 /// and each k = 0..12: the precision, recall and F1 of the pairs within k bits against the
-/// pairs whose word 3-shingle Jaccard similarity is at least J, from fingerprints alone and
-/// verified by exact Jaccard (as `audit --verify-text` does). The truth is --gold, or the
+/// pairs whose word 3-shingle Jaccard similarity is at least J, from fingerprints alone,
+/// verified by exact Jaccard (as `audit --verify-text` does), and verified by sketches of
+/// each --sketch-bytes size (as `audit --min-jaccard` does on a store made with `init
+/// --sketch`; each at the threshold near J that scores best). The truth is --gold, or the
 /// exact Jaccard of every pair of the corpus (or of --sample documents of it), computed here.
-/// Prints the recommended `init` command for stores that keep no text and for audits that
-/// re-read it; --json writes every score as JSON Lines, the recommendation last.
+/// Prints the recommended `init` command for stores that keep no text, for stores that keep
+/// sketches, and for audits that re-read the text; --json writes every score as JSON Lines,
+/// the recommendation last.
 #[derive(clap::Args)]
 pub struct Args {
     /// The documents: JSON Lines with an id and a text, Parquet with those columns, or text
@@ -62,6 +65,14 @@ pub struct Args {
     /// Leave out documents with no letter or digit instead of failing.
     #[arg(long)]
     skip_invalid: bool,
+    /// Score verification by sketches of these sizes in bytes (comma-separated, each 64 to
+    /// 1024).
+    #[arg(long, value_name = "BYTES", value_delimiter = ',', default_values_t = TuneOptions::DEFAULT_SKETCH_BYTES,
+          value_parser = clap::value_parser!(u16).range(64..=1024), conflicts_with = "no_sketch")]
+    sketch_bytes: Vec<u16>,
+    /// Score no sketch (fingerprints alone and verified by the text only).
+    #[arg(long)]
+    no_sketch: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -85,6 +96,11 @@ pub fn run(args: Args) -> Result<()> {
         max_distance: args.max_distance,
         expected_size: args.expected_size,
         gold: args.gold.clone(),
+        sketch_bytes: if args.no_sketch {
+            Vec::new()
+        } else {
+            args.sketch_bytes.clone()
+        },
         read: args
             .fields
             .options(simhashdb::ReadOptions::default().scheme, args.skip_invalid),
@@ -147,34 +163,65 @@ fn write_report(out: &mut impl Write, tuning: &Tuning, corpus: &[PathBuf]) -> Re
         )?;
     }
     writeln!(out)?;
-    writeln!(
+    let sketched = tuning.sketched.is_some();
+    write!(
         out,
         "{:<18} {:>26}   {:>26}",
         "scheme", "fingerprints alone", "verified by Jaccard"
     )?;
-    writeln!(
+    if sketched {
+        write!(out, "   {:>38}", "verified by a sketch (best size)")?;
+    }
+    writeln!(out)?;
+    write!(
         out,
         "{:<18} {:>3} {:>6} {:>7} {:>7}   {:>3} {:>6} {:>7} {:>7}",
         "", "k", "F1", "prec", "recall", "k", "F1", "prec", "recall"
     )?;
+    if sketched {
+        write!(
+            out,
+            "   {:>3} {:>5} {:>5} {:>6} {:>7} {:>7}",
+            "k", "bytes", "J", "F1", "prec", "recall"
+        )?;
+    }
+    writeln!(out)?;
     let best = |scores: &[Score]| {
         *scores
             .iter()
             .max_by(|a, b| a.f1.total_cmp(&b.f1).then(b.distance.cmp(&a.distance)))
             .expect("a distance")
     };
-    let mut rows: Vec<(String, Score, Score)> = tuning
+    let mut rows: Vec<(String, Score, Score, Option<Score>)> = tuning
         .schemes
         .iter()
-        .map(|s| (s.scheme.name(), best(&s.fingerprints), best(&s.verified)))
+        .map(|s| {
+            let all: Vec<Score> = s.sketched.iter().flatten().copied().collect();
+            let sketch = (!all.is_empty()).then(|| best(&all));
+            (
+                s.scheme.name(),
+                best(&s.fingerprints),
+                best(&s.verified),
+                sketch,
+            )
+        })
         .collect();
     rows.sort_by(|a, b| b.1.f1.total_cmp(&a.1.f1));
-    for (name, f, v) in rows {
-        writeln!(
+    for (name, f, v, sketch) in rows {
+        write!(
             out,
             "{name:<18} {:>3} {:>6.3} {:>7.3} {:>7.3}   {:>3} {:>6.3} {:>7.3} {:>7.3}",
             f.distance, f.f1, f.precision, f.recall, v.distance, v.f1, v.precision, v.recall
         )?;
+        if let Some(s) = sketch {
+            let (bytes, j) = s.sketch.expect("a sketch score");
+            write!(
+                out,
+                "   {:>3} {bytes:>5} {j:>5.2} {:>6.3} {:>7.3} {:>7.3}",
+                s.distance, s.f1, s.precision, s.recall
+            )?;
+        }
+        writeln!(out)?;
     }
     let corpus: Vec<String> = corpus.iter().map(|p| p.display().to_string()).collect();
     let corpus = corpus.join(" ");
@@ -188,6 +235,22 @@ fn write_report(out: &mut impl Write, tuning: &Tuning, corpus: &[PathBuf]) -> Re
             tuning.fingerprints_only.distance()
         ),
     )?;
+    if let Some(s) = &tuning.sketched {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Recommended for stores that keep sketches (verified without the text):"
+        )?;
+        write_choice(
+            out,
+            s,
+            &format!(
+                "simhashdb audit STORE --distance {} --min-jaccard {}",
+                s.distance(),
+                s.min_jaccard.expect("a sketch threshold")
+            ),
+        )?;
+    }
     writeln!(out)?;
     writeln!(out, "Recommended for audits that re-read the text:")?;
     let v = &tuning.verified;
@@ -217,14 +280,18 @@ fn write_choice(out: &mut impl Write, choice: &Choice, then: &str) -> Result<()>
         s.f1, s.precision, s.recall, s.recall_interval.0, s.recall_interval.1, s.distance
     )?;
     let settings = &choice.settings;
+    let sketch = match choice.sketch_bytes {
+        Some(bytes) => format!(" with {bytes}-byte sketches"),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "  costs at {} documents: M = {} blocks, {} tables, ~{:.0} bytes per document on disk, \
+        "  costs at {} documents: M = {} blocks, {} tables, ~{:.0} bytes per document on disk{sketch}, \
          ~{:.0} us per query",
         choice.expected_size,
         settings.blocks,
         settings.table_count(),
-        settings.disk_bytes_per_document(),
+        choice.disk_bytes_per_document(),
         settings.estimated_query_micros(choice.expected_size)
     )?;
     for warning in settings.warnings(choice.expected_size) {

@@ -334,6 +334,17 @@ impl Scheme {
         Some(sketch::of_tokens(&spans, bytes))
     }
 
+    /// The sketches of `text` at each of `sizes` (bytes), lower-cased and tokenized once
+    /// (`tune` scores every size).
+    pub(crate) fn sketches(text: &str, sizes: &[u16]) -> Vec<Vec<u8>> {
+        let lower = text.to_lowercase();
+        let spans: Vec<&str> = tokens(&lower).collect();
+        sizes
+            .iter()
+            .map(|&b| sketch::of_tokens(&spans, b))
+            .collect()
+    }
+
     /// The Jaccard similarity of two texts' word 3-shingle sets that their sketches (of one
     /// size) estimate (see docs/design.md for the estimator and its error).
     ///
