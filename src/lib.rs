@@ -71,7 +71,8 @@
 //!   [`Store::dedup`] inserts them in the same write; [`DedupFiles`] streams files through,
 //!   the kept records written unchanged ([`Snapshot::dedup_files`], [`Store::dedup_files`]).
 //! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
-//!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus.
+//!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
+//!   [`partitioned`] cuts find_all into pieces a cluster runs (the Spark jobs).
 //! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
 //!   [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
 //!   format detector ([`InputFormat::detect`]).
@@ -105,6 +106,7 @@ mod write;
 #[cfg(feature = "parquet")]
 pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
+pub use similarity::partitioned;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
 pub use dedup::files::DedupFiles;

@@ -8,7 +8,9 @@
 //! Every entry point runs under [`guard`]: a Rust panic becomes a `RuntimeError`, never a
 //! `pyo3_runtime.PanicException` (which is not an `Exception` and escapes `except Exception`).
 
+mod arrow;
 mod errors;
+mod partitioned;
 mod store;
 mod work;
 
@@ -337,6 +339,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fingerprint_many, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_name, m)?)?;
     m.add_function(wrap_pyfunction!(tune, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::fingerprint_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::plan, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::find_slices, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::id_hashes, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::components, m)?)?;
+    m.add_class::<partitioned::PartSlicer>()?;
+    m.add_class::<partitioned::PairExpander>()?;
+    m.add_class::<arrow::Exported>()?;
     m.add_class::<store::NativeStore>()?;
     m.add_class::<store::NativePairs>()?;
     Ok(())

@@ -1,34 +1,41 @@
-"""simhashdb's offline jobs on Spark: fingerprinting, the audit and its clusters, with the
-answers of ``simhashdb fingerprint`` and ``simhashdb audit`` on data past one machine.
+"""simhashdb's offline jobs on Spark: fingerprinting, the audit, its clusters and dedup, with
+the answers of ``simhashdb fingerprint``, ``simhashdb audit`` and its keep/drop rule on data
+past one machine. The engine does the work inside each task (on Arrow batches); Spark moves
+bytes between tasks.
 
-As functions on DataFrames (needs only pyspark and this package on the driver and executors)::
+As functions on DataFrames (needs only pyspark, pyarrow and this package on the driver and
+executors)::
 
     from simhashdb import spark as sdb
-    docs = session.read.parquet("docs/")                      # id, text
+    docs = session.read.parquet("docs/")                      # id, text, ...
     fps = sdb.fingerprint(docs)                               # id, fingerprint (int64 bits)
     pairs = sdb.audit(fps, distance=3)                        # id_a, id_b, distance
     clusters = sdb.clusters(fps, distance=3)                  # cluster_id, id
+    kept, dropped = sdb.dedup(docs, text_column="text")       # docs' rows; id, kept_id
 
-or as a job: ``python -m simhashdb.spark {fingerprint,audit,clusters} --master URL --input PATH
---output PATH`` (or the same module through ``spark-submit``). docs/distributed.md says how the
-work splits and what it costs.
+or as a job: ``python -m simhashdb.spark {fingerprint,audit,clusters,dedup} --master URL --input
+PATH --output PATH`` (or the same module through ``spark-submit``). docs/distributed.md says how
+the work splits and what it costs.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import contextlib
+from typing import Iterator, Optional, Tuple
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.storagelevel import StorageLevel
 
-from . import audit as _audit
-from . import components as _components
+from . import partitioned as _partitioned
 from .columns import documents
-from .fingerprint import fingerprint
+from .fingerprint import fingerprint, fingerprinted
 from .tables import choose_blocks
 
 DEFAULT_DISTANCE = 3
+CHUNK_ROWS = _partitioned.CHUNK_ROWS
 
-__all__ = ["audit", "choose_blocks", "clusters", "fingerprint", "DEFAULT_DISTANCE"]
+__all__ = ["audit", "choose_blocks", "clusters", "dedup", "fingerprint", "DEFAULT_DISTANCE"]
 
 
 def audit(
@@ -38,16 +45,22 @@ def audit(
     *,
     id_column: str = "id",
     fingerprint_column: str = "fingerprint",
-    chunk_rows: int = _audit.CHUNK_ROWS,
+    chunk_rows: int = CHUNK_ROWS,
     what: str = "the input",
 ) -> DataFrame:
     """(id_a, id_b, distance): every pair of documents within ``distance`` bits, each once with
-    id_a < id_b, documents sharing a fingerprint included at distance 0, as ``simhashdb audit
-    --distance D`` lists them. ``df`` holds an id column and a fingerprint column (int64 holding
-    the 64 bits, uint64 read as decimal(20,0), or hex strings); ids must be unique. ``blocks``
-    (more than ``distance``) defaults to the cheapest for the number of distinct fingerprints."""
+    id_a < id_b (ids as strings, compared by their bytes), documents sharing a fingerprint
+    included at distance 0, as ``simhashdb audit --distance D`` lists them. ``df`` holds an
+    id column (strings or integers) and a fingerprint column (int64 holding the 64 bits, uint64
+    read as decimal(20,0), or hex strings); ids must be unique. ``blocks`` (more than
+    ``distance``) defaults to the cheapest for the input's size. The fingerprint pairs are
+    found here (Spark jobs run, and bad input raises ValueError naming the document); the
+    document pairs are the returned DataFrame's to compute."""
+    _check(distance, chunk_rows)
     docs = documents(df, id_column, fingerprint_column, what)
-    return _audit.audit(docs, distance, blocks, chunk_rows)
+    with task_errors():
+        found = _partitioned.Found(docs, distance, blocks, what, id_column, fingerprint_column)
+    return _partitioned.document_pairs(docs, found, chunk_rows)
 
 
 def clusters(
@@ -57,14 +70,95 @@ def clusters(
     *,
     id_column: str = "id",
     fingerprint_column: str = "fingerprint",
-    chunk_rows: int = _audit.CHUNK_ROWS,
+    chunk_rows: int = CHUNK_ROWS,
     what: str = "the input",
 ) -> DataFrame:
     """(cluster_id, id): the connected components of the audit's pairs, each named by its
     smallest id; documents with no near duplicate are in none. ``df`` is documents (as for
     :func:`audit`), or pairs with columns id_a and id_b (such as :func:`audit` writes)."""
     if "id_a" in df.columns and "id_b" in df.columns:
-        return _components.id_clusters(df)
-    docs = documents(df, id_column, fingerprint_column, what).cache()
-    pairs = _audit.fingerprint_graph(docs, distance, blocks, chunk_rows)
-    return _components.fingerprint_clusters(docs, pairs)
+        from .components import id_clusters
+
+        return id_clusters(df)
+    _check(distance, chunk_rows)
+    docs = documents(df, id_column, fingerprint_column, what)
+    with task_errors():
+        found = _partitioned.Found(docs, distance, blocks, what, id_column, fingerprint_column)
+    return _partitioned.clusters(docs, found)
+
+
+def dedup(
+    df: DataFrame,
+    distance: int = DEFAULT_DISTANCE,
+    blocks: Optional[int] = None,
+    *,
+    id_column: str = "id",
+    fingerprint_column: str = "fingerprint",
+    text_column: Optional[str] = None,
+    scheme: Optional[str] = None,
+    order_by: Optional[str] = None,
+    chunk_rows: int = CHUNK_ROWS,
+    what: str = "the input",
+) -> Tuple[DataFrame, DataFrame]:
+    """(kept, duplicates): connected-component dedup with the local audit's rule. In every
+    cluster of near duplicates (documents within ``distance`` bits, linked), the document with
+    the smallest (``order_by`` value, id) is kept (without ``order_by``: the smallest id; a
+    null ``order_by`` value sorts after every value) and every other member is dropped.
+    ``kept`` is ``df``'s rows that are not dropped, with every column; ``duplicates`` is
+    (id, kept_id) of each dropped document (ids as strings). Documents are fingerprinted from
+    ``text_column`` with ``scheme`` when either is given, else read from
+    ``fingerprint_column``. Without ``order_by`` this is what ``simhashdb audit --duplicates``
+    drops of a store that holds the documents in one batch; with ``order_by`` a batch number,
+    what it drops of a store holding them in those batches."""
+    _check(distance, chunk_rows)
+    with task_errors():
+        if text_column is not None or scheme is not None:
+            text_column = text_column or "text"
+            keep = [order_by] if order_by is not None and order_by != id_column else []
+            fps = fingerprinted(df, scheme, id_column, text_column, keep=keep, what=what)
+            fps = fps.persist(StorageLevel.MEMORY_AND_DISK)
+            docs = documents(fps, "id", "fingerprint", what,
+                             "id" if order_by == id_column else order_by)
+        else:
+            docs = documents(df, id_column, fingerprint_column, what, order_by)
+        found = _partitioned.Found(docs, distance, blocks, what, id_column, fingerprint_column)
+        dropped = _partitioned.duplicates(
+            docs, found, "order" if order_by is not None else None
+        ).persist(StorageLevel.MEMORY_AND_DISK)
+        count = dropped.count()
+    ids = dropped.select(F.col("id").alias("__simhashdb_dropped"))
+    if count <= _partitioned.BROADCAST_ROWS:
+        ids = F.broadcast(ids)
+    kept = df.join(ids, F.col(id_column).cast("string") == F.col("__simhashdb_dropped"),
+                   "left_anti")
+    return kept, dropped
+
+
+def _check(distance: int, chunk_rows: int) -> None:
+    if not isinstance(distance, int) or not 0 <= distance <= 63:
+        raise ValueError(f"distance: {distance!r} is not an int from 0 to 63")
+    if not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows: {chunk_rows!r} is not a positive int")
+
+
+@contextlib.contextmanager
+def task_errors() -> Iterator[None]:
+    """A task's ValueError (bad input, named by the engine) raised as a ValueError here, not as
+    the Spark exception that carries it."""
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except PySparkException as e:
+        message = task_error(e)
+        if message is None:
+            raise
+        raise ValueError(message) from None
+
+
+def task_error(error: Exception) -> Optional[str]:
+    """The message of the ValueError a failed Python task raised, if that is what failed."""
+    for line in str(error).splitlines():
+        if line.startswith("ValueError: "):
+            return line[len("ValueError: "):]
+    return None

@@ -1,4 +1,5 @@
-"""``python -m simhashdb.spark {fingerprint,audit,clusters}``: the jobs on Parquet in and out.
+"""``python -m simhashdb.spark {fingerprint,audit,clusters,dedup}``: the jobs on Parquet in and
+out.
 
 Runs as a Spark driver itself (``--master URL``), or under ``spark-submit`` (which sets the
 master). Exit status: 0 done, 1 bad input or a failed job (the error on stderr), 2 bad usage.
@@ -20,9 +21,10 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "job",
-        choices=["fingerprint", "audit", "clusters"],
+        choices=["fingerprint", "audit", "clusters", "dedup"],
         help="fingerprint: (id, text) -> (id, fingerprint); audit: (id, fingerprint) -> "
-        "(id_a, id_b, distance); clusters: (id, fingerprint) or (id_a, id_b) -> (cluster_id, id)",
+        "(id_a, id_b, distance); clusters: (id, fingerprint) or (id_a, id_b) -> (cluster_id, id); "
+        "dedup: documents -> the rows a dedup keeps, every column (and --duplicates: id, kept_id)",
     )
     p.add_argument("--master", help="Spark master URL (spark://HOST:PORT, yarn, k8s://..., "
                    "local[N]); default: what spark-submit or the environment sets")
@@ -33,11 +35,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--blocks", type=int, metavar="M",
                    help="blocks per fingerprint, more than D (default: the cheapest for the input)")
     p.add_argument("--id-column", default="id", metavar="NAME")
-    p.add_argument("--fingerprint-column", default="fingerprint", metavar="NAME")
-    p.add_argument("--text-column", default="text", metavar="NAME")
+    p.add_argument("--fingerprint-column", default=None, metavar="NAME",
+                   help="the fingerprints (default fingerprint)")
+    p.add_argument("--text-column", default=None, metavar="NAME",
+                   help="the texts (default text); dedup fingerprints them when given")
     p.add_argument("--scheme", metavar="NAME",
                    help="fingerprint scheme, as `simhashdb init --scheme` or a store records it "
-                   "(default words-2-minhash)")
+                   "(default words-2-minhash); dedup fingerprints the texts when given")
+    p.add_argument("--duplicates", metavar="DIR",
+                   help="dedup: also write (id, kept_id) of every document dropped to DIR")
+    p.add_argument("--order-by", metavar="COLUMN",
+                   help="dedup: keep in each cluster the document with the smallest (COLUMN, id) "
+                   "(default: the smallest id)")
     p.add_argument("--chunk-rows", type=int, default=None, metavar="N",
                    help="rows per chunk of a hot bucket (default 2048)")
     p.add_argument("--no-arrow", action="store_true",
@@ -64,13 +73,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not sep or not key:
             usage(f"--conf {item!r}: expected KEY=VALUE")
         settings.append((key, value))
-    if args.job == "fingerprint":
+    if args.job == "fingerprint" or args.scheme is not None:
         from .. import scheme_name
 
         try:
             scheme_name(args.scheme)
         except ValueError as e:
             usage(f"--scheme: {e}")
+    if args.job != "dedup":
+        for flag, value in (("--duplicates", args.duplicates), ("--order-by", args.order_by)):
+            if value is not None:
+                usage(f"{flag} is for dedup")
+    text = args.text_column is not None or args.scheme is not None
+    if args.job == "dedup" and text and args.fingerprint_column is not None:
+        usage("--fingerprint-column and --text-column/--scheme: give one way to the fingerprints")
+    if args.job in ("audit", "clusters") and (args.text_column or args.scheme):
+        usage(f"{args.job} reads fingerprints (--fingerprint-column); fingerprint the texts "
+              "first, or use dedup")
+    for flag, value in (("--output", args.output), ("--duplicates", args.duplicates)):
+        if value is not None and os.path.abspath(value) == os.path.abspath(args.input):
+            usage(f"{flag} {value} is the input")
+    if args.duplicates is not None and os.path.abspath(args.duplicates) == os.path.abspath(args.output):
+        usage("--duplicates and --output name the same directory")
 
     from pyspark.sql import SparkSession
     from pyspark.errors import PySparkException
@@ -82,6 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         # Executors run this interpreter unless told otherwise (it has simhashdb installed).
         builder = builder.config("spark.pyspark.python", sys.executable)
     builder = builder.config("spark.ui.showConsoleProgress", "false")
+    # Arrow batches of 50,000 rows: the engine's calls cost per batch, not per row.
+    builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
     for key, value in settings:
         builder = builder.config(key, value)
     started = time.monotonic()
@@ -103,24 +129,32 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run(spark, args) -> int:
-    from . import audit, clusters, fingerprint
-    from .audit import CHUNK_ROWS
+    from . import CHUNK_ROWS, audit, clusters, dedup, fingerprint
 
     what = args.input
     df = spark.read.parquet(args.input)
     chunk_rows = args.chunk_rows or CHUNK_ROWS
+    mode = "overwrite" if args.overwrite else "errorifexists"
+    fingerprint_column = args.fingerprint_column or "fingerprint"
     if args.job == "fingerprint":
         out = fingerprint(df, args.scheme, id_column=args.id_column,
-                          text_column=args.text_column, arrow=False if args.no_arrow else None,
-                          what=what)
+                          text_column=args.text_column or "text",
+                          arrow=False if args.no_arrow else None, what=what)
     elif args.job == "audit":
         out = audit(df, args.distance, args.blocks, id_column=args.id_column,
-                    fingerprint_column=args.fingerprint_column, chunk_rows=chunk_rows, what=what)
-    else:
+                    fingerprint_column=fingerprint_column, chunk_rows=chunk_rows, what=what)
+    elif args.job == "clusters":
         out = clusters(df, args.distance, args.blocks, id_column=args.id_column,
-                       fingerprint_column=args.fingerprint_column, chunk_rows=chunk_rows,
+                       fingerprint_column=fingerprint_column, chunk_rows=chunk_rows,
                        what=what)
-    out.write.mode("overwrite" if args.overwrite else "errorifexists").parquet(args.output)
+    else:
+        out, dropped = dedup(df, args.distance, args.blocks, id_column=args.id_column,
+                             fingerprint_column=fingerprint_column,
+                             text_column=args.text_column, scheme=args.scheme,
+                             order_by=args.order_by, chunk_rows=chunk_rows, what=what)
+        if args.duplicates is not None:
+            dropped.write.mode(mode).parquet(args.duplicates)
+    out.write.mode(mode).parquet(args.output)
     return spark.read.parquet(args.output).count()
 
 

@@ -1,10 +1,16 @@
-"""Input columns as the jobs expect them: checked, and fingerprints as int64."""
+"""Input columns as the jobs expect them: named, typed, and fingerprints as int64."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+
+# Id columns the jobs take: strings, or integers (compared and written as their decimal
+# form, as the CLI reads an integer id).
+ID_TYPES = (T.StringType, T.LongType, T.IntegerType, T.ShortType, T.ByteType)
 
 
 def require(df: DataFrame, name: str, role: str, what: str) -> None:
@@ -14,6 +20,17 @@ def require(df: DataFrame, name: str, role: str, what: str) -> None:
             f"no column {name!r} ({role}) in {what}; it has: {', '.join(df.columns)} "
             f"(name another with --{role}-column)"
         )
+
+
+def id_string(df: DataFrame, name: str, what: str) -> Column:
+    """The id column as strings (integers as their decimal form)."""
+    kind = df.schema[name].dataType
+    if not isinstance(kind, ID_TYPES):
+        raise ValueError(
+            f"column {name!r} in {what} has type {kind.simpleString()}, but an id needs "
+            "strings or integers"
+        )
+    return F.col(name).cast("string")
 
 
 def fingerprint_long(df: DataFrame, name: str, what: str) -> Column:
@@ -28,46 +45,32 @@ def fingerprint_long(df: DataFrame, name: str, what: str) -> Column:
         return wrapped.cast("long")
     if isinstance(kind, T.StringType):
         digits = F.regexp_replace(F.lower(F.trim(column)), "^0x", "")
+        valid = digits.rlike("^[0-9a-f]{1,16}$")
         unsigned = F.conv(digits, 16, 10).cast("decimal(20,0)")
         wrapped = F.when(unsigned >= F.lit(2**63), unsigned - F.lit(2**64)).otherwise(unsigned)
-        return wrapped.cast("long")
+        return F.when(valid, wrapped.cast("long"))
     raise ValueError(
         f"column {name!r} in {what} has type {kind.simpleString()}, but a fingerprint needs "
         "int64 (the 64 bits), uint64 or hex strings"
     )
 
 
-def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str) -> DataFrame:
-    """(id, fp): the documents, checked for nulls, bad fingerprints and repeated ids."""
+def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str,
+              order_by: Optional[str] = None) -> DataFrame:
+    """(id string, fp long, missing boolean[, order]): the documents as the engine's tasks take
+    them. Nothing is checked here but the columns' names and types: a null id, a null or bad
+    fingerprint fail the task that meets them, naming the document (the input is read once)."""
     require(df, id_column, "id", what)
     require(df, fingerprint_column, "fingerprint", what)
-    docs = df.select(
-        F.col(id_column).alias("id"),
+    columns = [
+        id_string(df, id_column, what).alias("id"),
         fingerprint_long(df, fingerprint_column, what).alias("fp"),
         F.col(fingerprint_column).isNull().alias("missing"),
-    )
-    # One pass finds the first problem of each kind: a null id, a null or bad fingerprint,
-    # a repeated id.
-    problems = (
-        docs.groupBy("id")
-        .agg(
-            F.count(F.lit(1)).alias("count"),
-            F.max(F.col("fp").isNull()).alias("bad"),
-            F.max(F.col("missing")).alias("missing"),
-        )
-        .where(F.col("id").isNull() | F.col("bad") | (F.col("count") > 1))
-        .limit(1)
-        .collect()
-    )
-    if problems:
-        row = problems[0]
-        if row["id"] is None:
-            raise ValueError(f"{what}: a null {id_column!r}")
-        if row["bad"]:
-            kind = f"null {fingerprint_column!r}" if row["missing"] else "not a fingerprint"
-            raise ValueError(f"{what}: document {row['id']!r}: {kind}")
-        raise ValueError(
-            f"{what}: id {row['id']!r} appears {row['count']} times; "
-            "ids must be unique (a store keeps one fingerprint per id)"
-        )
-    return docs.select("id", "fp")
+    ]
+    if order_by is not None:
+        if order_by not in df.columns:
+            raise ValueError(
+                f"no column {order_by!r} (--order-by) in {what}; it has: {', '.join(df.columns)}"
+            )
+        columns.append(F.col(order_by).alias("order"))
+    return df.select(*columns)

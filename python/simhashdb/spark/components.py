@@ -68,21 +68,3 @@ def id_clusters(pairs: DataFrame) -> DataFrame:
     smallest id; documents in no pair are in none."""
     labels = components(pairs.select(F.col("id_a").alias("src"), F.col("id_b").alias("dst")))
     return labels.select(F.col("label").alias("cluster_id"), F.col("node").alias("id"))
-
-
-def fingerprint_clusters(docs: DataFrame, fp_pairs: DataFrame) -> DataFrame:
-    """(cluster_id, id): the clusters of documents ``docs`` (id, fp) given the pairs of their
-    distinct fingerprints ``fp_pairs`` (fp_a, fp_b): components of the fingerprints, so copies
-    of one fingerprint cost one node, not a quadratic clique. A document is clustered when its
-    fingerprint has a near duplicate or another copy; clusters are named by their smallest id."""
-    labels = components(fp_pairs.select(F.col("fp_a").alias("src"), F.col("fp_b").alias("dst")))
-    grouped = docs.join(labels.withColumnRenamed("node", "fp"), "fp", "left").select(
-        "id", F.coalesce("label", "fp").alias("component")
-    )
-    named = grouped.groupBy("component").agg(
-        F.min("id").alias("cluster_id"), F.count(F.lit(1)).alias("size")
-    )
-    return (
-        grouped.join(named.where("size > 1"), "component")
-        .select("cluster_id", "id")
-    )

@@ -1,17 +1,23 @@
-"""Fingerprinting on the executors: the same scheme and bits as ``simhashdb fingerprint``."""
+"""Fingerprinting on the executors: the same scheme and bits as ``simhashdb fingerprint``.
+
+With Arrow (the default when pyarrow is there), each batch's text column is handed to the
+engine through the Arrow C Data Interface and fingerprinted in parallel with the GIL released:
+no Python object per row. The pickled-rows path is for executors without pyarrow."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
+from .. import _native
 from .._fingerprint import fingerprint_many, scheme_name
 from .columns import require
 
-# Texts fingerprinted per call into the native code (in parallel there, GIL released).
+# Texts fingerprinted per call into the native code on the pickled-rows path (in parallel
+# there, GIL released).
 ROWS_PER_CALL = 4096
 
 
@@ -26,12 +32,29 @@ def fingerprint(
 ) -> DataFrame:
     """(id, fingerprint): each document's fingerprint as an int64 holding its 64 bits, computed
     on the executors with ``scheme`` (as :func:`simhashdb.fingerprint` takes it; default
-    words-2-minhash, the CLI's). A null text, or one with no token, fails the job naming the
-    document's id. ``arrow`` hands the executors Arrow batches (``mapInArrow``: faster, needs
-    pyarrow on the executors) instead of pickled rows; by default, when the driver has pyarrow."""
+    words-2-minhash, the CLI's). A null text, one that is not UTF-8 (a binary column), one with
+    no token, or one past 64 MiB fails the job naming the document's id. ``arrow`` hands the
+    executors Arrow batches (``mapInArrow``: each batch's texts go to the engine as they are,
+    no Python string per row; needs pyarrow >= 14 on the executors) instead of pickled rows;
+    by default, when the driver has pyarrow."""
+    return fingerprinted(df, scheme, id_column, text_column, arrow=arrow, what=what)
+
+
+def fingerprinted(
+    df: DataFrame,
+    scheme: Optional[str],
+    id_column: str,
+    text_column: str,
+    *,
+    keep: Sequence[str] = (),
+    arrow: Optional[bool] = None,
+    what: str = "the input",
+) -> DataFrame:
+    """:func:`fingerprint`, with the columns ``keep`` of each row passed through after the
+    fingerprint."""
     require(df, id_column, "id", what)
     require(df, text_column, "text", what)
-    if not isinstance(df.schema[text_column].dataType, T.StringType):
+    if not isinstance(df.schema[text_column].dataType, (T.StringType, T.BinaryType)):
         kind = df.schema[text_column].dataType.simpleString()
         raise ValueError(f"column {text_column!r} in {what} has type {kind}; text needs strings")
     scheme = scheme_name(scheme)  # fails here, on the driver, for an unknown scheme
@@ -40,14 +63,15 @@ def fingerprint(
         [
             T.StructField("id", id_field.dataType, id_field.nullable),
             T.StructField("fingerprint", T.LongType(), False),
+            *[df.schema[name] for name in keep],
         ]
     )
     if arrow is None:
         arrow = _has_pyarrow()
-    selected = df.select(id_column, text_column)
+    selected = df.select(id_column, text_column, *keep)
     if arrow:
         return selected.mapInArrow(
-            lambda batches: _fingerprint_batches(batches, scheme, text_column), schema
+            lambda batches: _fingerprint_batches(batches, scheme, text_column, keep), schema
         )
     rows = selected.rdd.mapPartitions(lambda part: _fingerprint_partition(part, scheme, text_column))
     return df.sparkSession.createDataFrame(rows, schema)
@@ -61,19 +85,18 @@ def _has_pyarrow() -> bool:
     return True
 
 
-def _fingerprint_batches(batches: Iterator, scheme: str, text_column: str) -> Iterator:
+def _fingerprint_batches(
+    batches: Iterator, scheme: str, text_column: str, keep: Sequence[str]
+) -> Iterator:
+    """Each Arrow batch's text column goes to the engine as it is (no Python string per row);
+    the fingerprints come back as an int64 column."""
     import pyarrow as pa  # only on this path, which is taken when pyarrow is there
 
     for batch in batches:
         ids, texts = batch.column(0), batch.column(1)
-        for start in range(0, batch.num_rows, ROWS_PER_CALL):
-            chunk_ids = ids.slice(start, ROWS_PER_CALL)
-            chunk = texts.slice(start, ROWS_PER_CALL).to_pylist()
-            rows = list(zip(chunk_ids.to_pylist(), chunk))
-            fps = _fingerprint_texts(rows, scheme, text_column)
-            yield pa.RecordBatch.from_arrays(
-                [chunk_ids, pa.array(fps.view(np.int64))], names=["id", "fingerprint"]
-            )
+        fps = pa.array(_native.fingerprint_arrow(ids, texts, scheme, text_column))
+        kept = [batch.column(2 + i) for i in range(len(keep))]
+        yield pa.RecordBatch.from_arrays([ids, fps, *kept], names=["id", "fingerprint", *keep])
 
 
 def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Iterator:
@@ -89,15 +112,23 @@ def _fingerprint_partition(rows: Iterator, scheme: str, text_column: str) -> Ite
 
 def _fingerprint_chunk(chunk: List, scheme: str, text_column: str) -> List[Tuple]:
     fps = _fingerprint_texts(chunk, scheme, text_column)
-    return [(row[0], int(fp)) for row, fp in zip(chunk, fps.view(np.int64))]
+    return [(row[0], int(fp), *row[2:]) for row, fp in zip(chunk, fps.view(np.int64))]
 
 
 def _fingerprint_texts(rows: List, scheme: str, text_column: str) -> np.ndarray:
-    """The fingerprints (numpy uint64) of rows (id, text); errors name the document's id."""
-    texts = [row[1] for row in rows]
-    for id, text in rows:
+    """The fingerprints (numpy uint64) of rows (id, text, ...); errors name the document's
+    id."""
+    texts = []
+    for row in rows:
+        id, text = row[0], row[1]
         if text is None:
             raise ValueError(f"document {id!r}: null {text_column!r}")
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"document {id!r}: {text_column!r} is not valid UTF-8 ({e})")
+        texts.append(text)
     try:
         return fingerprint_many(texts, scheme)
     except ValueError as e:

@@ -271,10 +271,28 @@ impl Scheme {
         Ok(scheme)
     }
 
+    /// The most bytes of text a document may have: past this a text is refused rather than
+    /// tokenized (its lower-cased copy and its tokens would take several times its size, on
+    /// every core at once), and no near-duplicate detection needs that much of one page.
+    pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+    /// Refuses a text longer than [`Scheme::MAX_TEXT_BYTES`].
+    fn check_text_size(text: &str) -> Result<()> {
+        if text.len() > Self::MAX_TEXT_BYTES {
+            return Err(Error::input(format!(
+                "the document's text has {} bytes, more than the {} (64 MiB) a document may have",
+                text.len(),
+                Self::MAX_TEXT_BYTES
+            )));
+        }
+        Ok(())
+    }
+
     /// The fingerprint of a document's `text`, as every reader of documents takes it: a text
     /// without a token is an error, except under the seomoz scheme, which gives it 0 as
-    /// simhash-py does.
+    /// simhash-py does; so is a text longer than [`Scheme::MAX_TEXT_BYTES`].
     pub fn fingerprint_document(&self, text: &str) -> Result<u64> {
+        Self::check_text_size(text)?;
         if self.kind != Kind::Seomoz && tokens(text).next().is_none() {
             return Err(Error::input(
                 "the document has no token (no letter or digit)",
@@ -306,6 +324,7 @@ impl Scheme {
     /// A document's fingerprint ([`Scheme::fingerprint_document`]) and, when the scheme has
     /// one, its verification sketch ([`Scheme::sketch`]).
     pub fn document(&self, text: &str) -> Result<(u64, Option<Vec<u8>>)> {
+        Self::check_text_size(text)?;
         let Some(bytes) = self.sketch_bytes() else {
             return Ok((self.fingerprint_document(text)?, None));
         };
@@ -495,6 +514,19 @@ const fn spread_table() -> [u64; 256] {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_text_past_the_limit_is_refused_before_it_is_read() {
+        let huge = "word ".repeat(Scheme::MAX_TEXT_BYTES / 5 + 1);
+        for scheme in [Scheme::default(), Scheme::SEOMOZ] {
+            let e = scheme.fingerprint_document(&huge).unwrap_err().to_string();
+            assert!(e.contains("64 MiB"), "{e}");
+            let e = scheme.with_sketch(64).unwrap().document(&huge).unwrap_err();
+            assert!(e.to_string().contains("more than the"), "{e}");
+        }
+        let at_limit = &huge[..Scheme::MAX_TEXT_BYTES];
+        assert!(Scheme::check_text_size(at_limit).is_ok());
+    }
 
     #[test]
     fn vote_sets_a_bit_iff_the_majority_has_it() {

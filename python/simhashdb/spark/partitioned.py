@@ -1,0 +1,301 @@
+"""The audit as a cluster runs it: the engine's partitioned find_all (``simhashdb.partitioned``,
+docs/distributed.md) inside each task, Spark only moving bytes between them.
+
+1. **Slices** (a map over the input): each task checks its documents (a null id, a null or bad
+   fingerprint fail the job naming the document), collapses its copies of a fingerprint to one,
+   and cuts its fingerprints into slices: per permuted table and key range, its sorted keys,
+   delta-encoded (about 6 bytes each); table 0's with the number of documents of each
+   fingerprint, and its id hashes in slices of their own.
+2. **Found** (one shuffle of slices): the slices of one number from every task meet in one task,
+   which merges them and compares the keys that share the table's leading blocks: the
+   fingerprint pairs within the distance (each from exactly one table), the fingerprints held by
+   two or more documents, and id hashes held by two or more (checked against the ids only when
+   there are any, which is when an id repeats or two ids share a 64-bit hash).
+3. **Documents** (one shuffle of the documents that have a near duplicate, not of the others):
+   the documents of the fingerprints found are grouped by fingerprint in chunks of
+   ``chunk_rows`` ids, and each fingerprint pair (or a fingerprint's copies) becomes work rows
+   of two chunks, which the engine expands into document pairs as it writes them; or, for
+   clusters and dedup, the components of the fingerprint graph (on the driver when it fits)
+   label the documents.
+
+No stage holds the pairs of a hot fingerprint: its copies are one key in every slice, and its
+ids are cut into chunks whose pairs are expanded a million at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.storagelevel import StorageLevel
+
+from .. import _native
+
+# Ids per chunk of a fingerprint's documents (see the module docs).
+CHUNK_ROWS = 2048
+# Sets of fingerprints sent whole to every task (a broadcast join) up to this many rows.
+BROADCAST_ROWS = 4_000_000
+# Fingerprint graphs of up to this many edges get their components on the driver (16 bytes
+# an edge); larger ones by label propagation in Spark.
+DRIVER_EDGES = 50_000_000
+# Document pairs per Arrow batch the expansion yields.
+PAIRS_PER_BATCH = 1 << 20
+
+PAIR, COPIES, REPEATED_ID = 0, 1, 2
+
+
+class Found:
+    """What the slices of ``docs`` (id string, fp long, missing boolean, ...) hold, computed once:
+    ``rows`` (kind, a, b, c) persisted, and how many of each kind."""
+
+    def __init__(self, docs: DataFrame, distance: int, blocks: Optional[int], what: str,
+                 id_column: str, fingerprint_column: str):
+        spark = docs.sparkSession
+        tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        # The input's rows bound its distinct fingerprints; the blocks' cost changes slowly.
+        documents = docs.count()
+        self.blocks, self.range_bits = _native.plan(documents, distance, tasks, blocks)
+        self.distance = distance
+        self.what = what
+        plan = (self.blocks, distance, self.range_bits)
+
+        def cut(batches: Iterator) -> Iterator:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            slicer = _native.PartSlicer(*plan)
+            for batch in batches:
+                try:
+                    slicer.add(batch.column("id"), batch.column("fp"), batch.column("missing"),
+                               id_column, fingerprint_column)
+                except ValueError as e:
+                    raise ValueError(f"{what}: {e}") from None
+            numbers, blobs = slicer.finish()
+            numbers, blobs = pa.array(numbers), pa.array(blobs)
+            # Batches of about 64 MiB of slices at most (a slice is far smaller).
+            sizes = pc.binary_length(blobs).to_pylist()
+            start, size = 0, 0
+            for end, length in enumerate(sizes):
+                size += length
+                if size > 64 << 20 or end == len(sizes) - 1:
+                    yield pa.RecordBatch.from_arrays(
+                        [numbers[start:end + 1], blobs[start:end + 1]], names=["slice", "blob"])
+                    start, size = end + 1, 0
+
+        def find(batches: Iterator) -> Iterator:
+            import pyarrow as pa
+
+            batches = list(batches)
+            if not batches:
+                return
+            table = pa.Table.from_batches(batches).combine_chunks()
+            kind, a, b, c = _native.find_slices(*plan, table.column("slice").chunk(0),
+                                                table.column("blob").chunk(0))
+            yield pa.RecordBatch.from_arrays([pa.array(kind), pa.array(a), pa.array(b),
+                                              pa.array(c)], names=["kind", "a", "b", "c"])
+
+        slices = docs.select("id", "fp", "missing").mapInArrow(cut, "slice int, blob binary")
+        self.rows = (
+            slices.repartition(tasks, "slice")
+            .mapInArrow(find, "kind byte, a long, b long, c long")
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        counts = {r["kind"]: r["count"] for r in self.rows.groupBy("kind").count().collect()}
+        self.pairs = counts.get(PAIR, 0)
+        self.copies = counts.get(COPIES, 0)
+        if counts.get(REPEATED_ID, 0):
+            hashes = [r["a"] for r in self.rows.where(F.col("kind") == REPEATED_ID).collect()]
+            check_repeated_ids(docs, hashes, what)
+
+    def fingerprint_pairs(self) -> DataFrame:
+        """(fp_a, fp_b, distance): the fingerprint pairs, fp_a < fp_b (unsigned)."""
+        return self.rows.where(F.col("kind") == PAIR).select(
+            F.col("a").alias("fp_a"), F.col("b").alias("fp_b"), F.col("c").cast("int").alias("distance"))
+
+    def copied(self) -> DataFrame:
+        """(fp, documents): the fingerprints of two or more documents."""
+        return self.rows.where(F.col("kind") == COPIES).select(
+            F.col("a").alias("fp"), F.col("c").alias("documents"))
+
+    def fingerprints(self) -> DataFrame:
+        """(fp): every fingerprint with a near duplicate or a copy, once; broadcast to every
+        task when small."""
+        pairs = self.fingerprint_pairs()
+        fps = (
+            pairs.select(F.col("fp_a").alias("fp"))
+            .union(pairs.select(F.col("fp_b").alias("fp")))
+            .union(self.copied().select("fp"))
+            .distinct()
+        )
+        return F.broadcast(fps) if 2 * self.pairs + self.copies <= BROADCAST_ROWS else fps
+
+    def unpersist(self) -> None:
+        self.rows.unpersist()
+
+
+def check_repeated_ids(docs: DataFrame, hashes, what: str) -> None:
+    """Fails naming an id that two documents hold, among the documents whose id hash is one of
+    ``hashes``; passes when they only share a hash."""
+    import pyarrow as pa
+
+    wanted = pa.array(hashes, pa.int64())
+
+    def suspects(batches: Iterator) -> Iterator:
+        import pyarrow.compute as pc
+
+        for batch in batches:
+            hashed = pa.array(_native.id_hashes(batch.column("id")))
+            yield batch.filter(pc.is_in(hashed, value_set=wanted))
+
+    repeated = (
+        docs.select("id").mapInArrow(suspects, "id string")
+        .groupBy("id").count().where(F.col("count") > 1).orderBy("id").limit(1).collect()
+    )
+    if repeated:
+        row = repeated[0]
+        raise ValueError(
+            f"{what}: id {row['id']!r} appears {row['count']} times; "
+            "ids must be unique (a store keeps one fingerprint per id)"
+        )
+
+
+def members(docs: DataFrame, found: Found, *columns: str) -> DataFrame:
+    """The documents of the fingerprints found (with near duplicates or copies): (fp, id,
+    *columns)."""
+    return docs.join(found.fingerprints(), "fp").select("fp", "id", *columns)
+
+
+def document_pairs(docs: DataFrame, found: Found, chunk_rows: int = CHUNK_ROWS) -> DataFrame:
+    """(id_a, id_b, distance), id_a < id_b: every pair of documents within the distance, each
+    once, copies of a fingerprint at distance 0."""
+    # Fingerprints of more than a chunk of documents, and their chunks.
+    hot = found.copied().where(F.col("documents") > chunk_rows).select(
+        "fp", F.ceil(F.col("documents") / chunk_rows).cast("int").alias("chunks"))
+    hot = F.broadcast(hot) if found.copies <= BROADCAST_ROWS else hot
+    chunk = F.when(F.col("chunks").isNull(), F.lit(0)).otherwise(
+        F.pmod(F.xxhash64("id"), F.col("chunks")).cast("int"))
+    chunks = (
+        members(docs, found)
+        .join(hot, "fp", "left")
+        .select("fp", chunk.alias("chunk"), "id")
+        .groupBy("fp", "chunk")
+        .agg(F.collect_list("id").alias("ids"))
+    )
+
+    def chunk_count(side: str) -> Column:
+        return F.coalesce(F.col(f"{side}.chunks"), F.lit(1))
+
+    pairs = found.fingerprint_pairs().alias("p")
+    cross = (
+        pairs.join(hot.alias("ha"), F.col("p.fp_a") == F.col("ha.fp"), "left")
+        .join(hot.alias("hb"), F.col("p.fp_b") == F.col("hb.fp"), "left")
+        .select(
+            F.col("p.fp_a").alias("fp_a"),
+            F.explode(F.sequence(F.lit(0), chunk_count("ha") - 1)).alias("ca"),
+            F.col("p.fp_b").alias("fp_b"),
+            chunk_count("hb").alias("nb"),
+            F.col("p.distance").alias("distance"),
+        )
+        .select("fp_a", "ca", "fp_b",
+                F.explode(F.sequence(F.lit(0), F.col("nb") - 1)).alias("cb"), "distance")
+    )
+    # A fingerprint's copies: each chunk with itself (cb = -1: the pairs within the chunk),
+    # and with every later chunk.
+    copies = (
+        found.copied().alias("c")
+        .join(hot.alias("h"), F.col("c.fp") == F.col("h.fp"), "left")
+        .select(F.col("c.fp").alias("fp"), chunk_count("h").alias("n"))
+        .select("fp", "n", F.explode(F.sequence(F.lit(0), F.col("n") - 1)).alias("ca"))
+        .select(
+            F.col("fp").alias("fp_a"), "ca", F.col("fp").alias("fp_b"),
+            F.explode(F.sequence(F.col("ca"), F.col("n") - 1)).alias("cb"),
+            F.lit(0).alias("distance"),
+        )
+        .select("fp_a", "ca", "fp_b",
+                F.when(F.col("cb") == F.col("ca"), F.lit(-1)).otherwise(F.col("cb")).alias("cb"),
+                "distance")
+    )
+    work = cross.unionByName(copies)
+    a, b = chunks.alias("ka"), chunks.alias("kb")
+    joined = (
+        work.join(a, (F.col("fp_a") == F.col("ka.fp")) & (F.col("ca") == F.col("ka.chunk")))
+        .join(b, (F.col("fp_b") == F.col("kb.fp")) & (F.col("cb") == F.col("kb.chunk")), "left")
+        .select(F.col("ka.ids").alias("ids_a"), F.col("kb.ids").alias("ids_b"), "distance")
+    )
+
+    def expand(batches: Iterator) -> Iterator:
+        import pyarrow as pa
+
+        for batch in batches:
+            expander = _native.PairExpander(
+                batch.column("ids_a"), batch.column("ids_b"), batch.column("distance").cast(pa.int32()))
+            while True:
+                out = expander.next(PAIRS_PER_BATCH)
+                if out is None:
+                    break
+                x, y, d = (pa.array(o) for o in out)
+                if len(d):
+                    yield pa.RecordBatch.from_arrays([x, y, d], names=["id_a", "id_b", "distance"])
+
+    return joined.mapInArrow(expand, "id_a string, id_b string, distance int")
+
+
+def components(found: Found) -> DataFrame:
+    """(fp, component): for each fingerprint with a near duplicate or a copy, the least
+    fingerprint (unsigned) of its component in the fingerprint graph, as int64 bits; a
+    fingerprint with copies only is its own."""
+    spark = found.rows.sparkSession
+    edges = found.fingerprint_pairs()
+    if found.pairs <= DRIVER_EDGES:
+        import pyarrow as pa
+
+        table = edges.select("fp_a", "fp_b").toArrow()
+        nodes, least = _native.components(
+            table.column("fp_a").combine_chunks(), table.column("fp_b").combine_chunks())
+        labels = spark.createDataFrame(
+            pa.table({"fp": pa.array(nodes), "label": pa.array(least)}), "fp long, label long")
+        if found.pairs <= BROADCAST_ROWS:
+            labels = F.broadcast(labels)
+    else:
+        from .components import components as propagate
+
+        # Label propagation orders labels as signed int64; the label only names a component.
+        labels = propagate(edges.select(F.col("fp_a").alias("src"), F.col("fp_b").alias("dst")))
+        labels = labels.select(F.col("node").alias("fp"), "label")
+    fps = found.fingerprints()
+    return fps.join(labels, "fp", "left").select(
+        "fp", F.coalesce("label", "fp").alias("component"))
+
+
+def labelled(docs: DataFrame, found: Found, *columns: str) -> DataFrame:
+    """(component, id, *columns) of every document with a near duplicate or a copy."""
+    return members(docs, found, *columns).join(components(found), "fp").select(
+        "component", "id", *columns)
+
+
+def clusters(docs: DataFrame, found: Found) -> DataFrame:
+    """(cluster_id, id): the documents with a near duplicate or a copy, each cluster named by
+    its smallest id."""
+    docs_of = labelled(docs, found)
+    named = docs_of.groupBy("component").agg(F.min("id").alias("cluster_id"))
+    return docs_of.join(named, "component").select("cluster_id", "id")
+
+
+def duplicates(docs: DataFrame, found: Found, order: Optional[str]) -> DataFrame:
+    """(id, kept_id): every document of a cluster but the one dedup keeps, the one with the
+    smallest (``order``, id), or the smallest id without ``order`` (a null ``order`` sorts
+    after every value)."""
+    columns = (order,) if order else ()
+    docs_of = labelled(docs, found, *columns)
+    # Null order values sort after every value.
+    key = (F.struct(F.col(order).isNull(), F.col(order), F.col("id")) if order
+           else F.struct(F.col("id")))
+    kept = docs_of.groupBy("component").agg(F.min(key).alias("kept"))
+    return (
+        docs_of.join(kept, "component")
+        .select("id", F.col("kept.id").alias("kept_id"))
+        .where(F.col("id") != F.col("kept_id"))
+    )
+
+
