@@ -345,7 +345,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partitioned::id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::components, m)?)?;
     m.add_class::<partitioned::PartSlicer>()?;
-    m.add_class::<partitioned::PairExpander>()?;
+    m.add_class::<partitioned::NativeRouter>()?;
+    m.add_class::<partitioned::NativeBlocks>()?;
     m.add_class::<arrow::Exported>()?;
     m.add_class::<store::NativeStore>()?;
     m.add_class::<store::NativePairs>()?;

@@ -3,13 +3,15 @@
 //! pairs, and the components of a fingerprint graph (simhashdb::partitioned does the work;
 //! this module only converts).
 
-use arrow_array::builder::{BinaryBuilder, StringBuilder};
+use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, Int32Array, Int64Array, Int8Array, ListArray};
+use arrow_array::{Array, BooleanArray, Int32Array, Int64Array, Int8Array};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simhashdb::partitioned::{components as graph_components, document_pairs, PartSlices, Plan};
+use simhashdb::partitioned::{
+    components as graph_components, Blocks, Half, PartSlices, Plan, Router,
+};
 use simhashdb::Scheme;
 
 use crate::arrow::{bools, export, import, int64s, python_repr, Column, Exported};
@@ -265,105 +267,231 @@ pub fn id_hashes(ids: &Bound<'_, PyAny>) -> PyResult<Exported> {
     })
 }
 
-/// The document pairs of a batch of work rows, at most `most` pairs per call: row i pairs the
-/// ids of `ids_a[i]` with those of `ids_b[i]` at `distances[i]`, or with `ids_b[i]` null the
-/// ids of `ids_a[i]` among themselves. Resumable: give back the position it returns.
+/// The first round of turning fingerprint pairs into document pairs, for one Spark partition
+/// (simhashdb::partitioned::Router): fed rows (kind, key, other, distance, id) where kind 0 is
+/// a document (key its fingerprint), 1 a pair's end at key, 2 a fingerprint whose copies pair.
 #[pyclass(module = "simhashdb._native")]
-pub struct PairExpander {
-    ids_a: ListArray,
-    ids_b: ListArray,
-    distances: Vec<i32>,
-    /// The next row, and where within it (the pair index in its expansion order).
-    row: usize,
-    skip: u64,
+pub struct NativeRouter {
+    router: Option<Router>,
 }
 
 #[pymethods]
-impl PairExpander {
+impl NativeRouter {
+    /// A router cutting documents into chunks of `chunk_rows`, given the fingerprints with
+    /// copies and their documents.
     #[new]
     fn new(
-        ids_a: &Bound<'_, PyAny>,
-        ids_b: &Bound<'_, PyAny>,
-        distances: &Bound<'_, PyAny>,
+        chunk_rows: usize,
+        fingerprints: &Bound<'_, PyAny>,
+        documents: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         guard(|| {
-            let list = |o: &Bound<'_, PyAny>, what: &str| -> PyResult<ListArray> {
-                let array = import(o, what)?;
-                let list = array
-                    .as_list_opt::<i32>()
-                    .ok_or_else(|| PyValueError::new_err(format!("{what}: expected a list")))?;
-                match list.values().data_type() {
-                    arrow_schema::DataType::Utf8 => Ok(list.clone()),
-                    other => Err(PyValueError::new_err(format!(
-                        "{what}: expected lists of strings, got lists of {other}"
-                    ))),
-                }
-            };
-            let ids_a = list(ids_a, "ids_a")?;
-            let ids_b = list(ids_b, "ids_b")?;
-            let distances = import(distances, "distances")?;
-            let distances: Vec<i32> = distances
-                .as_primitive_opt::<arrow_array::types::Int32Type>()
-                .ok_or_else(|| PyValueError::new_err("distances: expected int32"))?
-                .values()
-                .to_vec();
-            if ids_a.len() != ids_b.len() || ids_a.len() != distances.len() {
-                return Err(PyValueError::new_err("work rows of unequal lengths"));
-            }
-            Ok(PairExpander {
-                ids_a,
-                ids_b,
-                distances,
-                row: 0,
-                skip: 0,
+            let fps = int64s(&import(fingerprints, "fingerprints")?, "fingerprints")?;
+            let docs = int64s(&import(documents, "documents")?, "documents")?;
+            let copies = fps
+                .into_iter()
+                .zip(docs)
+                .filter_map(|(f, d)| Some((f?, d?)));
+            Ok(NativeRouter {
+                router: Some(Router::new(chunk_rows, copies)),
             })
         })
     }
 
-    /// The next pairs, at most `most`, as (id_a, id_b, distance) arrays; None when done.
+    /// Adds a batch of rows.
+    fn add(
+        &mut self,
+        kind: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        other: &Bound<'_, PyAny>,
+        distance: &Bound<'_, PyAny>,
+        id: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let router = self
+                .router
+                .as_mut()
+                .ok_or_else(|| PyValueError::new_err("the router was already finished"))?;
+            let kind = import(kind, "kind")?;
+            let kind = kind
+                .as_primitive_opt::<arrow_array::types::Int8Type>()
+                .ok_or_else(|| PyValueError::new_err("kind: expected int8"))?;
+            let key = int64s(&import(key, "key")?, "key")?;
+            let other = int64s(&import(other, "other")?, "other")?;
+            let distance = import(distance, "distance")?;
+            let distance = distance
+                .as_primitive_opt::<arrow_array::types::Int32Type>()
+                .ok_or_else(|| PyValueError::new_err("distance: expected int32"))?;
+            let ids = Column::new(import(id, "id")?, "id")?;
+            for r in 0..key.len() {
+                let key = key[r].ok_or_else(|| PyValueError::new_err("a row without a key"))?;
+                match kind.value(r) {
+                    0 => {
+                        let id = ids
+                            .bytes(r)
+                            .ok_or_else(|| PyValueError::new_err("a null id"))?;
+                        let id = std::str::from_utf8(&id)
+                            .map_err(|_| PyValueError::new_err("an id that is not UTF-8"))?;
+                        router.add_document(key, id);
+                    }
+                    1 => {
+                        let other = other[r]
+                            .ok_or_else(|| PyValueError::new_err("an end without its other"))?;
+                        router.add_end(key, other, distance.value(r) as u32);
+                    }
+                    2 => router.add_copies(key),
+                    k => return Err(PyValueError::new_err(format!("row kind {k}"))),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The halves, as Arrow arrays (a, b, i, j, of_b, ids, distance).
+    #[allow(clippy::type_complexity)]
+    fn finish(
+        &mut self,
+        py: Python<'_>,
+    ) -> PyResult<(
+        Exported,
+        Exported,
+        Exported,
+        Exported,
+        Exported,
+        Exported,
+        Exported,
+    )> {
+        guard(|| {
+            let router = self
+                .router
+                .take()
+                .ok_or_else(|| PyValueError::new_err("the router was already finished"))?;
+            let halves = detached(py, || {
+                let mut halves = Vec::new();
+                router
+                    .finish(|h| {
+                        halves.push(h.clone());
+                        Ok(())
+                    })
+                    .map(|()| halves)
+            })
+            .map_err(py_err)?;
+            let mut ids = ListBuilder::new(StringBuilder::new());
+            for h in &halves {
+                for id in &h.ids {
+                    ids.values().append_value(id);
+                }
+                ids.append(true);
+            }
+            Ok((
+                export(Int64Array::from_iter_values(
+                    halves.iter().map(|h| h.a as i64),
+                )),
+                export(Int64Array::from_iter_values(
+                    halves.iter().map(|h| h.b as i64),
+                )),
+                export(Int32Array::from_iter_values(
+                    halves.iter().map(|h| h.i as i32),
+                )),
+                export(Int32Array::from_iter_values(
+                    halves.iter().map(|h| h.j as i32),
+                )),
+                export(BooleanArray::from_iter(halves.iter().map(|h| Some(h.of_b)))),
+                export(ids.finish()),
+                export(Int32Array::from_iter_values(
+                    halves.iter().map(|h| h.distance as i32),
+                )),
+            ))
+        })
+    }
+}
+
+/// The second round (simhashdb::partitioned::Blocks): one Spark partition's halves, their
+/// document pairs handed out a batch at a time.
+#[pyclass(module = "simhashdb._native")]
+pub struct NativeBlocks {
+    blocks: Blocks,
+}
+
+#[pymethods]
+impl NativeBlocks {
+    #[new]
+    fn new() -> Self {
+        NativeBlocks {
+            blocks: Blocks::new(),
+        }
+    }
+
+    /// Adds a batch of halves (a, b, i, j, of_b, ids, distance).
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        i: &Bound<'_, PyAny>,
+        j: &Bound<'_, PyAny>,
+        of_b: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyAny>,
+        distance: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let a = int64s(&import(a, "a")?, "a")?;
+            let b = int64s(&import(b, "b")?, "b")?;
+            let int32 = |o: &Bound<'_, PyAny>, what: &str| -> PyResult<Vec<i32>> {
+                let array = import(o, what)?;
+                Ok(array
+                    .as_primitive_opt::<arrow_array::types::Int32Type>()
+                    .ok_or_else(|| PyValueError::new_err(format!("{what}: expected int32")))?
+                    .values()
+                    .to_vec())
+            };
+            let (i, j, distance) = (int32(i, "i")?, int32(j, "j")?, int32(distance, "distance")?);
+            let of_b = bools(&import(of_b, "of_b")?, "of_b")?;
+            let ids = import(ids, "ids")?;
+            let ids = ids
+                .as_list_opt::<i32>()
+                .ok_or_else(|| PyValueError::new_err("ids: expected lists of strings"))?;
+            for r in 0..a.len() {
+                let list = ids.value(r);
+                let list = list
+                    .as_string_opt::<i32>()
+                    .ok_or_else(|| PyValueError::new_err("ids: expected lists of strings"))?;
+                self.blocks.push(Half {
+                    a: a[r].unwrap_or(0),
+                    b: b[r].unwrap_or(0),
+                    i: i[r] as u32,
+                    j: j[r] as u32,
+                    of_b: of_b[r],
+                    ids: list.iter().flatten().map(str::to_string).collect(),
+                    distance: distance[r] as u32,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// The next document pairs, at most `most`, as (id_a, id_b, distance); None when done.
     fn next(
         &mut self,
         py: Python<'_>,
         most: usize,
     ) -> PyResult<Option<(Exported, Exported, Exported)>> {
         guard(|| {
-            if self.row >= self.ids_a.len() {
+            let (mut x, mut y, mut d) = (StringBuilder::new(), StringBuilder::new(), Vec::new());
+            let given = detached(py, || {
+                self.blocks.next_pairs(most, |a, b, distance| {
+                    x.append_value(a);
+                    y.append_value(b);
+                    d.push(distance as i32);
+                })
+            })
+            .map_err(py_err)?;
+            if given == 0 {
                 return Ok(None);
             }
-            let (mut a, mut b, mut d) = (StringBuilder::new(), StringBuilder::new(), Vec::new());
-            detached(py, || {
-                while self.row < self.ids_a.len() && d.len() < most {
-                    let (xs, ys) = (self.ids_a.value(self.row), self.ids_b.value(self.row));
-                    let xs: Vec<&str> = xs.as_string::<i32>().iter().flatten().collect();
-                    let ys: Option<Vec<&str>> = (!self.ids_b.is_null(self.row))
-                        .then(|| ys.as_string::<i32>().iter().flatten().collect());
-                    let distance = self.distances[self.row] as u32;
-                    let mut index = 0u64;
-                    let skip = self.skip;
-                    let finished = document_pairs(&xs, ys.as_deref(), distance, |x, y, dist| {
-                        if index >= skip {
-                            if d.len() == most {
-                                return Err(());
-                            }
-                            a.append_value(x);
-                            b.append_value(y);
-                            d.push(dist as i32);
-                        }
-                        index += 1;
-                        Ok(())
-                    });
-                    match finished {
-                        Ok(()) => {
-                            self.row += 1;
-                            self.skip = 0;
-                        }
-                        Err(()) => self.skip = index,
-                    }
-                }
-            });
             Ok(Some((
-                export(a.finish()),
-                export(b.finish()),
+                export(x.finish()),
+                export(y.finish()),
                 export(Int32Array::from(d)),
             )))
         })

@@ -1,5 +1,6 @@
 """The Spark jobs on a real standalone cluster (a master and two workers, each its own process,
-on loopback), checked against the CLI on the same data: fingerprints, audit pairs, clusters."""
+on loopback), checked against the CLI on the same skewed data (thousands of copies of one
+page): fingerprints, audit pairs, clusters, and dedup's kept rows and duplicates."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ else:
 from simhashdb.spark import tables  # noqa: E402
 from spark_cluster import ClusterError, driver, run_job, standalone_cluster  # noqa: E402
 
+import simhashdb  # noqa: E402
 import simhashdb.spark as sdb  # noqa: E402
 
 
@@ -51,9 +53,13 @@ def job(cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
+COPIES = 3000
+
+
 def corpus(path: Path, documents: int, seed: int = 7) -> None:
-    """Documents (id, text): random texts, a fifth with a near duplicate (one word changed),
-    a seventh with an exact copy, and 300 copies of one boilerplate page (a hot bucket)."""
+    """Documents (id, text, batch, extra): random texts, a fifth with a near duplicate (one
+    word changed), a seventh with an exact copy, and COPIES copies of one boilerplate page (a
+    hot fingerprint), each in a batch 1-3 at random, with an extra column of doubles."""
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(20000)]
     ids, texts = [], []
@@ -62,7 +68,7 @@ def corpus(path: Path, documents: int, seed: int = 7) -> None:
         ids.append(f"d{len(ids):06d}")
         texts.append(text)
 
-    while len(ids) < documents - 300:
+    while len(ids) < documents - COPIES:
         text = [rng.choice(words) for _ in range(40)]
         add(" ".join(text))
         if rng.random() < 0.2:
@@ -71,9 +77,11 @@ def corpus(path: Path, documents: int, seed: int = 7) -> None:
             add(" ".join(changed))
         if rng.random() < 1 / 7:
             add(" ".join(text))
-    for _ in range(300):
+    for _ in range(COPIES):
         add("accept cookies to continue reading this page privacy policy terms of use")
-    pq.write_table(pa.table({"id": ids, "text": texts}), path)
+    batches = [rng.randint(1, 3) for _ in ids]
+    extra = [rng.random() for _ in ids]
+    pq.write_table(pa.table({"id": ids, "text": texts, "batch": batches, "extra": extra}), path)
 
 
 def read_rows(path: Path) -> List[Dict]:
@@ -91,26 +99,6 @@ def partition(rows: List[Dict]) -> Set[frozenset]:
     for r in rows:
         groups.setdefault(r["cluster_id"], set()).add(r["id"])
     return {frozenset(g) for g in groups.values()}
-
-
-def test_the_table_owning_a_pair_is_unique():
-    rng = random.Random(3)
-    for blocks, distance in [(4, 3), (5, 3), (6, 3), (7, 2), (9, 5)]:
-        combos = tables.tables(blocks, distance)
-        for _ in range(3000):
-            a = rng.getrandbits(64)
-            b = a
-            for bit in rng.sample(range(64), rng.randint(0, distance)):
-                b ^= 1 << bit
-            x = a ^ b
-            owners = [
-                t for t, c in enumerate(combos)
-                if x & tables.key_mask(blocks, c) == 0
-                and all(x & m for m in tables.skipped_masks(blocks, c))
-            ]
-            assert len(owners) == 1, (blocks, distance, hex(x), owners)
-    assert tables.unsigned(tables.signed(0xFEDC_BA98_7654_3210)) == 0xFEDC_BA98_7654_3210
-    assert tables.signed(0xFEDC_BA98_7654_3210) == -81985529216486896
 
 
 def test_fingerprint_audit_and_clusters_equal_the_cli(cluster, cli, tmp_path):
@@ -136,13 +124,14 @@ def test_fingerprint_audit_and_clusters_equal_the_cli(cluster, cli, tmp_path):
     run_cli(cli, "audit", str(store), "--pairs", str(cli_pairs), "--clusters", str(cli_clusters))
     expected_pairs = pair_set(read_rows(cli_pairs))
     expected_clusters = partition(read_rows(cli_clusters))
-    assert sum(1 for a, b, d in expected_pairs if d == 0) >= 300 * 299 // 2, "copies pair at 0"
+    assert sum(1 for a, b, d in expected_pairs if d == 0) >= COPIES * (COPIES - 1) // 2, \
+        "copies pair at 0"
     assert any(d > 0 for _, _, d in expected_pairs), "near duplicates are planted"
 
-    # Small chunks make the 300 copies (and any crowded bucket) many tasks, not one.
+    # Small chunks make the copies of the hot page many blocks of pairs, not one task.
     pairs = tmp_path / "spark-pairs"
     job(cluster, "audit", "--input", str(fps), "--output", str(pairs), "--distance", "3",
-        "--chunk-rows", "100")
+        "--chunk-rows", "500")
     assert pair_set(read_rows(pairs)) == expected_pairs
 
     # Clusters of the store's export, as the CLI writes it (id, fingerprint, batch).
@@ -164,6 +153,80 @@ def test_fingerprint_audit_and_clusters_equal_the_cli(cluster, cli, tmp_path):
         assert partition([r.asDict() for r in of_pairs]) == expected_clusters
         narrow = sdb.audit(session.read.parquet(str(fps)), distance=1, blocks=6).collect()
         assert pair_set([r.asDict() for r in narrow]) == {p for p in expected_pairs if p[2] <= 1}
+
+
+def test_dedup_keeps_what_the_local_rule_keeps(cluster, cli, tmp_path):
+    """dedup from texts, with the skewed corpus: the kept rows (every column) and the
+    duplicates are what the CLI's audit --duplicates drops of a store holding the documents in
+    their batches; without --order-by, of a store holding them in one batch."""
+    import pyarrow.compute as pc
+
+    docs = tmp_path / "docs.parquet"
+    corpus(docs, 30_000, seed=11)
+    table = pq.read_table(docs)
+    rows = table.to_pylist()
+
+    def cli_duplicates(store: Path, parts: List[Path]) -> Dict[str, str]:
+        run_cli(cli, "init", str(store), "--expected-size", "30000")
+        for part in parts:
+            run_cli(cli, "insert", str(store), str(part))
+        listed = tmp_path / f"{store.name}.tsv"
+        run_cli(cli, "audit", str(store), "--duplicates", str(listed))
+        return dict(line.split("\t") for line in listed.read_text().splitlines())
+
+    parts = []
+    for b in (1, 2, 3):
+        part = tmp_path / f"batch{b}.parquet"
+        pq.write_table(table.filter(pc.equal(table["batch"], b)).select(["id", "text"]), part)
+        parts.append(part)
+    by_batch = cli_duplicates(tmp_path / "batches", parts)
+    assert len(by_batch) >= COPIES - 1, "the copies of the hot page are dropped but one"
+
+    kept, dups = tmp_path / "kept", tmp_path / "dups"
+    job(cluster, "dedup", "--input", str(docs), "--output", str(kept), "--duplicates", str(dups),
+        "--text-column", "text", "--scheme", "words-2-minhash", "--order-by", "batch",
+        "--chunk-rows", "500")
+    assert {r["id"]: r["kept_id"] for r in read_rows(dups)} == by_batch
+    want = sorted((r for r in rows if r["id"] not in by_batch), key=lambda r: r["id"])
+    assert sorted(read_rows(kept), key=lambda r: r["id"]) == want, "kept rows, every column"
+
+    in_one = cli_duplicates(tmp_path / "one", [docs])
+    with driver(cluster) as session:
+        fps = sdb.fingerprint(session.read.parquet(str(docs)))
+        kept_df, dups_df = sdb.dedup(fps)
+        assert {r["id"]: r["kept_id"] for r in dups_df.collect()} == in_one
+        assert kept_df.count() == len(rows) - len(in_one)
+        assert kept_df.columns == ["id", "fingerprint"]
+
+
+def test_arrow_fingerprints_refuse_bad_rows_naming_them(cluster, tmp_path):
+    """The Arrow path hands each batch's texts to the engine whole; a null, an empty text, one
+    that is not UTF-8 (a binary column) and one past 64 MiB each fail naming the row's id."""
+    huge = "word " * (64 * 1024 * 1024 // 5 + 1)
+    cases = [
+        (pa.string(), None, "document 'bad': null 'text'"),
+        (pa.string(), "", "document 'bad': the document has no token"),
+        (pa.binary(), b"caf\xe9 au lait", "document 'bad': 'text' is not valid UTF-8"),
+        (pa.string(), huge, f"document 'bad': the document's text has {len(huge)} bytes"),
+    ]
+    with driver(cluster) as session:
+        for n, (kind, text, says) in enumerate(cases):
+            path = tmp_path / f"case{n}.parquet"
+            good = b"fine words here" if kind == pa.binary() else "fine words here"
+            pq.write_table(pa.table({"id": ["ok", "bad"], "text": pa.array([good, text], kind)}),
+                           path)
+            with pytest.raises(Exception, match=says):
+                sdb.fingerprint(session.read.parquet(str(path)), arrow=True).collect()
+        # A binary column of valid UTF-8 fingerprints as the strings do.
+        path = tmp_path / "binary.parquet"
+        texts = [f"text number {i} of a few words" for i in range(100)]
+        pq.write_table(pa.table({"id": [f"t{i}" for i in range(100)],
+                                 "text": pa.array([t.encode() for t in texts], pa.binary())}),
+                       path)
+        got = {r["id"]: r["fingerprint"] for r in
+               sdb.fingerprint(session.read.parquet(str(path))).collect()}
+        want = {f"t{i}": tables.signed(simhashdb.fingerprint(t)) for i, t in enumerate(texts)}
+        assert got == want
 
 
 def test_bad_input_fails_with_a_clear_error(cluster, cli, tmp_path):

@@ -396,6 +396,240 @@ fn find_in_slices<'a>(
     Ok(found)
 }
 
+/// A block of document pairs and one side of it, as the first round of expanding fingerprint
+/// pairs into document pairs routes it ([`Router`]). The block `(a, b, i, j)` holds the pairs
+/// of chunk `i` of fingerprint `a`'s documents with chunk `j` of fingerprint `b`'s; with `a ==
+/// b` it is a fingerprint's copies: chunk `i` with chunk `j > i`, or with `i == j` the pairs
+/// within chunk `i` (a block of one half). A fingerprint's documents are sorted by id and cut
+/// into [`Router::chunks_of`] chunks of equal size, so no block holds more than about
+/// `chunk_rows`^2 pairs, and the blocks of a hot page spread over many tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Half {
+    /// The block's first fingerprint (`a <= b`).
+    pub a: u64,
+    /// The block's second fingerprint.
+    pub b: u64,
+    /// The chunk of `a`'s documents.
+    pub i: u32,
+    /// The chunk of `b`'s documents.
+    pub j: u32,
+    /// Whose ids these are: `b`'s chunk `j` (true) or `a`'s chunk `i` (false).
+    pub of_b: bool,
+    /// The ids of the chunk.
+    pub ids: Vec<String>,
+    /// The distance between `a` and `b`.
+    pub distance: u32,
+}
+
+impl Half {
+    /// The block this half belongs to: rows of one block must meet in one task.
+    pub fn block(&self) -> (u64, u64, u32, u32) {
+        (self.a, self.b, self.i, self.j)
+    }
+}
+
+/// The first round of expanding fingerprint pairs into document pairs, in one part of the
+/// work: the part's documents, the ends of the fingerprint pairs whose fingerprint falls in the
+/// part (each pair has an end at each of its fingerprints), and the fingerprints whose copies
+/// pair among themselves; out come [`Half`]s. Parts are cut by fingerprint, so every document
+/// of a fingerprint is in the part its ends are.
+#[derive(Debug, Default)]
+pub struct Router {
+    /// Chunks of the fingerprints of more than `chunk_rows` documents.
+    hot: std::collections::HashMap<u64, u32>,
+    documents: Vec<(u64, String)>,
+    ends: Vec<(u64, u64, u32)>,
+    copied: Vec<u64>,
+}
+
+impl Router {
+    /// A router cutting documents into chunks of about `chunk_rows`, given `(fingerprint,
+    /// documents)` for (at least) every fingerprint of more than `chunk_rows` documents (what
+    /// [`Found::copies`] lists), the same in every part.
+    pub fn new(chunk_rows: usize, copies: impl IntoIterator<Item = (u64, u64)>) -> Router {
+        let chunk_rows = chunk_rows.max(1);
+        let hot = copies
+            .into_iter()
+            .filter(|&(_, n)| n > chunk_rows as u64)
+            .map(|(fp, n)| {
+                (
+                    fp,
+                    n.div_ceil(chunk_rows as u64).min(u64::from(u32::MAX)) as u32,
+                )
+            })
+            .collect();
+        Router {
+            hot,
+            ..Router::default()
+        }
+    }
+
+    /// The chunks fingerprint `fp`'s documents are cut into.
+    pub fn chunks_of(&self, fp: u64) -> u32 {
+        self.hot.get(&fp).copied().unwrap_or(1)
+    }
+
+    /// Adds a document of the part.
+    pub fn add_document(&mut self, fingerprint: u64, id: &str) {
+        self.documents.push((fingerprint, id.to_string()));
+    }
+
+    /// Adds the end at `fingerprint` of the pair (`fingerprint`, `other`) at `distance`.
+    pub fn add_end(&mut self, fingerprint: u64, other: u64, distance: u32) {
+        self.ends.push((fingerprint, other, distance));
+    }
+
+    /// Adds a fingerprint whose documents pair among themselves (at distance 0).
+    pub fn add_copies(&mut self, fingerprint: u64) {
+        self.copied.push(fingerprint);
+    }
+
+    /// Calls `emit` on every half the part's ends and copies make (documents no end or copy
+    /// names are dropped). Fails when an end's fingerprint has no document in the part (the
+    /// part was not cut by fingerprint).
+    pub fn finish(mut self, mut emit: impl FnMut(&Half) -> Result<()>) -> Result<()> {
+        self.documents.sort_unstable();
+        self.ends.sort_unstable();
+        self.copied.sort_unstable();
+        self.copied.dedup();
+        let documents = &self.documents;
+        let chunks = |fp: u64| -> Result<Vec<Vec<String>>> {
+            let start = documents.partition_point(|d| d.0 < fp);
+            let end = documents.partition_point(|d| d.0 <= fp);
+            if start == end {
+                return Err(Error::input(format!(
+                    "no document of fingerprint {fp:016x} in the part that holds its pairs"
+                )));
+            }
+            let ids: Vec<String> = documents[start..end].iter().map(|d| d.1.clone()).collect();
+            let n = self.chunks_of(fp) as usize;
+            let size = ids.len().div_ceil(n).max(1);
+            let mut out: Vec<Vec<String>> = ids.chunks(size).map(<[String]>::to_vec).collect();
+            out.resize(n, Vec::new());
+            Ok(out)
+        };
+        for run in self.ends.chunk_by(|x, y| x.0 == y.0) {
+            let fp = run[0].0;
+            let mine = chunks(fp)?;
+            for &(_, other, distance) in run {
+                let (a, b) = (fp.min(other), fp.max(other));
+                let of_b = fp == b;
+                let theirs = self.chunks_of(other);
+                for (c, ids) in mine.iter().enumerate() {
+                    for o in 0..theirs {
+                        let (i, j) = if of_b { (o, c as u32) } else { (c as u32, o) };
+                        emit(&Half {
+                            a,
+                            b,
+                            i,
+                            j,
+                            of_b,
+                            ids: ids.clone(),
+                            distance,
+                        })?;
+                    }
+                }
+            }
+        }
+        for &fp in &self.copied {
+            let mine = chunks(fp)?;
+            for (i, ids) in mine.iter().enumerate() {
+                for j in i..mine.len() {
+                    let half = |of_b, ids: &Vec<String>| Half {
+                        a: fp,
+                        b: fp,
+                        i: i as u32,
+                        j: j as u32,
+                        of_b,
+                        ids: ids.clone(),
+                        distance: 0,
+                    };
+                    emit(&half(false, ids))?;
+                    if j > i {
+                        emit(&half(true, &mine[j]))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The second round: the halves of one part of the work (every half of a block in the same
+/// part), their document pairs handed out a batch at a time ([`Blocks::next_pairs`]).
+#[derive(Debug, Default)]
+pub struct Blocks {
+    halves: Vec<Half>,
+    /// Where the hand-out stands: the next block (its first half), and the pairs of it done.
+    block: usize,
+    done: u64,
+    sorted: bool,
+}
+
+impl Blocks {
+    /// No halves yet.
+    pub fn new() -> Self {
+        Blocks::default()
+    }
+
+    /// Adds a half.
+    pub fn push(&mut self, half: Half) {
+        self.halves.push(half);
+        self.sorted = false;
+    }
+
+    /// Calls `f(a, b, distance)` (`a < b` by bytes) on at most `most` more document pairs;
+    /// returns how many (fewer than `most` only at the end). Fails when a block misses a half.
+    pub fn next_pairs(&mut self, most: usize, mut f: impl FnMut(&str, &str, u32)) -> Result<usize> {
+        if !self.sorted {
+            self.halves
+                .sort_unstable_by_key(|h| (h.a, h.b, h.i, h.j, h.of_b));
+            self.sorted = true;
+        }
+        let mut given = 0usize;
+        while self.block < self.halves.len() && given < most {
+            let first = &self.halves[self.block];
+            let own_chunk = first.a == first.b && first.i == first.j;
+            let (other, width) = if own_chunk {
+                (None, 1)
+            } else {
+                match self.halves.get(self.block + 1) {
+                    Some(h) if h.block() == first.block() && h.of_b && !first.of_b => (Some(h), 2),
+                    _ => {
+                        return Err(Error::input(format!(
+                            "block ({:016x}, {:016x}, {}, {}) misses a half",
+                            first.a, first.b, first.i, first.j
+                        )))
+                    }
+                }
+            };
+            let xs: Vec<&str> = first.ids.iter().map(String::as_str).collect();
+            let ys: Option<Vec<&str>> = other.map(|h| h.ids.iter().map(String::as_str).collect());
+            let mut index = 0u64;
+            let skip = self.done;
+            let finished = document_pairs(&xs, ys.as_deref(), first.distance, |x, y, d| {
+                if index >= skip {
+                    if given == most {
+                        return Err(());
+                    }
+                    f(x, y, d);
+                    given += 1;
+                }
+                index += 1;
+                Ok(())
+            });
+            match finished {
+                Ok(()) => {
+                    self.block += width;
+                    self.done = 0;
+                }
+                Err(()) => self.done = index,
+            }
+        }
+        Ok(given)
+    }
+}
+
 /// Calls `f(a, b, distance)` on every pair of documents with ids `ids_a` and `ids_b` (the
 /// documents of two fingerprints at `distance`), or with `ids_b` None on every pair within
 /// `ids_a` (the copies of one fingerprint, at distance 0); `a < b` by bytes.
@@ -565,6 +799,108 @@ mod tests {
             };
             prop_assert_eq!(&found.repeated_ids, &want_ids);
         }
+    }
+
+    /// Document pairs through the two rounds: documents and pair ends cut into parts by
+    /// fingerprint, halves into parts by block; every pair once, equal to brute force.
+    fn document_pairs_in_rounds(
+        docs: &[(u64, String)],
+        found: &Found,
+        chunk_rows: usize,
+        parts: usize,
+    ) -> Vec<(String, String, u32)> {
+        let part_of = |fp: u64| (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % parts;
+        let mut routers: Vec<Router> = (0..parts)
+            .map(|_| Router::new(chunk_rows, found.copies.iter().copied()))
+            .collect();
+        for (fp, id) in docs {
+            routers[part_of(*fp)].add_document(*fp, id);
+        }
+        for p in &found.pairs {
+            routers[part_of(p.a)].add_end(p.a, p.b, p.distance);
+            routers[part_of(p.b)].add_end(p.b, p.a, p.distance);
+        }
+        for &(fp, _) in &found.copies {
+            routers[part_of(fp)].add_copies(fp);
+        }
+        let mut blocks: Vec<Blocks> = (0..parts).map(|_| Blocks::new()).collect();
+        for router in routers {
+            router
+                .finish(|h| {
+                    let (a, b, i, j) = h.block();
+                    let at = (a ^ b.rotate_left(17) ^ u64::from(i) << 40 ^ u64::from(j) << 20)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        >> 61;
+                    blocks[at as usize % parts].push(h.clone());
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let mut out = Vec::new();
+        for mut part in blocks {
+            while part
+                .next_pairs(7, |a, b, d| out.push((a.to_string(), b.to_string(), d)))
+                .unwrap()
+                == 7
+            {}
+        }
+        out.sort_unstable();
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn document_pairs_in_two_rounds_equal_brute_force(
+            docs in documents(),
+            hot in 0usize..60,
+            chunk_rows in 1usize..9,
+            parts in 1usize..4,
+        ) {
+            let mut docs = docs;
+            let base = docs[0].0;
+            for i in 0..hot {
+                docs.push((base, format!("hot-{i}")));
+                docs.push((base ^ 0b101, format!("near-hot-{i}")));
+            }
+            let plan = Plan::new(5, 3, 1).unwrap();
+            let found = run(&plan, std::slice::from_ref(&docs));
+            let got = document_pairs_in_rounds(&docs, &found, chunk_rows, parts);
+            let mut want = Vec::new();
+            for (x, (fx, ix)) in docs.iter().enumerate() {
+                for (fy, iy) in &docs[x + 1..] {
+                    let d = (fx ^ fy).count_ones();
+                    if d <= 3 {
+                        let (a, b) = if ix < iy { (ix, iy) } else { (iy, ix) };
+                        want.push((a.clone(), b.clone(), d));
+                    }
+                }
+            }
+            want.sort_unstable();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn a_block_missing_a_half_is_an_error() {
+        let mut blocks = Blocks::new();
+        blocks.push(Half {
+            a: 1,
+            b: 2,
+            i: 0,
+            j: 0,
+            of_b: false,
+            ids: vec!["x".into()],
+            distance: 1,
+        });
+        let e = blocks.next_pairs(10, |_, _, _| {}).unwrap_err();
+        assert!(e.to_string().contains("misses a half"), "{e}");
+        let router = {
+            let mut r = Router::new(4, []);
+            r.add_end(5, 6, 1);
+            r
+        };
+        let e = router.finish(|_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("no document"), "{e}");
     }
 
     #[test]

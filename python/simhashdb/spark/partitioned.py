@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.storagelevel import StorageLevel
 
@@ -39,8 +39,9 @@ BROADCAST_ROWS = 4_000_000
 # Fingerprint graphs of up to this many edges get their components on the driver (16 bytes
 # an edge); larger ones by label propagation in Spark.
 DRIVER_EDGES = 50_000_000
-# Document pairs per Arrow batch the expansion yields.
+# Document pairs per Arrow batch the expansion yields, and halves per batch the routing does.
 PAIRS_PER_BATCH = 1 << 20
+HALVES_PER_BATCH = 1 << 16
 
 PAIR, COPIES, REPEATED_ID = 0, 1, 2
 
@@ -101,10 +102,16 @@ class Found:
             .mapInArrow(find, "kind byte, a long, b long, c long")
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
-        counts = {r["kind"]: r["count"] for r in self.rows.groupBy("kind").count().collect()}
-        self.pairs = counts.get(PAIR, 0)
-        self.copies = counts.get(COPIES, 0)
-        if counts.get(REPEATED_ID, 0):
+        counts = {
+            r["kind"]: (r["rows"], r["documents"])
+            for r in self.rows.groupBy("kind")
+            .agg(F.count(F.lit(1)).alias("rows"), F.sum("c").alias("documents")).collect()
+        }
+        self.pairs = counts.get(PAIR, (0, 0))[0]
+        self.copies = counts.get(COPIES, (0, 0))[0]
+        # At most this many documents have a near duplicate or a copy.
+        self.members = 2 * self.pairs + counts.get(COPIES, (0, 0))[1]
+        if REPEATED_ID in counts:
             hashes = [r["a"] for r in self.rows.where(F.col("kind") == REPEATED_ID).collect()]
             check_repeated_ids(docs, hashes, what)
 
@@ -160,126 +167,104 @@ def check_repeated_ids(docs: DataFrame, hashes, what: str) -> None:
         )
 
 
-def members(docs: DataFrame, found: Found, *columns: str) -> DataFrame:
-    """The documents of the fingerprints found (with near duplicates or copies): (fp, id,
-    *columns)."""
-    return docs.join(found.fingerprints(), "fp").select("fp", "id", *columns)
-
-
 def document_pairs(docs: DataFrame, found: Found, chunk_rows: int = CHUNK_ROWS) -> DataFrame:
     """(id_a, id_b, distance), id_a < id_b: every pair of documents within the distance, each
-    once, copies of a fingerprint at distance 0."""
-    # Fingerprints of more than a chunk of documents, and their chunks.
-    hot = found.copied().where(F.col("documents") > chunk_rows).select(
-        "fp", F.ceil(F.col("documents") / chunk_rows).cast("int").alias("chunks"))
-    hot = F.broadcast(hot) if found.copies <= BROADCAST_ROWS else hot
-    chunk = F.when(F.col("chunks").isNull(), F.lit(0)).otherwise(
-        F.pmod(F.xxhash64("id"), F.col("chunks")).cast("int"))
-    chunks = (
-        members(docs, found)
-        .join(hot, "fp", "left")
-        .select("fp", chunk.alias("chunk"), "id")
-        .groupBy("fp", "chunk")
-        .agg(F.collect_list("id").alias("ids"))
+    once, copies of a fingerprint at distance 0. Two rounds, each one shuffle
+    (simhashdb::partitioned::Router and Blocks): the documents and the pairs' ends meet by
+    fingerprint, where each fingerprint's ids are cut into chunks of ``chunk_rows`` and sent,
+    a chunk per block of pairs, to where the block's two halves meet and are expanded."""
+    spark = docs.sparkSession
+    tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    hot = found.copied().where(F.col("documents") > chunk_rows).toArrow()
+    hot_fps, hot_docs = hot.column("fp").combine_chunks(), hot.column("documents").combine_chunks()
+    pairs = found.fingerprint_pairs()
+    rows = (
+        docs.select(F.lit(0).cast("byte").alias("kind"), F.col("fp").alias("key"),
+                    F.lit(None).cast("long").alias("other"),
+                    F.lit(None).cast("int").alias("distance"), "id")
+        .unionByName(pairs.select(F.lit(1).cast("byte").alias("kind"), F.col("fp_a").alias("key"),
+                                  F.col("fp_b").alias("other"), "distance",
+                                  F.lit(None).cast("string").alias("id")))
+        .unionByName(pairs.select(F.lit(1).cast("byte").alias("kind"), F.col("fp_b").alias("key"),
+                                  F.col("fp_a").alias("other"), "distance",
+                                  F.lit(None).cast("string").alias("id")))
+        .unionByName(found.copied().select(F.lit(2).cast("byte").alias("kind"),
+                                           F.col("fp").alias("key"),
+                                           F.lit(None).cast("long").alias("other"),
+                                           F.lit(None).cast("int").alias("distance"),
+                                           F.lit(None).cast("string").alias("id")))
     )
 
-    def chunk_count(side: str) -> Column:
-        return F.coalesce(F.col(f"{side}.chunks"), F.lit(1))
+    def route(batches: Iterator) -> Iterator:
+        import pyarrow as pa
 
-    pairs = found.fingerprint_pairs().alias("p")
-    cross = (
-        pairs.join(hot.alias("ha"), F.col("p.fp_a") == F.col("ha.fp"), "left")
-        .join(hot.alias("hb"), F.col("p.fp_b") == F.col("hb.fp"), "left")
-        .select(
-            F.col("p.fp_a").alias("fp_a"),
-            F.explode(F.sequence(F.lit(0), chunk_count("ha") - 1)).alias("ca"),
-            F.col("p.fp_b").alias("fp_b"),
-            chunk_count("hb").alias("nb"),
-            F.col("p.distance").alias("distance"),
-        )
-        .select("fp_a", "ca", "fp_b",
-                F.explode(F.sequence(F.lit(0), F.col("nb") - 1)).alias("cb"), "distance")
-    )
-    # A fingerprint's copies: each chunk with itself (cb = -1: the pairs within the chunk),
-    # and with every later chunk.
-    copies = (
-        found.copied().alias("c")
-        .join(hot.alias("h"), F.col("c.fp") == F.col("h.fp"), "left")
-        .select(F.col("c.fp").alias("fp"), chunk_count("h").alias("n"))
-        .select("fp", "n", F.explode(F.sequence(F.lit(0), F.col("n") - 1)).alias("ca"))
-        .select(
-            F.col("fp").alias("fp_a"), "ca", F.col("fp").alias("fp_b"),
-            F.explode(F.sequence(F.col("ca"), F.col("n") - 1)).alias("cb"),
-            F.lit(0).alias("distance"),
-        )
-        .select("fp_a", "ca", "fp_b",
-                F.when(F.col("cb") == F.col("ca"), F.lit(-1)).otherwise(F.col("cb")).alias("cb"),
-                "distance")
-    )
-    work = cross.unionByName(copies)
-    a, b = chunks.alias("ka"), chunks.alias("kb")
-    joined = (
-        work.join(a, (F.col("fp_a") == F.col("ka.fp")) & (F.col("ca") == F.col("ka.chunk")))
-        .join(b, (F.col("fp_b") == F.col("kb.fp")) & (F.col("cb") == F.col("kb.chunk")), "left")
-        .select(F.col("ka.ids").alias("ids_a"), F.col("kb.ids").alias("ids_b"), "distance")
-    )
+        router = _native.NativeRouter(chunk_rows, hot_fps, hot_docs)
+        for batch in batches:
+            router.add(*(batch.column(c) for c in ("kind", "key", "other", "distance", "id")))
+        halves = pa.RecordBatch.from_arrays(
+            [pa.array(a) for a in router.finish()],
+            names=["a", "b", "i", "j", "of_b", "ids", "distance"])
+        for start in range(0, halves.num_rows, HALVES_PER_BATCH):
+            yield halves.slice(start, HALVES_PER_BATCH)
 
     def expand(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
+        blocks = _native.NativeBlocks()
         for batch in batches:
-            expander = _native.PairExpander(
-                batch.column("ids_a"), batch.column("ids_b"), batch.column("distance").cast(pa.int32()))
-            while True:
-                out = expander.next(PAIRS_PER_BATCH)
-                if out is None:
-                    break
-                x, y, d = (pa.array(o) for o in out)
-                if len(d):
-                    yield pa.RecordBatch.from_arrays([x, y, d], names=["id_a", "id_b", "distance"])
+            blocks.add(*(batch.column(c) for c in ("a", "b", "i", "j", "of_b", "ids", "distance")))
+        while True:
+            out = blocks.next(PAIRS_PER_BATCH)
+            if out is None:
+                break
+            yield pa.RecordBatch.from_arrays([pa.array(o) for o in out],
+                                             names=["id_a", "id_b", "distance"])
 
-    return joined.mapInArrow(expand, "id_a string, id_b string, distance int")
+    halves = rows.repartition(tasks, "key").mapInArrow(
+        route, "a long, b long, i int, j int, of_b boolean, ids array<string>, distance int")
+    return halves.repartition(tasks, "a", "b", "i", "j").mapInArrow(
+        expand, "id_a string, id_b string, distance int")
 
 
 def components(found: Found) -> DataFrame:
-    """(fp, component): for each fingerprint with a near duplicate or a copy, the least
-    fingerprint (unsigned) of its component in the fingerprint graph, as int64 bits; a
-    fingerprint with copies only is its own."""
+    """(fp, component): each fingerprint with a near duplicate or a copy, and the least
+    fingerprint (unsigned, as int64 bits) of its component in the fingerprint graph (a
+    fingerprint with copies only is its own). Small graphs (most) are solved on the driver by
+    the engine and sent to every task; larger ones by label propagation in Spark."""
     spark = found.rows.sparkSession
     edges = found.fingerprint_pairs()
-    if found.pairs <= DRIVER_EDGES:
-        import pyarrow as pa
-
-        table = edges.select("fp_a", "fp_b").toArrow()
-        nodes, least = _native.components(
-            table.column("fp_a").combine_chunks(), table.column("fp_b").combine_chunks())
-        labels = spark.createDataFrame(
-            pa.table({"fp": pa.array(nodes), "label": pa.array(least)}), "fp long, label long")
-        if found.pairs <= BROADCAST_ROWS:
-            labels = F.broadcast(labels)
-    else:
+    if found.pairs > DRIVER_EDGES:
         from .components import components as propagate
 
         # Label propagation orders labels as signed int64; the label only names a component.
         labels = propagate(edges.select(F.col("fp_a").alias("src"), F.col("fp_b").alias("dst")))
         labels = labels.select(F.col("node").alias("fp"), "label")
-    fps = found.fingerprints()
-    return fps.join(labels, "fp", "left").select(
-        "fp", F.coalesce("label", "fp").alias("component"))
+        return found.fingerprints().join(labels, "fp", "left").select(
+            "fp", F.coalesce("label", "fp").alias("component"))
+    import pyarrow as pa
+
+    # Every fingerprint is a node: a fingerprint with copies only is an edge to itself.
+    graph = found.rows.where(F.col("kind").isin(PAIR, COPIES)).select(
+        "a", F.when(F.col("kind") == PAIR, F.col("b")).otherwise(F.col("a")).alias("b")
+    ).toArrow()
+    nodes, least = (pa.array(a) for a in _native.components(
+        graph.column("a").combine_chunks(), graph.column("b").combine_chunks()))
+    labels = spark.createDataFrame(pa.table({"fp": nodes, "component": least}),
+                                   "fp long, component long")
+    return F.broadcast(labels) if len(nodes) <= BROADCAST_ROWS else labels
 
 
 def labelled(docs: DataFrame, found: Found, *columns: str) -> DataFrame:
     """(component, id, *columns) of every document with a near duplicate or a copy."""
-    return members(docs, found, *columns).join(components(found), "fp").select(
-        "component", "id", *columns)
+    return docs.join(components(found), "fp").select("component", "id", *columns)
 
 
 def clusters(docs: DataFrame, found: Found) -> DataFrame:
     """(cluster_id, id): the documents with a near duplicate or a copy, each cluster named by
     its smallest id."""
-    docs_of = labelled(docs, found)
-    named = docs_of.groupBy("component").agg(F.min("id").alias("cluster_id"))
-    return docs_of.join(named, "component").select("cluster_id", "id")
+    component = Window.partitionBy("component")
+    return labelled(docs, found).select(
+        F.min("id").over(component).alias("cluster_id"), "id")
 
 
 def duplicates(docs: DataFrame, found: Found, order: Optional[str]) -> DataFrame:
@@ -287,15 +272,12 @@ def duplicates(docs: DataFrame, found: Found, order: Optional[str]) -> DataFrame
     smallest (``order``, id), or the smallest id without ``order`` (a null ``order`` sorts
     after every value)."""
     columns = (order,) if order else ()
-    docs_of = labelled(docs, found, *columns)
     # Null order values sort after every value.
     key = (F.struct(F.col(order).isNull(), F.col(order), F.col("id")) if order
            else F.struct(F.col("id")))
-    kept = docs_of.groupBy("component").agg(F.min(key).alias("kept"))
+    component = Window.partitionBy("component")
     return (
-        docs_of.join(kept, "component")
-        .select("id", F.col("kept.id").alias("kept_id"))
+        labelled(docs, found, *columns)
+        .select("id", F.min(key).over(component)["id"].alias("kept_id"))
         .where(F.col("id") != F.col("kept_id"))
     )
-
-
