@@ -534,7 +534,7 @@ impl Router {
         for &fp in &self.copied {
             let mine = chunks(fp)?;
             for (i, ids) in mine.iter().enumerate() {
-                for j in i..mine.len() {
+                for (j, theirs) in mine.iter().enumerate().skip(i) {
                     let half = |of_b, ids: &Vec<String>| Half {
                         a: fp,
                         b: fp,
@@ -546,7 +546,7 @@ impl Router {
                     };
                     emit(&half(false, ids))?;
                     if j > i {
-                        emit(&half(true, &mine[j]))?;
+                        emit(&half(true, theirs))?;
                     }
                 }
             }
