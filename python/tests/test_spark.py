@@ -227,6 +227,20 @@ def test_arrow_fingerprints_refuse_bad_rows_naming_them(cluster, tmp_path):
                sdb.fingerprint(session.read.parquet(str(path))).collect()}
         want = {f"t{i}": tables.signed(simhashdb.fingerprint(t)) for i, t in enumerate(texts)}
         assert got == want
+    # The job reads the Parquet in its tasks: a bad row fails it naming the document, and
+    # leaves no output; an output that exists is refused unless --overwrite.
+    out = tmp_path / "out"
+    done = job(cluster, "fingerprint", "--input", str(tmp_path / "case0.parquet"),
+               "--output", str(out), check=False)
+    assert done.returncode == 1 and "document 'bad': null 'text'" in done.stderr, \
+        done.stderr[-3000:]
+    assert not out.exists()
+    job(cluster, "fingerprint", "--input", str(path), "--output", str(out))
+    assert {r["id"]: r["fingerprint"] for r in read_rows(out)} == want
+    done = job(cluster, "fingerprint", "--input", str(path), "--output", str(out), check=False)
+    assert done.returncode == 1 and "already exists" in done.stderr, done.stderr[-3000:]
+    job(cluster, "fingerprint", "--input", str(path), "--output", str(out), "--overwrite")
+    assert {r["id"]: r["fingerprint"] for r in read_rows(out)} == want
 
 
 def test_bad_input_fails_with_a_clear_error(cluster, cli, tmp_path):

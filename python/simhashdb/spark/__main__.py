@@ -50,8 +50,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-rows", type=int, default=None, metavar="N",
                    help="rows per chunk of a hot bucket (default 2048)")
     p.add_argument("--no-arrow", action="store_true",
-                   help="fingerprint: hand executors pickled rows instead of Arrow batches "
-                   "(for executors without pyarrow)")
+                   help="fingerprint: read the input through Spark and hand executors pickled "
+                   "rows (for executors without pyarrow), instead of reading the Parquet in "
+                   "the tasks")
     p.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting (repeatable)")
@@ -108,6 +109,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     # Arrow batches of 50,000 rows: the engine's calls cost per batch, not per row.
     builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
+    # A task's native code uses the cores Spark gave the task, not every core of the machine
+    # (which other tasks are using).
+    builder = builder.config("spark.executorEnv.RAYON_NUM_THREADS",
+                             dict(settings).get("spark.task.cpus", "1"))
     for key, value in settings:
         builder = builder.config(key, value)
     started = time.monotonic()
@@ -132,6 +137,15 @@ def run(spark, args) -> int:
     from . import CHUNK_ROWS, audit, clusters, dedup, fingerprint
 
     what = args.input
+    if args.job == "fingerprint" and not args.no_arrow:
+        from .. import scheme_name
+        from .direct import fingerprint_files
+
+        rows = fingerprint_files(spark, args.input, args.output, scheme_name(args.scheme),
+                                 args.id_column, args.text_column or "text", args.overwrite,
+                                 what)
+        if rows is not None:
+            return rows
     df = spark.read.parquet(args.input)
     chunk_rows = args.chunk_rows or CHUNK_ROWS
     mode = "overwrite" if args.overwrite else "errorifexists"
