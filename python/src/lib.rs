@@ -344,6 +344,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partitioned::find_slices, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::id_hashes, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::components, m)?)?;
+    m.add_function(wrap_pyfunction!(partitioned::id_components, m)?)?;
     m.add_class::<partitioned::PartSlicer>()?;
     m.add_class::<partitioned::NativeRouter>()?;
     m.add_class::<partitioned::NativeBlocks>()?;

@@ -523,3 +523,36 @@ pub fn components(
         Ok((export(nodes), export(least)))
     })
 }
+
+/// The connected components of a graph of document ids (edges a[i]-b[i], strings): each id
+/// with the least id (by bytes) of its component.
+#[pyfunction]
+pub fn id_components(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<(Exported, Exported)> {
+    guard(|| {
+        let a = Column::new(import(a, "a")?, "id_a")?;
+        let b = Column::new(import(b, "b")?, "id_b")?;
+        let mut edges: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(a.len());
+        for i in 0..a.len() {
+            match (a.bytes(i), b.bytes(i)) {
+                (Some(x), Some(y)) => edges.push((x.into_owned(), y.into_owned())),
+                _ => return Err(PyValueError::new_err("a pair with a null id")),
+            }
+        }
+        let labels = detached(py, || graph_components(&edges));
+        let mut ids = arrow_array::builder::BinaryBuilder::new();
+        let mut least = arrow_array::builder::BinaryBuilder::new();
+        for (id, l) in &labels {
+            ids.append_value(id);
+            least.append_value(l);
+        }
+        let utf8 = |b: arrow_array::BinaryArray| {
+            arrow_array::StringArray::try_from_binary(b)
+                .map_err(|e| PyValueError::new_err(format!("an id that is not UTF-8: {e}")))
+        };
+        Ok((export(utf8(ids.finish())?), export(utf8(least.finish())?)))
+    })
+}

@@ -665,28 +665,24 @@ pub fn document_pairs<E>(
     Ok(())
 }
 
-/// The connected components of the graph of `edges` (pairs of nodes, any u64): each node of
-/// an edge with the least node of its component, ascending by node.
-pub fn components(edges: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut nodes: Vec<u64> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
+/// The connected components of the graph of `edges` (pairs of nodes: fingerprints, ids...):
+/// each node of an edge with the least node of its component, ascending by node.
+pub fn components<T: Ord + Clone>(edges: &[(T, T)]) -> Vec<(T, T)> {
+    let mut nodes: Vec<&T> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    let index = |n: u64| nodes.binary_search(&n).expect("a node of an edge");
+    let index = |n: &T| nodes.binary_search(&n).expect("a node of an edge");
     let mut sets = UnionFind::new(nodes.len());
-    for &(a, b) in edges {
+    for (a, b) in edges {
         sets.union(index(a), index(b));
     }
     // Nodes ascending: the first node met of each set is its least.
-    let mut least = vec![u64::MAX; nodes.len()];
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, &node)| {
+    let mut least: Vec<Option<usize>> = vec![None; nodes.len()];
+    (0..nodes.len())
+        .map(|i| {
             let root = sets.find(i);
-            if least[root] == u64::MAX {
-                least[root] = node;
-            }
-            (node, least[root])
+            let first = *least[root].get_or_insert(i);
+            (nodes[i].clone(), nodes[first].clone())
         })
         .collect()
 }
@@ -955,8 +951,12 @@ mod tests {
         .unwrap();
         assert_eq!(out, ["ab0", "bc0", "ac0", "yz2", "zzz2"]);
         assert_eq!(
-            components(&[(5, 9), (9, 2), (7, 8)]),
+            components(&[(5u64, 9), (9, 2), (7, 8)]),
             [(2, 2), (5, 2), (7, 7), (8, 7), (9, 2)]
+        );
+        assert_eq!(
+            components(&[("b", "c"), ("a", "c"), ("x", "x")]),
+            [("a", "a"), ("b", "a"), ("c", "a"), ("x", "x")]
         );
     }
 }

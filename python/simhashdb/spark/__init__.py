@@ -77,9 +77,8 @@ def clusters(
     smallest id; documents with no near duplicate are in none. ``df`` is documents (as for
     :func:`audit`), or pairs with columns id_a and id_b (such as :func:`audit` writes)."""
     if "id_a" in df.columns and "id_b" in df.columns:
-        from .components import id_clusters
-
-        return id_clusters(df)
+        with task_errors():
+            return _partitioned.pair_clusters(df)
     _check(distance, chunk_rows)
     docs = documents(df, id_column, fingerprint_column, what)
     with task_errors():

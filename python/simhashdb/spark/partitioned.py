@@ -39,6 +39,8 @@ BROADCAST_ROWS = 4_000_000
 # Fingerprint graphs of up to this many edges get their components on the driver (16 bytes
 # an edge); larger ones by label propagation in Spark.
 DRIVER_EDGES = 50_000_000
+# Document pairs of up to this many rows get their clusters on the driver.
+DRIVER_PAIRS = 20_000_000
 # Document pairs per Arrow batch the expansion yields, and halves per batch the routing does.
 PAIRS_PER_BATCH = 1 << 20
 HALVES_PER_BATCH = 1 << 16
@@ -281,3 +283,22 @@ def duplicates(docs: DataFrame, found: Found, order: Optional[str]) -> DataFrame
         .select("id", F.min(key).over(component)["id"].alias("kept_id"))
         .where(F.col("id") != F.col("kept_id"))
     )
+
+
+def pair_clusters(pairs: DataFrame) -> DataFrame:
+    """(cluster_id, id): the connected components of document pairs (id_a, id_b), each named by
+    its smallest id; on the driver by the engine when there are at most ``DRIVER_PAIRS``
+    pairs, else by label propagation in Spark."""
+    edges = pairs.select(F.col("id_a").cast("string").alias("a"),
+                         F.col("id_b").cast("string").alias("b"))
+    if edges.count() > DRIVER_PAIRS:
+        from .components import id_clusters
+
+        return id_clusters(pairs)
+    import pyarrow as pa
+
+    table = edges.toArrow()
+    ids, least = (pa.array(a) for a in _native.id_components(
+        table.column("a").combine_chunks(), table.column("b").combine_chunks()))
+    return pairs.sparkSession.createDataFrame(
+        pa.table({"cluster_id": least, "id": ids}), "cluster_id string, id string")
