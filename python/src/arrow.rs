@@ -113,6 +113,24 @@ impl Column {
         self.array.len()
     }
 
+    /// Calls `f(i, value)` on every value in order, None when null: the column's type is
+    /// matched once, not per value (integers: their decimal digits).
+    pub fn for_each(
+        &self,
+        mut f: impl FnMut(usize, Option<&[u8]>) -> PyResult<()>,
+    ) -> PyResult<()> {
+        if let Some(strings) = self.array.as_string_opt::<i32>() {
+            for (i, v) in strings.iter().enumerate() {
+                f(i, v.map(str::as_bytes))?;
+            }
+            return Ok(());
+        }
+        for i in 0..self.len() {
+            f(i, self.bytes(i).as_deref())?;
+        }
+        Ok(())
+    }
+
     /// The bytes of value `i`, None when null (integers: their decimal digits).
     pub fn bytes(&self, i: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         use std::borrow::Cow;

@@ -134,11 +134,14 @@ impl PartSlicer {
             )?;
             let fps = int64s(&import(fingerprints, "fingerprints")?, "the fingerprints")?;
             let missing = bools(&import(missing, "missing")?, "missing")?;
-            for (i, fp) in fps.into_iter().enumerate() {
-                let id = ids.bytes(i).ok_or_else(|| {
+            if fps.len() != ids.len() || missing.len() != ids.len() {
+                return Err(PyValueError::new_err("columns of unequal lengths"));
+            }
+            ids.for_each(|i, id| {
+                let id = id.ok_or_else(|| {
                     PyValueError::new_err(format!("a null {}", python_repr(id_column)))
                 })?;
-                let Some(fp) = fp else {
+                let Some(fp) = fps[i] else {
                     let what = if missing[i] {
                         format!("null {}", python_repr(fingerprint_column))
                     } else {
@@ -149,9 +152,9 @@ impl PartSlicer {
                         ids.show(i)
                     )));
                 };
-                slices.push(fp, &id);
-            }
-            Ok(())
+                slices.push(fp, id);
+                Ok(())
+            })
         })
     }
 
@@ -323,14 +326,15 @@ impl NativeRouter {
                 .as_primitive_opt::<arrow_array::types::Int32Type>()
                 .ok_or_else(|| PyValueError::new_err("distance: expected int32"))?;
             let ids = Column::new(import(id, "id")?, "id")?;
-            for r in 0..key.len() {
+            if key.len() != ids.len() || kind.len() != ids.len() || other.len() != ids.len() {
+                return Err(PyValueError::new_err("columns of unequal lengths"));
+            }
+            ids.for_each(|r, id| {
                 let key = key[r].ok_or_else(|| PyValueError::new_err("a row without a key"))?;
                 match kind.value(r) {
                     0 => {
-                        let id = ids
-                            .bytes(r)
-                            .ok_or_else(|| PyValueError::new_err("a null id"))?;
-                        let id = std::str::from_utf8(&id)
+                        let id = id.ok_or_else(|| PyValueError::new_err("a null id"))?;
+                        let id = std::str::from_utf8(id)
                             .map_err(|_| PyValueError::new_err("an id that is not UTF-8"))?;
                         router.add_document(key, id);
                     }
@@ -342,8 +346,8 @@ impl NativeRouter {
                     2 => router.add_copies(key),
                     k => return Err(PyValueError::new_err(format!("row kind {k}"))),
                 }
-            }
-            Ok(())
+                Ok(())
+            })
         })
     }
 

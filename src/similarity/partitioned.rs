@@ -437,7 +437,10 @@ impl Half {
 pub struct Router {
     /// Chunks of the fingerprints of more than `chunk_rows` documents.
     hot: std::collections::HashMap<u64, u32>,
-    documents: Vec<(u64, String)>,
+    /// The part's documents: fingerprint and the range of its id in `ids` (no allocation per
+    /// document: a part holds millions, and most have no pair).
+    documents: Vec<(u64, usize, usize)>,
+    ids: Vec<u8>,
     ends: Vec<(u64, u64, u32)>,
     copied: Vec<u64>,
 }
@@ -471,7 +474,9 @@ impl Router {
 
     /// Adds a document of the part.
     pub fn add_document(&mut self, fingerprint: u64, id: &str) {
-        self.documents.push((fingerprint, id.to_string()));
+        let start = self.ids.len();
+        self.ids.extend_from_slice(id.as_bytes());
+        self.documents.push((fingerprint, start, self.ids.len()));
     }
 
     /// Adds the end at `fingerprint` of the pair (`fingerprint`, `other`) at `distance`.
@@ -488,11 +493,28 @@ impl Router {
     /// names are dropped). Fails when an end's fingerprint has no document in the part (the
     /// part was not cut by fingerprint).
     pub fn finish(mut self, mut emit: impl FnMut(&Half) -> Result<()>) -> Result<()> {
-        self.documents.sort_unstable();
         self.ends.sort_unstable();
         self.copied.sort_unstable();
         self.copied.dedup();
-        let documents = &self.documents;
+        // Only the documents of a fingerprint with an end or copies, by fingerprint and id.
+        let named: std::collections::HashSet<u64> = self
+            .ends
+            .iter()
+            .map(|e| e.0)
+            .chain(self.copied.iter().copied())
+            .collect();
+        let ids = &self.ids;
+        let text = |&(_, start, end): &(u64, usize, usize)| {
+            std::str::from_utf8(&ids[start..end]).expect("ids are added as strings")
+        };
+        let mut documents: Vec<(u64, &str)> = self
+            .documents
+            .iter()
+            .filter(|d| named.contains(&d.0))
+            .map(|d| (d.0, text(d)))
+            .collect();
+        documents.sort_unstable();
+        let documents = &documents;
         let chunks = |fp: u64| -> Result<Vec<Vec<String>>> {
             let start = documents.partition_point(|d| d.0 < fp);
             let end = documents.partition_point(|d| d.0 <= fp);
@@ -501,7 +523,10 @@ impl Router {
                     "no document of fingerprint {fp:016x} in the part that holds its pairs"
                 )));
             }
-            let ids: Vec<String> = documents[start..end].iter().map(|d| d.1.clone()).collect();
+            let ids: Vec<String> = documents[start..end]
+                .iter()
+                .map(|d| d.1.to_string())
+                .collect();
             let n = self.chunks_of(fp) as usize;
             let size = ids.len().div_ceil(n).max(1);
             let mut out: Vec<Vec<String>> = ids.chunks(size).map(<[String]>::to_vec).collect();
