@@ -464,7 +464,7 @@ impl NearDuplicates {
     }
 
     /// [`NearDuplicates::for_each_pair`]'s pairs, in its order, handed out in parallel: the
-    /// candidates are cut into segments of about [`SEGMENT`] pairs (whole rows of a block),
+    /// candidates are cut into segments of about 32,768 pairs (whole rows of a block),
     /// each segment's pairs are given to `f` on a worker thread with a buffer of its own from
     /// `new`, and the buffers are handed to `emit` in order, on the calling thread, while the
     /// next segments are being formatted. For writers whose formatting costs as much as the
