@@ -127,6 +127,8 @@ def driver(cluster: Dict):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.executor.memory", "1g")
         .config("spark.sql.shuffle.partitions", "8")
+        # The tests' failing tasks fail on bad input, every time: no retries.
+        .config("spark.task.maxFailures", "1")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

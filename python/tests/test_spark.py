@@ -47,7 +47,9 @@ def cluster(tmp_path_factory):
 def job(cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `python -m simhashdb.spark ARGS` as a driver against the cluster."""
     done = run_job(cluster, *args, "--conf", "spark.executor.memory=1g",
-                   "--conf", "spark.sql.shuffle.partitions=8", timeout=900)
+                   "--conf", "spark.sql.shuffle.partitions=8",
+                   # Failing tasks here fail on bad input, every time: no retries.
+                   "--conf", "spark.task.maxFailures=1", timeout=900)
     if check and done.returncode != 0:
         pytest.fail(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr[-5000:]}")
     return done
