@@ -11,12 +11,13 @@ docs/distributed.md) inside each task, Spark only moving bytes between them.
    fingerprint pairs within the distance (each from exactly one table), the fingerprints held by
    two or more documents, and id hashes held by two or more (checked against the ids only when
    there are any, which is when an id repeats or two ids share a 64-bit hash).
-3. **Documents** (one shuffle of the documents that have a near duplicate, not of the others):
-   the documents of the fingerprints found are grouped by fingerprint in chunks of
-   ``chunk_rows`` ids, and each fingerprint pair (or a fingerprint's copies) becomes work rows
-   of two chunks, which the engine expands into document pairs as it writes them; or, for
-   clusters and dedup, the components of the fingerprint graph (on the driver when it fits)
-   label the documents.
+3. **Documents** (two shuffles): the documents and the ends of the fingerprint pairs meet by
+   fingerprint, where the documents of the fingerprints found (the others are dropped there)
+   are cut into chunks of ``chunk_rows`` ids, and each fingerprint pair (or a fingerprint's
+   copies) becomes blocks of two chunks, which meet in the second shuffle and which the engine
+   expands into document pairs as it writes them; or, for clusters and dedup, the components
+   of the fingerprint graph (on the driver when it fits) label the documents (a broadcast join
+   when the fingerprints found are few).
 
 No stage holds the pairs of a hot fingerprint: its copies are one key in every slice, and its
 ids are cut into chunks whose pairs are expanded a million at a time.
