@@ -974,6 +974,22 @@ fn dedup_answers_as_the_model_and_the_cli_do_and_inserts_in_one_write() {
         assert_eq!(status, 400, "{path}: {answer}");
         assert!(answer.to_string().contains(says), "{path}: {answer}");
     }
+    // An error answered before the body was read ends the connection, so a client never
+    // sends its next request on a connection that still holds an unread body.
+    for _ in 0..20 {
+        let response = server
+            .agent
+            .post(format!("{}/v1/dedup?distance=4", server.base))
+            .send(&body)
+            .expect("the server answers");
+        assert_eq!(response.status().as_u16(), 400);
+        assert_eq!(
+            response.headers().get("connection").map(|v| v.as_bytes()),
+            Some(&b"close"[..])
+        );
+        let (status, _) = server.get("/v1/stats");
+        assert_eq!(status, 200);
+    }
     let (status, answer) = server.post("/v1/dedup?insert=true", "a\t0x00ff\nb\tnope\n");
     assert_eq!(status, 400, "{answer}");
     assert!(answer.to_string().contains("request body:2"), "{answer}");

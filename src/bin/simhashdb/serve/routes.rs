@@ -45,11 +45,27 @@ pub fn router(service: Shared) -> Router {
         .merge(api)
         .fallback(no_such_endpoint)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(close_after_errors))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&service),
             record_metrics,
         ))
         .with_state(service)
+}
+
+/// Error answers end the connection (`Connection: close`). An error may be answered before
+/// the request's body was read (a bad query string, a missing key, an unknown path); the
+/// connection then still holds the unread body, so it cannot carry another request and is
+/// closed, and a client that kept it for its next request would see that request fail.
+async fn close_after_errors(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if response.status().is_client_error() || response.status().is_server_error() {
+        response.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 /// Counts every answer and its latency by endpoint (the route, not the raw path, so ids and
