@@ -326,7 +326,10 @@ impl NativeRouter {
                 .as_primitive_opt::<arrow_array::types::Int32Type>()
                 .ok_or_else(|| PyValueError::new_err("distance: expected int32"))?;
             let ids = Column::new(import(id, "id")?, "id")?;
-            if key.len() != ids.len() || kind.len() != ids.len() || other.len() != ids.len() {
+            if [key.len(), kind.len(), other.len(), distance.len()]
+                .iter()
+                .any(|&n| n != ids.len())
+            {
                 return Err(PyValueError::new_err("columns of unequal lengths"));
             }
             ids.for_each(|r, id| {
@@ -352,61 +355,73 @@ impl NativeRouter {
     }
 
     /// The halves, as Arrow arrays (a, b, i, j, of_b, ids, distance).
-    #[allow(clippy::type_complexity)]
-    fn finish(
-        &mut self,
-        py: Python<'_>,
-    ) -> PyResult<(
-        Exported,
-        Exported,
-        Exported,
-        Exported,
-        Exported,
-        Exported,
-        Exported,
-    )> {
+    fn finish(&mut self, py: Python<'_>) -> PyResult<HalfArrays> {
         guard(|| {
             let router = self
                 .router
                 .take()
                 .ok_or_else(|| PyValueError::new_err("the router was already finished"))?;
-            let halves = detached(py, || {
-                let mut halves = Vec::new();
-                router
-                    .finish(|h| {
-                        halves.push(h.clone());
-                        Ok(())
-                    })
-                    .map(|()| halves)
+            // The columns are built as the halves come: no copy of them is held.
+            let mut columns = HalfColumns::default();
+            detached(py, || {
+                router.finish(|h| {
+                    columns.push(h);
+                    Ok(())
+                })
             })
             .map_err(py_err)?;
-            let mut ids = ListBuilder::new(StringBuilder::new());
-            for h in &halves {
-                for id in &h.ids {
-                    ids.values().append_value(id);
-                }
-                ids.append(true);
-            }
-            Ok((
-                export(Int64Array::from_iter_values(
-                    halves.iter().map(|h| h.a as i64),
-                )),
-                export(Int64Array::from_iter_values(
-                    halves.iter().map(|h| h.b as i64),
-                )),
-                export(Int32Array::from_iter_values(
-                    halves.iter().map(|h| h.i as i32),
-                )),
-                export(Int32Array::from_iter_values(
-                    halves.iter().map(|h| h.j as i32),
-                )),
-                export(BooleanArray::from_iter(halves.iter().map(|h| Some(h.of_b)))),
-                export(ids.finish()),
-                export(Int32Array::from_iter_values(
-                    halves.iter().map(|h| h.distance as i32),
-                )),
-            ))
+            Ok(columns.export())
         })
+    }
+}
+
+/// Halves as Arrow arrays: a, b, i, j, of_b, ids, distance.
+type HalfArrays = (
+    Exported,
+    Exported,
+    Exported,
+    Exported,
+    Exported,
+    Exported,
+    Exported,
+);
+
+/// Halves as Arrow columns (a, b, i, j, of_b, ids, distance), built one half at a time.
+#[derive(Default)]
+struct HalfColumns {
+    a: Vec<i64>,
+    b: Vec<i64>,
+    i: Vec<i32>,
+    j: Vec<i32>,
+    of_b: Vec<bool>,
+    ids: ListBuilder<StringBuilder>,
+    distance: Vec<i32>,
+}
+
+impl HalfColumns {
+    fn push(&mut self, h: &Half) {
+        self.a.push(h.a as i64);
+        self.b.push(h.b as i64);
+        self.i.push(h.i as i32);
+        self.j.push(h.j as i32);
+        self.of_b.push(h.of_b);
+        for id in &h.ids {
+            self.ids.values().append_value(id);
+        }
+        self.ids.append(true);
+        self.distance.push(h.distance as i32);
+    }
+
+    fn export(mut self) -> HalfArrays {
+        (
+            export(Int64Array::from(self.a)),
+            export(Int64Array::from(self.b)),
+            export(Int32Array::from(self.i)),
+            export(Int32Array::from(self.j)),
+            export(BooleanArray::from(self.of_b)),
+            export(self.ids.finish()),
+            export(Int32Array::from(self.distance)),
+        )
     }
 }
 
@@ -455,14 +470,30 @@ impl NativeBlocks {
             let ids = ids
                 .as_list_opt::<i32>()
                 .ok_or_else(|| PyValueError::new_err("ids: expected lists of strings"))?;
+            if [
+                b.len(),
+                i.len(),
+                j.len(),
+                of_b.len(),
+                ids.len(),
+                distance.len(),
+            ]
+            .iter()
+            .any(|&n| n != a.len())
+            {
+                return Err(PyValueError::new_err("columns of unequal lengths"));
+            }
             for r in 0..a.len() {
                 let list = ids.value(r);
                 let list = list
                     .as_string_opt::<i32>()
                     .ok_or_else(|| PyValueError::new_err("ids: expected lists of strings"))?;
+                let (Some(a), Some(b)) = (a[r], b[r]) else {
+                    return Err(PyValueError::new_err("a half without its fingerprints"));
+                };
                 self.blocks.push(Half {
-                    a: a[r].unwrap_or(0),
-                    b: b[r].unwrap_or(0),
+                    a,
+                    b,
                     i: i[r] as u32,
                     j: j[r] as u32,
                     of_b: of_b[r],
@@ -539,6 +570,9 @@ pub fn id_components(
     guard(|| {
         let a = Column::new(import(a, "a")?, "id_a")?;
         let b = Column::new(import(b, "b")?, "id_b")?;
+        if a.len() != b.len() {
+            return Err(PyValueError::new_err("columns of unequal lengths"));
+        }
         let mut edges: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(a.len());
         for i in 0..a.len() {
             match (a.bytes(i), b.bytes(i)) {
@@ -547,8 +581,8 @@ pub fn id_components(
             }
         }
         let labels = detached(py, || graph_components(&edges));
-        let mut ids = arrow_array::builder::BinaryBuilder::new();
-        let mut least = arrow_array::builder::BinaryBuilder::new();
+        let mut ids = BinaryBuilder::new();
+        let mut least = BinaryBuilder::new();
         for (id, l) in &labels {
             ids.append_value(id);
             least.append_value(l);

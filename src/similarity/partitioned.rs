@@ -523,13 +523,12 @@ impl Router {
                     "no document of fingerprint {fp:016x} in the part that holds its pairs"
                 )));
             }
-            let ids: Vec<String> = documents[start..end]
-                .iter()
-                .map(|d| d.1.to_string())
-                .collect();
             let n = self.chunks_of(fp) as usize;
-            let size = ids.len().div_ceil(n).max(1);
-            let mut out: Vec<Vec<String>> = ids.chunks(size).map(<[String]>::to_vec).collect();
+            let size = (end - start).div_ceil(n).max(1);
+            let mut out: Vec<Vec<String>> = documents[start..end]
+                .chunks(size)
+                .map(|chunk| chunk.iter().map(|d| d.1.to_string()).collect())
+                .collect();
             out.resize(n, Vec::new());
             Ok(out)
         };

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -13,13 +13,18 @@ from pyspark.sql import types as T
 ID_TYPES = (T.StringType, T.LongType, T.IntegerType, T.ShortType, T.ByteType)
 
 
-def require(df: DataFrame, name: str, role: str, what: str) -> None:
-    """Fails with the columns the input has unless it has ``name``."""
-    if name not in df.columns:
+def require(columns: Sequence[str], name: str, role: str, what: str) -> None:
+    """Fails with the columns the input has unless ``columns`` has ``name``."""
+    if name not in columns:
         raise ValueError(
-            f"no column {name!r} ({role}) in {what}; it has: {', '.join(df.columns)} "
+            f"no column {name!r} ({role}) in {what}; it has: {', '.join(columns)} "
             f"(name another with --{role}-column)"
         )
+
+
+def not_text(name: str, kind: str, what: str) -> ValueError:
+    """The error for a text column of type ``kind``, which holds no strings."""
+    return ValueError(f"column {name!r} in {what} has type {kind}; text needs strings")
 
 
 def id_string(df: DataFrame, name: str, what: str) -> Column:
@@ -60,8 +65,8 @@ def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str,
     """(id string, fp long, missing boolean[, order]): the documents as the engine's tasks take
     them. Nothing is checked here but the columns' names and types: a null id, a null or bad
     fingerprint fail the task that meets them, naming the document (the input is read once)."""
-    require(df, id_column, "id", what)
-    require(df, fingerprint_column, "fingerprint", what)
+    require(df.columns, id_column, "id", what)
+    require(df.columns, fingerprint_column, "fingerprint", what)
     columns = [
         id_string(df, id_column, what).alias("id"),
         fingerprint_long(df, fingerprint_column, what).alias("fp"),

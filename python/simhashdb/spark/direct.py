@@ -18,6 +18,7 @@ import uuid
 from typing import List, Optional, Tuple
 
 from .. import _native
+from .columns import not_text, require
 
 # Uncompressed bytes of row groups per task.
 TASK_BYTES = 128 << 20
@@ -55,15 +56,12 @@ def fingerprint_files(spark, input: str, output: str, scheme: str, id_column: st
         raise ValueError(f"{input}: no such file or directory")
     dataset = ds.dataset(root, filesystem=fs, format="parquet")
     schema = dataset.schema
-    for name, role in ((id_column, "id"), (text_column, "text")):
-        if name not in schema.names:
-            raise ValueError(
-                f"no column {name!r} ({role}) in {what}; it has: {', '.join(schema.names)} "
-                f"(name another with --{role}-column)")
+    require(schema.names, id_column, "id", what)
+    require(schema.names, text_column, "text", what)
     kind = schema.field(text_column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
             or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
-        raise ValueError(f"column {text_column!r} in {what} has type {kind}; text needs strings")
+        raise not_text(text_column, str(kind), what)
     tasks = _tasks(dataset)
     if out_fs.get_file_info(out_root).type != pafs.FileType.NotFound:
         if not overwrite:
@@ -71,11 +69,8 @@ def fingerprint_files(spark, input: str, output: str, scheme: str, id_column: st
         _delete(out_fs, out_root)
     temporary = f"{out_root}/_temporary/{uuid.uuid4().hex}"
     out_fs.create_dir(temporary, recursive=True)
-    input_uri, output_uri = input, output
-
     def run(task: Tuple[int, str, List[int]]) -> int:
-        return _fingerprint_task(task, input_uri, output_uri, temporary, scheme, id_column,
-                                 text_column)
+        return _fingerprint_task(task, input, output, temporary, scheme, id_column, text_column)
 
     try:
         rows = spark.sparkContext.parallelize(tasks, max(len(tasks), 1)).map(run).collect()

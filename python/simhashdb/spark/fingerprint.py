@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 
 from .. import _native
 from .._fingerprint import fingerprint_many, scheme_name
-from .columns import require
+from .columns import not_text, require
 
 # Texts fingerprinted per call into the native code on the pickled-rows path (in parallel
 # there, GIL released).
@@ -52,11 +52,10 @@ def fingerprinted(
 ) -> DataFrame:
     """:func:`fingerprint`, with the columns ``keep`` of each row passed through after the
     fingerprint."""
-    require(df, id_column, "id", what)
-    require(df, text_column, "text", what)
+    require(df.columns, id_column, "id", what)
+    require(df.columns, text_column, "text", what)
     if not isinstance(df.schema[text_column].dataType, (T.StringType, T.BinaryType)):
-        kind = df.schema[text_column].dataType.simpleString()
-        raise ValueError(f"column {text_column!r} in {what} has type {kind}; text needs strings")
+        raise not_text(text_column, df.schema[text_column].dataType.simpleString(), what)
     scheme = scheme_name(scheme)  # fails here, on the driver, for an unknown scheme
     id_field = df.schema[id_column]
     schema = T.StructType(

@@ -112,8 +112,6 @@ class Found:
         }
         self.pairs = counts.get(PAIR, (0, 0))[0]
         self.copies = counts.get(COPIES, (0, 0))[0]
-        # At most this many documents have a near duplicate or a copy.
-        self.members = 2 * self.pairs + counts.get(COPIES, (0, 0))[1]
         if REPEATED_ID in counts:
             hashes = [r["a"] for r in self.rows.where(F.col("kind") == REPEATED_ID).collect()]
             check_repeated_ids(docs, hashes, what)
@@ -139,9 +137,6 @@ class Found:
             .distinct()
         )
         return F.broadcast(fps) if 2 * self.pairs + self.copies <= BROADCAST_ROWS else fps
-
-    def unpersist(self) -> None:
-        self.rows.unpersist()
 
 
 def check_repeated_ids(docs: DataFrame, hashes, what: str) -> None:
