@@ -61,7 +61,6 @@ pub struct NearDuplicates {
     singletons: Option<Vec<(Box<str>, u64)>>,
 }
 
-/// What verification keeps: each document's evidence, its class, and the least Jaccard.
 /// Documents of the clusters, cluster after cluster (ordered by their smallest id), each
 /// cluster's sorted by id; `starts[c]..starts[c + 1]` is cluster c.
 #[derive(Debug)]
@@ -70,6 +69,7 @@ struct Clusters {
     starts: Vec<usize>,
 }
 
+/// What verification keeps: each document's evidence, its class, and the least Jaccard.
 #[derive(Debug)]
 struct Verified {
     evidence: Evidence,
@@ -78,6 +78,10 @@ struct Verified {
     /// class has J = 1 and a block of them is judged once; [`NO_EVIDENCE`] for a document
     /// without a sketch.
     classes: Vec<u32>,
+    /// Each node's documents grouped by class (those without evidence last, as one group):
+    /// node n's groups are `groups[group_starts[n]..group_starts[n + 1]]`.
+    groups: Vec<ClassGroup>,
+    group_starts: Vec<usize>,
     min_jaccard: f64,
 }
 
@@ -114,27 +118,76 @@ impl Evidence {
 }
 
 impl Verified {
-    /// The verification of `near`'s documents by `evidence` (one per document).
+    /// The verification of `near`'s documents by `evidence` (one per document): each node's
+    /// documents sorted by evidence into classes, nodes in parallel.
     fn new(near: &NearDuplicates, evidence: Evidence, min_jaccard: f64) -> Self {
-        let mut classes = vec![NO_EVIDENCE; near.docs.len()];
-        let mut order: Vec<usize> = Vec::new();
-        for n in 0..near.nodes.len() {
-            order.clear();
-            order.extend((near.starts[n]..near.starts[n + 1]).filter(|&d| evidence.has(d)));
-            if order.len() > 1 {
-                order.sort_unstable_by(|&a, &b| evidence.cmp(a, b).then(a.cmp(&b)));
-            }
-            for run in order.chunk_by(|&a, &b| evidence.cmp(a, b).is_eq()) {
-                for &d in run {
-                    classes[d] = run[0] as u32;
+        /// Nodes one task groups.
+        const NODES: usize = 1 << 12;
+        let firsts: Vec<usize> = (0..near.nodes.len()).step_by(NODES).collect();
+        let parts: Vec<(Vec<u32>, Vec<ClassGroup>, Vec<usize>)> = firsts
+            .into_par_iter()
+            .map(|first| {
+                let last = (first + NODES).min(near.nodes.len());
+                let offset = near.starts[first];
+                let mut classes = vec![NO_EVIDENCE; near.starts[last] - offset];
+                let mut groups = Vec::new();
+                let mut counts = Vec::with_capacity(last - first);
+                let mut order: Vec<usize> = Vec::new();
+                for n in first..last {
+                    let before = groups.len();
+                    let docs = near.starts[n]..near.starts[n + 1];
+                    order.clear();
+                    order.extend(docs.clone().filter(|&d| evidence.has(d)));
+                    if order.len() > 1 {
+                        order.sort_unstable_by(|&a, &b| evidence.cmp(a, b).then(a.cmp(&b)));
+                    }
+                    for run in order.chunk_by(|&a, &b| evidence.cmp(a, b).is_eq()) {
+                        for &d in run {
+                            classes[d - offset] = run[0] as u32;
+                        }
+                        groups.push(ClassGroup {
+                            class: run[0] as u32,
+                            count: run.len() as u32,
+                            first: run[0] as u32,
+                        });
+                    }
+                    let without = docs.len() - order.len();
+                    if without > 0 {
+                        let first = docs.clone().find(|&d| !evidence.has(d)).expect("counted");
+                        groups.push(ClassGroup {
+                            class: NO_EVIDENCE,
+                            count: without as u32,
+                            first: first as u32,
+                        });
+                    }
+                    counts.push(groups.len() - before);
                 }
+                (classes, groups, counts)
+            })
+            .collect();
+        let mut classes = Vec::with_capacity(near.docs.len());
+        let mut groups = Vec::new();
+        let mut group_starts = Vec::with_capacity(near.nodes.len() + 1);
+        group_starts.push(0);
+        for (part_classes, part_groups, counts) in parts {
+            classes.extend(part_classes);
+            groups.extend(part_groups);
+            for count in counts {
+                group_starts.push(group_starts.last().expect("pushed") + count);
             }
         }
         Verified {
             evidence,
             classes,
+            groups,
+            group_starts,
             min_jaccard,
         }
+    }
+
+    /// Node n's documents grouped by class.
+    fn groups_of(&self, n: usize) -> &[ClassGroup] {
+        &self.groups[self.group_starts[n]..self.group_starts[n + 1]]
     }
 
     /// The Jaccard similarity of documents of classes `a` and `b`, or None when a side has no
@@ -153,14 +206,50 @@ impl Verified {
         })
     }
 
-    /// The Jaccard similarity of documents `i` and `j`, or None when it cannot be told.
-    fn jaccard(&self, i: usize, j: usize) -> Option<f64> {
-        self.jaccard_of_classes(self.classes[i], self.classes[j])
+    /// The Jaccard similarity of documents `i` and `j`, or None when it cannot be told;
+    /// `recent` remembers the last class pairs asked for.
+    fn jaccard(&self, i: usize, j: usize, recent: &mut Recent) -> Option<f64> {
+        let (a, b) = (self.classes[i], self.classes[j]);
+        if a == NO_EVIDENCE || b == NO_EVIDENCE || a == b {
+            return self.jaccard_of_classes(a, b);
+        }
+        let key = (a.min(b), a.max(b));
+        let slot = &mut recent.slots[Recent::slot(key)];
+        if slot.0 != key {
+            *slot = (
+                key,
+                self.jaccard_of_classes(a, b).expect("both have evidence"),
+            );
+        }
+        Some(slot.1)
     }
 
     /// Whether a pair of this similarity is kept: at least the least Jaccard, or unverified.
     fn keeps(&self, similarity: Option<f64>) -> bool {
         similarity.is_none_or(|s| s >= self.min_jaccard)
+    }
+}
+
+/// The similarities of the class pairs a walk asked for last, in slots chosen by hash: a
+/// block's rows repeat the same class pairs (a page's copies against another page's), and
+/// an estimate costs several times a look here.
+struct Recent {
+    /// `((a, b), similarity)` with a < b; `(NO_EVIDENCE, NO_EVIDENCE)` marks an empty slot.
+    slots: Box<[((u32, u32), f64)]>,
+}
+
+impl Recent {
+    const SLOTS: usize = 256;
+
+    fn new() -> Self {
+        Recent {
+            slots: vec![((NO_EVIDENCE, NO_EVIDENCE), 0.0); Self::SLOTS].into_boxed_slice(),
+        }
+    }
+
+    fn slot((a, b): (u32, u32)) -> usize {
+        let hash = (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (hash >> 56) as usize % Self::SLOTS
     }
 }
 
@@ -481,8 +570,9 @@ impl NearDuplicates {
                 .into_par_iter()
                 .map(|(mut cursor, candidates)| {
                     let mut buffer = new();
+                    let mut recent = Recent::new();
                     self.walk(&mut cursor, candidates, |i, j, distance| {
-                        if let Some((a, b, jaccard)) = self.pair(i, j) {
+                        if let Some((a, b, jaccard)) = self.pair(i, j, &mut recent) {
                             f(&mut buffer, a, b, distance, jaccard)?;
                         }
                         Ok(true)
@@ -563,9 +653,12 @@ impl NearDuplicates {
         max: usize,
         mut f: impl FnMut(&str, &str, u32, Option<f64>) -> std::result::Result<(), E>,
     ) -> std::result::Result<usize, E> {
-        self.walk(cursor, max, |i, j, distance| match self.pair(i, j) {
-            Some((a, b, jaccard)) => f(a, b, distance, jaccard).map(|()| true),
-            None => Ok(false),
+        let mut recent = Recent::new();
+        self.walk(cursor, max, |i, j, distance| {
+            match self.pair(i, j, &mut recent) {
+                Some((a, b, jaccard)) => f(a, b, distance, jaccard).map(|()| true),
+                None => Ok(false),
+            }
         })
     }
 
@@ -630,10 +723,10 @@ impl NearDuplicates {
 
     /// Documents `i` and `j` as a pair `(a, b, jaccard)` with a < b, unless verification
     /// drops it.
-    fn pair(&self, i: usize, j: usize) -> Option<(&str, &str, Option<f64>)> {
+    fn pair(&self, i: usize, j: usize, recent: &mut Recent) -> Option<(&str, &str, Option<f64>)> {
         let jaccard = match &self.verified {
             None => None,
-            Some(v) => match v.jaccard(i, j) {
+            Some(v) => match v.jaccard(i, j, recent) {
                 similarity if !v.keeps(similarity) => return None,
                 similarity => similarity,
             },
@@ -724,41 +817,23 @@ impl NearDuplicates {
         const BLOCKS: usize = 1 << 16;
         let _phase = Phase::start(progress, "verifying", self.pairs_at.iter().sum());
         let v = self.verified.as_ref().expect("verified");
-        // Each node's documents by class, and each document's first of its class in the node.
-        let mut groups: Vec<ClassGroup> = Vec::new();
-        let mut group_starts: Vec<usize> = Vec::with_capacity(self.nodes.len() + 1);
-        let mut same_class_as: Vec<u32> = (0..self.docs.len() as u32).collect();
-        let mut order: Vec<(u32, u32)> = Vec::new();
-        for n in 0..self.nodes.len() {
-            group_starts.push(groups.len());
-            order.clear();
-            order.extend((self.starts[n]..self.starts[n + 1]).map(|d| (v.classes[d], d as u32)));
-            order.sort_unstable();
-            for run in order.chunk_by(|x, y| x.0 == y.0) {
-                let first = run[0].1;
-                for &(_, d) in &run[1..] {
-                    same_class_as[d as usize] = first;
-                }
-                groups.push(ClassGroup {
-                    class: run[0].0,
-                    count: run.len() as u32,
-                    first,
-                });
-            }
-        }
-        group_starts.push(groups.len());
-        let groups_of = |n: usize| &groups[group_starts[n]..group_starts[n + 1]];
-
+        let groups_of = |n: usize| v.groups_of(n);
         let mut sets = UnionFind::new(self.docs.len());
         // Pairs of one class: J = 1 (or unverified alike), always kept.
         let mut total = Tally::new();
-        for g in &groups {
+        for g in &v.groups {
             let pairs = u64::from(g.count) * u64::from(g.count.saturating_sub(1)) / 2;
             total.pairs_at[0] += pairs;
             total.unverified += if g.class == NO_EVIDENCE { pairs } else { 0 };
         }
-        for (d, &first) in same_class_as.iter().enumerate() {
-            sets.union(d, first as usize);
+        for n in 0..self.nodes.len() {
+            let without = groups_of(n).last().filter(|g| g.class == NO_EVIDENCE);
+            for d in self.starts[n]..self.starts[n + 1] {
+                match v.classes[d] {
+                    NO_EVIDENCE => sets.union(d, without.expect("a group").first as usize),
+                    class => sets.union(d, class as usize),
+                }
+            }
         }
         // Pairs of two classes: a node's own, then its edges.
         let nodes: Vec<usize> = (0..self.nodes.len())

@@ -24,9 +24,11 @@ use crate::tables::permutation::Permutations;
 /// Bytes of redb cache a snapshot spreads over the files it opens.
 pub(crate) const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
-/// Cache for snapshots that stream every block once (audits): a scan never rereads a page,
-/// so a large cache only holds memory and saves no time (docs/benchmarks.md, "Read caches").
-pub(crate) const SCAN_CACHE_BYTES: usize = 128 << 20;
+/// Cache for snapshots that stream every block once (audits, exports): a scan never rereads
+/// a leaf, so a large cache only holds memory and costs time: each page it keeps is a fresh
+/// allocation the kernel must fault in, where a small cache reuses the memory of the pages
+/// it evicts (docs/benchmarks.md, "Read caches"). Branch pages still fit.
+pub(crate) const SCAN_CACHE_BYTES: usize = 16 << 20;
 
 /// Cache for a process that answers a batch of queries and exits (the `query` command): enough
 /// for every branch page of the permuted tables (about 1/128 of their bytes; twice that here),

@@ -244,8 +244,8 @@ fn write_pairs(
     let verified = near.is_verified();
     let mut written = 0u64;
     near.for_each_pair_parallel(
-        || (Vec::with_capacity(1 << 20), Vec::new(), 0u64),
-        |(lines, line, count), a, b, distance, jaccard| -> Result<()> {
+        || (Vec::with_capacity(2 << 20), 0u64),
+        |(lines, count), a, b, distance, jaccard| -> Result<()> {
             *count += 1;
             if json {
                 return output::json_line(
@@ -264,9 +264,10 @@ fn write_pairs(
                 None if verified => Fourth::Unverified,
                 None => Fourth::None,
             };
-            Ok(output::pair_line(lines, line, a, b, distance, fourth)?)
+            output::pair_line(lines, a, b, distance, fourth);
+            Ok(())
         },
-        |(lines, _, count)| {
+        |(lines, count)| {
             out.write_all(&lines)?;
             written += count;
             progress.advance(count);

@@ -175,8 +175,7 @@ pub fn decode_each<'a>(
         if i > 0 && delta == 0 && id <= prev_id {
             return Err(Error::corrupt("entry block entries are out of order"));
         }
-        let id_str = std::str::from_utf8(id)
-            .map_err(|_| Error::corrupt("entry block holds an id that is not UTF-8"))?;
+        let id_str = utf8(id)?;
         if !read(key, id_str, &mut PayloadReader(&mut reader))? {
             return Ok(());
         }
@@ -186,6 +185,17 @@ pub fn decode_each<'a>(
         return Err(Error::corrupt("entry block has trailing bytes"));
     }
     Ok(())
+}
+
+/// `id` as text. Ids are short and mostly ASCII: an inlined check of that spares the call
+/// into the general validation, which cost ~5% of an audit (one call per entry decoded).
+#[inline]
+fn utf8(id: &[u8]) -> Result<&str> {
+    if id.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(id) });
+    }
+    std::str::from_utf8(id).map_err(|_| Error::corrupt("entry block holds an id that is not UTF-8"))
 }
 
 #[cfg(test)]
