@@ -21,7 +21,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::write::{append_entries, close_db, create_db, shard_file_count, ShardWriter};
+use super::write::{append_entries, shard_file_count, RunFile};
 use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::DocState;
@@ -211,15 +211,14 @@ pub(crate) fn merge_runs(
 ) -> Result<Merged> {
     let _phase = Phase::start(progress, &format!("merging {} runs", inputs.len()), 0);
     let docs_path = layout::docs_file(out_dir);
-    let db = create_db(&docs_path)?;
-    let txn = db.begin_write().map_err(|e| Error::redb(&docs_path, e))?;
+    let docs_file = RunFile::create(&docs_path)?;
     let documents: u64 = inputs.iter().map(|r| r.meta().documents).sum();
     // At least two ranges per thread, so that small merges (and the tests) split too.
     let parts = documents
         .div_ceil(PART_ENTRIES)
         .max(2 * rayon::current_num_threads() as u64);
     let mut changed = Changed::default();
-    let docs = append_entries(&txn, &docs_path, DOCS, |emit| {
+    let docs = append_entries(&docs_file, DOCS, |emit| {
         merge_in_parts(
             parts,
             |keys, emit| merge_documents(inputs, full, keys, emit),
@@ -251,9 +250,9 @@ pub(crate) fn merge_runs(
             },
         )
     };
-    let postings = append_entries(&txn, &docs_path, POSTINGS, |emit| {
+    let postings = append_entries(&docs_file, POSTINGS, |emit| {
         if sketched {
-            append_entries(&txn, &docs_path, SKETCHES, |sketch_emit| {
+            append_entries(&docs_file, SKETCHES, |sketch_emit| {
                 merge_postings_into(emit, Some(sketch_emit))
             })
         } else {
@@ -262,7 +261,7 @@ pub(crate) fn merge_runs(
     })?;
     drop(changed);
 
-    // The docs file's commit (mostly waiting for the disk) overlaps the tables' merge.
+    // The docs file's sync (mostly waiting for the disk) overlaps the tables' merge.
     let dead = DeadSet::new(dead);
     let tables = perms.tables().len();
     let fingerprints: u64 = inputs.iter().map(|r| r.meta().fingerprints).sum();
@@ -270,8 +269,7 @@ pub(crate) fn merge_runs(
     let per_file = shards / files;
     let (docs_committed, written) = rayon::join(
         || {
-            txn.commit().map_err(|e| Error::redb(&docs_path, e))?;
-            close_db(db, &docs_path)?;
+            docs_file.finish()?;
             progress.advance(1);
             Ok(())
         },
@@ -600,8 +598,7 @@ impl Cursor<EntryScan<SketchEntry>, (u64, String, SketchEntry)> {
 /// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns
 /// None when no key is left there, else the keys and bytes written per table.
 ///
-/// The tables are merged in parallel into one write transaction: redb lets the tables of one
-/// transaction be written from different threads.
+/// The tables are merged in parallel, each appending to the file in its own transactions.
 fn merge_shard_file(
     inputs: &[RunReader],
     perms: &Permutations,
@@ -609,7 +606,7 @@ fn merge_shard_file(
     dead: &DeadSet,
     path: &Path,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
-    let file = ShardWriter::new(path.to_path_buf());
+    let file = RunFile::when_written(path.to_path_buf());
     let results: Vec<Result<(u64, u64)>> = (0..perms.tables().len())
         .into_par_iter()
         .map(|t| merge_table(inputs, perms, t, shards, dead, &file))
@@ -626,7 +623,7 @@ fn merge_table(
     t: usize,
     (first, end): (usize, usize),
     dead: &DeadSet,
-    file: &ShardWriter,
+    file: &RunFile,
 ) -> Result<(u64, u64)> {
     let (lo, hi) = perms.shard_keys(first, end);
     let table = &perms.tables()[t];

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::write::{append_entries, close_db, create_db};
+use super::write::{append_entries, RunFile};
 use super::{RunReader, DOCS, DOCS_TABLE, POSTINGS};
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
@@ -49,13 +49,12 @@ pub(crate) fn postings_with_batches(
         std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
     }
     let path = layout::docs_file(run_dir);
-    let db = create_db(&path)?;
-    let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
+    let file = RunFile::create(&path)?;
     let docs = old.docs()?;
-    append_entries(&txn, &path, DOCS, |emit| {
+    append_entries(&file, DOCS, |emit| {
         docs.for_each_docs_block(|key, block| emit(key, block))
     })?;
-    let postings_bytes = append_entries(&txn, &path, POSTINGS, |emit| {
+    let postings_bytes = append_entries(&file, POSTINGS, |emit| {
         let mut bytes = 0u64;
         let mut counted = |key: &[u8], block: &[u8]| {
             bytes += block.len() as u64;
@@ -81,8 +80,7 @@ pub(crate) fn postings_with_batches(
         writer.finish(&mut counted)?;
         Ok(bytes)
     })?;
-    txn.commit().map_err(|e| Error::redb(&path, e))?;
-    close_db(db, &path)?;
+    file.finish()?;
     layout::sync_dir(run_dir)?;
     Ok(RunMeta {
         id,

@@ -1,11 +1,19 @@
 //! Writing a run's files: the docs file and the shard files of the permuted tables.
 //!
-//! A run is written whole, each file committed with redb's immediate durability and the run
-//! directory fsynced, before any catalog names it.
+//! A run is written whole, each file made durable with redb's immediate durability and the
+//! run directory fsynced, before any catalog names it.
+//!
+//! Blocks reach a file through [`RunFile`]: appended in transactions of at most
+//! [`TRANSACTION_BYTES`], each committed without a sync, and the file made durable once, when
+//! it is finished. One transaction for a whole file cost each page twice: redb computes the
+//! checksums of a transaction's pages at its commit, so every page its write buffer had
+//! already spilled to the file was read back and written again (a 1e7 insert read 1.7 GB and
+//! wrote 3.4 GB for 1.7 GB of blocks; docs/benchmarks.md). Nothing reads a run before the
+//! catalog names it, so its intermediate commits need no durability.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use redb::{Database, TableDefinition};
@@ -102,39 +110,216 @@ pub(crate) fn close_db(db: Database, path: &Path) -> Result<()> {
     db.close().map_err(|e| Error::redb(path, e))
 }
 
-/// Appends strictly increasing `keys`, greater than any the table holds, to permuted table `t`
-/// in a shard file being written; returns the bytes of blocks written.
-pub(crate) fn append_keys(
-    txn: &redb::WriteTransaction,
-    path: &Path,
-    t: usize,
-    keys: &[u64],
-) -> Result<u64> {
-    let redb_err = |e: redb::Error| Error::redb(path, e);
-    let mut table = txn
-        .open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t)))
-        .map_err(|e| redb_err(e.into()))?;
-    let mut cursor = table
-        .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-        .map_err(|e| redb_err(e.into()))?;
-    let mut bytes = 0;
-    keys::encode(keys, |last, block| {
-        bytes += block.len() as u64;
-        cursor
-            .insert_before(last, block)
-            .map_err(|e| redb_err(e.into()))
-    })?;
-    cursor.close().map_err(|e| redb_err(e.into()))?;
-    Ok(bytes)
+/// Blocks a write transaction of a run file holds at most: a quarter of the writer's cache,
+/// so that redb's write buffer (half the cache) never spills a page of an open transaction.
+const TRANSACTION_BYTES: usize = WRITER_CACHE_BYTES / 4;
+
+/// A redb file of a run being written (see the module docs). Its tables may be appended to
+/// from several threads at once, each through its own [`Appender`]; their transactions take
+/// turns.
+pub(crate) struct RunFile {
+    path: PathBuf,
+    /// None until the file is created (at the first block, for a shard file that may stay
+    /// empty); Some(None) once creating it failed (the writer that met the failure reports
+    /// it; the others report a consequence).
+    db: Mutex<Option<Option<Database>>>,
+}
+
+impl RunFile {
+    /// The file at `path`, created now.
+    pub(crate) fn create(path: &Path) -> Result<RunFile> {
+        Ok(RunFile {
+            path: path.to_path_buf(),
+            db: Mutex::new(Some(Some(create_db(path)?))),
+        })
+    }
+
+    /// The file at `path`, created when its first block comes.
+    pub(crate) fn when_written(path: PathBuf) -> RunFile {
+        RunFile {
+            path,
+            db: Mutex::new(None),
+        }
+    }
+
+    /// An appender of blocks to the entry table `def`, which must be empty or hold only
+    /// smaller keys.
+    pub(crate) fn entries(
+        &self,
+        def: TableDefinition<'static, &'static [u8], &'static [u8]>,
+    ) -> Appender<'_> {
+        Appender::new(self, Target::Entries(def))
+    }
+
+    /// Appends strictly increasing `keys`, greater than any it holds, to permuted table `t`;
+    /// returns the bytes of blocks written.
+    pub(crate) fn append_keys(&self, t: usize, keys: &[u64]) -> Result<u64> {
+        let mut appender = Appender::new(self, Target::Keys(table_name(t)));
+        keys::encode(keys, |last, block| {
+            appender.push(&last.to_le_bytes(), block)
+        })?;
+        appender.finish()
+    }
+
+    /// Commits `blocks` to the file in one transaction, without a sync.
+    fn commit(&self, target: &Target, blocks: &Pending) -> Result<()> {
+        let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        if db.is_none() {
+            *db = Some(None);
+            *db = Some(Some(create_db(&self.path)?));
+        }
+        let Some(Some(db)) = db.as_ref() else {
+            return Err(failed_before(&self.path));
+        };
+        let redb_err = |e: redb::Error| Error::redb(&self.path, e);
+        let mut txn = db.begin_write().map_err(|e| redb_err(e.into()))?;
+        txn.set_durability(redb::Durability::None)
+            .map_err(|e| redb_err(e.into()))?;
+        match target {
+            Target::Keys(name) => {
+                let mut table = txn
+                    .open_table(TableDefinition::<u64, &[u8]>::new(name))
+                    .map_err(|e| redb_err(e.into()))?;
+                let mut cursor = table
+                    .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
+                    .map_err(|e| redb_err(e.into()))?;
+                for (key, block) in blocks.iter() {
+                    let key = u64::from_le_bytes(key.try_into().expect("a u64 key"));
+                    cursor
+                        .insert_before(key, block)
+                        .map_err(|e| redb_err(e.into()))?;
+                }
+                cursor.close().map_err(|e| redb_err(e.into()))?;
+            }
+            Target::Entries(def) => {
+                let mut table = txn.open_table(*def).map_err(|e| redb_err(e.into()))?;
+                let mut cursor = table
+                    .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+                    .map_err(|e| redb_err(e.into()))?;
+                for (key, block) in blocks.iter() {
+                    cursor
+                        .insert_before(key, block)
+                        .map_err(|e| redb_err(e.into()))?;
+                }
+                cursor.close().map_err(|e| redb_err(e.into()))?;
+            }
+        }
+        txn.commit().map_err(|e| redb_err(e.into()))
+    }
+
+    /// Makes everything appended durable and closes the file; false when no block came and
+    /// there is no file.
+    pub(crate) fn finish(self) -> Result<bool> {
+        match self.db.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Some(db)) => {
+                // An empty transaction with immediate durability persists the ones before.
+                let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
+                txn.commit().map_err(|e| Error::redb(&self.path, e))?;
+                close_db(db, &self.path)?;
+                Ok(true)
+            }
+            Some(None) => Err(failed_before(&self.path)),
+            None => Ok(false),
+        }
+    }
+}
+
+/// The table an [`Appender`] appends to.
+enum Target {
+    /// A permuted table, by name: u64 keys.
+    Keys(String),
+    /// An entry table: byte-string keys.
+    Entries(TableDefinition<'static, &'static [u8], &'static [u8]>),
+}
+
+/// Encoded blocks waiting for their transaction: keys and blocks end to end.
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    /// Per block, where its key and where the block end in `bytes`.
+    ends: Vec<(usize, usize)>,
+}
+
+impl Pending {
+    fn push(&mut self, key: &[u8], block: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(block);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(key_end, end)| {
+            let item = (&self.bytes[start..key_end], &self.bytes[key_end..end]);
+            start = end;
+            item
+        })
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+}
+
+/// Appends blocks, in key order, to one table of a [`RunFile`]: gathers them (encoding goes
+/// on while another table's transaction holds the file) and commits every
+/// [`TRANSACTION_BYTES`].
+pub(crate) struct Appender<'f> {
+    file: &'f RunFile,
+    target: Target,
+    pending: Pending,
+    /// Bytes of blocks appended so far.
+    bytes: u64,
+    /// Whether a transaction committed: the table exists in the file.
+    committed: bool,
+}
+
+impl<'f> Appender<'f> {
+    fn new(file: &'f RunFile, target: Target) -> Self {
+        Appender {
+            file,
+            target,
+            pending: Pending::default(),
+            bytes: 0,
+            committed: false,
+        }
+    }
+
+    /// Appends a block filed under `key` (greater than any before).
+    pub(crate) fn push(&mut self, key: &[u8], block: &[u8]) -> Result<()> {
+        self.pending.push(key, block);
+        self.bytes += block.len() as u64;
+        if self.pending.bytes.len() >= TRANSACTION_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.file.commit(&self.target, &self.pending)?;
+        self.pending.clear();
+        self.committed = true;
+        Ok(())
+    }
+
+    /// Commits what is left; returns the bytes of blocks appended. The table exists in the
+    /// file afterwards, if empty (readers of a docs file open all its tables).
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        if !self.pending.ends.is_empty() || !self.committed {
+            self.flush()?;
+        }
+        Ok(self.bytes)
+    }
 }
 
 /// Writes docs.redb; returns (docs bytes, postings bytes, (sketches, sketches bytes)).
-/// Documents, postings and sketches are tables of one write transaction, written at once from
-/// several threads; a run without sketches has no sketches table.
+/// Documents, postings and sketches are tables of one file, written at once from several
+/// threads; a run without sketches has no sketches table.
 fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (u64, u64))> {
     let path = layout::docs_file(run_dir);
-    let db = create_db(&path)?;
-    let txn = db.begin_write().map_err(|e| Error::redb(&path, e))?;
+    let file = RunFile::create(&path)?;
     let documents = contents
         .documents
         .iter()
@@ -154,16 +339,13 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (
                 Some((fp, id.as_bytes(), SketchEntry { batch, sketch }))
             },
         );
-        Ok((
-            sketched,
-            append_all_entries(&txn, &path, SKETCHES, entries)?,
-        ))
+        Ok((sketched, append_all_entries(&file, SKETCHES, entries)?))
     };
     let (docs_bytes, (postings_bytes, sketches)) = rayon::join(
-        || append_all_entries(&txn, &path, DOCS, documents),
+        || append_all_entries(&file, DOCS, documents),
         || {
             rayon::join(
-                || append_all_entries(&txn, &path, POSTINGS, postings),
+                || append_all_entries(&file, POSTINGS, postings),
                 write_sketches,
             )
         },
@@ -179,21 +361,19 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (
             .expect_err("one failed"))
         }
     };
-    txn.commit().map_err(|e| Error::redb(&path, e))?;
-    close_db(db, &path)?;
+    file.finish()?;
     Ok(bytes)
 }
 
 /// Appends `entries` (ascending, after any the table holds) to table `def` as entry blocks;
 /// returns the bytes of blocks written.
 fn append_all_entries<'e, P: entries::Payload + 'e>(
-    txn: &redb::WriteTransaction,
-    path: &Path,
-    def: TableDefinition<&[u8], &[u8]>,
+    file: &RunFile,
+    def: TableDefinition<'static, &'static [u8], &'static [u8]>,
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
 ) -> Result<u64> {
     let mut bytes = 0;
-    append_entries(txn, path, def, |emit| {
+    append_entries(file, def, |emit| {
         entries::encode(entries, |key, block| {
             bytes += block.len() as u64;
             emit(key, block)
@@ -203,90 +383,16 @@ fn append_all_entries<'e, P: entries::Payload + 'e>(
 }
 
 /// Lets `fill` append entry blocks, in key order and after any the table holds, to table `def`
-/// of a docs file being written, through `emit(block_key, block)`.
+/// of a docs file being written, through `emit(block_key, block)`; returns what `fill` did.
 pub(crate) fn append_entries<T>(
-    txn: &redb::WriteTransaction,
-    path: &Path,
-    def: TableDefinition<&[u8], &[u8]>,
+    file: &RunFile,
+    def: TableDefinition<'static, &'static [u8], &'static [u8]>,
     fill: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<T>,
 ) -> Result<T> {
-    let redb_err = |e: redb::Error| Error::redb(path, e);
-    let mut table = txn.open_table(def).map_err(|e| redb_err(e.into()))?;
-    let mut cursor = table
-        .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-        .map_err(|e| redb_err(e.into()))?;
-    let out = fill(&mut |key, block| {
-        cursor
-            .insert_before(key, block)
-            .map_err(|e| redb_err(e.into()))
-    })?;
-    cursor.close().map_err(|e| redb_err(e.into()))?;
+    let mut appender = file.entries(def);
+    let out = fill(&mut |key, block| appender.push(key, block))?;
+    appender.finish()?;
     Ok(out)
-}
-
-/// One shard file being written, created when its first key comes. Its tables may be
-/// appended to from several threads at once: redb lets the tables of one write transaction be
-/// written concurrently.
-pub(crate) struct ShardWriter {
-    path: PathBuf,
-    /// The open file, once the first key came; None if opening it failed (the writer that
-    /// met the failure reports it; the others report a consequence).
-    open: OnceLock<Option<(Database, redb::WriteTransaction)>>,
-    creating: Mutex<()>,
-}
-
-impl ShardWriter {
-    pub(crate) fn new(path: PathBuf) -> Self {
-        ShardWriter {
-            path,
-            open: OnceLock::new(),
-            creating: Mutex::new(()),
-        }
-    }
-
-    /// Appends strictly increasing `keys`, greater than any it holds, to table `t`; returns
-    /// the bytes of blocks written.
-    pub(crate) fn append_keys(&self, t: usize, keys: &[u64]) -> Result<u64> {
-        append_keys(self.txn()?, &self.path, t, keys)
-    }
-
-    fn txn(&self) -> Result<&redb::WriteTransaction> {
-        if self.open.get().is_none() {
-            let _creating = self.creating.lock().expect("no writer panicked");
-            if self.open.get().is_none() {
-                let created = create_db(&self.path).and_then(|db| {
-                    let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
-                    Ok((db, txn))
-                });
-                match created {
-                    Ok(open) => {
-                        let _ = self.open.set(Some(open));
-                    }
-                    Err(e) => {
-                        let _ = self.open.set(None);
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        match self.open.get() {
-            Some(Some((_, txn))) => Ok(txn),
-            _ => Err(failed_before(&self.path)),
-        }
-    }
-
-    /// Commits and closes the file; false when no key came and there is no file.
-    pub(crate) fn finish(self) -> Result<bool> {
-        match self.open.into_inner() {
-            Some(Some((db, txn))) => {
-                txn.commit().map_err(|e| Error::redb(&self.path, e))?;
-                close_db(db, &self.path)?;
-                Ok(true)
-            }
-            Some(None) => Err(failed_before(&self.path)),
-            None => Ok(false),
-        }
-    }
 }
 
 /// What a writer of a shard file whose opening failed gets: a consequence of that failure.
@@ -307,8 +413,8 @@ fn write_tables(
 ) -> Result<(u16, Vec<u16>, Vec<u64>)> {
     let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
     let shards_per_file = shards / files;
-    let writers: Vec<ShardWriter> = (0..files)
-        .map(|s| ShardWriter::new(layout::shard_file(run_dir, s)))
+    let writers: Vec<RunFile> = (0..files)
+        .map(|s| RunFile::when_written(layout::shard_file(run_dir, s)))
         .collect();
     let bytes: Vec<AtomicU64> = perms.tables().iter().map(|_| AtomicU64::new(0)).collect();
     sorted_tables::for_each(perms, fingerprints, |t, keys| {
@@ -347,7 +453,7 @@ mod tests {
     fn a_shard_file_that_failed_to_open_fails_its_other_writers_as_a_consequence() {
         let _serial = plan::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let writer = ShardWriter::new(layout::shard_file(dir.path(), 0));
+        let writer = RunFile::when_written(layout::shard_file(dir.path(), 0));
         // The file is created, then its first write fails.
         let plan = plan::install(Fault::FailWrite(0));
         let first = writer.append_keys(0, &[1, 2, 3]);
