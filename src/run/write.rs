@@ -281,7 +281,7 @@ impl<'f> Appender<'f> {
         Appender {
             file,
             target,
-            pending: Pending::default(),
+            pending: SPARE.take(),
             bytes: 0,
             committed: false,
         }
@@ -312,6 +312,19 @@ impl<'f> Appender<'f> {
         }
         Ok(self.bytes)
     }
+}
+
+impl Drop for Appender<'_> {
+    fn drop(&mut self) {
+        self.pending.clear();
+        SPARE.set(std::mem::take(&mut self.pending));
+    }
+}
+
+thread_local! {
+    /// The buffer of this thread's last appender, kept for its next: a fresh one is memory
+    /// the kernel must fault in, page by page, for every block written.
+    static SPARE: std::cell::Cell<Pending> = std::cell::Cell::new(Pending::default());
 }
 
 /// Writes docs.redb; returns (docs bytes, postings bytes, (sketches, sketches bytes)).
