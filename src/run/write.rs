@@ -26,6 +26,7 @@ use crate::format::block::postings::Posting;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
+use crate::sys::prefetch;
 use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
 use crate::tables::sorted_tables;
@@ -333,13 +334,9 @@ thread_local! {
 fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (u64, u64))> {
     let path = layout::docs_file(run_dir);
     let file = RunFile::create(&path)?;
-    let documents = contents
-        .documents
-        .iter()
+    let documents = prefetch::ahead(contents.documents, |d| d.1.as_bytes())
         .map(|&(hash, id, state)| (hash, id.as_bytes(), state));
-    let postings = contents
-        .postings
-        .iter()
+    let postings = prefetch::ahead(contents.postings, |p| p.1.as_bytes())
         .map(|&(fp, id, batch)| (fp, id.as_bytes(), Posting { batch }));
     let write_sketches = || -> Result<(u64, u64)> {
         let sketched = contents.sketches.iter().filter(|s| s.is_some()).count() as u64;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The write path side by side (docs/benchmarks.md, "The write path"): two builds, A and B,
+# alternating, RUNS times each, every run on a fresh store (or a fresh copy of one):
+# 1. `insert` of 1e7 random fingerprints with ids from TSV at m = 6 (K = 3);
+# 2. `compact` of 8 daily runs of 1.25e6 at m = 5 (1e8 table entries), each build merging a
+#    store it wrote itself (an older build may not read a newer format);
+# 3. with LOAD=1, a load of 1e8 at m = 5 through `insert` in 1e7-document batches, automatic
+#    compactions included, once per build.
+# Prints wall seconds, user and system CPU and peak KiB per run.
+#
+#   scripts/write_path.sh A_BINARY B_BINARY [RUNS]      (WORK=dir to keep the data elsewhere)
+set -euo pipefail
+a="$1"; b="$2"; runs="${3:-3}"
+work=$(mktemp -d "${WORK:-/tmp}/write-path.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+batches=1
+[ "${LOAD:-0}" = 1 ] && batches=10
+python3 - "$work" "$batches" <<'PY'
+import random, sys
+work, batches = sys.argv[1], int(sys.argv[2])
+for b in range(batches):
+    r = random.Random(1000 + b)
+    with open(f"{work}/batch{b}.tsv", "w") as f:
+        f.writelines(f"doc{b}-{i}\t{r.getrandbits(64):016x}\n" for i in range(10_000_000))
+# The first batch dealt into 8 daily files.
+days = [open(f"{work}/day{d}.tsv", "w") for d in range(8)]
+for i, line in enumerate(open(f"{work}/batch0.tsv")):
+    days[i % 8].write(line)
+for d in days:
+    d.close()
+PY
+t() { /usr/bin/time -f "%e s, user %U s, sys %S s, peak %M KiB" -o "$work/time" "$@" >/dev/null 2>&1; cat "$work/time"; }
+
+echo "insert of 1e7 at m = 6:"
+for r in $(seq "$runs"); do
+  for bin in "$a" "$b"; do
+    rm -rf "$work/s"; "$bin" init "$work/s" --blocks 6 >/dev/null 2>&1
+    echo "  $(basename "$bin"): $(t "$bin" insert "$work/s" "$work/batch0.tsv")"
+  done
+done
+rm -rf "$work/s"
+
+echo "compaction of 8 runs of 1.25e6 at m = 5:"
+for bin in "$a" "$b"; do
+  dir="$work/days.$(basename "$bin")"
+  "$bin" init "$dir" --blocks 5 >/dev/null 2>&1
+  for d in 0 1 2 3 4 5 6 7; do "$bin" insert "$dir" "$work/day$d.tsv" --no-compact >/dev/null 2>&1; done
+done
+for r in $(seq "$runs"); do
+  for bin in "$a" "$b"; do
+    rm -rf "$work/c"; cp -r "$work/days.$(basename "$bin")" "$work/c"; sync
+    echo "  $(basename "$bin"): $(t "$bin" compact "$work/c")"
+  done
+done
+rm -rf "$work/c" "$work"/days.*
+
+if [ "${LOAD:-0}" = 1 ]; then
+  echo "load of 1e8 at m = 5 in 1e7 batches (compactions included):"
+  for bin in "$a" "$b"; do
+    rm -rf "$work/l"; "$bin" init "$work/l" --blocks 5 >/dev/null 2>&1
+    start=$(date +%s.%N)
+    for n in $(seq 0 $((batches - 1))); do "$bin" insert "$work/l" "$work/batch$n.tsv" >/dev/null 2>&1; done
+    end=$(date +%s.%N)
+    echo "  $(basename "$bin"): $(echo "$end - $start" | bc) s, $("$bin" stats "$work/l" | grep -E '^runs')"
+    rm -rf "$work/l"
+  done
+fi
