@@ -115,7 +115,10 @@ impl Batch {
     pub fn id(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         let end = self.ends[i] as usize;
-        assert!(start <= end && end <= self.ids.len(), "document {i} is in the batch");
+        assert!(
+            start <= end && end <= self.ids.len(),
+            "document {i} is in the batch"
+        );
         // SAFETY: every end was the length of `ids` after a whole `&str` was pushed onto it
         // (push and append only), so both are character boundaries. Checking them (what
         // `&ids[start..end]` does) reads the id's bytes, a cache miss per document when a

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::format::catalog::{Catalog, RunMeta};
 use crate::format::layout::{self, sync_dir};
 use crate::read::disk_usage::DiskBytes;
-use crate::read::snapshot::Snapshot;
+use crate::read::snapshot::{Snapshot, SCAN_CACHE_BYTES};
 use crate::run::merge::merge_runs;
 use crate::write::policy;
 use crate::write::store::Store;
@@ -56,7 +56,9 @@ impl Store {
     fn merge_from(&mut self, start: usize) -> Result<CompactSummary> {
         let began = std::time::Instant::now();
         let before = DiskBytes::of_runs(self.dir(), self.catalog())?;
-        let snapshot = self.snapshot()?;
+        // A merge streams every block once: a small cache (see SCAN_CACHE_BYTES).
+        let snapshot =
+            Snapshot::from_catalog(self.dir(), self.catalog().clone(), SCAN_CACHE_BYTES)?;
         let mut pending = self.begin_commit();
         let mut merged = None;
         let meta = pending.write_run(|dir, id| {
