@@ -115,6 +115,67 @@ impl<B: Blocks<T>, T> Cursor<B, T> {
     }
 }
 
+/// The smallest of k keys, kept in a tournament tree: replacing a key replays only the
+/// comparisons on its path to the root, log2(k) of them instead of a scan of all k (a merge of
+/// 8 runs spent 15% of its time scanning heads).
+struct Tournament {
+    /// The keys, padded to a power of two with u64::MAX.
+    keys: Vec<u64>,
+    /// Node n (1..keys.len()) holds the index of the smallest key below it, the lowest index
+    /// among equal keys; node 1 is the root, nodes n * 2 and n * 2 + 1 its children, and node
+    /// keys.len() + i is key i itself.
+    winners: Vec<u32>,
+}
+
+impl Tournament {
+    fn new(keys: impl Iterator<Item = u64>) -> Self {
+        let mut keys: Vec<u64> = keys.collect();
+        keys.resize(keys.len().max(2).next_power_of_two(), u64::MAX);
+        let mut tournament = Tournament {
+            winners: vec![0; keys.len()],
+            keys,
+        };
+        for node in (1..tournament.keys.len()).rev() {
+            tournament.winners[node] = tournament.play(node);
+        }
+        tournament
+    }
+
+    /// The index of the smallest key (the lowest among equal ones) and the key.
+    fn smallest(&self) -> (usize, u64) {
+        let i = self.winners[1] as usize;
+        (i, self.keys[i])
+    }
+
+    /// Sets key `i`.
+    fn replace(&mut self, i: usize, key: u64) {
+        self.keys[i] = key;
+        let mut node = (self.keys.len() + i) / 2;
+        while node > 0 {
+            self.winners[node] = self.play(node);
+            node /= 2;
+        }
+    }
+
+    /// The winner of node `node`'s two children.
+    fn play(&self, node: usize) -> u32 {
+        let leaves = self.keys.len();
+        let winner = |child: usize| {
+            if child >= leaves {
+                (child - leaves) as u32
+            } else {
+                self.winners[child]
+            }
+        };
+        let (left, right) = (winner(node * 2), winner(node * 2 + 1));
+        if self.keys[right as usize] < self.keys[left as usize] {
+            right
+        } else {
+            left
+        }
+    }
+}
+
 /// The indices of the entry cursors whose heads are smallest by `(key, id)` (equal heads of
 /// several inputs), in input order; empty when every cursor is exhausted.
 fn smallest<B, P>(cursors: &[Cursor<B, (u64, String, P)>], out: &mut Vec<usize>)
@@ -650,18 +711,15 @@ fn merge_table(
         Ok(())
     };
     // The heads of the inputs, u64::MAX for an exhausted one (a real u64::MAX key is told
-    // apart by `Cursor::peek`): finding the smallest is a scan of a few words.
-    let mut heads: Vec<u64> = cursors
-        .iter()
-        .map(|c| c.peek().copied().unwrap_or(u64::MAX))
-        .collect();
+    // apart by `Cursor::peek`).
+    let mut heads = Tournament::new(
+        cursors
+            .iter()
+            .map(|c| c.peek().copied().unwrap_or(u64::MAX)),
+    );
     let mut previous: Option<u64> = None;
     loop {
-        let (mut i, &key) = heads
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &k)| k)
-            .expect("at least one input");
+        let (mut i, key) = heads.smallest();
         if key == u64::MAX {
             // The smallest head is the sentinel: a live input may still hold the key MAX.
             match cursors.iter().position(|c| c.peek() == Some(&u64::MAX)) {
@@ -670,7 +728,7 @@ fn merge_table(
             }
         }
         cursors[i].advance()?;
-        heads[i] = cursors[i].peek().copied().unwrap_or(u64::MAX);
+        heads.replace(i, cursors[i].peek().copied().unwrap_or(u64::MAX));
         if !dead.is_empty() && dead.contains(table.unpermute(key)) {
             continue;
         }
@@ -686,4 +744,34 @@ fn merge_table(
     }
     flush(&mut pending)?;
     Ok((count, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tournament;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// After any replacements the tournament names the smallest key, the lowest index
+        /// among equal ones, as a scan does; u64::MAX (an exhausted input) included.
+        #[test]
+        fn the_tournament_names_the_smallest_key(
+            keys in proptest::collection::vec(prop_oneof![0u64..8, Just(u64::MAX), any::<u64>()], 1..20),
+            replacements in proptest::collection::vec((any::<prop::sample::Index>(), prop_oneof![0u64..8, Just(u64::MAX), any::<u64>()]), 0..60),
+        ) {
+            let mut keys = keys;
+            let mut tournament = Tournament::new(keys.iter().copied());
+            let scan = |keys: &[u64]| {
+                let (i, &k) = keys.iter().enumerate().min_by_key(|&(_, &k)| k).unwrap();
+                (i, k)
+            };
+            prop_assert_eq!(tournament.smallest(), scan(&keys));
+            for (at, key) in replacements {
+                let i = at.index(keys.len());
+                keys[i] = key;
+                tournament.replace(i, key);
+                prop_assert_eq!(tournament.smallest(), scan(&keys));
+            }
+        }
+    }
 }
