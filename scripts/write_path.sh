@@ -5,8 +5,10 @@
 # 2. `compact` of 8 daily runs of 1.25e6 at m = 5 (1e8 table entries), each build merging a
 #    store it wrote itself (an older build may not read a newer format);
 # 3. with LOAD=1, a load of 1e8 at m = 5 through `insert` in 1e7-document batches, automatic
-#    compactions included, once per build.
-# Prints wall seconds, user and system CPU and peak KiB per run.
+#    compactions included, then `compact` of that store (every run into one: 1e9 table
+#    entries), once per build.
+# Prints wall seconds, user and system CPU and peak KiB per run. INSERT=0 or COMPACT=0 skip
+# the first two.
 #
 #   scripts/write_path.sh A_BINARY B_BINARY [RUNS]      (WORK=dir to keep the data elsewhere)
 set -euo pipefail
@@ -31,8 +33,8 @@ for d in days:
 PY
 t() { /usr/bin/time -f "%e s, user %U s, sys %S s, peak %M KiB" -o "$work/time" "$@" >/dev/null 2>&1; cat "$work/time"; }
 
-echo "insert of 1e7 at m = 6:"
-for r in $(seq "$runs"); do
+[ "${INSERT:-1}" = 1 ] && echo "insert of 1e7 at m = 6:"
+[ "${INSERT:-1}" = 1 ] && for r in $(seq "$runs"); do
   for bin in "$a" "$b"; do
     rm -rf "$work/s"; "$bin" init "$work/s" --blocks 6 >/dev/null 2>&1
     echo "  $(basename "$bin"): $(t "$bin" insert "$work/s" "$work/batch0.tsv")"
@@ -40,13 +42,13 @@ for r in $(seq "$runs"); do
 done
 rm -rf "$work/s"
 
-echo "compaction of 8 runs of 1.25e6 at m = 5:"
-for bin in "$a" "$b"; do
+[ "${COMPACT:-1}" = 1 ] && echo "compaction of 8 runs of 1.25e6 at m = 5:"
+[ "${COMPACT:-1}" = 1 ] && for bin in "$a" "$b"; do
   dir="$work/days.$(basename "$bin")"
   "$bin" init "$dir" --blocks 5 >/dev/null 2>&1
   for d in 0 1 2 3 4 5 6 7; do "$bin" insert "$dir" "$work/day$d.tsv" --no-compact >/dev/null 2>&1; done
 done
-for r in $(seq "$runs"); do
+[ "${COMPACT:-1}" = 1 ] && for r in $(seq "$runs"); do
   for bin in "$a" "$b"; do
     rm -rf "$work/c"; cp -r "$work/days.$(basename "$bin")" "$work/c"; sync
     echo "  $(basename "$bin"): $(t "$bin" compact "$work/c")"
@@ -62,6 +64,7 @@ if [ "${LOAD:-0}" = 1 ]; then
     for n in $(seq 0 $((batches - 1))); do "$bin" insert "$work/l" "$work/batch$n.tsv" >/dev/null 2>&1; done
     end=$(date +%s.%N)
     echo "  $(basename "$bin"): $(echo "$end - $start" | bc) s, $("$bin" stats "$work/l" | grep -E '^runs')"
+    echo "  $(basename "$bin") compact of that store: $(t "$bin" compact "$work/l")"
     rm -rf "$work/l"
   done
 fi

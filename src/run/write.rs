@@ -166,7 +166,7 @@ impl RunFile {
     fn commit(&self, target: &Target, blocks: &Pending) -> Result<()> {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         if db.is_none() {
-            *db = Some(None);
+            *db = Some(None); // what stays if creating it fails
             *db = Some(Some(create_db(&self.path)?));
         }
         let Some(Some(db)) = db.as_ref() else {
