@@ -817,7 +817,6 @@ impl NearDuplicates {
         const BLOCKS: usize = 1 << 16;
         let _phase = Phase::start(progress, "verifying", self.pairs_at.iter().sum());
         let v = self.verified.as_ref().expect("verified");
-        let groups_of = |n: usize| v.groups_of(n);
         let mut sets = UnionFind::new(self.docs.len());
         // Pairs of one class: J = 1 (or unverified alike), always kept.
         let mut total = Tally::new();
@@ -827,7 +826,7 @@ impl NearDuplicates {
             total.unverified += if g.class == NO_EVIDENCE { pairs } else { 0 };
         }
         for n in 0..self.nodes.len() {
-            let without = groups_of(n).last().filter(|g| g.class == NO_EVIDENCE);
+            let without = v.groups_of(n).last().filter(|g| g.class == NO_EVIDENCE);
             for d in self.starts[n]..self.starts[n + 1] {
                 match v.classes[d] {
                     NO_EVIDENCE => sets.union(d, without.expect("a group").first as usize),
@@ -837,13 +836,13 @@ impl NearDuplicates {
         }
         // Pairs of two classes: a node's own, then its edges.
         let nodes: Vec<usize> = (0..self.nodes.len())
-            .filter(|&n| groups_of(n).len() > 1)
+            .filter(|&n| v.groups_of(n).len() > 1)
             .collect();
         for chunk in nodes.chunks(BLOCKS) {
             let tally = chunk
                 .par_iter()
                 .fold(Tally::new, |mut t, &n| {
-                    judge_block(v, groups_of(n), None, 0, &mut t);
+                    judge_block(v, v.groups_of(n), None, 0, &mut t);
                     t
                 })
                 .reduce(Tally::new, Tally::merge);
@@ -858,7 +857,7 @@ impl NearDuplicates {
             let tally = chunk
                 .par_iter()
                 .fold(Tally::new, |mut t, &(a, b, distance)| {
-                    let (a, b) = (groups_of(a as usize), groups_of(b as usize));
+                    let (a, b) = (v.groups_of(a as usize), v.groups_of(b as usize));
                     judge_block(v, a, Some(b), distance, &mut t);
                     t
                 })
@@ -964,6 +963,55 @@ fn apply(sets: &mut UnionFind, tally: &Tally) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The classes and groups found for nodes in parallel chunks are those of each node on
+    /// its own: every document's class is the first of its node with the same sketch (none
+    /// without one), and the groups count them, over more nodes than one chunk holds.
+    #[test]
+    fn classes_found_in_parallel_are_each_nodes_own() {
+        // 5,000 nodes of 4 copies; copies 0 and 2 share a sketch, copy 3 has none.
+        let mut documents: Vec<(String, u64)> = Vec::new();
+        for n in 0..5000u64 {
+            let fp = (n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            for c in 0..4 {
+                documents.push((format!("n{n:05}-{c}"), fp));
+            }
+        }
+        let near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+        assert_eq!(near.nodes.len(), 5000);
+        let copy = |d: usize| near.docs[d].0.as_bytes().last().map(|b| b - b'0').unwrap();
+        let mut table = SketchTable::new(8, near.docs.len());
+        let (rows, stride) = table.rows_mut();
+        for d in 0..near.docs.len() {
+            rows[d * stride] = copy(d) % 2;
+        }
+        let found: Vec<bool> = (0..near.docs.len()).map(|d| copy(d) != 3).collect();
+        let v = Verified::new(&near, Evidence::Sketches { table, found }, 0.5);
+        for n in 0..near.nodes.len() {
+            let docs = near.starts[n]..near.starts[n + 1];
+            let first_of = |c: u8| docs.clone().find(|&d| copy(d) == c).unwrap() as u32;
+            for d in docs.clone() {
+                let want = match copy(d) {
+                    3 => NO_EVIDENCE,
+                    c => first_of(c % 2),
+                };
+                assert_eq!(v.classes[d], want, "document {}", near.docs[d].0);
+            }
+            let mut groups: Vec<(u32, u32, u32)> = v
+                .groups_of(n)
+                .iter()
+                .map(|g| (g.class, g.count, g.first))
+                .collect();
+            groups.sort_unstable();
+            let mut want = vec![
+                (first_of(0), 2, first_of(0)),
+                (first_of(1), 1, first_of(1)),
+                (NO_EVIDENCE, 1, first_of(3)),
+            ];
+            want.sort_unstable();
+            assert_eq!(groups, want, "node {n}");
+        }
+    }
 
     /// Pairs handed out in parallel segments come in the order, and are the pairs, of the
     /// serial walk, also when a hot fingerprint's pairs span many segments and when its

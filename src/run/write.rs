@@ -157,7 +157,7 @@ impl RunFile {
     pub(crate) fn append_keys(&self, t: usize, keys: &[u64]) -> Result<u64> {
         let mut appender = Appender::new(self, Target::Keys(table_name(t)));
         keys::encode(keys, |last, block| {
-            appender.push(&last.to_le_bytes(), block)
+            appender.push(&<u64 as redb::Value>::as_bytes(&last), block)
         })?;
         appender.finish()
     }
@@ -178,33 +178,11 @@ impl RunFile {
             .map_err(|e| redb_err(e.into()))?;
         match target {
             Target::Keys(name) => {
-                let mut table = txn
-                    .open_table(TableDefinition::<u64, &[u8]>::new(name))
-                    .map_err(|e| redb_err(e.into()))?;
-                let mut cursor = table
-                    .upper_bound_mut(std::ops::Bound::<u64>::Unbounded)
-                    .map_err(|e| redb_err(e.into()))?;
-                for (key, block) in blocks.iter() {
-                    let key = u64::from_le_bytes(key.try_into().expect("a u64 key"));
-                    cursor
-                        .insert_before(key, block)
-                        .map_err(|e| redb_err(e.into()))?;
-                }
-                cursor.close().map_err(|e| redb_err(e.into()))?;
+                append_blocks(&txn, TableDefinition::<u64, &[u8]>::new(name), blocks)
             }
-            Target::Entries(def) => {
-                let mut table = txn.open_table(*def).map_err(|e| redb_err(e.into()))?;
-                let mut cursor = table
-                    .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
-                    .map_err(|e| redb_err(e.into()))?;
-                for (key, block) in blocks.iter() {
-                    cursor
-                        .insert_before(key, block)
-                        .map_err(|e| redb_err(e.into()))?;
-                }
-                cursor.close().map_err(|e| redb_err(e.into()))?;
-            }
+            Target::Entries(def) => append_blocks(&txn, *def, blocks),
         }
+        .map_err(redb_err)?;
         txn.commit().map_err(|e| redb_err(e.into()))
     }
 
@@ -223,6 +201,22 @@ impl RunFile {
             None => Ok(false),
         }
     }
+}
+
+/// Appends `blocks` to table `def` after any it holds; their keys are as `K::as_bytes` writes
+/// them.
+fn append_blocks<K: redb::Key + 'static>(
+    txn: &redb::WriteTransaction,
+    def: TableDefinition<K, &[u8]>,
+    blocks: &Pending,
+) -> std::result::Result<(), redb::Error> {
+    let mut table = txn.open_table(def)?;
+    let mut cursor = table.upper_bound_mut(std::ops::Bound::<K::SelfType<'_>>::Unbounded)?;
+    for (key, block) in blocks.iter() {
+        cursor.insert_before(K::from_bytes(key), block)?;
+    }
+    cursor.close()?;
+    Ok(())
 }
 
 /// The table an [`Appender`] appends to.
@@ -382,14 +376,9 @@ fn append_all_entries<'e, P: entries::Payload + 'e>(
     def: TableDefinition<'static, &'static [u8], &'static [u8]>,
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
 ) -> Result<u64> {
-    let mut bytes = 0;
-    append_entries(file, def, |emit| {
-        entries::encode(entries, |key, block| {
-            bytes += block.len() as u64;
-            emit(key, block)
-        })
-    })?;
-    Ok(bytes)
+    let mut appender = file.entries(def);
+    entries::encode(entries, |key, block| appender.push(key, block))?;
+    appender.finish()
 }
 
 /// Lets `fill` append entry blocks, in key order and after any the table holds, to table `def`
