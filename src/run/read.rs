@@ -383,8 +383,11 @@ impl DocsFile {
     /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, copies
     /// document i's sketch from this run (the entry of its fingerprint and id with its batch),
     /// which must have `bytes` bytes, to the start of row i of `rows` (rows of `stride`
-    /// bytes) and sets `found[i]`, where it is not set yet. Each block is read once for the documents it covers; chunks of the
-    /// documents are looked up in parallel.
+    /// bytes) and sets `found[i]`, where it is not set yet. Each block is read once for the
+    /// documents it covers; chunks of the documents are looked up in parallel. The next
+    /// block wanted is looked for among the few that follow the last one read before the
+    /// table is searched again: at an audit's density that is the next block or the one
+    /// after, and a step along a leaf costs less than a descent from the root.
     pub fn sketches_sorted(
         &self,
         documents: &[(u64, &str, u64)],
@@ -394,23 +397,40 @@ impl DocsFile {
     ) -> Result<()> {
         /// Documents per parallel lookup task.
         const CHUNK: usize = 1 << 12;
+        /// Blocks stepped over before the table is searched instead.
+        const STEPS: usize = 4;
         let Some(table) = &self.sketches else {
             return Ok(());
         };
+        let redb = |e| Error::redb(&self.path, e);
         documents
             .par_chunks(CHUNK)
             .zip(rows.par_chunks_mut(CHUNK * stride))
             .zip(found.par_chunks_mut(CHUNK))
             .try_for_each(|((documents, rows), found)| {
                 let mut i = 0;
+                // Positioned after the last block read.
+                let mut blocks: Option<redb::Range<&[u8], &[u8]>> = None;
                 while i < documents.len() {
                     let (fp, id, _) = documents[i];
                     let key = block_key(fp, id.as_bytes());
-                    let mut range = table
-                        .range(&key[..]..)
-                        .map_err(|e| Error::redb(&self.path, e))?;
-                    let Some(item) = range.next() else { break };
-                    let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+                    // The first block whose last key is at least document i's.
+                    let mut item = None;
+                    if let Some(blocks) = blocks.as_mut() {
+                        for next in Iterator::take(&mut *blocks, STEPS) {
+                            let (last, block) = next.map_err(redb)?;
+                            if last.value() >= &key[..] {
+                                item = Some((last, block));
+                                break;
+                            }
+                        }
+                    }
+                    if item.is_none() {
+                        let mut range = table.range(&key[..]..).map_err(redb)?;
+                        item = range.next().transpose().map_err(redb)?;
+                        blocks = Some(range);
+                    }
+                    let Some((last, block)) = item else { break };
                     let last = split_block_key(last.value()).ok_or_else(|| {
                         Error::corrupt("sketches block key is shorter than 8 bytes").at(
                             &self.path,

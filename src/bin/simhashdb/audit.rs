@@ -10,7 +10,7 @@ use simhashdb::{NearDuplicates, Progress, Snapshot};
 
 use crate::documents::FieldArgs;
 use crate::exit_codes::usage;
-use crate::output::Fourth;
+use crate::output::{Fourth, PairLines};
 use crate::{output, progress};
 
 /// List every pair of stored documents within D bits, their clusters, and what a dedup drops.
@@ -244,12 +244,12 @@ fn write_pairs(
     let verified = near.is_verified();
     let mut written = 0u64;
     near.for_each_pair_parallel(
-        || (Vec::with_capacity(2 << 20), 0u64),
+        || (PairLines::with_capacity(2 << 20), 0u64),
         |(lines, count), a, b, distance, jaccard| -> Result<()> {
             *count += 1;
             if json {
                 return output::json_line(
-                    lines,
+                    &mut lines.bytes,
                     &PairLine {
                         a,
                         b,
@@ -264,11 +264,11 @@ fn write_pairs(
                 None if verified => Fourth::Unverified,
                 None => Fourth::None,
             };
-            output::pair_line(lines, a, b, distance, fourth);
+            lines.push(a, b, distance, fourth);
             Ok(())
         },
         |(lines, count)| {
-            out.write_all(&lines)?;
+            out.write_all(&lines.bytes)?;
             written += count;
             progress.advance(count);
             Ok(())

@@ -56,24 +56,58 @@ pub enum Fourth {
     Unverified,
 }
 
-/// Appends `A<TAB>B<TAB>DISTANCE[<TAB>FOURTH]` and a newline to `out`, a buffer of many
-/// lines: a pair list runs to 1e8 lines, and the formatting machinery per field costs more
-/// than the write. The Jaccard prints as `{:.6}` does, digit for digit.
-pub fn pair_line(out: &mut Vec<u8>, a: &str, b: &str, distance: u32, fourth: Fourth) {
-    out.extend_from_slice(a.as_bytes());
-    out.push(b'\t');
-    out.extend_from_slice(b.as_bytes());
-    out.push(b'\t');
-    push_decimal(out, u64::from(distance));
-    match fourth {
-        Fourth::None => {}
-        Fourth::Jaccard(j) => {
-            out.push(b'\t');
-            push_fixed6(out, j);
+/// Pair lines built into one buffer, `A<TAB>B<TAB>DISTANCE[<TAB>FOURTH]` each: a pair list
+/// runs to 1e8 lines, and the formatting machinery per field costs more than the write.
+pub struct PairLines {
+    pub bytes: Vec<u8>,
+    /// The six-decimal text of the Jaccard values printed last, in slots chosen by their
+    /// bits: an estimate is one of 8N + 1 values (N sketch bytes), printed millions of times.
+    jaccards: Box<[(u64, [u8; 8])]>,
+}
+
+impl PairLines {
+    const SLOTS: usize = 64;
+
+    pub fn with_capacity(bytes: usize) -> Self {
+        PairLines {
+            bytes: Vec::with_capacity(bytes),
+            // f64 bits of -1.0: never a Jaccard value, so no slot matches before it is set.
+            jaccards: vec![((-1.0f64).to_bits(), [0; 8]); Self::SLOTS].into_boxed_slice(),
         }
-        Fourth::Unverified => out.extend_from_slice(b"\tunverified"),
     }
-    out.push(b'\n');
+
+    /// Appends the line of a pair and a newline. The Jaccard prints as `{:.6}` does, digit
+    /// for digit.
+    pub fn push(&mut self, a: &str, b: &str, distance: u32, fourth: Fourth) {
+        let out = &mut self.bytes;
+        out.extend_from_slice(a.as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(b.as_bytes());
+        out.push(b'\t');
+        push_decimal(out, u64::from(distance));
+        match fourth {
+            Fourth::None => {}
+            Fourth::Jaccard(j) if (0.0..=1.0).contains(&j) => {
+                out.push(b'\t');
+                // In 0..=1, six decimals are 8 bytes: "0.dddddd" or "1.000000".
+                let bits = j.to_bits();
+                let slot =
+                    &mut self.jaccards[(bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize];
+                if slot.0 != bits {
+                    let mut text = Vec::with_capacity(8);
+                    push_fixed6(&mut text, j);
+                    *slot = (bits, text.try_into().expect("8 bytes in 0..=1"));
+                }
+                out.extend_from_slice(&slot.1);
+            }
+            Fourth::Jaccard(j) => {
+                out.push(b'\t');
+                push_fixed6(out, j);
+            }
+            Fourth::Unverified => out.extend_from_slice(b"\tunverified"),
+        }
+        out.push(b'\n');
+    }
 }
 
 /// Appends `n` in decimal.
@@ -185,13 +219,33 @@ mod tests {
 
     #[test]
     fn pair_lines_are_the_formatted_ones() {
-        let mut out = Vec::new();
-        pair_line(&mut out, "a", "b", 0, Fourth::None);
-        pair_line(&mut out, "x", "y", 12, Fourth::Jaccard(0.8125));
-        pair_line(&mut out, "p", "q", 3, Fourth::Unverified);
+        let mut out = PairLines::with_capacity(0);
+        out.push("a", "b", 0, Fourth::None);
+        out.push("x", "y", 12, Fourth::Jaccard(0.8125));
+        out.push("p", "q", 3, Fourth::Unverified);
+        out.push("x", "y", 1, Fourth::Jaccard(0.8125));
+        out.push("u", "v", 2, Fourth::Jaccard(1.0));
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "a\tb\t0\nx\ty\t12\t0.812500\np\tq\t3\tunverified\n"
+            String::from_utf8(out.bytes).unwrap(),
+            "a\tb\t0\nx\ty\t12\t0.812500\np\tq\t3\tunverified\nx\ty\t1\t0.812500\nu\tv\t2\t1.000000\n"
         );
+    }
+
+    #[test]
+    fn remembered_jaccards_print_as_the_formatter_prints_them() {
+        // Every estimate of 128- and 1000-byte sketches, twice over (the second time from the
+        // slots, where values sharing a slot replace each other).
+        let mut out = PairLines::with_capacity(0);
+        let mut expected = String::new();
+        for _ in 0..2 {
+            for bits in [1024u32, 8000] {
+                for d in (0..=bits).rev() {
+                    let x = (1.0 - 2.0 * f64::from(d) / f64::from(bits)).max(0.0);
+                    out.push("a", "b", 3, Fourth::Jaccard(x));
+                    expected.push_str(&format!("a\tb\t3\t{x:.6}\n"));
+                }
+            }
+        }
+        assert_eq!(String::from_utf8(out.bytes).unwrap(), expected);
     }
 }

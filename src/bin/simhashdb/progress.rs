@@ -30,12 +30,14 @@ pub fn bytes(what: &str) -> ProgressBar {
 /// terminal).
 ///
 /// With `SIMHASHDB_TIMINGS` set in the environment, each phase's wall time is also printed on
-/// stderr as it ends (`timing: PHASE SECONDS s`), terminal or not: the breakdown the
-/// benchmarks quote.
+/// stderr as it ends (`timing: PHASE SECONDS s, cpu SECONDS s`: the process's user and
+/// system time in the phase, all threads), terminal or not: the breakdown the benchmarks
+/// quote.
 pub struct Bars {
     current: std::sync::Mutex<Option<ProgressBar>>,
-    /// The phase being timed and when it started, when timings were asked for.
-    timed: Option<std::sync::Mutex<Option<(String, std::time::Instant)>>>,
+    /// The phase being timed, when it started and the CPU time used by then, when timings
+    /// were asked for.
+    timed: Option<std::sync::Mutex<Option<(String, std::time::Instant, f64)>>>,
 }
 
 impl Default for Bars {
@@ -61,11 +63,27 @@ impl Bars {
     fn time(&self, next: Option<&str>) {
         let Some(timed) = &self.timed else { return };
         let mut timed = timed.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((phase, started)) = timed.take() {
-            eprintln!("timing: {phase} {:.3} s", started.elapsed().as_secs_f64());
+        if let Some((phase, started, cpu)) = timed.take() {
+            eprintln!(
+                "timing: {phase} {:.3} s, cpu {:.3} s",
+                started.elapsed().as_secs_f64(),
+                cpu_seconds() - cpu
+            );
         }
-        *timed = next.map(|phase| (phase.to_string(), std::time::Instant::now()));
+        *timed = next.map(|phase| (phase.to_string(), std::time::Instant::now(), cpu_seconds()));
     }
+}
+
+/// The user and system time this process has used, all threads, in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 impl simhashdb::Progress for Bars {
