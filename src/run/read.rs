@@ -325,6 +325,49 @@ impl ShardFile {
     }
 }
 
+/// The blocks of an entry table, found for keys asked for in ascending order: a key's block
+/// is the first whose redb key (its last entry's) is at least it. Each is looked for among
+/// the few blocks after the last one found before the table is searched from its root
+/// again: for keys as dense as a batch's or an audit's that is the next block or the one
+/// after, and a step along a leaf costs less than a descent.
+struct AscendingBlocks<'t> {
+    table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>,
+    /// Positioned after the last block found.
+    after: Option<redb::Range<'static, &'static [u8], &'static [u8]>>,
+}
+
+/// A block's redb key and the block.
+type Block = (
+    redb::AccessGuard<'static, &'static [u8]>,
+    redb::AccessGuard<'static, &'static [u8]>,
+);
+
+impl<'t> AscendingBlocks<'t> {
+    /// Blocks stepped over before the table is searched instead.
+    const STEPS: usize = 4;
+
+    fn new(table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>) -> Self {
+        AscendingBlocks { table, after: None }
+    }
+
+    /// The first block whose key is at least `key`, or None when there is none; `key` must
+    /// not be below a key asked for before.
+    fn at_least(&mut self, key: &[u8]) -> std::result::Result<Option<Block>, redb::StorageError> {
+        if let Some(after) = self.after.as_mut() {
+            for item in after.take(Self::STEPS) {
+                let (last, block) = item?;
+                if last.value() >= key {
+                    return Ok(Some((last, block)));
+                }
+            }
+        }
+        let mut range = self.table.range(key..)?;
+        let found = range.next().transpose()?;
+        self.after = Some(range);
+        Ok(found)
+    }
+}
+
 /// `(key, id)` of an entry block's redb key (see [`block_key`]).
 fn split_block_key(key: &[u8]) -> Option<(u64, &[u8])> {
     let (head, id) = key.split_at_checked(8)?;
@@ -384,10 +427,7 @@ impl DocsFile {
     /// document i's sketch from this run (the entry of its fingerprint and id with its batch),
     /// which must have `bytes` bytes, to the start of row i of `rows` (rows of `stride`
     /// bytes) and sets `found[i]`, where it is not set yet. Each block is read once for the
-    /// documents it covers; chunks of the documents are looked up in parallel. The next
-    /// block wanted is looked for among the few that follow the last one read before the
-    /// table is searched again: at an audit's density that is the next block or the one
-    /// after, and a step along a leaf costs less than a descent from the root.
+    /// documents it covers; chunks of the documents are looked up in parallel.
     pub fn sketches_sorted(
         &self,
         documents: &[(u64, &str, u64)],
@@ -397,39 +437,22 @@ impl DocsFile {
     ) -> Result<()> {
         /// Documents per parallel lookup task.
         const CHUNK: usize = 1 << 12;
-        /// Blocks stepped over before the table is searched instead.
-        const STEPS: usize = 4;
         let Some(table) = &self.sketches else {
             return Ok(());
         };
-        let redb = |e| Error::redb(&self.path, e);
         documents
             .par_chunks(CHUNK)
             .zip(rows.par_chunks_mut(CHUNK * stride))
             .zip(found.par_chunks_mut(CHUNK))
             .try_for_each(|((documents, rows), found)| {
+                let mut blocks = AscendingBlocks::new(table);
                 let mut i = 0;
-                // Positioned after the last block read.
-                let mut blocks: Option<redb::Range<&[u8], &[u8]>> = None;
                 while i < documents.len() {
                     let (fp, id, _) = documents[i];
                     let key = block_key(fp, id.as_bytes());
-                    // The first block whose last key is at least document i's.
-                    let mut item = None;
-                    if let Some(blocks) = blocks.as_mut() {
-                        for next in Iterator::take(&mut *blocks, STEPS) {
-                            let (last, block) = next.map_err(redb)?;
-                            if last.value() >= &key[..] {
-                                item = Some((last, block));
-                                break;
-                            }
-                        }
-                    }
-                    if item.is_none() {
-                        let mut range = table.range(&key[..]..).map_err(redb)?;
-                        item = range.next().transpose().map_err(redb)?;
-                        blocks = Some(range);
-                    }
+                    let item = blocks
+                        .at_least(&key)
+                        .map_err(|e| Error::redb(&self.path, e))?;
                     let Some((last, block)) = item else { break };
                     let last = split_block_key(last.value()).ok_or_else(|| {
                         Error::corrupt("sketches block key is shorter than 8 bytes").at(
@@ -588,16 +611,15 @@ impl DocsFile {
         documents: &[(u64, &str)],
         states: &mut [Option<DocState>],
     ) -> Result<()> {
+        let mut blocks = AscendingBlocks::new(&self.docs);
         let mut i = 0;
         while i < documents.len() {
             let (hash, id) = documents[i];
             let key = block_key(hash, id.as_bytes());
-            let mut range = self
-                .docs
-                .range(&key[..]..)
+            let item = blocks
+                .at_least(&key)
                 .map_err(|e| Error::redb(&self.path, e))?;
-            let Some(item) = range.next() else { break };
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
             let last = split_block_key(last.value()).ok_or_else(|| {
                 Error::corrupt("docs block key is shorter than 8 bytes")
                     .at(&self.path, DOCS_TABLE, None)

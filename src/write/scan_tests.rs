@@ -58,3 +58,51 @@ fn entry_scans_split_anywhere_add_up_to_the_whole() {
     let same = all(docs.scan_postings_in(1 << 63, 1 << 63).unwrap());
     assert_eq!(same.len(), 3000);
 }
+
+/// Sorted lookups of a run's documents find what a lookup of each finds, whether the wanted
+/// ids are dense (the next block is stepped to), sparse (the table is searched again) or
+/// both, absent ids included.
+#[test]
+fn sorted_lookups_find_what_single_lookups_find_at_every_density() {
+    let _serial = crate::sys::file_backend::plan::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+    let mut batch = Batch::new();
+    for i in 0..20_000u64 {
+        batch
+            .push(&format!("doc-{i}"), i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .unwrap();
+    }
+    store.insert(&batch, None).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let docs = snapshot.runs()[0].docs().unwrap();
+    // Stored ids and absent ones ("doc-N" for N >= 20,000), in the order of (id hash, id).
+    let mut ids: Vec<(u64, String)> = (0..40_000u64)
+        .map(|i| format!("doc-{i}"))
+        .map(|id| (id_hash(id.as_bytes()), id))
+        .collect();
+    ids.sort();
+    for (name, keep) in [
+        ("every id", &(|_: usize| true) as &dyn Fn(usize) -> bool),
+        ("every 7th", &|k| k % 7 == 0),
+        ("every 500th", &|k| k % 500 == 0),
+        ("runs of 50 with gaps of 5,000", &|k| k % 5_000 < 50),
+    ] {
+        let wanted: Vec<(u64, &str)> = (0..ids.len())
+            .filter(|&k| keep(k))
+            .map(|k| (ids[k].0, ids[k].1.as_str()))
+            .collect();
+        let mut states = vec![None; wanted.len()];
+        docs.states_sorted(&wanted, &mut states).unwrap();
+        let found = states.iter().filter(|s| s.is_some()).count();
+        for (&(_, id), state) in wanted.iter().zip(&states) {
+            assert_eq!(*state, docs.state_of(id).unwrap(), "{name}: {id}");
+        }
+        assert!(
+            found > 0 && found < wanted.len(),
+            "{name}: some stored, some absent"
+        );
+    }
+}
