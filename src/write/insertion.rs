@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::catalog::BatchKind;
-use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::read::snapshot::{batch_cache_bytes, Snapshot};
 use crate::run::{RunContents, RunReader};
 use crate::sys::progress::Phase;
 use crate::write::batch::{check_label, Batch, DocumentSink, ReadSummary};
@@ -216,11 +216,11 @@ impl<'s> Insertion<'s> {
             return Ok(());
         }
         let batch_id = self.commit.catalog().next_batch;
-        let snapshot = Snapshot::from_catalog(
-            self.store.dir(),
-            self.commit.catalog().clone(),
-            DEFAULT_CACHE_BYTES,
-        )?;
+        // The check is sorted passes over the docs and table 0: a cache that holds their
+        // branch pages, as a batch of queries wants, not one that keeps every leaf read.
+        let catalog = self.commit.catalog().clone();
+        let cache = batch_cache_bytes(&catalog);
+        let snapshot = Snapshot::from_catalog(self.store.dir(), catalog, cache)?;
         let checking = Phase::start(
             self.store.progress(),
             "checking the batch against the store",
