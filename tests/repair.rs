@@ -127,85 +127,138 @@ fn offsets(file: &Path, stride: usize) -> Vec<usize> {
     out
 }
 
+/// How each flip of [`every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired`]
+/// ended: reported by verify, harmless, refused, repaired (reported in a data block).
+#[derive(Default)]
+struct Flips {
+    reported: usize,
+    harmless: usize,
+    refused: usize,
+    repaired: usize,
+}
+
+/// Flips each byte of `flips` (a file of `store` and an offset) in turn, and back, checking
+/// what verify, reads and repair make of it.
+fn check_flips(
+    store: &Path,
+    scratch: &Path,
+    flips: &[(&str, usize)],
+    queries: &[u64],
+    expected: &Answers,
+) -> Flips {
+    let mut tally = Flips::default();
+    for &(name, at) in flips {
+        let file = store.join(name);
+        flip(&file, at);
+        let place = format!("{name} byte {at}");
+        match Store::verify(store, false, &()) {
+            Ok(report) if !report.findings.is_empty() => {
+                tally.reported += 1;
+                // A damaged data block: repair brings back every document and answer.
+                if report.findings.iter().any(|f| f.block.is_some()) {
+                    let copy = scratch.join("copy");
+                    let _ = std::fs::remove_dir_all(&copy);
+                    copy_dir(store, &copy);
+                    let mut s = Store::open(&copy).unwrap();
+                    let done = s.repair().unwrap_or_else(|e| panic!("{place}: {e}"));
+                    assert!(done.committed, "{place}");
+                    drop(s);
+                    let after = Store::verify(&copy, false, &()).unwrap();
+                    assert!(after.findings.is_empty(), "{place}: {:?}", after.findings);
+                    let got = answers(&copy, queries).unwrap();
+                    assert!(
+                        got.0 == expected.0 && got.1 == expected.1,
+                        "{place}: answers"
+                    );
+                    // The same documents with the same batches: a lost docs entry's
+                    // batch comes back exactly from its posting (format 3 on).
+                    assert!(got.2 == expected.2, "{place}: documents or their batches");
+                    assert!(
+                        done.runs.iter().all(|r| r.batches_guessed == 0),
+                        "{place}: a batch guessed"
+                    );
+                    tally.repaired += 1;
+                }
+            }
+            Ok(_) => match answers(store, queries) {
+                Ok(got) => {
+                    assert!(got == *expected, "{place}: unreported and answers differ");
+                    tally.harmless += 1;
+                }
+                Err(e) => {
+                    assert!(names_damage(&e), "{place}: refused with {e:?}");
+                    tally.refused += 1;
+                }
+            },
+            Err(e) => {
+                // Refused: then no read may answer differently either.
+                assert!(names_damage(&e), "{place}: refused with {e:?}");
+                if let Ok(got) = answers(store, queries) {
+                    assert!(got == *expected, "{place}: answers differ");
+                }
+                tally.refused += 1;
+            }
+        }
+        flip(&file, at);
+    }
+    assert!(Store::verify(store, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
+    tally
+}
+
 #[test]
 fn every_flipped_byte_is_found_harmless_or_refused_and_data_blocks_are_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     let queries = build(&store);
     let expected = answers(&store, &queries).unwrap();
-    let run = store.join("runs/0000000001");
-    let files: Vec<PathBuf> = vec![
-        store.join("CATALOG"),
-        run.join("docs.redb"),
-        run.join("shard-000.redb"),
+    let files = [
+        "CATALOG",
+        "runs/0000000001/docs.redb",
+        "runs/0000000001/shard-000.redb",
     ];
     let stride: usize = std::env::var("SIMHASHDB_FLIP_STRIDE")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(7);
-    let (mut reported, mut harmless, mut refused, mut repaired) = (0, 0, 0, 0);
-    for file in &files {
-        let stride = if file.ends_with("CATALOG") { 1 } else { stride };
-        for at in offsets(file, stride) {
-            flip(file, at);
-            let place = format!("{} byte {at}", file.display());
-            match Store::verify(&store, false, &()) {
-                Ok(report) if !report.findings.is_empty() => {
-                    reported += 1;
-                    // A damaged data block: repair brings back every document and answer.
-                    if report.findings.iter().any(|f| f.block.is_some()) {
-                        let copy = dir.path().join("copy");
-                        let _ = std::fs::remove_dir_all(&copy);
-                        copy_dir(&store, &copy);
-                        let mut s = Store::open(&copy).unwrap();
-                        let done = s.repair().unwrap_or_else(|e| panic!("{place}: {e}"));
-                        assert!(done.committed, "{place}");
-                        drop(s);
-                        let after = Store::verify(&copy, false, &()).unwrap();
-                        assert!(after.findings.is_empty(), "{place}: {:?}", after.findings);
-                        let got = answers(&copy, &queries).unwrap();
-                        assert!(
-                            got.0 == expected.0 && got.1 == expected.1,
-                            "{place}: answers"
-                        );
-                        // The same documents with the same batches: a lost docs entry's
-                        // batch comes back exactly from its posting (format 3 on).
-                        assert!(got.2 == expected.2, "{place}: documents or their batches");
-                        assert!(
-                            done.runs.iter().all(|r| r.batches_guessed == 0),
-                            "{place}: a batch guessed"
-                        );
-                        repaired += 1;
-                    }
-                }
-                Ok(_) => match answers(&store, &queries) {
-                    Ok(got) => {
-                        assert!(got == expected, "{place}: unreported and answers differ");
-                        harmless += 1;
-                    }
-                    Err(e) => {
-                        assert!(names_damage(&e), "{place}: refused with {e:?}");
-                        refused += 1;
-                    }
-                },
-                Err(e) => {
-                    // Refused: then no read may answer differently either.
-                    assert!(names_damage(&e), "{place}: refused with {e:?}");
-                    if let Ok(got) = answers(&store, &queries) {
-                        assert!(got == expected, "{place}: answers differ");
-                    }
-                    refused += 1;
-                }
-            }
-            flip(file, at);
-        }
-    }
+    let flips: Vec<(&str, usize)> = files
+        .iter()
+        .flat_map(|&name| {
+            let stride = if name == "CATALOG" { 1 } else { stride };
+            offsets(&store.join(name), stride)
+                .into_iter()
+                .map(move |at| (name, at))
+        })
+        .collect();
+    // The flips dealt to workers, each flipping bytes of its own copy of the store (a flip
+    // changes the file in place): the checks are the same, on every core.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let tallies: Vec<Flips> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let scratch = dir.path().join(format!("worker-{w}"));
+                let own = scratch.join("s");
+                copy_dir(&store, &own);
+                let mine: Vec<(&str, usize)> =
+                    flips.iter().skip(w).step_by(workers).copied().collect();
+                let (queries, expected) = (&queries, &expected);
+                scope.spawn(move || check_flips(&own, &scratch, &mine, queries, expected))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let total = |f: fn(&Flips) -> usize| tallies.iter().map(f).sum::<usize>();
+    let repaired = total(|t| t.repaired);
     assert!(repaired > 50, "flips in data blocks: {repaired}");
-    assert!(reported + harmless + refused > 500);
-    assert!(Store::verify(&store, false, &())
-        .unwrap()
-        .findings
-        .is_empty());
+    assert!(total(|t| t.reported) + total(|t| t.harmless) + total(|t| t.refused) > 500);
 }
 
 #[test]
