@@ -355,7 +355,9 @@ impl<'t> AscendingBlocks<'t> {
     fn at_least(&mut self, key: &[u8]) -> std::result::Result<Option<Block>, redb::StorageError> {
         if let Some(after) = self.after.as_mut() {
             for item in after.take(Self::STEPS) {
-                let (last, block) = item?;
+                // A page stepped over that cannot be read is left to the search, which reads
+                // only the pages a lookup of `key` needs, as a lookup of it alone would.
+                let Ok((last, block)) = item else { break };
                 if last.value() >= key {
                     return Ok(Some((last, block)));
                 }
