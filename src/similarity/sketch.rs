@@ -171,7 +171,7 @@ fn estimate_of(differ: u32, bits: usize) -> f64 {
 /// Sketches of one size side by side, one row per document (rows padded with zero bytes to
 /// whole 64-bit words, which never differ), so that comparing two is a run of XORs and
 /// popcounts over memory already in place: an audit compares millions of pairs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SketchTable {
     /// Bytes per sketch.
     bytes: usize,
