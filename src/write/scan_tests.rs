@@ -1,18 +1,28 @@
-//! (tests) Scans of a written run's docs file, cut at any key, add up to the whole scan.
+//! (tests) Scans of a written run's docs file, cut at any key, add up to the whole scan;
+//! its sorted lookups find what single ones find.
+
+use std::sync::MutexGuard;
 
 use crate::format::block::docs::id_hash;
-use crate::{Batch, Settings, Store};
+use crate::{Batch, Settings, Snapshot, Store};
+
+/// A new store holding `batch` as its one run, and a snapshot of it; the guard keeps it
+/// written and read while no fault test has a plan installed.
+fn one_run(batch: &Batch) -> (MutexGuard<'static, ()>, tempfile::TempDir, Snapshot) {
+    let serial = crate::sys::file_backend::plan::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+    store.insert(batch, None).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    (serial, dir, snapshot)
+}
 
 /// Scans cut at any key, even inside a long run of equal keys spanning several blocks,
 /// add up to the whole scan.
 #[test]
 fn entry_scans_split_anywhere_add_up_to_the_whole() {
-    // Writes a store: not while a fault test has a plan installed.
-    let _serial = crate::sys::file_backend::plan::SERIAL
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
     let mut batch = Batch::new();
     for i in 0..3000 {
         batch.push(&format!("same-{i}"), 1 << 63).unwrap();
@@ -21,8 +31,7 @@ fn entry_scans_split_anywhere_add_up_to_the_whole() {
         let fp = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         batch.push(&format!("doc-{i}"), fp).unwrap();
     }
-    store.insert(&batch, None).unwrap();
-    let snapshot = store.snapshot().unwrap();
+    let (_serial, _dir, snapshot) = one_run(&batch);
     let docs = snapshot.runs()[0].docs().unwrap();
 
     fn all<P: crate::format::block::entries::Payload>(
@@ -64,19 +73,13 @@ fn entry_scans_split_anywhere_add_up_to_the_whole() {
 /// both, absent ids included.
 #[test]
 fn sorted_lookups_find_what_single_lookups_find_at_every_density() {
-    let _serial = crate::sys::file_backend::plan::SERIAL
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
     let mut batch = Batch::new();
     for i in 0..20_000u64 {
         batch
             .push(&format!("doc-{i}"), i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .unwrap();
     }
-    store.insert(&batch, None).unwrap();
-    let snapshot = store.snapshot().unwrap();
+    let (_serial, _dir, snapshot) = one_run(&batch);
     let docs = snapshot.runs()[0].docs().unwrap();
     // Stored ids and absent ones ("doc-N" for N >= 20,000), in the order of (id hash, id).
     let mut ids: Vec<(u64, String)> = (0..40_000u64)
