@@ -525,7 +525,9 @@ fn merge_in_parts<T: Send>(
     // Memory: the blocks of two windows, the one being written and the one being merged.
     let mut merged = Vec::new();
     std::thread::scope(|scope| loop {
-        let next = windows.next().map(|first| scope.spawn(move || merge_window(first)));
+        let next = windows
+            .next()
+            .map(|first| scope.spawn(move || merge_window(first)));
         let written = write(std::mem::take(&mut merged));
         let Some(next) = next else {
             return written;

@@ -550,7 +550,10 @@ mod tests {
             .collect();
         assert_eq!(documents, expected);
 
-        let bad = format!("{}zz\tzz\n", &text[..text.find(&format!("doc-{}\t", n - 1)).unwrap()]);
+        let bad = format!(
+            "{}zz\tzz\n",
+            &text[..text.find(&format!("doc-{}\t", n - 1)).unwrap()]
+        );
         let err = read(&bad, false).unwrap_err().to_string();
         assert!(err.starts_with(&format!("in:{}: ", n)), "{err}");
     }
