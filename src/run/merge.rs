@@ -522,22 +522,26 @@ fn merge_in_parts<T: Send>(
         Ok(())
     };
     let mut windows = (0..parts).step_by(window as usize);
-    // Memory: the blocks of two windows, the one being written and the one being merged.
+    // Memory: the blocks of two windows, the one being written and the one being merged. The
+    // next window merges as a task of the calling thread's pool (a background compaction's
+    // pool, whose threads yield to queries), while this thread writes the last one.
     let mut merged = Vec::new();
-    std::thread::scope(|scope| loop {
-        let next = windows
-            .next()
-            .map(|first| scope.spawn(move || merge_window(first)));
-        let written = write(std::mem::take(&mut merged));
-        let Some(next) = next else {
-            return written;
-        };
-        let next = next
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    loop {
+        let first = windows.next();
+        let mut next = None;
+        let written = rayon::in_place_scope(|scope| {
+            if let Some(first) = first {
+                let next = &mut next;
+                scope.spawn(move |_| *next = Some(merge_window(first)));
+            }
+            write(std::mem::take(&mut merged))
+        });
         written?;
-        merged = next?;
-    })?;
+        match next {
+            Some(next) => merged = next?,
+            None => break,
+        }
+    }
     Ok(total)
 }
 

@@ -259,13 +259,20 @@ pub(crate) fn read_stream(
             // Whole buffers, not a line at a time (a read per line of 1e7 was a tenth of
             // an insert), then the chunk is cut after its last line end.
             while chunk.len() < CHUNK_BYTES {
-                let buffer = reader.fill_buf().map_err(|e| Error::io(source, e))?;
-                if buffer.is_empty() {
+                let n = match reader.fill_buf() {
+                    Ok(buffer) => {
+                        let n = buffer.len().min(CHUNK_BYTES - chunk.len());
+                        chunk.extend_from_slice(&buffer[..n]);
+                        n
+                    }
+                    // A signal during the read: read again (as `read_until` does).
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(source, e)),
+                };
+                if n == 0 {
                     eof = true;
                     break;
                 }
-                let n = buffer.len().min(CHUNK_BYTES - chunk.len());
-                chunk.extend_from_slice(&buffer[..n]);
                 reader.consume(n);
             }
             if !eof {
@@ -527,7 +534,7 @@ mod tests {
         let mut text = String::new();
         let mut expected = Vec::new();
         let mut n = 0u64;
-        while text.len() < 2 * CHUNK_BYTES + 100 {
+        while text.len() < 3 * CHUNK_BYTES + 100 {
             let id = format!("doc-{n}");
             text.push_str(&format!("{id}\t{n:016x}\n"));
             expected.push((id, n));
@@ -538,7 +545,13 @@ mod tests {
         let long = "x".repeat(CHUNK_BYTES + 10);
         text.push_str(&format!("{long}\t00000000000000ff\nlast\t1"));
         expected.push(("last".to_string(), 1));
-        let (batch, summary) = read(&text, true).unwrap();
+        // One thread reads two chunks a group: the text spans groups, so buffers are reused
+        // and a line start is carried from one group to the next.
+        let one_thread = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (batch, summary) = one_thread.install(|| read(&text, true)).unwrap();
         assert_eq!((summary.lines, summary.skipped), (n + 2, 1));
         assert!(
             summary.first_skipped[0].starts_with(&format!("in:{}: ", n + 1)),
