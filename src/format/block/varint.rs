@@ -37,6 +37,10 @@ pub fn encoded_len(value: u64) -> usize {
 /// truncated or longer than a u64 allows.
 #[inline]
 pub fn decode(bytes: &[u8]) -> Option<(u64, usize)> {
+    // One byte: lengths, batches and the small deltas of entries.
+    if let Some(&byte) = bytes.first().filter(|&&b| b < 0x80) {
+        return Some((u64::from(byte), 1));
+    }
     // Eight bytes at once where they are there and the varint ends within them (deltas of
     // hashes take 5-7 bytes, whose length a byte loop mispredicts): its last byte is the first
     // without the continuation bit, and the 7-bit groups are gathered without a loop.
