@@ -256,8 +256,8 @@ pub(crate) fn read_stream(
                 .pop()
                 .unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES + 4096));
             chunk.append(&mut carried);
-            // Whole buffers, not a line at a time (a read per line of 1e7 was a tenth of
-            // an insert), then the chunk is cut after its last line end.
+            // Whole buffers, not a line at a time (a call per line), then the chunk is cut
+            // after its last line end.
             while chunk.len() < CHUNK_BYTES {
                 let n = match reader.fill_buf() {
                     Ok(buffer) => {
