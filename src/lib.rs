@@ -65,7 +65,8 @@
 //!   ([`Snapshot::near_duplicates`]) or of loose documents ([`NearDuplicates::of_documents`]):
 //!   pairs handed out one at a time, [`Cluster`]s with the document a dedup keeps, an
 //!   [`AuditSummary`]; pairs verified against a corpus's text
-//!   ([`NearDuplicates::verify_text`]).
+//!   ([`NearDuplicates::verify_text`]) or the store's sketches
+//!   ([`Snapshot::near_duplicates_verified`]).
 //! - Dedup on ingest: [`Dedup`] keeps the documents of a new input that no stored document
 //!   and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
 //!   [`Store::dedup`] inserts them in the same write; [`DedupFiles`] streams files through,

@@ -6,10 +6,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Mutex;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use simhashdb::{Batch, CreateOptions, Dedup, Scheme, Settings, Snapshot, Store};
+use simhashdb::{
+    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Scheme, Settings, Snapshot, Store,
+};
 
 use crate::util::{path_str, simhashdb, text};
 
@@ -133,9 +136,77 @@ fn model_pairs(model: &BTreeMap<String, Doc>, d: u32, min: f64) -> Vec<Pair> {
     out
 }
 
-fn library_pairs(snapshot: &Snapshot, d: u32, min: f64) -> (Vec<Pair>, Value) {
-    let mut near = snapshot.near_duplicates(d, &()).unwrap();
-    near.verify_sketches(snapshot, min, &()).unwrap();
+/// The phases an operation told its progress of, in order.
+#[derive(Default)]
+struct Phases(Mutex<Vec<String>>);
+
+impl Progress for Phases {
+    fn start(&self, phase: &str, _steps: u64) {
+        self.0.lock().unwrap().push(phase.to_string());
+    }
+}
+
+/// Both ways the library verifies an audit with sketches: `near_duplicates_verified` (which
+/// reads ids and sketches in one pass where every document has a sketch), and
+/// `near_duplicates` followed by `verify_sketches`; the first, after checking that the two
+/// give the same pairs (in the same order), summary and clusters, and that the one-pass
+/// read was taken exactly when `one_pass` says.
+fn verified(snapshot: &Snapshot, d: u32, min: f64, one_pass: bool) -> NearDuplicates {
+    let phases = Phases::default();
+    let near = snapshot.near_duplicates_verified(d, min, &phases).unwrap();
+    let mut apart = snapshot.near_duplicates(d, &()).unwrap();
+    apart.verify_sketches(snapshot, min, &()).unwrap();
+    let phases = phases.0.into_inner().unwrap();
+    assert_eq!(
+        phases.iter().any(|p| p == "reading ids and sketches"),
+        one_pass,
+        "{phases:?}"
+    );
+    let listed = |near: &NearDuplicates| {
+        let mut pairs = Vec::new();
+        near.for_each_pair(|a, b, dist, j| {
+            pairs.push((a.to_string(), b.to_string(), dist, j));
+            Ok::<_, std::convert::Infallible>(())
+        })
+        .unwrap();
+        let mut clusters = Vec::new();
+        near.for_each_cluster(|c| {
+            clusters.push(format!("{c:?}"));
+            Ok::<_, std::convert::Infallible>(())
+        })
+        .unwrap();
+        (
+            pairs,
+            serde_json::to_value(near.summary()).unwrap(),
+            clusters,
+        )
+    };
+    assert!(listed(&near) == listed(&apart), "one pass and two differ");
+    near
+}
+
+/// Whether every document the batches wrote (each id's last in a batch, where its
+/// fingerprint changed) has a sketch: then every run keeps a sketch for each of its
+/// postings, and the audit reads ids and sketches in one pass.
+fn all_written_sketched(batches: &[Vec<Input>], scheme: &Scheme) -> bool {
+    let mut fingerprints: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut all = true;
+    for docs in batches {
+        let mut last: BTreeMap<&str, &Input> = BTreeMap::new();
+        for doc in docs {
+            last.insert(&doc.0, doc);
+        }
+        for (id, (_, fp, text)) in last {
+            if fingerprints.insert(id, *fp) != Some(*fp) {
+                all &= text.as_deref().and_then(|t| scheme.sketch(t)).is_some();
+            }
+        }
+    }
+    all
+}
+
+fn library_pairs(snapshot: &Snapshot, d: u32, min: f64, one_pass: bool) -> (Vec<Pair>, Value) {
+    let near = verified(snapshot, d, min, one_pass);
     let mut pairs = Vec::new();
     near.for_each_pair(|a, b, dist, j| {
         pairs.push((a.to_string(), b.to_string(), dist, j));
@@ -177,9 +248,13 @@ fn model_clusters(model: &BTreeMap<String, Doc>, pairs: &[Pair]) -> BTreeSet<Vec
     groups.into_values().filter(|g| g.len() > 1).collect()
 }
 
-fn library_clusters(snapshot: &Snapshot, d: u32, min: f64) -> BTreeSet<Vec<String>> {
-    let mut near = snapshot.near_duplicates(d, &()).unwrap();
-    near.verify_sketches(snapshot, min, &()).unwrap();
+fn library_clusters(
+    snapshot: &Snapshot,
+    d: u32,
+    min: f64,
+    one_pass: bool,
+) -> BTreeSet<Vec<String>> {
+    let near = verified(snapshot, d, min, one_pass);
     let mut out = BTreeSet::new();
     near.for_each_cluster(|c| {
         out.insert(c.members.iter().map(|(id, _)| id.to_string()).collect());
@@ -316,6 +391,7 @@ proptest! {
         min_pick in 0usize..4,
         bytes_pick in 0usize..2,
         d in 0u32..4,
+        texts_only in any::<bool>(),
     ) {
         let min = [0.5, 0.7, 0.8, 0.9][min_pick];
         let bytes = [64u16, 128][bytes_pick];
@@ -323,7 +399,19 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s");
         let mut store = create(&path, bytes, SETTINGS);
-        let batches: Vec<Vec<Input>> = batches.iter().map(|b| input_batch(b, &bases)).collect();
+        let batches: Vec<Vec<Input>> = batches
+            .iter()
+            .map(|docs| {
+                let mut docs = docs.clone();
+                if texts_only {
+                    // Every document sketched: the audit reads ids and sketches in one pass.
+                    for doc in &mut docs {
+                        doc.3 = doc.3.or(Some((doc.0, doc.1)));
+                    }
+                }
+                input_batch(&docs, &bases)
+            })
+            .collect();
         for docs in &batches {
             store.insert(&batch_of(docs, &scheme), None).unwrap();
         }
@@ -337,12 +425,20 @@ proptest! {
             .collect();
         let dedup = model_dedup(&model, &digests, d, min);
         for round in 0..2 {
+            // Before the compaction, replaced documents' postings count too; after it, the
+            // live ones only.
+            let one_pass = if round == 0 {
+                all_written_sketched(&batches, &scheme)
+            } else {
+                model.values().all(|doc| doc.2.is_some())
+            };
+            prop_assert!(one_pass || !texts_only);
             let snapshot = Snapshot::open(&path).unwrap();
-            let (got, summary) = library_pairs(&snapshot, d, min);
+            let (got, summary) = library_pairs(&snapshot, d, min, one_pass);
             prop_assert_eq!(&got, &pairs, "round {}", round);
             let unverified = pairs.iter().filter(|p| p.3.is_none()).count() as u64;
             prop_assert_eq!(&summary["unverified_pairs"], &Value::from(unverified));
-            prop_assert_eq!(library_clusters(&snapshot, d, min), clusters.clone());
+            prop_assert_eq!(library_clusters(&snapshot, d, min, one_pass), clusters.clone());
             for (id, doc) in model.iter().take(8) {
                 prop_assert_eq!(snapshot.sketch(id).unwrap(), doc.2.clone(), "{}", id);
                 for sketch in [doc.2.as_deref(), None] {
@@ -409,7 +505,7 @@ fn a_skewed_store_is_verified_as_the_model_says() {
         .unwrap();
     let model = model_of(&[docs[..1600].to_vec(), docs[1600..].to_vec()], &scheme);
     let snapshot = Snapshot::open(&path).unwrap();
-    let (pairs, summary) = library_pairs(&snapshot, 3, 0.8);
+    let (pairs, summary) = library_pairs(&snapshot, 3, 0.8, false);
     let expected = model_pairs(&model, 3, 0.8);
     assert_eq!(pairs.len(), expected.len());
     assert_eq!(pairs, expected);
@@ -419,7 +515,7 @@ fn a_skewed_store_is_verified_as_the_model_says() {
         "{summary}"
     );
     assert_eq!(
-        library_clusters(&snapshot, 3, 0.8),
+        library_clusters(&snapshot, 3, 0.8, false),
         model_clusters(&model, &expected)
     );
     // A new day's input: more copies, near copies, a new page and its copies.
@@ -447,6 +543,70 @@ fn a_skewed_store_is_verified_as_the_model_says() {
         .map(|v| serde_json::to_value(v).unwrap())
         .collect();
     assert_eq!(verdicts, model_dedup(&model, &digests, 3, 0.8));
+}
+
+/// Every document sketched, over three runs and then compacted: thousands of copies of one
+/// page (their sketch entries span many blocks), near copies, ids a later run replaces, and a
+/// run of deletions. The audit reads ids and sketches in one pass, merges the runs' documents,
+/// skips the replaced and deleted ones, and equals the model and the two-pass reading.
+#[test]
+fn a_skewed_store_of_texts_is_audited_in_one_pass() {
+    let scheme = scheme(128);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut store = create(&path, 128, SETTINGS);
+    let hot = 0x0fed_cba9_8765_4321u64;
+    let mut first: Vec<Input> = (0..2500)
+        .map(|i| (format!("copy-{i:04}"), hot, Some(text_of(0, 0))))
+        .collect();
+    first.extend((0..60).map(|i| {
+        let text = if i % 2 == 0 {
+            text_of(0, 1)
+        } else {
+            text_of(3, 0)
+        };
+        (format!("near-{i:02}"), hot ^ spread(1 + i % 3), Some(text))
+    }));
+    first.extend((0..300u64).map(|i| {
+        (
+            format!("other-{i:03}"),
+            (i / 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ spread((i % 3) as u8),
+            Some(text_of((i % 5) as u8, (i % 7) as u8)),
+        )
+    }));
+    let (one, two) = first.split_at(1400);
+    // The third batch moves copies to a near fingerprint with another text, and adds copies.
+    let three: Vec<Input> = (0..400)
+        .map(|i| match i % 2 {
+            0 => (format!("copy-{i:04}"), hot ^ 1, Some(text_of(0, 2))),
+            _ => (format!("late-{i:04}"), hot, Some(text_of(0, 0))),
+        })
+        .collect();
+    let batches = [one.to_vec(), two.to_vec(), three];
+    for docs in &batches {
+        store.insert(&batch_of(docs, &scheme), None).unwrap();
+    }
+    let deleted: Vec<String> = (1000..1300)
+        .map(|i| format!("copy-{i:04}"))
+        .chain((0..10).map(|i| format!("near-{i:02}")))
+        .collect();
+    store.delete(deleted.iter().map(String::as_str)).unwrap();
+    let mut model = model_of(&batches, &scheme);
+    for id in &deleted {
+        model.remove(id);
+    }
+    let expected = model_pairs(&model, 3, 0.8);
+    let clusters = model_clusters(&model, &expected);
+    for round in 0..2 {
+        let snapshot = Snapshot::open(&path).unwrap();
+        assert_eq!(snapshot.run_count(), if round == 0 { 4 } else { 1 });
+        let (pairs, _) = library_pairs(&snapshot, 3, 0.8, true);
+        assert!(pairs.len() > 2000 * 1999 / 2, "{}", pairs.len());
+        assert!(pairs == expected, "round {round}");
+        assert_eq!(library_clusters(&snapshot, 3, 0.8, true), clusters);
+        drop(snapshot);
+        store.compact().unwrap();
+    }
 }
 
 /// The CLI: `init --sketch`, text inserts, `audit`, `query` and `dedup` with --min-jaccard
@@ -687,6 +847,12 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
                 Some(text_of((i % 5) as u8, (i % 9) as u8)),
             )
         })
+        .chain([(
+            // A document under the victim's fingerprint: an audit reads the victim's sketch.
+            "doc-123-again".to_string(),
+            123u64.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            Some(text_of(1, 1)),
+        )])
         .collect();
     store.insert(&batch_of(&docs, &scheme), None).unwrap();
     drop(store);
@@ -723,6 +889,15 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     let snapshot = Snapshot::open(&path).unwrap();
     let err = snapshot.sketch(victim).unwrap_err().to_string();
     assert!(err.contains("sketches"), "{err}");
+    // The audit reads ids and sketches in one pass: the damage is an error naming the table.
+    let err = snapshot
+        .near_duplicates_verified(3, 0.8, &())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("sketches") && err.contains("docs.redb"),
+        "{err}"
+    );
     drop(snapshot);
 
     let report = Store::open(&path).unwrap().repair().unwrap();
@@ -732,7 +907,7 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
         run.sketches_lost >= 1 && run.ids_sketch_lost.iter().any(|id| id == victim),
         "{run:?}"
     );
-    assert_eq!(run.documents, 400);
+    assert_eq!(run.documents, 401);
     assert!(Store::verify(&path, false, &())
         .unwrap()
         .findings
@@ -749,6 +924,17 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
         assert_eq!(snapshot.get(id).unwrap(), Some(*fp));
     }
     // Pairs with a document whose sketch was lost are unverified, not dropped.
-    let mut near = snapshot.near_duplicates(3, &()).unwrap();
-    near.verify_sketches(&snapshot, 0.8, &()).unwrap();
+    let near = verified(&snapshot, 3, 0.8, false);
+    let summary = near.summary();
+    assert!(summary.unverified_pairs >= 1, "{summary:?}");
+    let mut pairs = Vec::new();
+    near.for_each_pair(|a, b, _, j| {
+        pairs.push((a.to_string(), b.to_string(), j));
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap();
+    assert!(
+        pairs.contains(&(victim.to_string(), "doc-123-again".to_string(), None)),
+        "{pairs:?}"
+    );
 }

@@ -849,12 +849,11 @@ impl NativeStore {
         let by_sketches = verify_text.is_none().then_some(min_jaccard).flatten();
         let mut near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
-            let mut near = snapshot.near_duplicates(distance, &()).map_err(py_err)?;
-            if let Some(min_jaccard) = by_sketches {
-                near.verify_sketches(snapshot, min_jaccard, &())
-                    .map_err(py_err)?;
+            match by_sketches {
+                Some(min_jaccard) => snapshot.near_duplicates_verified(distance, min_jaccard, &()),
+                None => snapshot.near_duplicates(distance, &()),
             }
-            Ok(near)
+            .map_err(py_err)
         })?;
         if let Some(corpus) = verify_text {
             let options = ReadOptions {

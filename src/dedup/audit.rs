@@ -16,6 +16,7 @@ use crate::dedup::near_duplicates::NearDuplicates;
 use crate::error::{guard_redb, Result};
 use crate::read::snapshot::Snapshot;
 use crate::similarity::find_all::{close_pairs_in_sorted, DocumentPair, FingerprintPair};
+use crate::similarity::sketch::SketchRows;
 use crate::sys::progress::{Phase, Progress};
 
 /// Key ranges per table that audit tasks split the work into: one per leading byte.
@@ -82,14 +83,7 @@ impl Snapshot {
         progress: &dyn Progress,
     ) -> Result<NearDuplicates> {
         guard_redb(self.dir(), || {
-            let pairs = self.fingerprint_pairs(distance, progress)?;
-            let (distinct, shared) = self.posted_fingerprints(progress)?;
-            // The fingerprints whose documents are needed: those in a pair, and those with
-            // two or more postings (possibly several live ids).
-            let mut wanted: Vec<u64> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
-            wanted.extend(shared);
-            wanted.par_sort_unstable();
-            wanted.dedup();
+            let (pairs, distinct, wanted) = self.candidates(distance, progress)?;
             let reading = Phase::start(progress, "reading ids", wanted.len() as u64);
             let ids: Vec<Vec<(u64, Box<str>, u64)>> = wanted
                 .par_iter()
@@ -112,6 +106,68 @@ impl Snapshot {
         })
     }
 
+    /// [`Snapshot::near_duplicates`] verified with the store's sketches: the same answer as
+    /// it followed by [`NearDuplicates::verify_sketches`], errors included. Where every run
+    /// keeps a sketch for each of its postings (a store made with `init --sketch` whose
+    /// documents were inserted as text), the candidates' ids and sketches are read in one
+    /// pass over the sketches tables (phase "reading ids and sketches") instead of the
+    /// postings first and the sketches after.
+    pub fn near_duplicates_verified(
+        &self,
+        distance: u32,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        self.check_sketch_verification(min_jaccard)?;
+        if !self.sketches_complete() {
+            let mut near = self.near_duplicates(distance, progress)?;
+            near.verify_sketches(self, min_jaccard, progress)?;
+            return Ok(near);
+        }
+        /// Fingerprints per parallel reading task.
+        const CHUNK: usize = 1 << 12;
+        let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
+        let (mut near, rows) = guard_redb(self.dir(), || {
+            let (pairs, distinct, wanted) = self.candidates(distance, progress)?;
+            let reading = Phase::start(progress, "reading ids and sketches", wanted.len() as u64);
+            let parts: Vec<Sketched> = wanted
+                .par_chunks(CHUNK)
+                .map(|wanted| {
+                    let part = Sketched::read(self, wanted, bytes)?;
+                    progress.advance(wanted.len() as u64);
+                    Ok(part)
+                })
+                .collect::<Result<_>>()?;
+            drop(reading);
+            let mut all = Sketched::new(bytes);
+            for part in parts {
+                all.append(part);
+            }
+            let near =
+                NearDuplicates::from_sorted(self.documents(), distinct, all.ids, &pairs, progress);
+            Ok((near, all.rows))
+        })?;
+        near.verify_with_sketches(rows.into_table(), min_jaccard, progress)?;
+        Ok(near)
+    }
+
+    /// What an audit within `distance` bits reads the documents of: the fingerprint pairs
+    /// within it, the number of distinct posted fingerprints, and the fingerprints whose
+    /// documents are needed (ascending): those in a pair, and those with two or more
+    /// postings (possibly several live ids).
+    fn candidates(
+        &self,
+        distance: u32,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<FingerprintPair>, u64, Vec<u64>)> {
+        let pairs = self.fingerprint_pairs(distance, progress)?;
+        let (distinct, shared) = self.posted_fingerprints(progress)?;
+        let mut wanted: Vec<u64> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+        wanted.extend(shared);
+        wanted.par_sort_unstable();
+        wanted.dedup();
+        Ok((pairs, distinct, wanted))
+    }
     /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
     /// documents sharing a fingerprint pair with each other at distance 0. This holds every
     /// pair in memory: a store with a hot cluster wants [`Snapshot::near_duplicates`], which
@@ -165,5 +221,48 @@ impl NearDuplicates {
         snapshot.for_each_live_document(|id, _, batch| all.push((id.into(), batch)))?;
         self.set_singletons(all);
         Ok(())
+    }
+}
+
+/// Live documents `(fingerprint, id, batch)` sorted by `(fingerprint, id)`, with their
+/// sketches: row i is document i's.
+struct Sketched {
+    ids: Vec<(u64, Box<str>, u64)>,
+    rows: SketchRows,
+}
+
+impl Sketched {
+    fn new(bytes: usize) -> Self {
+        Sketched {
+            ids: Vec::new(),
+            rows: SketchRows::new(bytes),
+        }
+    }
+
+    /// The live documents under the fingerprints `wanted` (ascending) with their sketches of
+    /// `bytes` bytes, where every run keeps a sketch for each posting.
+    fn read(snapshot: &Snapshot, wanted: &[u64], bytes: usize) -> Result<Self> {
+        let mut read = Sketched::new(bytes);
+        snapshot.live_documents_with_sketches(wanted, |fp, id, batch, sketch| {
+            read.ids.push((fp, id.into(), batch));
+            read.rows.push(sketch);
+        })?;
+        if snapshot.runs().len() == 1 {
+            return Ok(read);
+        }
+        // Each run's documents came in order: put them together.
+        let ids = &read.ids;
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_unstable_by(|&a, &b| (ids[a].0, &ids[a].1).cmp(&(ids[b].0, &ids[b].1)));
+        let rows = read.rows.permuted(&order);
+        let mut ids: Vec<Option<_>> = read.ids.into_iter().map(Some).collect();
+        let ids = order.iter().filter_map(|&i| ids[i].take()).collect();
+        Ok(Sketched { ids, rows })
+    }
+
+    /// Adds `other`'s documents, all above these, after them.
+    fn append(&mut self, other: Sketched) {
+        self.ids.extend(other.ids);
+        self.rows.append(other.rows);
     }
 }

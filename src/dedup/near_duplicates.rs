@@ -357,8 +357,20 @@ impl NearDuplicates {
         pairs: &[FingerprintPair],
         progress: &dyn Progress,
     ) -> NearDuplicates {
-        let _phase = Phase::start(progress, "clusters", 1);
         ids.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        Self::from_sorted(documents, distinct_fingerprints, ids, pairs, progress)
+    }
+
+    /// [`NearDuplicates::build`] of `ids` already sorted by `(fingerprint, id)`.
+    pub(crate) fn from_sorted(
+        documents: u64,
+        distinct_fingerprints: u64,
+        ids: Vec<(u64, Box<str>, u64)>,
+        pairs: &[FingerprintPair],
+        progress: &dyn Progress,
+    ) -> NearDuplicates {
+        let _phase = Phase::start(progress, "clusters", 1);
+        debug_assert!(ids.is_sorted_by(|a, b| (a.0, &a.1) < (b.0, &b.1)));
         let mut nodes: Vec<u64> = Vec::new();
         let mut starts: Vec<usize> = Vec::new();
         let mut docs: Vec<(Box<str>, u64)> = Vec::with_capacity(ids.len());
@@ -462,8 +474,7 @@ impl NearDuplicates {
                 })
             })
             .collect::<Result<_>>()?;
-        self.verified = Some(Verified::new(self, Evidence::Texts(sets), min_jaccard));
-        self.cluster_verified(progress)
+        self.verify_with(Evidence::Texts(sets), min_jaccard, progress)
     }
 
     /// Keeps only the pairs whose documents' sketches, read from `snapshot` (the store these
@@ -489,7 +500,29 @@ impl NearDuplicates {
             snapshot.sketch_table_of(&documents)?
         };
         drop(documents);
-        let evidence = Evidence::Sketches { table, found };
+        self.verify_with(Evidence::Sketches { table, found }, min_jaccard, progress)
+    }
+
+    /// [`NearDuplicates::verify_sketches`] with `table`, the sketches of every document
+    /// already read, row d document d's (the order of `docs`).
+    pub(crate) fn verify_with_sketches(
+        &mut self,
+        table: SketchTable,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        assert_eq!(table.len(), self.docs.len(), "a sketch for every document");
+        let found = vec![true; self.docs.len()];
+        self.verify_with(Evidence::Sketches { table, found }, min_jaccard, progress)
+    }
+
+    /// Keeps only the pairs that `evidence` says have a Jaccard of at least `min_jaccard`.
+    fn verify_with(
+        &mut self,
+        evidence: Evidence,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
         self.verified = Some(Verified::new(self, evidence, min_jaccard));
         self.cluster_verified(progress)
     }

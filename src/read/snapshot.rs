@@ -592,17 +592,74 @@ impl Snapshot {
             let mut ids = Vec::new();
             run.docs()?
                 .ids_of(fingerprint, |id, batch| ids.push((id.to_string(), batch)))?;
-            'ids: for (id, batch) in ids {
-                let hash = id_hash(id.as_bytes());
-                for newer in &self.runs[r + 1..] {
-                    if newer.may_mention(hash) && newer.docs()?.state_of(&id)?.is_some() {
-                        continue 'ids;
-                    }
+            for (id, batch) in ids {
+                if !self.named_after(r, &id)? {
+                    f(&id, batch);
                 }
-                f(&id, batch);
             }
         }
         Ok(())
+    }
+
+    /// Whether every run keeps a sketch for each of its postings, so that the sketches
+    /// tables list every live document with its sketch (see
+    /// [`Snapshot::live_documents_with_sketches`]). A run's sketches are those of its live
+    /// postings, and each posting has its document's entry, so `sketches == documents`
+    /// means every entry is a posting with a sketch; a run of deletions has no postings.
+    pub(crate) fn sketches_complete(&self) -> bool {
+        self.sketch_bytes().is_some()
+            && self.runs.iter().all(|run| {
+                let meta = run.meta();
+                meta.postings_bytes == 0 || meta.sketches == meta.documents
+            })
+    }
+
+    /// Calls `f(fingerprint, id, batch, sketch)` on every live document with a sketch under
+    /// one of the fingerprints `wanted` (ascending, distinct): run by run, each run's in
+    /// `(fingerprint, id)` order. Where [`Snapshot::sketches_complete`], these are all the
+    /// live documents under `wanted`, read in one pass over the sketches tables instead of a
+    /// postings lookup per fingerprint and a sketch lookup per document.
+    pub(crate) fn live_documents_with_sketches(
+        &self,
+        wanted: &[u64],
+        mut f: impl FnMut(u64, &str, u64, &[u8]),
+    ) -> Result<()> {
+        let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
+        for (r, run) in self.runs.iter().enumerate() {
+            if run.meta().sketches == 0 {
+                continue;
+            }
+            run.docs()?
+                .sketched_documents_of(wanted, |fp, id, batch, sketch| {
+                    if sketch.len() != bytes {
+                        return Err(Error::corrupt(format!(
+                            "a sketch of {} bytes in a store of {bytes}-byte sketches",
+                            sketch.len()
+                        )));
+                    }
+                    if !self.named_after(r, id)? {
+                        f(fp, id, batch, sketch);
+                    }
+                    Ok(())
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Whether a run newer than run `r` has an entry for `id` (inserted again, replaced or
+    /// deleted there), which overrides run `r`'s.
+    fn named_after(&self, r: usize, id: &str) -> Result<bool> {
+        let newer = &self.runs[r + 1..];
+        if newer.is_empty() {
+            return Ok(false);
+        }
+        let hash = id_hash(id.as_bytes());
+        for run in newer {
+            if run.may_mention(hash) && run.docs()?.state_of(id)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Calls `f(id, fingerprint, batch, sketch)` on every live document, run by run, with its

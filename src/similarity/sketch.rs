@@ -186,15 +186,14 @@ pub(crate) struct SketchTable {
 impl SketchTable {
     /// A table of `rows` all-zero sketches of `bytes` bytes.
     pub(crate) fn new(bytes: usize, rows: usize) -> Self {
-        let stride = bytes.div_ceil(8) * 8;
-        SketchTable {
-            bytes,
-            stride,
-            data: vec![0; stride * rows],
-            estimates: (0..=bytes as u32 * 8)
-                .map(|differ| estimate_of(differ, bytes * 8))
-                .collect(),
-        }
+        let mut zeros = SketchRows::new(bytes);
+        zeros.data = vec![0; zeros.stride * rows];
+        zeros.into_table()
+    }
+
+    /// The number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.data.len() / self.stride.max(1)
     }
 
     /// The rows' bytes, each `stride` long, its sketch in the first `bytes`: for readers
@@ -214,6 +213,66 @@ impl SketchTable {
         let y = &self.data[b * self.stride..][..self.stride];
         // Padding bytes are zero in every row: at most 8 * bytes bits differ.
         self.estimates[differing_words(x, y) as usize]
+    }
+}
+
+/// Sketches of `bytes` bytes gathered a row at a time, laid out as a [`SketchTable`]'s rows.
+#[derive(Debug)]
+pub(crate) struct SketchRows {
+    bytes: usize,
+    /// `bytes` rounded up to whole 64-bit words.
+    stride: usize,
+    data: Vec<u8>,
+}
+
+impl SketchRows {
+    /// No rows yet, of sketches of `bytes` bytes.
+    pub(crate) fn new(bytes: usize) -> Self {
+        SketchRows {
+            bytes,
+            stride: bytes.div_ceil(8) * 8,
+            data: Vec::new(),
+        }
+    }
+
+    /// Adds `sketch`, which must have `bytes` bytes, as the next row.
+    pub(crate) fn push(&mut self, sketch: &[u8]) {
+        assert_eq!(sketch.len(), self.bytes, "a sketch of the table's size");
+        self.data.extend_from_slice(sketch);
+        self.data
+            .resize(self.data.len() + self.stride - self.bytes, 0);
+    }
+
+    /// Adds the rows of `other` (of the same size) after these.
+    pub(crate) fn append(&mut self, mut other: SketchRows) {
+        assert_eq!(other.bytes, self.bytes, "sketches of one size");
+        if self.data.is_empty() {
+            self.data = other.data;
+        } else {
+            self.data.append(&mut other.data);
+        }
+    }
+
+    /// The rows in `order`: row i is this row `order[i]`.
+    pub(crate) fn permuted(&self, order: &[usize]) -> SketchRows {
+        let mut data = Vec::with_capacity(order.len() * self.stride);
+        for &i in order {
+            data.extend_from_slice(&self.data[i * self.stride..][..self.stride]);
+        }
+        SketchRows { data, ..*self }
+    }
+
+    /// The table of these rows.
+    pub(crate) fn into_table(self) -> SketchTable {
+        let bits = self.bytes * 8;
+        SketchTable {
+            bytes: self.bytes,
+            stride: self.stride,
+            data: self.data,
+            estimates: (0..=bits as u32)
+                .map(|differ| estimate_of(differ, bits))
+                .collect(),
+        }
     }
 }
 

@@ -105,17 +105,20 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = snapshot.distance(args.distance)?;
     let bars = progress::Bars::default();
-    let mut near = snapshot.near_duplicates(distance, &bars)?;
-    match (&args.verify_text, args.min_jaccard) {
+    let mut near = match (&args.verify_text, args.min_jaccard) {
         (Some(corpus), min_jaccard) => {
             let options = args
                 .fields
                 .options(simhashdb::ReadOptions::default().scheme, false);
+            let mut near = snapshot.near_duplicates(distance, &bars)?;
             near.verify_text(corpus, &options, min_jaccard.unwrap_or(0.8), &bars)?;
+            near
         }
-        (None, Some(min_jaccard)) => near.verify_sketches(&snapshot, min_jaccard, &bars)?,
-        (None, None) => {}
-    }
+        (None, Some(min_jaccard)) => {
+            snapshot.near_duplicates_verified(distance, min_jaccard, &bars)?
+        }
+        (None, None) => snapshot.near_duplicates(distance, &bars)?,
+    };
     if args.singletons && args.clusters.is_some() {
         near.add_singletons(&snapshot)?;
     }
