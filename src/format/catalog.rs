@@ -98,6 +98,16 @@ pub(crate) struct RunMeta {
     pub sketches_bytes: u64,
 }
 
+impl RunMeta {
+    /// The block bytes of all the run's tables.
+    pub fn bytes(&self) -> u64 {
+        self.table_bytes.iter().sum::<u64>()
+            + self.docs_bytes
+            + self.postings_bytes
+            + self.sketches_bytes
+    }
+}
+
 /// One committed change of documents: an `insert`, `delete` or `expire`.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 #[non_exhaustive]

@@ -30,6 +30,7 @@ use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
+use crate::sys::writeback::Cached;
 use crate::tables::permutation::Permutations;
 
 /// What a merge wrote and dropped.
@@ -266,8 +267,10 @@ pub(crate) fn merge_runs(
     progress: &dyn Progress,
 ) -> Result<Merged> {
     let _phase = Phase::start(progress, &format!("merging {} runs", inputs.len()), 0);
+    // The output is at most the inputs' size.
+    let cached = Cached::for_output(inputs.iter().map(|r| r.meta().bytes()).sum());
     let docs_path = layout::docs_file(out_dir);
-    let docs_file = RunFile::create(&docs_path)?;
+    let docs_file = RunFile::create(&docs_path, cached)?;
     let documents: u64 = inputs.iter().map(|r| r.meta().documents).sum();
     // At least two ranges per thread, so that small merges (and the tests) split too.
     let parts = documents
@@ -338,7 +341,7 @@ pub(crate) fn merge_runs(
                         perms,
                         (f * per_file, (f + 1) * per_file),
                         &dead,
-                        &layout::shard_file(out_dir, f),
+                        RunFile::when_written(layout::shard_file(out_dir, f), cached),
                     );
                     progress.advance(1);
                     merged
@@ -677,7 +680,7 @@ impl Cursor<EntryScan<SketchEntry>, (u64, String, SketchEntry)> {
     }
 }
 
-/// Merges every table's keys of shards `first..end` into the shard file at `path`. Returns
+/// Merges every table's keys of shards `first..end` into the shard `file`. Returns
 /// None when no key is left there, else the keys and bytes written per table.
 ///
 /// The tables are merged in parallel, each appending to the file in its own transactions.
@@ -686,9 +689,8 @@ fn merge_shard_file(
     perms: &Permutations,
     shards: (usize, usize),
     dead: &DeadSet,
-    path: &Path,
+    file: RunFile,
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
-    let file = RunFile::when_written(path.to_path_buf());
     let results: Vec<Result<(u64, u64)>> = (0..perms.tables().len())
         .into_par_iter()
         .map(|t| merge_table(inputs, perms, t, shards, dead, &file))

@@ -16,6 +16,7 @@ use crate::format::block::entries::{EntryWriter, Payload, PayloadReader};
 use crate::format::block::postings::Posting;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
+use crate::sys::writeback::Cached;
 
 /// Postings looked up and written per step: 1M, about 50 MB with their ids.
 pub(crate) const CHUNK: usize = 1 << 20;
@@ -49,7 +50,7 @@ pub(crate) fn postings_with_batches(
         std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
     }
     let path = layout::docs_file(run_dir);
-    let file = RunFile::create(&path)?;
+    let file = RunFile::create(&path, Cached::Keep)?;
     let docs = old.docs()?;
     append_entries(&file, DOCS, |emit| {
         docs.for_each_docs_block(|key, block| emit(key, block))

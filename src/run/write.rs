@@ -28,6 +28,7 @@ use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::prefetch;
 use crate::sys::progress::{Phase, Progress};
+use crate::sys::writeback::Cached;
 use crate::tables::permutation::Permutations;
 use crate::tables::sorted_tables;
 
@@ -91,8 +92,9 @@ pub(crate) fn write_run(
     })
 }
 
-/// Creates a new redb file for writing a run.
-pub(crate) fn create_db(path: &Path) -> Result<Database> {
+/// Creates a new redb file for writing a run, whose written pages `cached` says what to do
+/// with.
+pub(crate) fn create_db(path: &Path, cached: Cached) -> Result<Database> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -101,7 +103,7 @@ pub(crate) fn create_db(path: &Path) -> Result<Database> {
         .map_err(|e| Error::io(path, e))?;
     Database::builder()
         .set_cache_size(WRITER_CACHE_BYTES)
-        .create_with_backend(crate::sys::file_backend::backend(path, file)?)
+        .create_with_backend(crate::sys::file_backend::backend(path, file, cached)?)
         .map_err(|e| Error::redb(path, e))
 }
 
@@ -124,22 +126,25 @@ pub(crate) struct RunFile {
     /// empty); Some(None) once creating it failed (the writer that met the failure reports
     /// it; the others report a consequence).
     db: Mutex<Option<Option<Database>>>,
+    cached: Cached,
 }
 
 impl RunFile {
-    /// The file at `path`, created now.
-    pub(crate) fn create(path: &Path) -> Result<RunFile> {
+    /// The file at `path`, created now; its written pages are `cached` as it says.
+    pub(crate) fn create(path: &Path, cached: Cached) -> Result<RunFile> {
         Ok(RunFile {
             path: path.to_path_buf(),
-            db: Mutex::new(Some(Some(create_db(path)?))),
+            db: Mutex::new(Some(Some(create_db(path, cached)?))),
+            cached,
         })
     }
 
     /// The file at `path`, created when its first block comes.
-    pub(crate) fn when_written(path: PathBuf) -> RunFile {
+    pub(crate) fn when_written(path: PathBuf, cached: Cached) -> RunFile {
         RunFile {
             path,
             db: Mutex::new(None),
+            cached,
         }
     }
 
@@ -167,7 +172,7 @@ impl RunFile {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         if db.is_none() {
             *db = Some(None); // what stays if creating it fails
-            *db = Some(Some(create_db(&self.path)?));
+            *db = Some(Some(create_db(&self.path, self.cached)?));
         }
         let Some(Some(db)) = db.as_ref() else {
             return Err(failed_before(&self.path));
@@ -327,7 +332,7 @@ thread_local! {
 /// threads; a run without sketches has no sketches table.
 fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (u64, u64))> {
     let path = layout::docs_file(run_dir);
-    let file = RunFile::create(&path)?;
+    let file = RunFile::create(&path, Cached::Keep)?;
     let documents = prefetch::ahead(contents.documents, |d| d.1.as_bytes())
         .map(|&(hash, id, state)| (hash, id.as_bytes(), state));
     let postings = prefetch::ahead(contents.postings, |p| p.1.as_bytes())
@@ -413,7 +418,7 @@ fn write_tables(
     let files = shard_file_count(fingerprints.len(), perms.tables().len(), shards);
     let shards_per_file = shards / files;
     let writers: Vec<RunFile> = (0..files)
-        .map(|s| RunFile::when_written(layout::shard_file(run_dir, s)))
+        .map(|s| RunFile::when_written(layout::shard_file(run_dir, s), Cached::Keep))
         .collect();
     let bytes: Vec<AtomicU64> = perms.tables().iter().map(|_| AtomicU64::new(0)).collect();
     sorted_tables::for_each(perms, fingerprints, |t, keys| {
@@ -452,7 +457,7 @@ mod tests {
     fn a_shard_file_that_failed_to_open_fails_its_other_writers_as_a_consequence() {
         let _serial = plan::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let writer = RunFile::when_written(layout::shard_file(dir.path(), 0));
+        let writer = RunFile::when_written(layout::shard_file(dir.path(), 0), Cached::Keep);
         // The file is created, then its first write fails.
         let plan = plan::install(Fault::FailWrite(0));
         let first = writer.append_keys(0, &[1, 2, 3]);

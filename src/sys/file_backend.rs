@@ -14,7 +14,7 @@ use redb::backends::FileBackend;
 use redb::StorageBackend;
 
 use crate::error::{Error, Result};
-use crate::sys::writeback::Writeback;
+use crate::sys::writeback::{Cached, Writeback};
 
 /// A redb file being written (or read back) by the engine.
 #[derive(Debug)]
@@ -23,9 +23,9 @@ pub(crate) struct Backend {
     writeback: Writeback,
 }
 
-/// The backend of a new run file.
-pub(crate) fn backend(path: &Path, file: File) -> Result<Backend> {
-    let writeback = Writeback::new(file.try_clone().map_err(|e| Error::io(path, e))?);
+/// The backend of a new run file, whose written pages `cached` says what to do with.
+pub(crate) fn backend(path: &Path, file: File, cached: Cached) -> Result<Backend> {
+    let writeback = Writeback::new(file.try_clone().map_err(|e| Error::io(path, e))?, cached);
     Ok(Backend {
         inner: FileBackend::new(file).map_err(|e| Error::redb(path, e))?,
         writeback,
