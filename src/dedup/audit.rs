@@ -168,6 +168,7 @@ impl Snapshot {
         wanted.dedup();
         Ok((pairs, distinct, wanted))
     }
+
     /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
     /// documents sharing a fingerprint pair with each other at distance 0. This holds every
     /// pair in memory: a store with a hot cluster wants [`Snapshot::near_duplicates`], which
