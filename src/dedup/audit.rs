@@ -107,7 +107,7 @@ impl Snapshot {
     }
 
     /// [`Snapshot::near_duplicates`] verified with the store's sketches: the same answer as
-    /// it followed by [`NearDuplicates::verify_sketches`], errors included. Where every run
+    /// it followed by [`NearDuplicates::verify_sketches`]. Where every run
     /// keeps a sketch for each of its postings (a store made with `init --sketch` whose
     /// documents were inserted as text), the candidates' ids and sketches are read in one
     /// pass over the sketches tables (phase "reading ids and sketches") instead of the
@@ -139,7 +139,12 @@ impl Snapshot {
                 })
                 .collect::<Result<_>>()?;
             drop(reading);
-            let mut all = Sketched::new(bytes);
+            // Reserved at once: the table is the audit's largest allocation.
+            let documents = parts.iter().map(|part| part.ids.len()).sum();
+            let mut all = Sketched {
+                ids: Vec::with_capacity(documents),
+                rows: SketchRows::with_capacity(bytes, documents),
+            };
             for part in parts {
                 all.append(part);
             }

@@ -498,16 +498,20 @@ impl DocsFile {
 
     /// Calls `f(fingerprint, id, batch, sketch)` on every sketch entry of this run under one
     /// of the fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order. Each
-    /// block is read once; nothing is called when the run holds no sketches. Where the run
-    /// keeps a sketch for each of its postings (its `sketches` equal its `documents`), these
-    /// are its postings under `wanted`, with their sketches: one pass instead of two.
+    /// block is read once; a run whose catalog entry counts sketches must have the table
+    /// (else an error). Where the run keeps a sketch for each of its postings (its
+    /// `sketches` equal its `documents`), these are its postings under `wanted`, with their
+    /// sketches: one pass instead of two.
     pub fn sketched_documents_of(
         &self,
         wanted: &[u64],
         mut f: impl FnMut(u64, &str, u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let Some(table) = &self.sketches else {
-            return Ok(());
+            return Err(Error::corrupt(
+                "the catalog counts sketches in this run, but its docs file has no sketches table",
+            )
+            .in_file(&self.path));
         };
         let mut blocks = AscendingBlocks::new(table);
         let mut next = 0; // wanted[next] is the least fingerprint not yet passed

@@ -228,10 +228,16 @@ pub(crate) struct SketchRows {
 impl SketchRows {
     /// No rows yet, of sketches of `bytes` bytes.
     pub(crate) fn new(bytes: usize) -> Self {
+        Self::with_capacity(bytes, 0)
+    }
+
+    /// No rows yet, room for `rows`.
+    pub(crate) fn with_capacity(bytes: usize, rows: usize) -> Self {
+        let stride = bytes.div_ceil(8) * 8;
         SketchRows {
             bytes,
-            stride: bytes.div_ceil(8) * 8,
-            data: Vec::new(),
+            stride,
+            data: Vec::with_capacity(stride * rows),
         }
     }
 
@@ -244,13 +250,9 @@ impl SketchRows {
     }
 
     /// Adds the rows of `other` (of the same size) after these.
-    pub(crate) fn append(&mut self, mut other: SketchRows) {
+    pub(crate) fn append(&mut self, other: SketchRows) {
         assert_eq!(other.bytes, self.bytes, "sketches of one size");
-        if self.data.is_empty() {
-            self.data = other.data;
-        } else {
-            self.data.append(&mut other.data);
-        }
+        self.data.extend_from_slice(&other.data);
     }
 
     /// The rows in `order`: row i is this row `order[i]`.

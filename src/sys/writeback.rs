@@ -49,7 +49,8 @@ impl Cached {
     }
 }
 
-/// The machine's memory in bytes, where the system says.
+/// The machine's memory in bytes, where the system says (a container's memory limit is not
+/// consulted).
 fn physical_memory() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
