@@ -107,11 +107,11 @@ impl Snapshot {
     }
 
     /// [`Snapshot::near_duplicates`] verified with the store's sketches: the same answer as
-    /// it followed by [`NearDuplicates::verify_sketches`]. Where every run
-    /// keeps a sketch for each of its postings (a store made with `init --sketch` whose
-    /// documents were inserted as text), the candidates' ids and sketches are read in one
-    /// pass over the sketches tables (phase "reading ids and sketches") instead of the
-    /// postings first and the sketches after.
+    /// it followed by [`NearDuplicates::verify_sketches`]. Where every run keeps a sketch for
+    /// each of its postings (a store made with `init --sketch` whose documents were inserted
+    /// as text), the candidates' ids and sketches are read in one pass over the sketches
+    /// tables (phase "reading ids and sketches") instead of the postings first and the
+    /// sketches after.
     pub fn near_duplicates_verified(
         &self,
         distance: u32,

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use crate::error::{guard_redb, Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::sketches::check_size;
 use crate::format::catalog::{BatchInfo, Catalog};
 use crate::format::settings::{CompactionPolicy, Settings};
 use crate::run::pinned::ProbeCounts;
@@ -631,12 +632,7 @@ impl Snapshot {
             }
             run.docs()?
                 .sketched_documents_of(wanted, |fp, id, batch, sketch| {
-                    if sketch.len() != bytes {
-                        return Err(Error::corrupt(format!(
-                            "a sketch of {} bytes in a store of {bytes}-byte sketches",
-                            sketch.len()
-                        )));
-                    }
+                    check_size(sketch, bytes)?;
                     if !self.named_after(r, id)? {
                         f(fp, id, batch, sketch);
                     }

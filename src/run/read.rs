@@ -475,13 +475,7 @@ impl DocsFile {
                         }
                         while j < end && (documents[j].0, documents[j].1) == (fp, id) {
                             if documents[j].2 == batch && !found[j] {
-                                if sketch.len() != bytes {
-                                    return Err(Error::corrupt(format!(
-                                        "a sketch of {} bytes in a store of {bytes}-byte \
-                                         sketches",
-                                        sketch.len()
-                                    )));
-                                }
+                                sketches::check_size(sketch, bytes)?;
                                 rows[j * stride..][..bytes].copy_from_slice(sketch);
                                 found[j] = true;
                             }

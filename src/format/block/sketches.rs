@@ -38,6 +38,17 @@ impl Payload for SketchEntry {
     }
 }
 
+/// Refuses a stored sketch that is not of the store's size, `bytes`.
+pub fn check_size(sketch: &[u8], bytes: usize) -> Result<()> {
+    if sketch.len() == bytes {
+        return Ok(());
+    }
+    Err(Error::corrupt(format!(
+        "a sketch of {} bytes in a store of {bytes}-byte sketches",
+        sketch.len()
+    )))
+}
+
 /// A sketch entry's payload `(batch, sketch)`, the sketch borrowed from the block (for
 /// [`super::entries::decode_each`], which copies only what is kept).
 pub fn read_borrowed<'a>(reader: &mut PayloadReader<'_, 'a>) -> Result<(u64, &'a [u8])> {
