@@ -271,16 +271,32 @@ fn parse_hex(digits: &[u8]) -> Option<u64> {
     if !(1..=16).contains(&digits.len()) {
         return None;
     }
-    digits.iter().try_fold(0u64, |value, &b| {
-        let nibble = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return None,
-        };
-        Some(value << 4 | u64::from(nibble))
-    })
+    // A table lookup per digit and one check at the end: a branch per digit on which range
+    // it falls in was mispredicted for random fingerprints (a quarter of a TSV read's CPU).
+    let (mut value, mut invalid) = (0u64, 0u8);
+    for &b in digits {
+        let nibble = HEX_VALUE[usize::from(b)];
+        invalid |= nibble;
+        value = value << 4 | u64::from(nibble & 0x0f);
+    }
+    (invalid & 0xf0 == 0).then_some(value)
 }
+
+/// Each byte's value as a hex digit, or 0xff for a byte that is not one.
+const HEX_VALUE: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => 0xff,
+        };
+        b += 1;
+    }
+    table
+};
 
 /// Whether an input's first bytes are a Parquet file's magic bytes.
 pub(crate) fn is_parquet_head(head: &[u8]) -> bool {

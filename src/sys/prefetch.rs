@@ -3,7 +3,7 @@
 //! the batch's id buffer, and a cache miss per id cost more than encoding it.
 
 /// How many items ahead [`ahead`] asks for.
-const AHEAD: usize = 16;
+pub(crate) const AHEAD: usize = 16;
 
 /// The items of `items`, in order; as each is handed out, the first bytes of `bytes(item)` of
 /// the item [`AHEAD`] places later are asked into the cache (a hint that changes no result).
@@ -13,21 +13,32 @@ pub(crate) fn ahead<'a, T>(
 ) -> impl Iterator<Item = &'a T> + 'a {
     items.iter().enumerate().map(move |(i, item)| {
         if let Some(later) = items.get(i + AHEAD) {
-            prefetch(bytes(later));
+            self::bytes(bytes(later));
         }
         item
     })
 }
 
+/// Asks the CPU for the cache line of `value` (a hint that changes no result).
 #[inline(always)]
-fn prefetch(bytes: &[u8]) {
+pub(crate) fn value<T>(value: &T) {
+    prefetch(std::slice::from_ref(value).as_ptr().cast::<u8>())
+}
+
+#[inline(always)]
+fn bytes(bytes: &[u8]) {
+    prefetch(bytes.as_ptr())
+}
+
+#[inline(always)]
+fn prefetch(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
         // address; SSE, which it needs, is part of every x86-64 CPU.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().cast()) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
+    let _ = at;
 }

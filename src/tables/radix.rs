@@ -1,4 +1,5 @@
-//! Sorting u64 keys that are already ordered by their leading bits.
+//! Radix sorts: u64 keys already ordered by their leading bits ([`sort_below`]), and records
+//! by a u64 key spread over its range ([`par_sort_by_key_bits`]).
 //!
 //! A derived table's keys, computed from its sort parent's sorted keys, are already ordered by
 //! the leading bits the two tables share (see [`crate::tables::permutation::Permutations::sort_parent`]).
@@ -8,6 +9,10 @@
 //! random keys at m = 6 (docs/benchmarks.md): with [`crate::tables::permutation::Rekey`], deriving a
 //! table sharing 22 leading bits with its parent takes half the time it took with
 //! `sort_unstable` on each group.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
 
 /// Groups up to this size are insertion-sorted.
 const SMALL: usize = 32;
@@ -102,6 +107,116 @@ fn insertion_sort_within(keys: &mut [u64], max_shift: usize) -> bool {
     true
 }
 
+/// Sorts `items` by `order`, which must order them by `key` first: one parallel radix pass
+/// on the key's leading bits into buckets of a few thousand, then each bucket sorted by
+/// `order`, in parallel. Meant for keys spread over their range (hashes, fingerprints), where
+/// it takes less time than a parallel comparison sort (docs/benchmarks.md); a bucket that
+/// skewed keys make large is sorted in parallel on its own. Holds a second buffer of
+/// `items`' size while it runs.
+pub(crate) fn par_sort_by_key_bits<T, K, O>(items: &mut Vec<T>, key: K, order: O)
+where
+    T: Copy + Send + Sync,
+    K: Fn(&T) -> u64 + Sync,
+    O: Fn(&T, &T) -> Ordering + Sync,
+{
+    if items.len() < PARALLEL_SORT {
+        items.par_sort_unstable_by(order);
+        return;
+    }
+    *items = par_sorted_by_key_bits(items, |&item| item, key, order);
+}
+
+/// Below this many items [`par_sort_by_key_bits`] leaves the job to a comparison sort.
+const PARALLEL_SORT: usize = 1 << 16;
+
+/// `source` mapped by `map` and sorted as [`par_sort_by_key_bits`] sorts, without holding the
+/// mapped items unsorted first.
+pub(crate) fn par_sorted_by_key_bits<S, T, M, K, O>(
+    source: &[S],
+    map: M,
+    key: K,
+    order: O,
+) -> Vec<T>
+where
+    S: Sync,
+    T: Copy + Send + Sync,
+    M: Fn(&S) -> T + Sync,
+    K: Fn(&T) -> u64 + Sync,
+    O: Fn(&T, &T) -> Ordering + Sync,
+{
+    let n = source.len();
+    if n < PARALLEL_SORT {
+        let mut items: Vec<T> = source.par_iter().map(&map).collect();
+        items.par_sort_unstable_by(order);
+        return items;
+    }
+    // Buckets of ~4096 items (at most 2^11 of them: the counters and the scatter's open
+    // destinations stay in the caches).
+    let bits = (usize::BITS - (n >> 12).leading_zeros()).clamp(1, MAX_DIGIT_BITS);
+    let buckets = 1usize << bits;
+    let bucket = |item: &T| (key(item) >> (64 - bits)) as usize;
+    let chunk = n.div_ceil(rayon::current_num_threads() * 4);
+    let counts: Vec<Vec<usize>> = source
+        .par_chunks(chunk)
+        .map(|part| {
+            let mut counts = vec![0usize; buckets];
+            part.iter().for_each(|s| counts[bucket(&map(s))] += 1);
+            counts
+        })
+        .collect();
+    // Where each chunk's items of each bucket go: buckets in order, chunks in order within.
+    let mut starts = vec![vec![0usize; buckets]; counts.len()];
+    let mut bucket_ends = Vec::with_capacity(buckets);
+    let mut total = 0;
+    for b in 0..buckets {
+        for (c, part) in counts.iter().enumerate() {
+            starts[c][b] = total;
+            total += part[b];
+        }
+        bucket_ends.push(total);
+    }
+    let mut sorted: Vec<T> = Vec::with_capacity(n);
+    let out = SharedOut(sorted.as_mut_ptr());
+    source
+        .par_chunks(chunk)
+        .zip(starts)
+        .for_each(|(part, mut at)| {
+            let out = &out;
+            for s in part {
+                let item = map(s);
+                let slot = &mut at[bucket(&item)];
+                // SAFETY: the slots of chunk c for bucket b are starts[c][b].. plus its count
+                // of them: disjoint from every other chunk's and bucket's, and inside `n`.
+                unsafe { out.0.add(*slot).write(item) };
+                *slot += 1;
+            }
+        });
+    // SAFETY: the counts add up to `n`, so every slot below `n` was written exactly once.
+    unsafe { sorted.set_len(n) };
+    let mut parts = Vec::with_capacity(buckets);
+    let mut rest = &mut sorted[..];
+    let mut begin = 0;
+    for end in bucket_ends {
+        let (part, tail) = rest.split_at_mut(end - begin);
+        parts.push(part);
+        (rest, begin) = (tail, end);
+    }
+    parts.into_par_iter().for_each(|part| {
+        if part.len() > n / 16 {
+            part.par_sort_unstable_by(&order);
+        } else {
+            part.sort_unstable_by(&order);
+        }
+    });
+    sorted
+}
+
+/// The buffer [`par_sorted_by_key_bits`] scatters into, written from several threads at
+/// disjoint places.
+struct SharedOut<T>(*mut T);
+// SAFETY: every thread writes only its own slots (see the scatter).
+unsafe impl<T: Send> Sync for SharedOut<T> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +247,37 @@ mod tests {
             expected.sort_unstable();
             sort_below(&mut ours, bits, &mut vec![1, 2, 3]);
             prop_assert_eq!(ours, expected);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn sorts_records_like_the_standard_sort(
+            seed in any::<u64>(),
+            len in prop_oneof![0usize..100, 60_000usize..140_000],
+            distinct in prop_oneof![Just(u64::MAX), 1u64..50],
+        ) {
+            // Records (key, tag) ordered by key then tag; few distinct keys make the skewed
+            // case, most records in one bucket.
+            let mut state = seed | 1;
+            let mut next = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
+            let mut records: Vec<(u64, u32)> = (0..len)
+                .map(|i| {
+                    let key = next();
+                    let key = if distinct == u64::MAX { key } else { (key % distinct) << 58 };
+                    (key, i as u32 ^ (next() as u32 & 7))
+                })
+                .collect();
+            let mut expected = records.clone();
+            expected.sort_unstable();
+            par_sort_by_key_bits(&mut records, |r| r.0, |a, b| a.cmp(b));
+            prop_assert_eq!(records, expected);
         }
     }
 

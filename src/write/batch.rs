@@ -5,6 +5,8 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::format::block::docs::id_hash;
+use crate::sys::prefetch;
+use crate::tables::radix;
 
 /// The longest id accepted, in bytes.
 pub(crate) const MAX_ID_BYTES: usize = 1024;
@@ -52,13 +54,19 @@ impl Batch {
     /// document with the same id replaces an earlier one.
     pub fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
         check_id(id)?;
+        self.push_checked(id, fingerprint);
+        Ok(())
+    }
+
+    /// [`Batch::push`] of an id that passed [`check_id`] already.
+    pub(crate) fn push_checked(&mut self, id: &str, fingerprint: u64) {
+        debug_assert!(check_id(id).is_ok());
         self.ids.push_str(id);
         self.ends.push(self.ids.len() as u64);
         self.fingerprints.push(fingerprint);
         if !self.sketch_starts.is_empty() {
             self.sketch_starts.push(NO_SKETCH);
         }
-        Ok(())
     }
 
     /// Adds a document with its verification sketch (see [`crate::Scheme::sketch`]), which a
@@ -131,6 +139,15 @@ impl Batch {
         self.fingerprints[i]
     }
 
+    /// Asks the CPU for document `i`'s fingerprint and where its id is, ahead of reading
+    /// them out of order (a hint: nothing changes if `i` is out of range).
+    pub(crate) fn prefetch(&self, i: usize) {
+        if let (Some(fingerprint), Some(end)) = (self.fingerprints.get(i), self.ends.get(i)) {
+            prefetch::value(fingerprint);
+            prefetch::value(end);
+        }
+    }
+
     /// The sketch of document `i`, if it was given one ([`Batch::push_sketched`]).
     pub fn sketch(&self, i: usize) -> Option<&[u8]> {
         let start = *self.sketch_starts.get(i)?;
@@ -152,7 +169,7 @@ impl Batch {
             .map(|i| (id_hash(self.id(i).as_bytes()), i as u32))
             .collect();
         // Sorting (hash, index) pairs keeps equal ids in push order.
-        order.par_sort_unstable();
+        radix::par_sort_by_key_bits(&mut order, |o| o.0, |a, b| a.cmp(b));
         let mut start = 0;
         while start < order.len() {
             // Equal hashes are rare (equal ids, or a collision): scan, do not search.
@@ -169,17 +186,22 @@ impl Batch {
             }
             start = end;
         }
-        // Keep the last of each run of equal ids.
-        let mut out: Vec<(u64, u32)> = Vec::with_capacity(order.len());
-        for (h, i) in order {
-            match out.last_mut() {
-                Some(last) if last.0 == h && self.id(last.1 as usize) == self.id(i as usize) => {
-                    *last = (h, i)
-                }
-                _ => out.push((h, i)),
+        // Keep the last of each run of equal ids, in place.
+        let mut kept = 0;
+        for j in 0..order.len() {
+            let (h, i) = order[j];
+            if kept > 0
+                && order[kept - 1].0 == h
+                && self.id(order[kept - 1].1 as usize) == self.id(i as usize)
+            {
+                order[kept - 1] = (h, i);
+            } else {
+                order[kept] = (h, i);
+                kept += 1;
             }
         }
-        out
+        order.truncate(kept);
+        order
     }
 }
 
@@ -235,7 +257,8 @@ pub(crate) fn check_id(id: &str) -> Result<()> {
             id.len()
         )));
     }
-    if id.contains(['\t', '\n', '\r']) {
+    // Bytewise: each of these is one byte in UTF-8 and no part of another character.
+    if id.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
         return Err(Error::input(
             "the id contains a tab, carriage return or line feed",
         ));

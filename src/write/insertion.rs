@@ -21,7 +21,9 @@ use crate::format::block::docs::DocState;
 use crate::format::catalog::BatchKind;
 use crate::read::snapshot::{batch_cache_bytes, Snapshot};
 use crate::run::{RunContents, RunReader};
+use crate::sys::prefetch;
 use crate::sys::progress::Phase;
+use crate::tables::radix;
 use crate::write::batch::{check_label, Batch, DocumentSink, ReadSummary};
 use crate::write::commit::PendingCommit;
 use crate::write::compaction::CompactSummary;
@@ -270,6 +272,9 @@ impl<'s> Insertion<'s> {
                     .iter()
                     .enumerate()
                     .map(|(k, &(_, i))| {
+                        if let Some(&(_, later)) = chunk.get(k + prefetch::AHEAD) {
+                            documents.prefetch(later as usize);
+                        }
                         let j = c * TALLY_CHUNK + k;
                         let fingerprint = documents.fingerprint(i as usize);
                         tally(
@@ -288,7 +293,10 @@ impl<'s> Insertion<'s> {
             counts.add_to(summary);
             writes.extend(part);
         }
-        let change = |&(hash, i): &(u64, u32)| {
+        let change = |(j, &(hash, i)): (usize, &(u64, u32))| {
+            if let Some(&(_, later)) = order.get(j + prefetch::AHEAD) {
+                documents.prefetch(later as usize);
+            }
             let state = DocState::Live {
                 fingerprint: documents.fingerprint(i as usize),
                 batch: batch_id,
@@ -296,10 +304,11 @@ impl<'s> Insertion<'s> {
             (hash, documents.id(i as usize), state)
         };
         let changed: Vec<(u64, &str, DocState)> = if writes.iter().all(|&w| w) {
-            order.par_iter().map(change).collect()
+            order.par_iter().enumerate().map(change).collect()
         } else {
             order
                 .par_iter()
+                .enumerate()
                 .zip(&writes)
                 .filter_map(|(doc, &write)| write.then(|| change(doc)))
                 .collect()
@@ -469,15 +478,15 @@ impl DocumentSink for Insertion<'_> {
 
 /// `(fingerprint, id, batch)` of each document, ordered by fingerprint then id.
 fn postings_of<'a>(documents: &[(u64, &'a str, DocState)]) -> Vec<(u64, &'a str, u64)> {
-    let mut postings: Vec<(u64, &str, u64)> = documents
-        .iter()
-        .map(|&(_, id, state)| match state {
+    radix::par_sorted_by_key_bits(
+        documents,
+        |&(_, id, state)| match state {
             DocState::Live { fingerprint, batch } => (fingerprint, id, batch),
             DocState::Deleted { .. } => unreachable!("a batch inserts only live documents"),
-        })
-        .collect();
-    postings.par_sort_unstable();
-    postings
+        },
+        |p| p.0,
+        |a, b| a.cmp(b),
+    )
 }
 
 /// A posting to write: `(fingerprint, id, batch)`, and its document's sketch, if any.
@@ -508,7 +517,7 @@ fn sketched_postings_of<'a>(
         }
         postings.push(((fingerprint, id, batch), sketch));
     }
-    postings.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    radix::par_sort_by_key_bits(&mut postings, |p| p.0 .0, |a, b| a.0.cmp(&b.0));
     Ok(postings.into_iter().unzip())
 }
 

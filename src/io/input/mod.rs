@@ -419,10 +419,12 @@ fn parse_chunk(
         match parsed {
             Ok((id, fp, sketch)) => {
                 match sketch {
-                    Some(sketch) => out.batch.push_sketched(&id, fp, &sketch),
-                    None => out.batch.push(&id, fp),
+                    Some(sketch) => out
+                        .batch
+                        .push_sketched(&id, fp, &sketch)
+                        .expect("id checked while parsing"),
+                    None => out.batch.push_checked(&id, fp),
                 }
-                .expect("id checked while parsing");
                 out.spans.push(span);
             }
             Err(e) => {
