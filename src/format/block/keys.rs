@@ -25,33 +25,44 @@ const RESTART_BYTES: usize = 10;
 /// A block takes keys while they fit in [`TARGET_BYTES`] (and at least one).
 pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
     let mut block = Vec::with_capacity(TARGET_BYTES + 16);
-    let mut deltas = Vec::with_capacity(TARGET_BYTES + 16);
+    // Varints are written in place, each with room for its longest form after it.
+    let mut deltas = vec![0u8; TARGET_BYTES + varint::MAX_BYTES];
     let mut restarts: Vec<(u64, u16)> = Vec::with_capacity(TARGET_BYTES / RESTART_BYTES + 1);
     let mut start = 0;
     while start < keys.len() {
-        // One pass: encode each key's delta (or restart point) and stop at the first that
-        // does not fit.
-        deltas.clear();
         restarts.clear();
         let max_end = keys.len().min(start + usize::from(u16::MAX));
-        let size =
-            |restarts: usize, deltas: usize| HEADER_BYTES + RESTART_BYTES * restarts + deltas;
+        // Bytes of deltas written, and the most the block has room for with the restart
+        // points so far.
+        let mut used = 0;
+        let room =
+            |restarts: usize| TARGET_BYTES.saturating_sub(HEADER_BYTES + RESTART_BYTES * restarts);
         let mut end = start;
-        while end < max_end {
-            if (end - start).is_multiple_of(RESTART_INTERVAL) {
-                if end > start && size(restarts.len() + 1, deltas.len()) > TARGET_BYTES {
-                    break;
+        'block: while end < max_end {
+            // A restart point: the group's first key in full.
+            if end > start && used > room(restarts.len() + 1) {
+                break;
+            }
+            restarts.push((keys[end], used as u16));
+            let limit = room(restarts.len());
+            end += 1;
+            let group_end = max_end.min(end + RESTART_INTERVAL - 1);
+            if limit - used >= (group_end - end) * varint::MAX_BYTES {
+                // The whole group fits whatever its deltas: no check per key.
+                for i in end..group_end {
+                    used += varint::encode_into(keys[i] - keys[i - 1], &mut deltas[used..]);
                 }
-                restarts.push((keys[end], deltas.len() as u16));
+                end = group_end;
             } else {
-                let before = deltas.len();
-                varint::encode(keys[end] - keys[end - 1], &mut deltas);
-                if size(restarts.len(), deltas.len()) > TARGET_BYTES {
-                    deltas.truncate(before);
-                    break;
+                while end < group_end {
+                    let len = varint::encode_into(keys[end] - keys[end - 1], &mut deltas[used..]);
+                    if used + len > limit {
+                        break 'block;
+                    }
+                    used += len;
+                    end += 1;
                 }
             }
-            end += 1;
         }
         block.clear();
         block.extend_from_slice(&[0; CRC_BYTES]);
@@ -63,7 +74,7 @@ pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> R
         for &(_, offset) in &restarts {
             block.extend_from_slice(&offset.to_le_bytes());
         }
-        block.extend_from_slice(&deltas);
+        block.extend_from_slice(&deltas[..used]);
         seal(&mut block);
         emit(keys[end - 1], &block)?;
         start = end;
@@ -223,7 +234,67 @@ mod tests {
         out
     }
 
+    /// The encoder as first written, a check per key: the blocks `encode` must write.
+    fn blocks_checking_every_key(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < keys.len() {
+            let (mut restarts, mut deltas) = (Vec::new(), Vec::new());
+            let size = |r: usize, d: usize| HEADER_BYTES + RESTART_BYTES * r + d;
+            let mut end = start;
+            while end < keys.len().min(start + usize::from(u16::MAX)) {
+                if (end - start) % RESTART_INTERVAL == 0 {
+                    if end > start && size(restarts.len() + 1, deltas.len()) > TARGET_BYTES {
+                        break;
+                    }
+                    restarts.push((keys[end], deltas.len() as u16));
+                } else {
+                    let before = deltas.len();
+                    varint::encode(keys[end] - keys[end - 1], &mut deltas);
+                    if size(restarts.len(), deltas.len()) > TARGET_BYTES {
+                        deltas.truncate(before);
+                        break;
+                    }
+                }
+                end += 1;
+            }
+            let mut block = vec![0; CRC_BYTES];
+            block.extend_from_slice(&((end - start) as u16).to_le_bytes());
+            block.extend_from_slice(&(restarts.len() as u16).to_le_bytes());
+            restarts
+                .iter()
+                .for_each(|(k, _)| block.extend_from_slice(&k.to_le_bytes()));
+            restarts
+                .iter()
+                .for_each(|(_, o)| block.extend_from_slice(&o.to_le_bytes()));
+            block.extend_from_slice(&deltas);
+            seal(&mut block);
+            out.push((keys[end - 1], block));
+            start = end;
+        }
+        out
+    }
+
     proptest! {
+        #[test]
+        fn blocks_are_those_of_a_check_per_key(
+            mut keys in proptest::collection::vec(any::<u64>(), 1..5000),
+            dense in any::<bool>(),
+            cluster in 0usize..5000,
+        ) {
+            // Dense keys have one-byte deltas (blocks of many groups); a cluster of close keys
+            // among spread ones changes delta sizes within a block.
+            if dense {
+                let mut sum = 0u64;
+                keys.iter_mut().for_each(|k| { sum += *k % 200 + 1; *k = sum; });
+            }
+            let cluster = cluster.min(keys.len());
+            keys[..cluster].iter_mut().for_each(|k| *k %= 100_000);
+            keys.sort_unstable();
+            keys.dedup();
+            prop_assert_eq!(blocks_of(&keys), blocks_checking_every_key(&keys));
+        }
+
         #[test]
         fn decodes_what_it_encodes(mut keys in proptest::collection::vec(any::<u64>(), 1..3000), lo: u64, hi: u64) {
             keys.sort_unstable();

@@ -3,26 +3,41 @@
 
 /// Appends `value` as LEB128.
 #[inline]
-pub fn encode(mut value: u64, out: &mut Vec<u8>) {
+pub fn encode(value: u64, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; MAX_BYTES]);
+    let len = encode_into(value, &mut out[at..]);
+    out.truncate(at + len);
+}
+
+/// The most bytes a u64 takes as LEB128.
+pub const MAX_BYTES: usize = 10;
+
+/// Writes `value` as LEB128 at the start of `out`, which must have room for [`MAX_BYTES`]
+/// (bytes after the varint's may be overwritten); returns the bytes it takes.
+#[inline]
+pub fn encode_into(mut value: u64, out: &mut [u8]) -> usize {
+    let out = &mut out[..MAX_BYTES];
     if value < 1 << 56 {
         // Up to eight bytes: spread the 7-bit groups one per byte, set the continuation bit
-        // of every byte but the last, and store all eight at once (the tail is cut off).
+        // of every byte but the last, and store all eight at once.
         let len = encoded_len(value);
         let mut spread = 0u64;
         for group in 0..8 {
             spread |= (value & (0x7f << (7 * group))) << group;
         }
         let continuation = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
-        let at = out.len();
-        out.extend_from_slice(&(spread | continuation).to_le_bytes());
-        out.truncate(at + len);
-        return;
+        out[..8].copy_from_slice(&(spread | continuation).to_le_bytes());
+        return len;
     }
+    let mut len = 0;
     while value >= 0x80 {
-        out.push((value as u8) | 0x80);
+        out[len] = (value as u8) | 0x80;
         value >>= 7;
+        len += 1;
     }
-    out.push(value as u8);
+    out[len] = value as u8;
+    len + 1
 }
 
 /// Bytes `value` takes as LEB128.
