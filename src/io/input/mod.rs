@@ -237,6 +237,7 @@ pub(crate) fn read_stream(
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
     let mut line_no = 0u64;
+    let spans = sink.wants_records();
     let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut spare: Vec<Vec<u8>> = Vec::new();
     // The start of a line that the last chunk read cut off.
@@ -300,7 +301,7 @@ pub(crate) fn read_stream(
         }
         let parsed: Vec<ChunkResult> = chunks
             .par_iter()
-            .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source))
+            .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source, spans))
             .collect();
         for (result, (_, chunk)) in parsed.into_iter().zip(&chunks) {
             if let Some(err) = result.error {
@@ -383,7 +384,7 @@ pub(crate) fn read_parquet_input(
 
 struct ChunkResult {
     batch: Batch,
-    /// Each document's line in the chunk, its line end included.
+    /// Each document's line in the chunk, its line end included; empty unless asked for.
     spans: Vec<std::ops::Range<usize>>,
     lines: u64,
     skipped: Vec<String>,
@@ -396,6 +397,7 @@ fn parse_chunk(
     options: &ReadOptions,
     format: InputFormat,
     source: &str,
+    spans: bool,
 ) -> ChunkResult {
     let mut out = ChunkResult {
         batch: Batch::new(),
@@ -425,7 +427,9 @@ fn parse_chunk(
                         .expect("id checked while parsing"),
                     None => out.batch.push_checked(&id, fp),
                 }
-                out.spans.push(span);
+                if spans {
+                    out.spans.push(span);
+                }
             }
             Err(e) => {
                 let line = Some(first_line + i as u64 + 1);

@@ -10,7 +10,8 @@ use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 /// Where the documents of one appended [`Batch`] came from, document `i` by `i`.
 pub(crate) enum Records<'a> {
     /// Line formats (`format` tsv or jsonl): document `i`'s line is `bytes[spans[i]]`, its
-    /// line end (`\n` or `\r\n`, none on a last line without one) included.
+    /// line end (`\n` or `\r\n`, none on a last line without one) included. `spans` is empty
+    /// unless the sink [`RecordSink::wants_records`].
     Lines {
         format: InputFormat,
         bytes: &'a [u8],
