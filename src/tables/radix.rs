@@ -150,8 +150,8 @@ where
         items.par_sort_unstable_by(order);
         return items;
     }
-    // Buckets of ~4096 items (at most 2^11 of them: the counters and the scatter's open
-    // destinations stay in the caches).
+    // Buckets of 2048-4096 items, and at most 2^11 of them (the counters and the scatter's
+    // open destinations stay in the caches): larger ones from 2^22 items on.
     let bits = (usize::BITS - (n >> 12).leading_zeros()).clamp(1, MAX_DIGIT_BITS);
     let buckets = 1usize << bits;
     let bucket = |item: &T| (key(item) >> (64 - bits)) as usize;
@@ -164,13 +164,14 @@ where
             counts
         })
         .collect();
-    // Where each chunk's items of each bucket go: buckets in order, chunks in order within.
-    let mut starts = vec![vec![0usize; buckets]; counts.len()];
+    // The range of slots each chunk's items of each bucket go to: buckets in order, chunks in
+    // order within a bucket.
+    let mut ranges = vec![vec![(0usize, 0usize); buckets]; counts.len()];
     let mut bucket_ends = Vec::with_capacity(buckets);
     let mut total = 0;
     for b in 0..buckets {
         for (c, part) in counts.iter().enumerate() {
-            starts[c][b] = total;
+            ranges[c][b] = (total, total + part[b]);
             total += part[b];
         }
         bucket_ends.push(total);
@@ -179,19 +180,26 @@ where
     let out = SharedOut(sorted.as_mut_ptr());
     source
         .par_chunks(chunk)
-        .zip(starts)
-        .for_each(|(part, mut at)| {
+        .zip(ranges)
+        .for_each(|(part, mut ranges)| {
             let out = &out;
             for s in part {
                 let item = map(s);
-                let slot = &mut at[bucket(&item)];
-                // SAFETY: the slots of chunk c for bucket b are starts[c][b].. plus its count
-                // of them: disjoint from every other chunk's and bucket's, and inside `n`.
-                unsafe { out.0.add(*slot).write(item) };
-                *slot += 1;
+                let (next, end) = &mut ranges[bucket(&item)];
+                // Closures that answered otherwise than when counting would write outside
+                // their range: refused, so that the writes below stay sound.
+                assert!(
+                    *next < *end,
+                    "`map` and `key` answer as they did when counting"
+                );
+                // SAFETY: each (chunk, bucket) range lies inside `n` and apart from every
+                // other, and each slot of it is written once (`next` only grows, below `end`).
+                unsafe { out.0.add(*next).write(item) };
+                *next += 1;
             }
         });
-    // SAFETY: the counts add up to `n`, so every slot below `n` was written exactly once.
+    // SAFETY: every item was written inside its range without passing its end, and the ranges
+    // add up to `n` items: every slot below `n` was written exactly once.
     unsafe { sorted.set_len(n) };
     let mut parts = Vec::with_capacity(buckets);
     let mut rest = &mut sorted[..];
