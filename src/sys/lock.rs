@@ -6,6 +6,12 @@
 //!
 //! Readers ask whether a writer is running ([`WriterLock::holder`]) without taking the lock:
 //! even a shared flock would make a writer starting at that moment fail.
+//!
+//! A process that spawns another holds a copy of every descriptor in the child until the
+//! child's exec closes it, and with it the lock of a store the process was writing: a store
+//! dropped by one thread while another spawns a process stays locked, under this process's
+//! own pid, for that moment. So a lock held under our own pid is waited for a little
+//! ([`OWN_PID_GRACE`]) before it is reported.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -14,6 +20,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+
+/// How long a lock held under this process's own pid is waited for at least: a child being
+/// spawned holds it until its exec (see the module docs), a moment.
+const OWN_PID_GRACE: Duration = Duration::from_secs(1);
 
 /// Held while a process may write to a store; released on drop.
 #[derive(Debug)]
@@ -31,12 +41,19 @@ impl WriterLock {
     /// Takes the lock, waiting up to `wait` for its holder to release it; then fails naming
     /// the pid that holds it.
     pub fn acquire_within(dir: &Path, path: &Path, wait: Duration) -> Result<Self> {
-        let deadline = Instant::now() + wait;
+        let start = Instant::now();
+        let deadline = start + wait;
+        let own_pid = std::process::id().to_string();
         loop {
             match Self::try_acquire(dir, path) {
                 Err(Error::Locked { .. }) if Instant::now() < deadline => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     std::thread::sleep(left.min(Duration::from_millis(50)));
+                }
+                Err(Error::Locked { pid, .. })
+                    if pid == own_pid && start.elapsed() < OWN_PID_GRACE =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
                 }
                 other => return other,
             }
@@ -97,5 +114,35 @@ impl WriterLock {
             .and_then(|_| write!(file, "{}", std::process::id()))
             .map_err(|e| Error::io(path, e))?;
         Ok(WriterLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock released soon after under our own pid (as a child being spawned releases it at
+    /// its exec) is taken; one held on is reported, naming our pid.
+    #[test]
+    fn a_lock_held_under_our_own_pid_is_waited_for_a_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("LOCK");
+        let held = WriterLock::acquire(dir.path(), &path).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+        });
+        let taken = WriterLock::acquire(dir.path(), &path).unwrap();
+        release.join().unwrap();
+
+        let started = Instant::now();
+        let err = WriterLock::acquire(dir.path(), &path).unwrap_err();
+        assert!(started.elapsed() >= OWN_PID_GRACE);
+        let own = std::process::id().to_string();
+        assert!(
+            matches!(&err, Error::Locked { pid, .. } if *pid == own),
+            "{err}"
+        );
+        drop(taken);
     }
 }
