@@ -1,6 +1,7 @@
 //! Asking the CPU for memory a few steps before it is read: writing a run visits the ids of a
 //! batch in id-hash order and again in fingerprint order, each a jump to a random place in
-//! the batch's id buffer, and a cache miss per id cost more than encoding it.
+//! the batch's id buffer, and a cache miss per id cost more than encoding it; the check before
+//! it reads the batch's fingerprints and id ends in id-hash order.
 
 /// How many items ahead [`ahead`] asks for.
 pub(crate) const AHEAD: usize = 16;
@@ -13,7 +14,7 @@ pub(crate) fn ahead<'a, T>(
 ) -> impl Iterator<Item = &'a T> + 'a {
     items.iter().enumerate().map(move |(i, item)| {
         if let Some(later) = items.get(i + AHEAD) {
-            self::bytes(bytes(later));
+            prefetch(bytes(later).as_ptr());
         }
         item
     })
@@ -22,12 +23,7 @@ pub(crate) fn ahead<'a, T>(
 /// Asks the CPU for the cache line of `value` (a hint that changes no result).
 #[inline(always)]
 pub(crate) fn value<T>(value: &T) {
-    prefetch(std::slice::from_ref(value).as_ptr().cast::<u8>())
-}
-
-#[inline(always)]
-fn bytes(bytes: &[u8]) {
-    prefetch(bytes.as_ptr())
+    prefetch((value as *const T).cast())
 }
 
 #[inline(always)]
