@@ -203,6 +203,16 @@ impl FingerprintFormat {
         name_of(&Self::NAMES, self)
     }
 
+    /// `text` as this format reads exactly 16 hex digits (as simhashdb writes fingerprints),
+    /// or None when the format reads them otherwise (decimal) or they are not 16 hex digits;
+    /// [`FingerprintFormat::read`] gives the same value for each Some, and says why for the rest.
+    pub(crate) fn read_16_hex_digits(self, text: &[u8]) -> Option<u64> {
+        match self {
+            FingerprintFormat::Auto | FingerprintFormat::Hex if text.len() == 16 => parse_hex(text),
+            _ => None,
+        }
+    }
+
     /// Reads `text` as a fingerprint written in this format.
     ///
     /// ```

@@ -14,6 +14,7 @@
 //! are skipped; a trailing carriage return is dropped. Every error names `source:line` (or
 //! the file, for text documents). [`sources`] reads files, directories and stdin.
 
+mod chunks;
 mod corpus;
 mod decode;
 mod queries;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::{check_id, Batch, DocumentSink};
 use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
+use chunks::{Chunk, ChunkReader};
 use records::{Documents, RecordSink, Records, TextDocument};
 
 pub(crate) use crate::io::document::{
@@ -171,9 +173,6 @@ fn json_id(object: &serde_json::Map<String, serde_json::Value>, id_field: &str) 
     Ok(id)
 }
 
-/// Input is parsed in parallel in chunks of about this many bytes.
-const CHUNK_BYTES: usize = 4 << 20;
-
 /// Reads documents from `reader` into `sink`, and reports the bytes read to `progress`.
 /// `source` names the input in errors and is the id of a text document. With no format in
 /// `options` the input's first bytes decide ([`InputFormat::detect`], falling back to
@@ -236,74 +235,28 @@ pub(crate) fn read_stream(
         }
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
-    let mut line_no = 0u64;
     let spans = sink.wants_records();
-    let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    // The start of a line that the last chunk read cut off.
-    let mut carried: Vec<u8> = Vec::new();
-    loop {
-        // Read a group of chunks, each ending at a line end, then parse them in parallel.
-        let mut eof = false;
-        let group = rayon::current_num_threads().max(1) * 2;
-        // The last group's buffers are filled again: fresh ones were memory the kernel
-        // cleared page by page, a quarter of the reading's CPU.
-        spare.extend(chunks.drain(..).map(|(_, mut chunk)| {
-            chunk.clear();
-            chunk
-        }));
-        while chunks.len() < group {
-            let mut chunk = spare
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES + 4096));
-            chunk.append(&mut carried);
-            // Whole buffers, not a line at a time (a call per line), then the chunk is cut
-            // after its last line end.
-            while chunk.len() < CHUNK_BYTES {
-                let n = match reader.fill_buf() {
-                    Ok(buffer) => {
-                        let n = buffer.len().min(CHUNK_BYTES - chunk.len());
-                        chunk.extend_from_slice(&buffer[..n]);
-                        n
-                    }
-                    // A signal during the read: read again (as `read_until` does).
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::io(source, e)),
-                };
-                if n == 0 {
-                    eof = true;
-                    break;
-                }
-                reader.consume(n);
-            }
-            if !eof {
-                match chunk.iter().rposition(|&b| b == b'\n') {
-                    Some(end) => carried = chunk.split_off(end + 1),
-                    // One line longer than a chunk: read on to its end.
-                    None => {
-                        let n = reader
-                            .read_until(b'\n', &mut chunk)
-                            .map_err(|e| Error::io(source, e))?;
-                        eof = n == 0;
-                    }
-                }
-            }
-            if chunk.is_empty() {
-                break;
-            }
-            progress.advance(chunk.len() as u64);
-            let lines = bytecount_newlines(&chunk) + u64::from(!chunk.ends_with(b"\n"));
-            chunks.push((line_no, chunk));
-            line_no += lines;
-            if eof {
-                break;
-            }
-        }
-        let parsed: Vec<ChunkResult> = chunks
-            .par_iter()
-            .map(|(first, chunk)| parse_chunk(chunk, *first, options, format, source, spans))
-            .collect();
-        for (result, (_, chunk)) in parsed.into_iter().zip(&chunks) {
+    let mut chunks = ChunkReader::new(reader, source);
+    let mut group = chunks.next_group(progress)?;
+    while !group.is_empty() {
+        // The pool parses this group while this thread reads the next (an in-place scope:
+        // the reader need not be Send, stdin is not, and the parsing goes to the pool this
+        // thread is in, or the global one).
+        let mut parsed = Vec::new();
+        let next = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| {
+                parsed = group
+                    .par_iter()
+                    .map(|chunk| {
+                        let Chunk { first_line, bytes } = chunk;
+                        parse_chunk(bytes, *first_line, options, format, source, spans)
+                    })
+                    .collect::<Vec<ChunkResult>>();
+            });
+            chunks.next_group(progress)
+        });
+        // The group's errors come first: they are earlier in the input than the next read's.
+        for (result, chunk) in parsed.into_iter().zip(&group) {
             if let Some(err) = result.error {
                 return Err(err);
             }
@@ -317,15 +270,15 @@ pub(crate) fn read_stream(
             summary.documents += result.batch.len() as u64;
             let records = Records::Lines {
                 format,
-                bytes: chunk,
+                bytes: &chunk.bytes,
                 spans: &result.spans,
             };
             sink.append_records(source, result.batch, records)?;
         }
-        if eof || chunks.is_empty() {
-            return Ok(summary);
-        }
+        chunks.recycle(group);
+        group = next?;
     }
+    Ok(summary)
 }
 
 /// A whole input as one text document with id `source`, or an input error at `source`.
@@ -391,6 +344,18 @@ struct ChunkResult {
     error: Option<Error>,
 }
 
+/// The common TSV line, `ID<TAB>` and 16 hex digits, read without the general path's passes
+/// over it. None for any other line: [`parse_document`] reads it, or says what is wrong.
+fn parse_common_tsv<'a>(raw: &'a [u8], options: &ReadOptions) -> Option<(&'a str, u64)> {
+    let tab = memchr::memchr(b'\t', raw)?;
+    let fingerprint = options
+        .fingerprint_format
+        .read_16_hex_digits(&raw[tab + 1..])?;
+    let id = std::str::from_utf8(&raw[..tab]).ok()?;
+    check_id(id).ok()?;
+    Some((id, fingerprint))
+}
+
 fn parse_chunk(
     chunk: &[u8],
     first_line: u64,
@@ -407,14 +372,27 @@ fn parse_chunk(
         error: None,
     };
     let mut start = 0;
-    for (i, raw) in chunk.split(|&b| b == b'\n').enumerate() {
-        let span = start..(start + raw.len() + 1).min(chunk.len());
+    for (i, end) in memchr::memchr_iter(b'\n', chunk)
+        .chain((!chunk.ends_with(b"\n")).then_some(chunk.len()))
+        .enumerate()
+    {
+        let span = start..(end + 1).min(chunk.len());
+        let raw = &chunk[start..end];
         start = span.end;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         out.lines += 1;
+        if format == InputFormat::Tsv {
+            if let Some((id, fp)) = parse_common_tsv(raw, options) {
+                out.batch.push_checked(id, fp);
+                if spans {
+                    out.spans.push(span);
+                }
+                continue;
+            }
+        }
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| parse_document(line, options, format));
@@ -444,10 +422,6 @@ fn parse_chunk(
         }
     }
     out
-}
-
-fn bytecount_newlines(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 /// Reads ids to delete from `input` (a file, gzip or zstd too, or `-` for stdin), one per
@@ -493,6 +467,7 @@ fn read_ids_from(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::chunks::CHUNK_BYTES;
     use super::*;
     use crate::similarity::fingerprint::Scheme;
     use proptest::prelude::*;
@@ -596,6 +571,38 @@ mod tests {
                 ..ReadOptions::default()
             };
             let _ = read_documents(&bytes[..], "fuzz", &options, &mut Batch::new(), &|_| {});
+        }
+
+        /// The common TSV line's shortcut reads what the general path reads, and takes the
+        /// lines simhashdb writes.
+        #[test]
+        fn common_tsv_lines_read_as_the_general_path_reads_them(
+            id in "[a-z\u{e9}\t\r -]{0,6}",
+            fingerprint in prop_oneof!["[0-9a-fA-FxX]{14,17}", "[0-9]{16}"],
+            written in any::<u64>(),
+        ) {
+            use crate::FingerprintFormat;
+            for fingerprint_format in
+                [FingerprintFormat::Auto, FingerprintFormat::Hex, FingerprintFormat::Decimal]
+            {
+                let options = ReadOptions { fingerprint_format, ..ReadOptions::default() };
+                for line in [format!("{id}\t{fingerprint}"), format!("{id}\t{written:016x}")] {
+                    let general = parse_document(&line, &options, InputFormat::Tsv)
+                        .ok()
+                        .map(|(id, fp, _)| (id.into_owned(), fp));
+                    let common = parse_common_tsv(line.as_bytes(), &options)
+                        .map(|(id, fp)| (id.to_string(), fp));
+                    if common.is_some() {
+                        prop_assert_eq!(&common, &general, "{:?}", line);
+                    }
+                    let simple = !id.is_empty() && !id.contains(['\t', '\r']);
+                    if simple && fingerprint_format != FingerprintFormat::Decimal
+                        && line.ends_with(&format!("{written:016x}"))
+                    {
+                        prop_assert_eq!(common, Some((id.clone(), written)));
+                    }
+                }
+            }
         }
 
         #[test]
