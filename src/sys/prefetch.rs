@@ -3,8 +3,10 @@
 //! the batch's id buffer, and a cache miss per id cost more than encoding it; the check before
 //! it reads the batch's fingerprints and id ends in id-hash order.
 
-/// How many items ahead [`ahead`] asks for.
-pub(crate) const AHEAD: usize = 16;
+/// How many items ahead [`ahead`] asks for: far enough to cover a miss that is a page walk
+/// and a memory read. At 16, writing a run's documents still waited on the ids (a 1e7 insert:
+/// 48 took a sixth off the entry encoder's CPU samples; docs/benchmarks.md, session 26).
+pub(crate) const AHEAD: usize = 48;
 
 /// The items of `items`, in order; as each is handed out, the first bytes of `bytes(item)` of
 /// the item [`AHEAD`] places later are asked into the cache (a hint that changes no result).
