@@ -22,10 +22,7 @@ pub fn encode_into(mut value: u64, out: &mut [u8]) -> usize {
         // Up to eight bytes: spread the 7-bit groups one per byte, set the continuation bit
         // of every byte but the last, and store all eight at once.
         let len = encoded_len(value);
-        let mut spread = 0u64;
-        for group in 0..8 {
-            spread |= (value & (0x7f << (7 * group))) << group;
-        }
+        let spread = spread_groups(value);
         let continuation = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
         out[..8].copy_from_slice(&(spread | continuation).to_le_bytes());
         return len;
@@ -64,14 +61,30 @@ pub fn decode(bytes: &[u8]) -> Option<(u64, usize)> {
         if ends != 0 {
             let len = ends.trailing_zeros() as usize / 8 + 1;
             let word = word & (u64::MAX >> (64 - 8 * len));
-            let mut value = 0;
-            for group in 0..8 {
-                value |= (word >> group) & (0x7f << (7 * group));
-            }
-            return Some((value, len));
+            return Some((gather_groups(word), len));
         }
     }
     decode_bytewise(bytes)
+}
+
+/// The 7-bit groups of `value` (below 2^56), one in each byte's low bits, least significant
+/// first: moved apart in three steps (28-bit halves, 14-bit quarters, 7-bit eighths), each a
+/// few operations on the whole word instead of one per group.
+#[inline(always)]
+fn spread_groups(value: u64) -> u64 {
+    let x = (value & 0x0fff_ffff) | ((value & 0x00ff_ffff_f000_0000) << 4);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x0fff_c000_0fff_c000) << 2);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// [`spread_groups`] undone: the low 7 bits of each byte of `word`, packed (the high bits,
+/// continuation bits, are ignored).
+#[inline(always)]
+fn gather_groups(word: u64) -> u64 {
+    let x = word & 0x7f7f_7f7f_7f7f_7f7f;
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    (x & 0x0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
 }
 
 /// [`decode`] a byte at a time: for varints near the end of `bytes` or longer than eight
@@ -130,6 +143,25 @@ mod tests {
         #[test]
         fn decodes_any_bytes_as_the_byte_loop_does(bytes in proptest::collection::vec(any::<u8>(), 0..12)) {
             prop_assert_eq!(decode(&bytes), decode_bytewise(&bytes));
+        }
+    }
+
+    proptest! {
+        /// The word-wide spread and gather are the group-by-group loops.
+        #[test]
+        fn groups_spread_and_gather_as_one_at_a_time(v: u64, word: u64) {
+            let v = v >> 8;
+            let mut spread = 0u64;
+            for group in 0..8 {
+                spread |= (v & (0x7f << (7 * group))) << group;
+            }
+            prop_assert_eq!(spread_groups(v), spread);
+            let mut gathered = 0u64;
+            for group in 0..8 {
+                gathered |= (word >> group) & (0x7f << (7 * group));
+            }
+            prop_assert_eq!(gather_groups(word), gathered);
+            prop_assert_eq!(gather_groups(spread_groups(v)), v);
         }
     }
 
