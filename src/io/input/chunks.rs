@@ -2,8 +2,10 @@
 //!
 //! [`ChunkReader`] reads a group of chunks at a time; [`super::read_stream`] reads the next
 //! group on its own thread while the pool parses the one before, so reading and parsing
-//! overlap instead of taking turns. Memory: two groups, four chunks per thread of the pool
-//! (32 MiB on two cores), whatever the input's size.
+//! overlap instead of taking turns. Memory: two groups of two chunks per thread of the pool,
+//! at most [`MAX_GROUP_CHUNKS`] each (32 MiB on two cores, 128 MiB at most), whatever the
+//! input's size. A line that cannot be read is reported once the group after it is read:
+//! at most that much input later.
 
 use std::io::{BufRead, ErrorKind};
 
@@ -12,6 +14,10 @@ use crate::sys::progress::Progress;
 
 /// Input is parsed in parallel in chunks of about this many bytes.
 pub(super) const CHUNK_BYTES: usize = 4 << 20;
+
+/// The most chunks in a group: beyond it, one thread reading is the bottleneck anyway, and
+/// the groups' memory stops growing with the number of cores.
+const MAX_GROUP_CHUNKS: usize = 16;
 
 /// Whole lines of input (the last one may lack its line end at the end of the input).
 pub(super) struct Chunk {
@@ -49,7 +55,7 @@ impl<'s, R: BufRead> ChunkReader<'s, R> {
     /// The next chunks, as many as the pool parses well at once; none at the end of input.
     /// Each chunk's bytes are reported to `progress` as it is read.
     pub(super) fn next_group(&mut self, progress: &dyn Progress) -> Result<Vec<Chunk>> {
-        let size = rayon::current_num_threads().max(1) * 2;
+        let size = (rayon::current_num_threads() * 2).clamp(1, MAX_GROUP_CHUNKS);
         let mut group = Vec::with_capacity(size);
         while group.len() < size && !self.at_end {
             let mut bytes = self
