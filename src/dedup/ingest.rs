@@ -3,7 +3,8 @@
 //! Greedy in input order: a document is a duplicate when a stored document, or an earlier
 //! kept document of the input, is within the distance; otherwise it is kept. A duplicate
 //! names its nearest match: smallest distance; at equal distance a stored document before one
-//! of the input, then the earliest batch, then the smallest id.
+//! of the input, then the earliest batch, then the smallest id, then (an id the input gives
+//! twice, both kept) the earlier in the input.
 //!
 //! With a least Jaccard similarity ([`Dedup::min_jaccard`], a store made with sketches) a
 //! match must also pass verification: the sketches of the document and of the match estimate
@@ -240,7 +241,8 @@ impl<'s> Dedup<'s> {
                     .nearest_where(fp, |k| accept(&group, i, k).is_some())
                     .map(|(d, k)| (d, group.id(k), accept(&group, i, k))),
             };
-            // The nearest kept document (the smallest id at equal distance); a stored match
+            // The nearest kept document (the smallest id at equal distance, then the earliest:
+            // `earlier` comes first, and min_by keeps the first of equals); a stored match
             // wins a tie.
             let kept = [earlier, in_group]
                 .into_iter()

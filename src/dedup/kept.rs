@@ -99,7 +99,8 @@ impl Kept {
     }
 
     /// The kept document nearest to `fingerprint` within the distance, as (distance, index);
-    /// of several at the same distance, the one with the smallest id.
+    /// of several at the same distance, the one with the smallest id, then the one kept first
+    /// (an id the input gives twice is kept twice).
     #[cfg(test)]
     pub fn nearest(&self, fingerprint: u64) -> Option<(u32, usize)> {
         self.nearest_where(fingerprint, |_| true)
@@ -130,7 +131,9 @@ impl Kept {
                     let better = match best {
                         _ if !accept(i) => false,
                         None => true,
-                        Some((bd, bi)) => (d, self.documents.id(i)) < (bd, self.documents.id(bi)),
+                        Some((bd, bi)) => {
+                            (d, self.documents.id(i), i) < (bd, self.documents.id(bi), bi)
+                        }
                     };
                     if better {
                         best = Some((d, i));
@@ -251,7 +254,8 @@ mod tests {
                     .map(|(i, (_, k))| ((k ^ fp).count_ones(), i));
                 prop_assert_eq!(kept.nearest(fp), expected);
                 if expected.is_none() || n % 7 == 0 {
-                    let id = format!("d{:05}", fps.len() - n);
+                    // Ids repeat: an input may give one twice, and both are kept.
+                    let id = format!("d{:05}", (fps.len() - n) % 40);
                     kept.push(&id, fp, None);
                     model.push((id, fp));
                 }
