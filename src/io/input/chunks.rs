@@ -1,7 +1,7 @@
 //! Line-based input cut into chunks of whole lines, so they can be parsed in parallel.
 //!
 //! [`ChunkReader`] reads a group of chunks at a time; [`super::read_stream`] reads the next
-//! group on its own thread while the pool parses the one before, so reading and parsing
+//! group on the calling thread while the pool parses the one before, so reading and parsing
 //! overlap instead of taking turns. Memory: two groups of two chunks per thread of the pool,
 //! at most [`MAX_GROUP_CHUNKS`] each (32 MiB on two cores, 128 MiB at most), whatever the
 //! input's size. A line that cannot be read is reported once the group after it is read:
