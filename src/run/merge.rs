@@ -29,6 +29,7 @@ use crate::format::block::entries::{EntryWriter, Payload};
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
+use crate::sys::ordered;
 use crate::sys::progress::{Phase, Progress};
 use crate::sys::writeback::Cached;
 use crate::tables::permutation::Permutations;
@@ -155,11 +156,39 @@ fn merge_sorted(lists: &[&[u64]], out: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     }
 }
 
-/// Appends the merge of sorted `a` and `b` to `out`, a's keys first among equal ones.
+/// Appends the merge of sorted `a` and `b` to `out`. The merge runs from both ends at once:
+/// the front takes the least key and the back the greatest, two chains of dependent loads
+/// and compares that the CPU overlaps (about twice as fast as from the front alone). Among
+/// equal keys the front takes a's first and the back b's first, so the two never take the same
+/// key and the middle they leave is exactly the keys neither took.
 fn merge_two(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
     let start = out.len();
     out.resize(start + a.len() + b.len(), 0);
     let merged = &mut out[start..];
+    // a[..i] and b[..j] are merged at the front, a[ia..] and b[jb..] at the back.
+    let (mut i, mut j) = (0, 0);
+    let (mut ia, mut jb) = (a.len(), b.len());
+    // Each step takes one key at each end: at most half the keys, so the ends never cross.
+    for _ in 0..merged.len() / 2 {
+        if i == a.len() || j == b.len() || ia == 0 || jb == 0 {
+            break;
+        }
+        let (x, y) = (a[i], b[j]);
+        let from_a = x <= y;
+        merged[i + j] = if from_a { x } else { y };
+        i += usize::from(from_a);
+        j += usize::from(!from_a);
+        let (x, y) = (a[ia - 1], b[jb - 1]);
+        let from_b = x <= y;
+        merged[ia + jb - 1] = if from_b { y } else { x };
+        ia -= usize::from(!from_b);
+        jb -= usize::from(from_b);
+    }
+    merge_from_front(&a[i..ia], &b[j..jb], &mut merged[i + j..ia + jb]);
+}
+
+/// Writes the merge of sorted `a` and `b` into `merged`, which is as long as both.
+fn merge_from_front(a: &[u64], b: &[u64], merged: &mut [u64]) {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let (x, y) = (a[i], b[j]);
@@ -479,11 +508,11 @@ type EncodedBlocks = Vec<(Vec<u8>, Vec<u8>)>;
 const PART_ENTRIES: u64 = 1 << 17;
 
 /// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
-/// fingerprints are hashes, so the ranges hold about as many entries each), as many at once as
-/// there are threads, and hands each range's blocks to `emit` in key order and its other
-/// result to `each`, in the same order, on the calling thread while the next ranges are being
-/// merged (writing a window's blocks took a third of the time of merging them: done in turn,
-/// the workers waited for it).
+/// fingerprints are hashes, so the ranges hold about as many entries each), in parallel, and
+/// hands each range's blocks to `emit` in key order and its other result to `each`, in the
+/// same order, on the calling thread while the ranges after it are being merged. Writing a
+/// range's blocks takes about a third of the time of merging it; writing groups of ranges in
+/// turn with merging the next group left the cores waiting for the group's slowest range.
 fn merge_in_parts<T: Send>(
     parts: u64,
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
@@ -499,52 +528,27 @@ fn merge_in_parts<T: Send>(
         };
         (start(i), end)
     };
-    let window = rayon::current_num_threads().max(1) as u64;
-    let merge_window = |first: u64| -> Result<Vec<(EncodedBlocks, EntryCounts, T)>> {
-        (first..(first + window).min(parts))
-            .into_par_iter()
-            .map(|i| {
-                let mut blocks = Vec::new();
-                let (counts, extra) = merge_part(bounds(i), &mut |key, block| {
-                    blocks.push((key.to_vec(), block.to_vec()));
-                    Ok(())
-                })?;
-                Ok((blocks, counts, extra))
-            })
-            .collect()
+    let merge = |i: usize| -> Result<(EncodedBlocks, EntryCounts, T)> {
+        let mut blocks = Vec::new();
+        let (counts, extra) = merge_part(bounds(i as u64), &mut |key, block| {
+            blocks.push((key.to_vec(), block.to_vec()));
+            Ok(())
+        })?;
+        Ok((blocks, counts, extra))
     };
     let mut total = EntryCounts::default();
-    let mut write = |merged: Vec<(EncodedBlocks, EntryCounts, T)>| -> Result<()> {
-        for (blocks, counts, extra) in merged {
-            for (key, block) in &blocks {
-                emit(key, block)?;
-            }
-            total.add(&counts);
-            each(extra)?;
+    // Memory: the blocks of at most two ranges per thread, merged and waiting or being merged.
+    // The ranges merge as tasks of the calling thread's pool (a background compaction's pool,
+    // whose threads yield to queries).
+    let ahead = 2 * rayon::current_num_threads();
+    ordered::in_order(parts as usize, ahead, merge, |merged| {
+        let (blocks, counts, extra) = merged?;
+        for (key, block) in &blocks {
+            emit(key, block)?;
         }
-        Ok(())
-    };
-    let mut windows = (0..parts).step_by(window as usize);
-    // Memory: the blocks of two windows, the one being written and the one being merged. The
-    // next window merges as a task of the calling thread's pool (a background compaction's
-    // pool, whose threads yield to queries), while this thread writes the last one.
-    let mut merged = Vec::new();
-    loop {
-        let first = windows.next();
-        let mut next = None;
-        let written = rayon::in_place_scope(|scope| {
-            if let Some(first) = first {
-                let next = &mut next;
-                scope.spawn(move |_| *next = Some(merge_window(first)));
-            }
-            write(std::mem::take(&mut merged))
-        });
-        written?;
-        match next {
-            Some(next) => merged = next?,
-            None => break,
-        }
-    }
+        total.add(&counts);
+        each(extra)
+    })?;
     Ok(total)
 }
 
