@@ -3,6 +3,9 @@
 //! runs ([`crate::write::policy`]); [`crate::run::merge`] merges them; the merged run replaces its
 //! inputs in one catalog commit, and the inputs' files are deleted after it.
 
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::error::Result;
 use crate::format::catalog::{Catalog, RunMeta};
 use crate::format::layout::{self, sync_dir};
@@ -83,9 +86,7 @@ impl Store {
         self.commit(pending)?;
         drop(snapshot);
         // The inputs are garbage now; if removing one fails, the next writer removes it.
-        for &id in &inputs {
-            let _ = std::fs::remove_dir_all(layout::run_dir(self.dir(), id));
-        }
+        remove_runs(self.dir(), &inputs);
         let _ = sync_dir(&layout::runs_dir(self.dir()));
         let after = DiskBytes::of_runs(self.dir(), self.catalog())?;
         Ok(CompactSummary {
@@ -103,6 +104,28 @@ impl Store {
         })
     }
 }
+
+/// Removes the directories of runs `ids`, several at a time: a file system that discards freed
+/// blocks (mounted with `discard`) waits for the device at each file, and the waits overlap
+/// (8 runs of a 1e7 store: 0.33 s one at a time, 0.22 s eight at a time). Failures are left
+/// for the next writer, which removes what no catalog names.
+fn remove_runs(store: &Path, ids: &[u64]) {
+    let next = AtomicUsize::new(0);
+    let remove = || {
+        while let Some(&id) = ids.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let _ = std::fs::remove_dir_all(layout::run_dir(store, id));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..ids.len().min(REMOVING_THREADS) {
+            scope.spawn(remove);
+        }
+        remove();
+    });
+}
+
+/// How many runs [`remove_runs`] removes at once.
+const REMOVING_THREADS: usize = 8;
 
 /// The entries of a run, as the compaction policy weighs it.
 fn run_size(run: &RunMeta) -> u64 {
