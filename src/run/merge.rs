@@ -763,16 +763,18 @@ fn merge_table(
             cursor.at = end;
             cursor.fill()?;
         }
-        for &key in &merged {
-            if !dead.is_empty() && dead.contains(table.unpermute(key)) {
-                continue;
-            }
-            if previous == Some(key) {
-                // Invariant 2 says no fingerprint is in two runs; a repeat is written once.
-                continue;
-            }
-            previous = Some(key);
-            pending.push(key);
+        if !dead.is_empty() {
+            merged.retain(|&key| !dead.contains(table.unpermute(key)));
+        }
+        // Invariant 2 says no fingerprint is in two runs; a repeat is written once.
+        merged.dedup();
+        let repeat = previous.is_some() && merged.first() == previous.as_ref();
+        let mut rest = &merged[usize::from(repeat)..];
+        previous = merged.last().copied().or(previous);
+        while !rest.is_empty() {
+            let take = rest.len().min(FLUSH_KEYS - pending.len());
+            pending.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
             if pending.len() == FLUSH_KEYS {
                 flush(&mut pending)?;
             }
