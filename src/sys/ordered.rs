@@ -19,15 +19,17 @@ use crate::error::Result;
 /// their results dropped) and returns it.
 ///
 /// While the next result is not ready, a calling thread that is one of the pool's workers runs
-/// queued jobs itself (a pool of one thread would otherwise wait for ever); any other thread
-/// sleeps until the result is there. A job's panic is raised again on the calling thread.
+/// jobs queued on its own queue, where its spawns go (a pool of one thread would otherwise
+/// wait for ever; stealing the pool's other work could keep it away from the results for
+/// long); any other thread sleeps until the result is there. A job's panic is raised again on
+/// the calling thread.
 pub(crate) fn in_order<T: Send>(
     count: usize,
     ahead: usize,
     job: impl Fn(usize) -> T + Sync,
     mut consume: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    let ahead = ahead.max(1);
+    let ahead = ahead.clamp(1, count.max(1));
     // Results by index, from the next to consume (`first`) on.
     struct Done<T> {
         first: usize,
@@ -71,10 +73,10 @@ pub(crate) fn in_order<T: Send>(
                     guard.first += 1;
                     break result;
                 }
-                // Run a queued job here rather than wait, if this thread is a worker and one
-                // is queued; else wait for a worker to finish the one needed.
+                // Run a job of this thread's queue rather than wait, if it is a worker and
+                // one is there; else wait for another thread to finish the one needed.
                 drop(guard);
-                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                if rayon::yield_local() == Some(rayon::Yield::Executed) {
                     continue;
                 }
                 let guard = lock();
@@ -113,22 +115,23 @@ mod tests {
     #[test]
     fn results_arrive_in_order_and_at_most_ahead_wait() {
         let run = |ahead: usize| {
-            let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            // Jobs begun and not consumed: at most `ahead` at any time.
+            let (waiting, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
             let mut seen = Vec::new();
             in_order(
                 50,
                 ahead,
                 |i| {
-                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    let now = waiting.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
                     // Later jobs end sooner, so they finish out of order.
                     std::thread::sleep(std::time::Duration::from_micros(
                         ((50 - i) % 7) as u64 * 200,
                     ));
-                    running.fetch_sub(1, Ordering::SeqCst);
                     i * 3
                 },
                 |r| {
+                    waiting.fetch_sub(1, Ordering::SeqCst);
                     seen.push(r);
                     Ok(())
                 },
@@ -144,19 +147,20 @@ mod tests {
         }
     }
 
-    /// A job's panic reaches the caller instead of leaving it waiting.
+    /// A job's panic reaches the caller instead of leaving it waiting, whether the caller is
+    /// a worker of the pool or not.
     #[test]
     fn a_panic_in_a_job_reaches_the_caller() {
+        let work = || in_order(20, 3, |i| assert_ne!(i, 5, "job 5 fails"), |()| Ok(()));
         for threads in [1, 2] {
-            let outcome = std::panic::catch_unwind(|| {
-                pool(threads)
-                    .install(|| in_order(20, 3, |i| assert_ne!(i, 5, "job 5 fails"), |()| Ok(())))
-            });
+            let outcome = std::panic::catch_unwind(|| pool(threads).install(work));
             assert!(outcome.is_err());
         }
+        assert!(std::panic::catch_unwind(work).is_err());
     }
 
-    /// An error of `consume` stops the work: no job starts after it, and it is returned.
+    /// An error of `consume` stops the work: it is returned, nothing is consumed after it, and
+    /// no more than `ahead` jobs past it begin.
     #[test]
     fn an_error_stops_the_work() {
         for threads in [1, 2] {
