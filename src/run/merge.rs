@@ -21,7 +21,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::write::{append_entries, shard_file_count, RunFile};
+use super::write::{shard_file_count, Appender, EncodedBlocks, RunFile};
 use super::{EntryScan, KeyScan, RunReader, DOCS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::DocState;
@@ -306,47 +306,38 @@ pub(crate) fn merge_runs(
         .div_ceil(PART_ENTRIES)
         .max(2 * rayon::current_num_threads() as u64);
     let mut changed = Changed::default();
-    let docs = append_entries(&docs_file, DOCS, |emit| {
-        merge_in_parts(
-            parts,
-            |keys, emit| merge_documents(inputs, full, keys, emit),
-            emit,
-            |part| {
-                changed.extend(part);
-                Ok(())
-            },
-        )
-    })?;
+    let mut appender = docs_file.entries(DOCS);
+    let docs = merge_in_parts(
+        parts,
+        |keys, emit| merge_documents(inputs, full, keys, emit),
+        &mut appender,
+        |part| {
+            changed.extend(part);
+            Ok(())
+        },
+    )?;
+    appender.finish()?;
     let mut dead = Vec::new();
     // Sketches are merged with the postings they belong to, into their own table.
     let sketched = inputs.iter().any(|r| r.meta().sketches > 0);
     let mut sketches = EntryCounts::default();
-    let mut merge_postings_into = |emit: &mut Emit<'_>, mut sketch_emit: Option<&mut Emit<'_>>| {
-        merge_in_parts(
-            parts,
-            |keys, emit| merge_postings(inputs, &changed, sketched, keys, emit),
-            emit,
-            |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
-                dead.extend(part_dead);
-                if let Some(sketch_emit) = sketch_emit.as_mut() {
-                    for (key, block) in &part_sketches.blocks {
-                        sketch_emit(key, block)?;
-                    }
-                }
-                sketches.add(&part_sketches.counts);
-                Ok(())
-            },
-        )
-    };
-    let postings = append_entries(&docs_file, POSTINGS, |emit| {
-        if sketched {
-            append_entries(&docs_file, SKETCHES, |sketch_emit| {
-                merge_postings_into(emit, Some(sketch_emit))
-            })
-        } else {
-            merge_postings_into(emit, None)
-        }
-    })?;
+    let mut postings_out = docs_file.entries(POSTINGS);
+    let mut sketches_out = sketched.then(|| docs_file.entries(SKETCHES));
+    let postings = merge_in_parts(
+        parts,
+        |keys, emit| merge_postings(inputs, &changed, sketched, keys, emit),
+        &mut postings_out,
+        |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
+            dead.extend(part_dead);
+            if let Some(out) = sketches_out.as_mut() {
+                out.push_all(part_sketches.blocks)?;
+            }
+            sketches.add(&part_sketches.counts);
+            Ok(())
+        },
+    )?;
+    postings_out.finish()?;
+    sketches_out.map(Appender::finish).transpose()?;
     drop(changed);
 
     // The docs file's sync (mostly waiting for the disk) overlaps the tables' merge.
@@ -500,23 +491,20 @@ type Changed = HashMap<String, Option<u64>, BuildHasherDefault<MulHasher>>;
 
 type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
-/// Encoded blocks and the keys they are filed under, in order.
-type EncodedBlocks = Vec<(Vec<u8>, Vec<u8>)>;
-
 /// Entry tables are merged in key ranges of about this many entries, a few at a time in
 /// parallel; a range's blocks wait in memory until the ranges before it are written.
 const PART_ENTRIES: u64 = 1 << 17;
 
 /// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
 /// fingerprints are hashes, so the ranges hold about as many entries each), in parallel, and
-/// hands each range's blocks to `emit` in key order and its other result to `each`, in the
+/// hands each range's blocks to `out` in key order and its other result to `each`, in the
 /// same order, on the calling thread while the ranges after it are being merged. Writing a
 /// range's blocks takes about a third of the time of merging it; writing groups of ranges in
 /// turn with merging the next group left the cores waiting for the group's slowest range.
 fn merge_in_parts<T: Send>(
     parts: u64,
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
-    emit: &mut Emit<'_>,
+    out: &mut Appender<'_>,
     mut each: impl FnMut(T) -> Result<()>,
 ) -> Result<EntryCounts> {
     let bounds = |i: u64| {
@@ -529,9 +517,9 @@ fn merge_in_parts<T: Send>(
         (start(i), end)
     };
     let merge = |i: usize| -> Result<(EncodedBlocks, EntryCounts, T)> {
-        let mut blocks = Vec::new();
+        let mut blocks = EncodedBlocks::default();
         let (counts, extra) = merge_part(bounds(i as u64), &mut |key, block| {
-            blocks.push((key.to_vec(), block.to_vec()));
+            blocks.push(key, block);
             Ok(())
         })?;
         Ok((blocks, counts, extra))
@@ -543,9 +531,7 @@ fn merge_in_parts<T: Send>(
     let ahead = 2 * rayon::current_num_threads();
     ordered::in_order(parts as usize, ahead, merge, |merged| {
         let (blocks, counts, extra) = merged?;
-        for (key, block) in &blocks {
-            emit(key, block)?;
-        }
+        out.push_all(blocks)?;
         total.add(&counts);
         each(extra)
     })?;
@@ -611,9 +597,9 @@ fn merge_postings(
             _ => Ok(None),
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut sketch_blocks = Vec::new();
+    let mut sketch_blocks = EncodedBlocks::default();
     let mut keep_block = |key: &[u8], block: &[u8]| {
-        sketch_blocks.push((key.to_vec(), block.to_vec()));
+        sketch_blocks.push(key, block);
         Ok(())
     };
     let mut sketch_sink = EntrySink::new(&mut keep_block);
