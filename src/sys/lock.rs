@@ -72,15 +72,27 @@ impl WriterLock {
             libc::minor(dev),
             meta.ino()
         );
-        let locks = std::fs::read_to_string("/proc/locks").ok()?;
-        locks.lines().find_map(|line| {
-            // "1: FLOCK  ADVISORY  WRITE 5497 fe:00:10010882 0 EOF"; waiters' lines have "->".
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            match fields.as_slice() {
-                [_, "FLOCK", _, _, pid, id, ..] if *id == file => pid.parse().ok(),
-                _ => None,
-            }
-        })
+        // The kernel lists the locks a page at a time, one read call each, and a lock taken or
+        // released between two calls shifts the list under the reader, which can skip a line:
+        // read in one call where the list fits a page, and look twice before saying none.
+        let read_locks = || -> Option<String> {
+            let mut locks = Vec::with_capacity(1 << 16);
+            std::fs::File::open("/proc/locks")
+                .and_then(|mut f| f.read_to_end(&mut locks))
+                .ok()?;
+            String::from_utf8(locks).ok()
+        };
+        let find = |locks: String| {
+            locks.lines().find_map(|line| {
+                // "1: FLOCK  ADVISORY  WRITE 5497 fe:00:10010882 0 EOF"; waiters have "->".
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                match fields.as_slice() {
+                    [_, "FLOCK", _, _, pid, id, ..] if *id == file => pid.parse().ok(),
+                    _ => None,
+                }
+            })
+        };
+        find(read_locks()?).or_else(|| find(read_locks()?))
     }
 
     fn try_acquire(dir: &Path, path: &Path) -> Result<Self> {
