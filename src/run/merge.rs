@@ -498,9 +498,9 @@ const PART_ENTRIES: u64 = 1 << 17;
 /// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
 /// fingerprints are hashes, so the ranges hold about as many entries each), in parallel, and
 /// hands each range's blocks to `out` in key order and its other result to `each`, in the
-/// same order, on the calling thread while the ranges after it are being merged. Writing a
-/// range's blocks takes about a third of the time of merging it; writing groups of ranges in
-/// turn with merging the next group left the cores waiting for the group's slowest range.
+/// same order, on the calling thread while the ranges after it are being merged. That thread
+/// sets the pace; appending groups of ranges in turn with merging the next group left the
+/// cores waiting for each group's slowest range.
 fn merge_in_parts<T: Send>(
     parts: u64,
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,

@@ -2,7 +2,7 @@
 //! number ahead of the one the calling thread consumes, and their results reach the calling
 //! thread in index order. Merges use it so that writing one part's blocks (which must go in
 //! order) overlaps the merging of the parts after it, with no barrier between groups of parts:
-//! a worker that finishes a part starts the next at once.
+//! a worker that finishes a part goes on with the next one queued.
 //!
 //! Memory: at most `ahead` results wait at any time.
 
