@@ -60,33 +60,53 @@ fn brute_force_clusters(pairs: &[DocumentPair]) -> Vec<Vec<String>> {
     out
 }
 
-/// What a dedup of the pairs means, computed the slow way: clusters, and in each the kept
-/// document (earliest batch, then smallest id) and the others.
+/// What the keep rule makes of the pairs, computed the slow way: clusters (with how many
+/// members each keeps), and dedup's greedy over the documents in (batch, id) order: a
+/// document is dropped for the nearest (then smallest id) document kept before it among its
+/// pairs' other ends, else kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Dedup {
-    clusters: Vec<Vec<String>>,
-    /// (dropped id, kept id), in cluster order, then by dropped id.
-    duplicates: Vec<(String, String)>,
-    kept: Vec<String>,
+pub struct Dedup {
+    /// Each cluster's members (sorted) and how many of them are kept.
+    pub clusters: Vec<(Vec<String>, usize)>,
+    /// (dropped id, kept id, distance), in the rule's order.
+    pub duplicates: Vec<(String, String, u32)>,
+    /// The kept documents of the clusters, in the rule's order.
+    pub kept: Vec<String>,
 }
 
 impl Dedup {
-    fn of(pairs: &[DocumentPair], batches: &BTreeMap<String, u64>) -> Dedup {
-        let clusters = brute_force_clusters(pairs);
-        let mut duplicates = Vec::new();
-        let mut kept = Vec::new();
-        for c in &clusters {
-            let keep = c
-                .iter()
-                .min_by_key(|id| (batches[*id], (*id).clone()))
-                .unwrap();
-            kept.push(keep.clone());
-            duplicates.extend(
-                c.iter()
-                    .filter(|id| *id != keep)
-                    .map(|id| (id.clone(), keep.clone())),
-            );
+    pub fn of(pairs: &[DocumentPair], batches: &BTreeMap<String, u64>) -> Dedup {
+        let mut next_to: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
+        for p in pairs {
+            next_to.entry(&p.a).or_default().push((&p.b, p.distance));
+            next_to.entry(&p.b).or_default().push((&p.a, p.distance));
         }
+        let mut order: Vec<&str> = next_to.keys().copied().collect();
+        order.sort_by_key(|id| (batches[*id], *id));
+        let mut kept_set: BTreeSet<&str> = BTreeSet::new();
+        let (mut duplicates, mut kept) = (Vec::new(), Vec::new());
+        for id in order {
+            let nearest = next_to[id]
+                .iter()
+                .filter(|(other, _)| kept_set.contains(other))
+                .min_by_key(|&&(other, distance)| (distance, other));
+            match nearest {
+                Some(&(other, distance)) => {
+                    duplicates.push((id.to_string(), other.to_string(), distance))
+                }
+                None => {
+                    kept_set.insert(id);
+                    kept.push(id.to_string());
+                }
+            }
+        }
+        let clusters = brute_force_clusters(pairs)
+            .into_iter()
+            .map(|c| {
+                let keeps = c.iter().filter(|id| kept_set.contains(id.as_str())).count();
+                (c, keeps)
+            })
+            .collect();
         Dedup {
             clusters,
             duplicates,
@@ -94,7 +114,7 @@ impl Dedup {
         }
     }
 
-    fn from_near(near: &NearDuplicates) -> Dedup {
+    pub fn from_near(near: &NearDuplicates) -> Dedup {
         let mut out = Dedup {
             clusters: vec![],
             duplicates: vec![],
@@ -105,11 +125,18 @@ impl Dedup {
             number += 1;
             assert_eq!(c.number, number);
             let members: Vec<String> = c.members.iter().map(|(id, _)| id.to_string()).collect();
-            out.clusters.push(members.clone());
-            out.kept.push(c.kept_id().to_string());
-            for id in members.iter().filter(|id| *id != c.kept_id()) {
-                out.duplicates.push((id.clone(), c.kept_id().to_string()));
-            }
+            out.clusters.push((members, c.kept.len()));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        near.for_each_duplicate(|d| {
+            out.duplicates
+                .push((d.id.to_string(), d.kept.to_string(), d.distance));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        near.for_each_kept(|id| {
+            out.kept.push(id.to_string());
             Ok::<_, ()>(())
         })
         .unwrap();
@@ -325,7 +352,7 @@ fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
     assert_eq!(summary.clusters, oracle.clusters.len() as u64);
     assert_eq!(
         summary.largest_cluster,
-        oracle.clusters.iter().map(Vec::len).max().unwrap() as u64
+        oracle.clusters.iter().map(|c| c.0.len()).max().unwrap() as u64
     );
     assert_eq!(summary.duplicates, oracle.duplicates.len() as u64);
     assert_eq!(summary.kept, oracle.kept.len() as u64);
@@ -385,7 +412,7 @@ fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
         .clusters
         .iter()
         .enumerate()
-        .flat_map(|(n, c)| c.iter().map(move |id| format!("{}\t{id}", n + 1)))
+        .flat_map(|(n, (c, keeps))| c.iter().map(move |id| format!("{}\t{id}\t{keeps}", n + 1)))
         .collect();
     assert!(
         written[1].lines().eq(clusters.iter().map(String::as_str)),
@@ -394,7 +421,7 @@ fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
     let duplicates: Vec<String> = oracle
         .duplicates
         .iter()
-        .map(|(d, k)| format!("{d}\t{k}"))
+        .map(|(d, k, distance)| format!("{d}\t{k}\t{distance}"))
         .collect();
     assert!(
         written[2].lines().eq(duplicates.iter().map(String::as_str)),
@@ -488,5 +515,210 @@ fn verified_audit_at_skew_keeps_only_pairs_whose_texts_agree() {
     assert_eq!(
         (s.pairs, s.clusters, s.largest_cluster),
         (expected.len() as u64, 2, 1000)
+    );
+}
+
+/// A chain of 1,000 near copies (each 2 bits from the one before, 4 or more from most
+/// others) among 2,000 copies of one page: components would keep one document of the chain
+/// and drop documents near nothing kept; the keep rule keeps every other link, drops each
+/// dropped one for a kept one within the distance, and equals the brute-force greedy.
+#[test]
+fn keep_rule_drops_no_link_of_a_chain_for_a_far_one() {
+    let mut documents: Vec<(String, u64)> = Vec::new();
+    let mut fp = 0x5555_aaaa_3333_ccccu64;
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut used = BTreeSet::new();
+    for i in 0..1000 {
+        documents.push((format!("chain-{i:04}"), fp));
+        // Two bits never flipped before keep the walk from coming back near itself.
+        let (a, b) = loop {
+            let (a, b) = (next() % 64, next() % 64);
+            if a != b && used.len() < 60 && used.insert((a.min(b), a.max(b))) {
+                break (a, b);
+            }
+            if used.len() >= 60 {
+                used.clear();
+            }
+        };
+        fp ^= (1 << a) | (1 << b);
+    }
+    for i in 0..2000 {
+        documents.push((format!("hot-{i:04}"), 0x0f0f_0f0f_0f0f_0f0f));
+    }
+    let model: BTreeMap<String, u64> = documents.iter().cloned().collect();
+    let near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+    let pairs = brute_force_pairs(&model, 3);
+    let zeros: BTreeMap<String, u64> = model.keys().map(|id| (id.clone(), 0)).collect();
+    let oracle = Dedup::of(&pairs, &zeros);
+    let got = Dedup::from_near(&near);
+    assert_eq!(got, oracle);
+    let kept: BTreeSet<&str> = got.kept.iter().map(String::as_str).collect();
+    for (id, kept_id, distance) in &got.duplicates {
+        assert!(
+            kept.contains(kept_id.as_str()),
+            "{id} names {kept_id}, not kept"
+        );
+        assert_eq!((model[id] ^ model[kept_id]).count_ones(), *distance);
+        assert!(*distance <= 3);
+    }
+    let chain_kept = kept.iter().filter(|id| id.starts_with("chain-")).count();
+    assert!(chain_kept >= 300, "the chain keeps {chain_kept}");
+    assert!(kept.contains("hot-0000"));
+    let summary = near.summary();
+    assert!(summary.clusters_keeping_several >= 1);
+    assert_eq!(summary.duplicates, got.duplicates.len() as u64);
+    assert_eq!(summary.kept, got.kept.len() as u64);
+}
+
+/// 1e5 copies of one page: one kept, every other copy dropped for it at distance 0, without
+/// the 5e9 pairs ever being formed.
+#[test]
+fn keep_rule_over_1e5_copies_of_one_page() {
+    let mut documents: Vec<(String, u64)> = (0..100_000)
+        .map(|i| (format!("copy-{i:06}"), 0xdead_beef_0000_0001u64))
+        .collect();
+    documents.push(("near".to_string(), 0xdead_beef_0000_0003));
+    let near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
+    let mut dropped = 0u64;
+    near.for_each_duplicate(|d| {
+        assert_eq!(d.kept, "copy-000000");
+        assert_eq!(d.distance, u32::from(d.id == "near"));
+        dropped += 1;
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    assert_eq!(dropped, 100_000);
+    let summary = near.summary();
+    assert_eq!((summary.kept, summary.duplicates), (1, 100_000));
+    assert_eq!(summary.pairs, 100_001 * 100_000 / 2);
+}
+
+/// The replay contract, through the CLI, byte for byte: `audit --duplicates` of a store
+/// written in several batches (with a chain, copies, replaced and deleted documents) is what
+/// `dedup --duplicates` of its live documents, replayed in (batch, id) order into an empty
+/// store with the same settings, writes; `audit --keep --singletons` is the kept records' ids.
+#[test]
+fn audit_keep_drop_lists_equal_dedup_of_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = path_str(&store);
+    let init = |path: &str| {
+        let out = simhashdb(&["init", path, "--blocks", "5", "--distance", "3"], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    init(s);
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut chain = 0x1234_5678_9abc_def0u64;
+    for day in 0..4u64 {
+        let mut lines = String::new();
+        for i in 0..300u64 {
+            // Ids interleave across days, so batch order and id order disagree.
+            let id = format!("copy-{:04}", i * 4 + (3 - day));
+            lines.push_str(&format!("{id}\t{:016x}\n", 0xabcd_ef01_2345_6789u64));
+        }
+        for i in 0..50u64 {
+            lines.push_str(&format!("chain-{day}-{i:02}\t{chain:016x}\n"));
+            chain ^= (1 << (next() % 64)) | (1 << (next() % 64));
+        }
+        for i in 0..100u64 {
+            let base = next();
+            lines.push_str(&format!("pair-{day}-{i:03}a\t{base:016x}\n"));
+            let near = base ^ (1 << (next() % 64)) ^ (1 << (next() % 64));
+            lines.push_str(&format!("pair-{day}-{i:03}b\t{near:016x}\n"));
+        }
+        // Day 2 moves some of day 0's documents elsewhere.
+        if day == 2 {
+            for i in 0..20u64 {
+                lines.push_str(&format!("pair-0-{i:03}a\t{:016x}\n", next()));
+            }
+        }
+        let out = simhashdb(&["insert", s, "--label", &format!("day{day}")], &lines);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let out = simhashdb(&["delete", s, "copy-0003", "chain-0-05", "pair-1-004b"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let audited = [dir.path().join("dups.tsv"), dir.path().join("keep.txt")];
+    let out = simhashdb(
+        &[
+            "audit",
+            s,
+            "--duplicates",
+            path_str(&audited[0]),
+            "--keep",
+            path_str(&audited[1]),
+            "--singletons",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // The replay: the live documents by (batch, id), deduplicated into an empty store.
+    let out = simhashdb(&["export", s], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut live: Vec<(u64, String, String)> = text(&out.stdout)
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            (f[2].parse().unwrap(), f[0].to_string(), f[1].to_string())
+        })
+        .collect();
+    live.sort();
+    let input: String = live
+        .iter()
+        .map(|(_, id, fp)| format!("{id}\t{fp}\n"))
+        .collect();
+    let replay = dir.path().join("replay");
+    init(path_str(&replay));
+    let replayed = [
+        dir.path().join("dedup-dups.tsv"),
+        dir.path().join("kept.tsv"),
+    ];
+    let out = simhashdb(
+        &[
+            "dedup",
+            path_str(&replay),
+            "--duplicates",
+            path_str(&replayed[0]),
+            "--output",
+            path_str(&replayed[1]),
+        ],
+        &input,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let read = |f: &std::path::Path| std::fs::read_to_string(f).unwrap();
+    let duplicates = read(&audited[0]);
+    assert!(duplicates.lines().count() > 1000, "{duplicates}");
+    assert!(
+        duplicates == read(&replayed[0]),
+        "the duplicates differ from the replay's"
+    );
+    let kept_ids: String = read(&replayed[1])
+        .lines()
+        .map(|line| format!("{}\n", line.split('\t').next().unwrap()))
+        .collect();
+    assert!(
+        read(&audited[1]) == kept_ids,
+        "the kept ids differ from the replay's"
+    );
+    assert!(
+        kept_ids
+            .lines()
+            .filter(|id| id.starts_with("chain-"))
+            .count()
+            > 1,
+        "the chain keeps several"
     );
 }

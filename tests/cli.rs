@@ -305,7 +305,7 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     assert_eq!(text(&out.stdout), "", "--clusters alone prints no pairs");
     assert_eq!(
         std::fs::read_to_string(&clusters).unwrap(),
-        "1\ta\n1\tc\n2\tb\n3\tz\n"
+        "1\ta\t1\n1\tc\t1\n2\tb\t1\n3\tz\t1\n"
     );
     let out = simhashdb(&["audit", &store, "--json", "--distance", "1"], "");
     let first = text(&out.stdout).lines().next().unwrap().to_string();
@@ -333,12 +333,12 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     );
 
     // The keep/drop list: a and c share a fingerprint, b is a bit away; one batch, so the
-    // smallest id is kept.
+    // documents are taken by id: a is kept, b and c name it with their distance.
     let out = simhashdb(&["audit", &store, "--duplicates", "-", "--json"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "{\"id\":\"b\",\"kept\":\"a\"}\n{\"id\":\"c\",\"kept\":\"a\"}\n"
+        "{\"distance\":1,\"id\":\"b\",\"kept\":\"a\"}\n{\"distance\":0,\"id\":\"c\",\"kept\":\"a\"}\n"
     );
     // With results on stdout, the summary line goes to stderr.
     let summary = text(&out.stderr);
@@ -348,7 +348,7 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     assert_eq!(v["summary"]["kept"], 1);
     assert_eq!(v["summary"]["distinct_fingerprints"], 3);
     let out = simhashdb(&["audit", &store, "--duplicates", "-"], "");
-    assert_eq!(text(&out.stdout), "b\ta\nc\ta\n");
+    assert_eq!(text(&out.stdout), "b\ta\t1\nc\ta\t0\n");
     let keep = dir.path().join("keep.txt");
     let out = simhashdb(&["audit", &store, "--keep", path_str(&keep), "--json"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));

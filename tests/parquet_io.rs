@@ -186,7 +186,7 @@ fn audit_pairs_and_clusters_as_parquet_equal_the_tsv() {
         path_str(&clusters),
     ]);
     assert_eq!(column_names(&pairs), ["id_a", "id_b", "distance"]);
-    assert_eq!(column_names(&clusters), ["cluster_id", "id"]);
+    assert_eq!(column_names(&clusters), ["cluster_id", "id", "kept"]);
     let tsv_pairs = ok(&["audit", &store]);
     let tsv_clusters = ok(&["audit", &store, "--clusters", "-"]);
     let join =

@@ -51,6 +51,7 @@ const API: &[&str] = &[
     "DocumentPair",
     "NearDuplicates",
     "Cluster",
+    "Duplicate",
     "AuditSummary",
     "PairCursor",
     // Dedup on ingest

@@ -264,6 +264,53 @@ fn library_clusters(
     out
 }
 
+/// What the keep rule of a verified audit drops: `{"id", "kept", "distance", "jaccard",
+/// "unverified"}` in its order.
+fn audit_duplicates(near: &NearDuplicates) -> Vec<Value> {
+    let mut out = Vec::new();
+    near.for_each_duplicate(|x| {
+        out.push(
+            serde_json::json!({"id": x.id, "kept": x.kept, "distance": x.distance,
+            "jaccard": x.jaccard, "unverified": x.unverified}),
+        );
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap();
+    out
+}
+
+/// What `dedup` verified at `min` drops of the model's live documents replayed in (batch, id)
+/// order into an empty store with the same settings, as [`audit_duplicates`] lists it.
+fn replayed_duplicates(model: &BTreeMap<String, Doc>, d: u32, min: f64, bytes: u16) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(&dir.path().join("replay"), bytes, SETTINGS);
+    let mut docs: Vec<(&String, &Doc)> = model.iter().collect();
+    docs.sort_by_key(|(id, doc)| (doc.1, *id));
+    let mut batch = Batch::new();
+    for (id, doc) in docs {
+        match &doc.2 {
+            Some(sketch) => batch.push_sketched(id, doc.0, sketch),
+            None => batch.push(id, doc.0),
+        }
+        .unwrap();
+    }
+    let snapshot = store.snapshot().unwrap();
+    let verdicts = Dedup::new(&snapshot, d)
+        .unwrap()
+        .min_jaccard(min)
+        .unwrap()
+        .decide(&batch)
+        .unwrap();
+    verdicts
+        .iter()
+        .filter(|v| !v.kept)
+        .map(|v| {
+            serde_json::json!({"id": v.id, "kept": v.duplicate_of, "distance": v.distance,
+                "jaccard": v.jaccard, "unverified": v.unverified})
+        })
+        .collect()
+}
+
 /// A query's verified matches by brute force: (distance, fingerprint, id, estimate).
 fn model_query(
     model: &BTreeMap<String, Doc>,
@@ -439,6 +486,8 @@ proptest! {
             let unverified = pairs.iter().filter(|p| p.3.is_none()).count() as u64;
             prop_assert_eq!(&summary["unverified_pairs"], &Value::from(unverified));
             prop_assert_eq!(library_clusters(&snapshot, d, min, one_pass), clusters.clone());
+            let near = verified(&snapshot, d, min, one_pass);
+            prop_assert_eq!(audit_duplicates(&near), replayed_duplicates(&model, d, min, bytes));
             for (id, doc) in model.iter().take(8) {
                 prop_assert_eq!(snapshot.sketch(id).unwrap(), doc.2.clone(), "{}", id);
                 for sketch in [doc.2.as_deref(), None] {

@@ -19,19 +19,28 @@ use crate::{output, progress};
 /// found, in a fixed order: fingerprints ascending; for each, the pairs of the documents that
 /// share it (distance 0), then its pairs with each larger fingerprint in turn; the documents
 /// of a fingerprint in id order. The same store gives the same bytes. Clusters (connected
-/// components of the pairs): CLUSTER_ID<TAB>ID, one member per line, members sorted, clusters
-/// numbered from 1 in order of their smallest id. Duplicates: in every cluster one document is
-/// kept, the one from the earliest batch, ties broken by the smallest id (byte order); every
-/// other member is a line ID<TAB>KEPT_ID. With none of --pairs, --clusters, --duplicates,
-/// --keep, --report, pairs go to stdout. A FILE ending in .parquet is written as Parquet: pairs (id_a,
-/// id_b, distance[, jaccard]), clusters (cluster_id, id). With --min-jaccard (from
-/// --verify-text's texts, or else from the store's sketches, `init --sketch`) pairs carry the
-/// Jaccard similarity: a fourth column, a "jaccard" field; a pair where a document has no
-/// sketch (inserted as a bare fingerprint) is kept and flagged: "unverified" in the fourth
-/// column, "unverified": true in JSON, a null jaccard in Parquet. A summary goes to stderr; with --json
-/// it is a JSON line {"summary": {...}} on stdout (on stderr when stdout carries results).
-/// Memory grows with the fingerprint pairs and the documents that have a near duplicate, never
-/// with the document pairs: a page stored 1e5 times is one fingerprint.
+/// components of the pairs, for looking at): CLUSTER_ID<TAB>ID<TAB>KEPT, one member per line,
+/// members sorted, clusters numbered from 1 in order of their smallest id, KEPT how many
+/// members of the cluster the keep rule keeps. The keep rule is dedup's: documents are taken
+/// earliest batch first, then smallest id (byte order); a document is dropped when a document
+/// kept before it is within D (and, with --min-jaccard, verified); otherwise it is kept. So a
+/// chain of near copies whose ends are far apart keeps several documents, and no document is
+/// dropped unless a kept one is near it. Duplicates: ID<TAB>KEPT_ID<TAB>DISTANCE (with
+/// --min-jaccard a fourth column, the Jaccard or "unverified"), KEPT_ID the nearest kept
+/// document before it (then the smallest id), in the rule's order: line for line what `dedup
+/// --duplicates` of the same documents, replayed in that order into an empty store with the
+/// same settings, writes. --keep: the kept documents of the clusters (with --singletons, every
+/// kept document), one id per line, in the rule's order. With none of --pairs, --clusters,
+/// --duplicates, --keep, --report, pairs go to stdout. A FILE ending in .parquet is written as
+/// Parquet: pairs (id_a, id_b, distance[, jaccard]), clusters (cluster_id, id, kept). With
+/// --min-jaccard (from --verify-text's texts, or else from the store's sketches, `init
+/// --sketch`) pairs carry the Jaccard similarity: a fourth column, a "jaccard" field; a pair
+/// where a document has no sketch (inserted as a bare fingerprint) is kept and flagged:
+/// "unverified" in the fourth column, "unverified": true in JSON, a null jaccard in Parquet. A
+/// summary goes to stderr; with --json it is a JSON line {"summary": {...}} on stdout (on
+/// stderr when stdout carries results). Memory grows with the fingerprint pairs and the
+/// documents that have a near duplicate, never with the document pairs: a page stored 1e5
+/// times is one fingerprint.
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -45,14 +54,17 @@ pub struct Args {
     /// Write the clusters to FILE ('-' = stdout).
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
-    /// Also list documents with no near duplicate, each as a cluster of one.
+    /// Also list documents with no near duplicate: each as a cluster of one in --clusters, and
+    /// among the kept ids in --keep.
     #[arg(long)]
     singletons: bool,
-    /// Write the documents a dedup drops to FILE ('-' = stdout): ID<TAB>KEPT_ID, one line per
-    /// member of a cluster but its kept one (earliest batch, then smallest id).
+    /// Write the documents the keep rule drops to FILE ('-' = stdout):
+    /// ID<TAB>KEPT_ID<TAB>DISTANCE[<TAB>JACCARD], in the rule's order (earliest batch, then
+    /// smallest id).
     #[arg(long, value_name = "FILE")]
     duplicates: Option<PathBuf>,
-    /// Write the id each cluster keeps to FILE ('-' = stdout), one per line.
+    /// Write the ids the keep rule keeps of the clusters to FILE ('-' = stdout), one per line
+    /// in the rule's order (with --singletons, of every document).
     #[arg(long, value_name = "FILE")]
     keep: Option<PathBuf>,
     /// Draw the audit at a glance to FILE (.svg or .png): clusters by size (log-log), pairs
@@ -60,8 +72,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster",
-    /// "ids"}, duplicates {"id", "kept"}, and the summary {"summary": {"documents",
-    /// "distinct_fingerprints", "pairs", "clusters", "largest_cluster", "duplicates", "kept"}}.
+    /// "ids", "kept"}, duplicates {"id", "kept", "distance"[, "jaccard"]}, and the summary
+    /// {"summary": {"documents", "distinct_fingerprints", "pairs", "clusters",
+    /// "largest_cluster", "duplicates", "kept", "clusters_keeping_several",
+    /// "unverified_pairs"}}.
     #[arg(long)]
     json: bool,
     /// Re-read the documents (JSON Lines {"id", "text"}, Parquet with id and text columns, or
@@ -119,7 +133,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         (None, None) => snapshot.near_duplicates(distance, &bars)?,
     };
-    if args.singletons && args.clusters.is_some() {
+    if args.singletons && (args.clusters.is_some() || args.keep.is_some()) {
         near.add_singletons(&snapshot)?;
     }
     let summary = near.summary();
@@ -156,7 +170,7 @@ pub fn run(args: Args) -> Result<()> {
             let mut table = ParquetTable::clusters(path)?;
             near.for_each_cluster(|c| -> Result<()> {
                 for (id, _) in &c.members {
-                    table.push_cluster_member(c.number, id)?;
+                    table.push_cluster_member(c.number, id, c.kept.len() as u64)?;
                 }
                 Ok(())
             })?;
@@ -204,6 +218,13 @@ pub fn run(args: Args) -> Result<()> {
         summary.kept,
         started.elapsed().as_secs_f64()
     );
+    if summary.clusters_keeping_several > 0 {
+        eprintln!(
+            "audit: {} clusters keep more than one document (chains of near copies whose ends \
+             are not near each other)",
+            summary.clusters_keeping_several
+        );
+    }
     Ok(())
 }
 
@@ -286,6 +307,7 @@ fn write_clusters(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Res
     struct ClusterLine<'a> {
         cluster: u64,
         ids: Vec<&'a str>,
+        kept: usize,
     }
     near.for_each_cluster(|c| -> Result<()> {
         if json {
@@ -295,11 +317,12 @@ fn write_clusters(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Res
                 &ClusterLine {
                     cluster: c.number,
                     ids,
+                    kept: c.kept.len(),
                 },
             );
         }
         for (id, _) in &c.members {
-            writeln!(out, "{}\t{id}", c.number)?;
+            writeln!(out, "{}\t{id}\t{}", c.number, c.kept.len())?;
         }
         Ok(())
     })?;
@@ -307,31 +330,24 @@ fn write_clusters(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Res
 }
 
 fn write_duplicates(out: &mut dyn Write, near: &NearDuplicates, json: bool) -> Result<()> {
-    #[derive(serde::Serialize)]
-    struct DuplicateLine<'a> {
-        id: &'a str,
-        kept: &'a str,
-    }
-    near.for_each_cluster(|c| -> Result<()> {
-        let kept = c.kept_id();
-        for (id, _) in c.members.iter().filter(|(id, _)| *id != kept) {
-            if json {
-                output::json_line(out, &DuplicateLine { id, kept })?;
-            } else {
-                writeln!(out, "{id}\t{kept}")?;
-            }
+    let verified = near.is_verified();
+    near.for_each_duplicate(|d| -> Result<()> {
+        if json {
+            return output::json_line(out, d);
+        }
+        write!(out, "{}\t{}\t{}", d.id, d.kept, d.distance)?;
+        match (verified, d.jaccard) {
+            (false, _) => writeln!(out)?,
+            (true, Some(j)) => writeln!(out, "\t{j:.6}")?,
+            (true, None) => writeln!(out, "\tunverified")?,
         }
         Ok(())
-    })?;
-    Ok(())
+    })
 }
 
 fn write_kept(out: &mut dyn Write, near: &NearDuplicates) -> Result<()> {
-    near.for_each_cluster(|c| -> Result<()> {
-        if c.members.len() > 1 {
-            writeln!(out, "{}", c.kept_id())?;
-        }
+    near.for_each_kept(|id| -> Result<()> {
+        writeln!(out, "{id}")?;
         Ok(())
-    })?;
-    Ok(())
+    })
 }

@@ -77,13 +77,15 @@ impl ParquetTable {
         ParquetTable::create(path, fields)
     }
 
-    /// Cluster members: `cluster_id` (int64), `id` (string).
+    /// Cluster members: `cluster_id` (int64), `id` (string), `kept` (int64: how many members
+    /// of the cluster the keep rule keeps).
     pub fn clusters(path: &Path) -> Result<ParquetTable> {
         ParquetTable::create(
             path,
             vec![
                 Field::new("cluster_id", DataType::Int64, false),
                 Field::new("id", DataType::Utf8, false),
+                Field::new("kept", DataType::Int64, false),
             ],
         )
     }
@@ -145,9 +147,14 @@ impl ParquetTable {
         }
     }
 
-    /// Appends a member of cluster number `cluster` to a [`ParquetTable::clusters`] table.
-    pub fn push_cluster_member(&mut self, cluster: u64, id: &str) -> Result<()> {
-        self.push(&[Cell::Int64(cluster as i64), Cell::Text(id)])
+    /// Appends a member of cluster number `cluster`, which keeps `kept` members, to a
+    /// [`ParquetTable::clusters`] table.
+    pub fn push_cluster_member(&mut self, cluster: u64, id: &str, kept: u64) -> Result<()> {
+        self.push(&[
+            Cell::Int64(cluster as i64),
+            Cell::Text(id),
+            Cell::Int64(kept as i64),
+        ])
     }
 
     /// Appends a row. Panics unless `row` has the schema's columns, in order.

@@ -5,8 +5,9 @@
 //! within the distance. A page copied 1e5 times is one node of 1e5 ids, not 5e9 pairs: document
 //! pairs are expanded only as they are handed out ([`NearDuplicates::for_each_pair`]), in a
 //! fixed order, and counted without being expanded. Clusters (connected components) come from
-//! union-find over the documents of the nodes, and each keeps one document: the one from the
-//! earliest batch, ties broken by the smallest id (byte order).
+//! union-find over the documents of the nodes, for looking at; what a dedup keeps and drops is
+//! the keep rule's ([`keep`]: `dedup`'s greedy, earliest batch then smallest id first), and a
+//! cluster may keep several documents.
 //!
 //! Memory: the fingerprint pairs (16 bytes each), the nodes' fingerprints, and the id and batch
 //! of each document that has a near duplicate (plus one u32 per such document for its
@@ -25,8 +26,13 @@ use crate::io::input::read_corpus_shingles;
 use crate::similarity::clusters::UnionFind;
 use crate::similarity::find_all::{find_all_in, find_all_settings, FingerprintPair};
 use crate::similarity::jaccard::{check_min_jaccard, jaccard};
-use crate::similarity::sketch::SketchTable;
+use crate::similarity::sketch::{SketchRows, SketchTable};
 use crate::sys::progress::{Phase, Progress};
+
+mod keep;
+
+use keep::Decisions;
+pub use keep::Duplicate;
 
 /// Candidate pairs per segment of [`NearDuplicates::for_each_pair_parallel`].
 const SEGMENT: usize = 1 << 15;
@@ -52,6 +58,8 @@ pub struct NearDuplicates {
     /// The clusters, found on first use (an audit verified next never needs its unverified
     /// clusters), or set by verification.
     clusters: OnceLock<Clusters>,
+    /// What the keep rule keeps and drops, decided on first use.
+    decisions: OnceLock<Decisions>,
     /// Pairs by distance (0..=64), counted without expanding them.
     pairs_at: Vec<u64>,
     /// Pairs kept unverified: verified by sketches, a side had none.
@@ -309,14 +317,15 @@ pub struct Cluster<'a> {
     pub number: u64,
     /// `(id, batch)` of each member, sorted by id (byte order).
     pub members: Vec<(&'a str, u64)>,
-    /// The member that deduplication keeps: the earliest batch, then the smallest id.
-    pub kept: usize,
+    /// The members the keep rule keeps (indexes into `members`, ascending): at least one, and
+    /// several where the cluster is a chain of near copies whose ends are far apart.
+    pub kept: Vec<usize>,
 }
 
 impl Cluster<'_> {
-    /// The id of the member kept.
-    pub fn kept_id(&self) -> &str {
-        self.members[self.kept].0
+    /// The ids of the members kept, sorted.
+    pub fn kept_ids(&self) -> impl Iterator<Item = &str> + '_ {
+        self.kept.iter().map(|&m| self.members[m].0)
     }
 }
 
@@ -335,10 +344,13 @@ pub struct AuditSummary {
     pub clusters: u64,
     /// Members of the largest cluster (0 when there is none).
     pub largest_cluster: u64,
-    /// Documents a dedup drops: every member of a cluster but the one it keeps.
+    /// Documents the keep rule drops: each has a kept document within the distance (see
+    /// [`NearDuplicates::for_each_duplicate`]).
     pub duplicates: u64,
-    /// Documents a dedup keeps from the clusters: one per cluster.
+    /// Documents the keep rule keeps of the clusters: one or more per cluster.
     pub kept: u64,
+    /// Clusters that keep more than one document (chains of near copies).
+    pub clusters_keeping_several: u64,
     /// Pairs kept without verification: verified by sketches, one document had none (it was
     /// inserted as a bare fingerprint). They count in `pairs` and join clusters as the
     /// fingerprints alone would.
@@ -397,6 +409,7 @@ impl NearDuplicates {
             edges,
             verified: None,
             clusters: OnceLock::new(),
+            decisions: OnceLock::new(),
             pairs_at: vec![0; 65],
             unverified: 0,
             singletons: None,
@@ -410,19 +423,35 @@ impl NearDuplicates {
     /// without a store (`find-all` on documents): the fingerprint pairs from in-memory
     /// permuted tables of `blocks` blocks (or those [`crate::Settings::for_size`] picks), the
     /// ids sharing a fingerprint at distance 0. A later document with the same id replaces an
-    /// earlier one, as in a batch; every document counts as batch 0, so a cluster keeps its
-    /// smallest id.
+    /// earlier one, as in a batch; every document counts as batch 0, so the keep rule takes
+    /// them by id.
     pub fn of_documents(
         documents: &[(String, u64)],
         distance: u8,
         blocks: Option<u8>,
         progress: &dyn Progress,
     ) -> Result<NearDuplicates> {
-        let mut latest: HashMap<&str, u64> = HashMap::with_capacity(documents.len());
-        for (id, fp) in documents {
-            latest.insert(id, *fp);
+        let ranked: Vec<(&str, u64, u64)> = documents
+            .iter()
+            .map(|(id, fp)| (id.as_str(), *fp, 0))
+            .collect();
+        Self::of_ranked_documents(&ranked, distance, blocks, progress)
+    }
+
+    /// [`NearDuplicates::of_documents`] of `(id, fingerprint, rank)`: the keep rule takes the
+    /// documents by rank (as a store's by batch), then by id. A distributed job that sorted a
+    /// group of documents in its own order gives each its place in that order.
+    pub fn of_ranked_documents(
+        documents: &[(&str, u64, u64)],
+        distance: u8,
+        blocks: Option<u8>,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        let mut latest: HashMap<&str, (u64, u64)> = HashMap::with_capacity(documents.len());
+        for &(id, fp, rank) in documents {
+            latest.insert(id, (fp, rank));
         }
-        let mut fingerprints: Vec<u64> = latest.values().copied().collect();
+        let mut fingerprints: Vec<u64> = latest.values().map(|&(fp, _)| fp).collect();
         fingerprints.par_sort_unstable();
         fingerprints.dedup();
         let pairs = if distance == 0 {
@@ -433,7 +462,7 @@ impl NearDuplicates {
         };
         let ids = latest
             .iter()
-            .map(|(id, fp)| (*fp, Box::from(*id), 0))
+            .map(|(id, &(fp, rank))| (fp, Box::from(*id), rank))
             .collect();
         Ok(NearDuplicates::build(
             latest.len() as u64,
@@ -503,6 +532,40 @@ impl NearDuplicates {
         self.verify_with(Evidence::Sketches { table, found }, min_jaccard, progress)
     }
 
+    /// [`NearDuplicates::verify_sketches`] with sketches from the caller: `sketch_of(id)` is
+    /// the document's sketch (as [`crate::Scheme::sketch`] makes it; all of one size), None
+    /// for a document without one (its pairs are kept unverified). For documents verified
+    /// outside a store, as a distributed job's tasks do.
+    pub fn verify_sketches_of<'a>(
+        &mut self,
+        sketch_of: impl Fn(&str) -> Option<&'a [u8]>,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        check_min_jaccard(min_jaccard)?;
+        let sketches: Vec<Option<&[u8]>> = self.docs.iter().map(|(id, _)| sketch_of(id)).collect();
+        let bytes = sketches
+            .iter()
+            .flatten()
+            .map(|s| s.len())
+            .next()
+            .unwrap_or(0);
+        if let Some(other) = sketches.iter().flatten().find(|s| s.len() != bytes) {
+            return Err(Error::input(format!(
+                "sketches of {bytes} and {} bytes: every sketch must be of one size",
+                other.len()
+            )));
+        }
+        let mut rows = SketchRows::with_capacity(bytes, sketches.len());
+        let none = vec![0; bytes];
+        for sketch in &sketches {
+            rows.push(sketch.unwrap_or(&none));
+        }
+        let found = sketches.iter().map(Option::is_some).collect();
+        let table = rows.into_table();
+        self.verify_with(Evidence::Sketches { table, found }, min_jaccard, progress)
+    }
+
     /// [`NearDuplicates::verify_sketches`] with `table`, the sketches of every document
     /// already read, row d document d's (the order of `docs`).
     pub(crate) fn verify_with_sketches(
@@ -524,6 +587,7 @@ impl NearDuplicates {
         progress: &dyn Progress,
     ) -> Result<()> {
         self.verified = Some(Verified::new(self, evidence, min_jaccard));
+        self.decisions = OnceLock::new();
         self.cluster_verified(progress)
     }
 
@@ -543,20 +607,35 @@ impl NearDuplicates {
     }
 
     /// The numbers: documents, distinct fingerprints, pairs, clusters, the largest, and how
-    /// many a dedup drops and keeps.
+    /// many the keep rule drops and keeps.
     pub fn summary(&self) -> AuditSummary {
         let found = self.clusters();
         let sizes = found.starts.windows(2).map(|w| (w[1] - w[0]) as u64);
         let clusters = found.starts.len() as u64 - 1;
         let clustered = found.members.len() as u64;
+        let decisions = self.decisions();
+        let duplicates = decisions.dropped();
+        let clusters_keeping_several = found
+            .starts
+            .windows(2)
+            .filter(|w| {
+                let members = &found.members[w[0]..w[1]];
+                members
+                    .iter()
+                    .filter(|&&d| decisions.is_kept(d as usize))
+                    .nth(1)
+                    .is_some()
+            })
+            .count() as u64;
         AuditSummary {
             documents: self.documents,
             distinct_fingerprints: self.distinct_fingerprints,
             pairs: self.pairs_at.iter().sum(),
             clusters,
             largest_cluster: sizes.max().unwrap_or(0),
-            duplicates: clustered - clusters,
-            kept: clusters,
+            duplicates,
+            kept: clustered - duplicates,
+            clusters_keeping_several,
             unverified_pairs: self.unverified,
         }
     }
@@ -779,6 +858,7 @@ impl NearDuplicates {
         let alone: &[(Box<str>, u64)] = self.singletons.as_deref().unwrap_or(&[]);
         let (mut c, mut s, mut number) = (0, 0, 0u64);
         let Clusters { members, starts } = self.clusters();
+        let decisions = self.decisions();
         let clusters = starts.len() - 1;
         while c < clusters || s < alone.len() {
             number += 1;
@@ -787,21 +867,22 @@ impl NearDuplicates {
                 f(&Cluster {
                     number,
                     members: vec![(&alone[s].0, alone[s].1)],
-                    kept: 0,
+                    kept: vec![0],
                 })?;
                 s += 1;
                 continue;
             }
-            let members: Vec<(&str, u64)> = members[starts[c]..starts[c + 1]]
+            let docs = &members[starts[c]..starts[c + 1]];
+            let kept = (0..docs.len())
+                .filter(|&m| decisions.is_kept(docs[m] as usize))
+                .collect();
+            let members: Vec<(&str, u64)> = docs
                 .iter()
                 .map(|&d| {
                     let (id, batch) = &self.docs[d as usize];
                     (&**id, *batch)
                 })
                 .collect();
-            let kept = (0..members.len())
-                .min_by_key(|&m| (members[m].1, members[m].0))
-                .expect("a cluster has members");
             f(&Cluster {
                 number,
                 members,
