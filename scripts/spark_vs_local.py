@@ -83,7 +83,7 @@ def duplicates_of(path: Path) -> dict:
     if path.is_dir():
         t = pq.read_table(path, columns=["id", "kept_id"])
         return dict(zip(t.column("id").to_pylist(), t.column("kept_id").to_pylist()))
-    return dict(line.split("\t") for line in path.read_text().splitlines())
+    return dict(line.split("\t")[:2] for line in path.read_text().splitlines())
 
 
 def job(cluster, *args) -> float:

@@ -227,6 +227,17 @@ class Exported:
     def __arrow_c_array__(self, requested_schema: Optional[Any] = None) -> Tuple[Any, Any]: ...
 
 def fingerprint_arrow(ids: Any, texts: Any, scheme: str, text_column: str) -> Exported: ...
+def fingerprint_sketch_arrow(
+    ids: Any, texts: Any, scheme: str, sketch_bytes: int, text_column: str
+) -> Tuple[Exported, Exported]: ...
+def keep_rule(
+    groups: Any,
+    ids: Any,
+    fps: Any,
+    distance: int,
+    sketches: Any = None,
+    min_jaccard: Optional[float] = None,
+) -> Tuple[Exported, Exported, Exported, Exported]: ...
 def plan(
     fingerprints: int, distance: int, tasks: int, blocks: Optional[int] = None
 ) -> Tuple[int, int]: ...

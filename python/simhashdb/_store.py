@@ -712,9 +712,12 @@ class Store:
         text_field: str = "text",
     ) -> List[Tuple[str, str]]:
         """The keep/drop list of ``simhashdb audit --duplicates``: ``(id, kept_id)`` for every
-        document a dedup drops. In every cluster one document is kept, the one from the
-        earliest batch, ties broken by the smallest id; the others are listed, in the CLI's
-        order. ``verify_text`` and ``min_jaccard`` as in :meth:`audit`."""
+        document the keep rule drops, in its order. The rule is ``dedup``'s: documents are
+        taken earliest batch first, then smallest id; a document is dropped when a document
+        kept before it is within the distance (and verified, with ``min_jaccard``), and
+        ``kept_id`` is the nearest such (then the smallest id). A cluster may keep several
+        documents; no document is dropped unless a kept one is near it. ``verify_text`` and
+        ``min_jaccard`` as in :meth:`audit`."""
         verify = None if verify_text is None else os.fspath(verify_text)
         dropped, kept, _ = self._native.audit_duplicates(
             _distance(distance), verify, min_jaccard, id_field, text_field

@@ -5,14 +5,16 @@
 
 use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, BooleanArray, Int32Array, Int64Array, Int8Array};
+use std::collections::HashMap;
+
+use arrow_array::{Array, BooleanArray, Float64Array, Int32Array, Int64Array, Int8Array};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhashdb::partitioned::{
     components as graph_components, Blocks, Half, PartSlices, Plan, Router,
 };
-use simhashdb::Scheme;
+use simhashdb::{NearDuplicates, Scheme};
 
 use crate::arrow::{bools, export, import, int64s, python_repr, Column, Exported};
 use crate::errors::{guard, py_err};
@@ -31,45 +33,195 @@ pub fn fingerprint_arrow(
 ) -> PyResult<Exported> {
     guard(|| {
         let scheme = Scheme::from_name(scheme).map_err(py_err)?;
-        let ids = Column::new(import(ids, "ids")?, "the id column")?;
-        let column = python_repr(text_column);
-        let texts = Column::new(import(texts, "texts")?, &format!("column {column}"))?;
-        if ids.len() != texts.len() {
-            return Err(PyValueError::new_err(format!(
-                "{} ids for {} texts",
-                ids.len(),
-                texts.len()
-            )));
+        let documents = documents_of_texts(py, ids, texts, &scheme, text_column)?;
+        Ok(export(Int64Array::from_iter_values(
+            documents.iter().map(|&(fp, _)| fp as i64),
+        )))
+    })
+}
+
+/// [`fingerprint_arrow`] with each text's verification sketch of `sketch_bytes` bytes, as a
+/// store made with `init --sketch --sketch-bytes N` keeps it (one tokenizing for both):
+/// `(fingerprints, sketches)`.
+#[pyfunction]
+pub fn fingerprint_sketch_arrow(
+    py: Python<'_>,
+    ids: &Bound<'_, PyAny>,
+    texts: &Bound<'_, PyAny>,
+    scheme: &str,
+    sketch_bytes: u16,
+    text_column: &str,
+) -> PyResult<(Exported, Exported)> {
+    guard(|| {
+        let scheme = Scheme::from_name(scheme)
+            .and_then(|s| s.with_sketch(sketch_bytes))
+            .map_err(py_err)?;
+        let documents = documents_of_texts(py, ids, texts, &scheme, text_column)?;
+        let fps = Int64Array::from_iter_values(documents.iter().map(|&(fp, _)| fp as i64));
+        let mut sketches = BinaryBuilder::new();
+        for (_, sketch) in &documents {
+            sketches.append_option(sketch.as_deref());
         }
-        let results: Vec<Result<u64, (usize, String)>> = detached(py, || {
-            (0..texts.len())
+        Ok((export(fps), export(sketches.finish())))
+    })
+}
+
+/// Each text's fingerprint and sketch (when `scheme` has one), in parallel with the GIL
+/// released; an error names the first document at fault by its id.
+fn documents_of_texts(
+    py: Python<'_>,
+    ids: &Bound<'_, PyAny>,
+    texts: &Bound<'_, PyAny>,
+    scheme: &Scheme,
+    text_column: &str,
+) -> PyResult<Vec<(u64, Option<Vec<u8>>)>> {
+    let ids = Column::new(import(ids, "ids")?, "the id column")?;
+    let column = python_repr(text_column);
+    let texts = Column::new(import(texts, "texts")?, &format!("column {column}"))?;
+    if ids.len() != texts.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} ids for {} texts",
+            ids.len(),
+            texts.len()
+        )));
+    }
+    type Fingerprinted = Result<(u64, Option<Vec<u8>>), (usize, String)>;
+    let results: Vec<Fingerprinted> = detached(py, || {
+        (0..texts.len())
+            .into_par_iter()
+            .map(|i| {
+                let fail = |what: String| (i, what);
+                let bytes = texts
+                    .bytes(i)
+                    .ok_or_else(|| fail(format!("null {column}")))?;
+                let text = std::str::from_utf8(&bytes)
+                    .map_err(|e| fail(format!("{column} is not valid UTF-8 ({e})")))?;
+                scheme.document(text).map_err(|e| fail(e.to_string()))
+            })
+            .collect()
+    });
+    results
+        .into_iter()
+        .map(|result| {
+            result.map_err(|(i, what)| {
+                PyValueError::new_err(format!("document {}: {what}", ids.show(i)))
+            })
+        })
+        .collect()
+}
+
+/// The keep rule over groups of documents: a task's rows sorted by group (a component of the
+/// fingerprint graph), then in the rule's order. Each group is decided as the local audit
+/// decides (`NearDuplicates::of_ranked_documents`, the row's place its rank), verified with
+/// `sketches` at `min_jaccard` when given; groups in parallel, the GIL released. Returns the
+/// dropped documents in row order: `(id, kept_id, distance, jaccard)` (jaccard null where
+/// not verified).
+#[pyfunction]
+#[pyo3(signature = (groups, ids, fps, distance, sketches=None, min_jaccard=None))]
+pub fn keep_rule(
+    py: Python<'_>,
+    groups: &Bound<'_, PyAny>,
+    ids: &Bound<'_, PyAny>,
+    fps: &Bound<'_, PyAny>,
+    distance: u8,
+    sketches: Option<&Bound<'_, PyAny>>,
+    min_jaccard: Option<f64>,
+) -> PyResult<(Exported, Exported, Exported, Exported)> {
+    guard(|| {
+        let groups = int64s(&import(groups, "groups")?, "groups")?;
+        let column = Column::new(import(ids, "ids")?, "the id column")?;
+        let fps = int64s(&import(fps, "fps")?, "fps")?;
+        if groups.len() != column.len() || fps.len() != column.len() {
+            return Err(PyValueError::new_err("columns of unequal lengths"));
+        }
+        let mut ids = Vec::with_capacity(column.len());
+        for i in 0..column.len() {
+            let bytes = column
+                .bytes(i)
+                .ok_or_else(|| PyValueError::new_err("a null id"))?;
+            let id = String::from_utf8(bytes.into_owned())
+                .map_err(|e| PyValueError::new_err(format!("an id that is not UTF-8: {e}")))?;
+            ids.push(id);
+        }
+        let fps: Vec<u64> = fps
+            .into_iter()
+            .map(|fp| fp.map(|fp| fp as u64))
+            .collect::<Option<_>>()
+            .ok_or_else(|| PyValueError::new_err("a null fingerprint"))?;
+        let sketches: Option<Vec<Option<Vec<u8>>>> = match sketches {
+            None => None,
+            Some(sketches) => {
+                let column = Column::new(import(sketches, "sketches")?, "the sketch column")?;
+                if column.len() != ids.len() {
+                    return Err(PyValueError::new_err("columns of unequal lengths"));
+                }
+                Some(
+                    (0..column.len())
+                        .map(|i| column.bytes(i).map(|b| b.into_owned()))
+                        .collect(),
+                )
+            }
+        };
+        if min_jaccard.is_some() && sketches.is_none() {
+            return Err(PyValueError::new_err("min_jaccard needs the sketches"));
+        }
+        let mut ranges = Vec::new();
+        let mut start = 0;
+        for i in 1..=groups.len() {
+            if i == groups.len() || groups[i] != groups[start] {
+                ranges.push(start..i);
+                start = i;
+            }
+        }
+        type Dropped = Vec<(usize, usize, u32, Option<f64>)>;
+        let decided: Vec<simhashdb::Result<Dropped>> = detached(py, || {
+            ranges
                 .into_par_iter()
-                .map(|i| {
-                    let fail = |what: String| (i, what);
-                    let bytes = texts
-                        .bytes(i)
-                        .ok_or_else(|| fail(format!("null {column}")))?;
-                    let text = std::str::from_utf8(&bytes)
-                        .map_err(|e| fail(format!("{column} is not valid UTF-8 ({e})")))?;
-                    scheme
-                        .fingerprint_document(text)
-                        .map_err(|e| fail(e.to_string()))
+                .map(|rows| {
+                    let documents: Vec<(&str, u64, u64)> = rows
+                        .clone()
+                        .map(|i| (ids[i].as_str(), fps[i], i as u64))
+                        .collect();
+                    let mut near =
+                        NearDuplicates::of_ranked_documents(&documents, distance, None, &())?;
+                    if let (Some(min), Some(sketches)) = (min_jaccard, &sketches) {
+                        let of: HashMap<&str, &[u8]> = rows
+                            .clone()
+                            .filter_map(|i| Some((ids[i].as_str(), sketches[i].as_deref()?)))
+                            .collect();
+                        near.verify_sketches_of(|id| of.get(id).copied(), min, &())?;
+                    }
+                    let row: HashMap<&str, usize> =
+                        rows.clone().map(|i| (ids[i].as_str(), i)).collect();
+                    let mut dropped = Vec::new();
+                    near.for_each_duplicate(|d| {
+                        dropped.push((row[d.id], row[d.kept], d.distance, d.jaccard));
+                        Ok::<_, std::convert::Infallible>(())
+                    })
+                    .unwrap_or_else(|never| match never {});
+                    dropped.sort_unstable_by_key(|&(i, ..)| i);
+                    Ok(dropped)
                 })
                 .collect()
         });
-        let mut out = Vec::with_capacity(results.len());
-        for result in results {
-            match result {
-                Ok(fp) => out.push(fp as i64),
-                Err((i, what)) => {
-                    return Err(PyValueError::new_err(format!(
-                        "document {}: {what}",
-                        ids.show(i)
-                    )))
-                }
+        let mut id = StringBuilder::new();
+        let mut kept = StringBuilder::new();
+        let mut at = Vec::new();
+        let mut jaccard = Vec::new();
+        for group in decided {
+            for (i, k, d, j) in group.map_err(py_err)? {
+                id.append_value(&ids[i]);
+                kept.append_value(&ids[k]);
+                at.push(d as i32);
+                jaccard.push(j);
             }
         }
-        Ok(export(Int64Array::from(out)))
+        Ok((
+            export(id.finish()),
+            export(kept.finish()),
+            export(Int32Array::from(at)),
+            export(Float64Array::from(jaccard)),
+        ))
     })
 }
 

@@ -765,12 +765,9 @@ impl NativeStore {
             let near =
                 self.near_duplicates(py, distance, verify_text, min_jaccard, id_field, text_field)?;
             let (mut dropped, mut kept) = (Vec::new(), Vec::new());
-            near.for_each_cluster(|c| {
-                let keep = c.kept_id();
-                for (id, _) in c.members.iter().filter(|(id, _)| *id != keep) {
-                    dropped.push(id.to_string());
-                    kept.push(keep.to_string());
-                }
+            near.for_each_duplicate(|d| {
+                dropped.push(d.id.to_string());
+                kept.push(d.kept.to_string());
                 Ok::<_, std::convert::Infallible>(())
             })
             .unwrap_or_else(|never| match never {});

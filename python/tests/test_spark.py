@@ -173,13 +173,14 @@ def test_dedup_keeps_what_the_local_rule_keeps(cluster, cli, tmp_path):
     table = pq.read_table(docs)
     rows = table.to_pylist()
 
-    def cli_duplicates(store: Path, parts: List[Path]) -> Dict[str, str]:
+    def cli_duplicates(store: Path, parts: List[Path]) -> Dict[str, Tuple[str, int]]:
         run_cli(cli, "init", str(store), "--expected-size", "30000")
         for part in parts:
             run_cli(cli, "insert", str(store), str(part))
         listed = tmp_path / f"{store.name}.tsv"
         run_cli(cli, "audit", str(store), "--duplicates", str(listed))
-        return dict(line.split("\t") for line in listed.read_text().splitlines())
+        return {f[0]: (f[1], int(f[2]))
+                for f in (line.split("\t") for line in listed.read_text().splitlines())}
 
     parts = []
     for b in (1, 2, 3):
@@ -193,7 +194,7 @@ def test_dedup_keeps_what_the_local_rule_keeps(cluster, cli, tmp_path):
     job(cluster, "dedup", "--input", str(docs), "--output", str(kept), "--duplicates", str(dups),
         "--text-column", "text", "--scheme", "words-2-minhash", "--order-by", "batch",
         "--chunk-rows", "500")
-    assert {r["id"]: r["kept_id"] for r in read_rows(dups)} == by_batch
+    assert {r["id"]: (r["kept_id"], r["distance"]) for r in read_rows(dups)} == by_batch
     want = sorted((r for r in rows if r["id"] not in by_batch), key=lambda r: r["id"])
     assert sorted(read_rows(kept), key=lambda r: r["id"]) == want, "kept rows, every column"
 
@@ -201,9 +202,67 @@ def test_dedup_keeps_what_the_local_rule_keeps(cluster, cli, tmp_path):
     with driver(cluster) as session:
         fps = sdb.fingerprint(session.read.parquet(str(docs)))
         kept_df, dups_df = sdb.dedup(fps)
-        assert {r["id"]: r["kept_id"] for r in dups_df.collect()} == in_one
+        assert {r["id"]: (r["kept_id"], r["distance"]) for r in dups_df.collect()} == in_one
         assert kept_df.count() == len(rows) - len(in_one)
         assert kept_df.columns == ["id", "fingerprint"]
+
+
+def chained_corpus(path: Path, documents: int, seed: int) -> None:
+    """corpus()'s documents plus a chain of 1,000 near copies: each link is the one before
+    with one word of 60 changed (J about 0.9 to the one before, less to those further on)."""
+    corpus(path, documents, seed)
+    table = pq.read_table(path)
+    rng = random.Random(seed)
+    words = [f"c{i}" for i in range(5000)]
+    link = [rng.choice(words) for _ in range(60)]
+    ids, texts = [], []
+    for i in range(1000):
+        ids.append(f"chain-{i:04}")
+        texts.append(" ".join(link))
+        link[(i * 7) % len(link)] = f"x{i}"
+    chain = pa.table({"id": ids, "text": texts,
+                      "batch": [rng.randint(1, 3) for _ in ids],
+                      "extra": [rng.random() for _ in ids]})
+    pq.write_table(pa.concat_tables([table, chain.cast(table.schema)]), path)
+
+
+def test_verified_dedup_equals_the_local_verified_audit(cluster, cli, tmp_path):
+    """dedup --min-jaccard 0.8 at distance 8: the sketches computed in the tasks verify the
+    candidate pairs as a store made with `init --sketch` does, and the keep rule over a chain
+    of 1,000 near copies and 2,000 copies of one page drops what the CLI's audit --min-jaccard
+    --duplicates drops of a store holding the documents in their batches (matches, distances
+    and estimates); fingerprints alone cannot be verified (a usage error)."""
+    import pyarrow.compute as pc
+
+    docs = tmp_path / "docs.parquet"
+    chained_corpus(docs, 6_000, seed=5)
+    table = pq.read_table(docs)
+    store = tmp_path / "store"
+    run_cli(cli, "init", str(store), "--sketch", "--distance", "8", "--expected-size", "10000")
+    for b in (1, 2, 3):
+        part = tmp_path / f"batch{b}.parquet"
+        pq.write_table(table.filter(pc.equal(table["batch"], b)).select(["id", "text"]), part)
+        run_cli(cli, "insert", str(store), str(part))
+    listed = tmp_path / "local.tsv"
+    run_cli(cli, "audit", str(store), "--min-jaccard", "0.8", "--duplicates", str(listed))
+    local = {f[0]: (f[1], int(f[2]), f[3])
+             for f in (line.split("\t") for line in listed.read_text().splitlines())}
+    chain_kept = 1000 - sum(1 for id in local if id.startswith("chain-"))
+    assert chain_kept > 1, "the chain keeps several links"
+    assert sum(1 for id in local if id.startswith("d")) >= COPIES - 1
+
+    kept, dups = tmp_path / "kept", tmp_path / "dups"
+    job(cluster, "dedup", "--input", str(docs), "--output", str(kept), "--duplicates", str(dups),
+        "--text-column", "text", "--scheme", "words-2-minhash", "--order-by", "batch",
+        "--distance", "8", "--min-jaccard", "0.8", "--sketch-bytes", "128")
+    got = {r["id"]: (r["kept_id"], r["distance"], f"{r['jaccard']:.6f}") for r in read_rows(dups)}
+    assert got == local
+    assert pq.read_table(kept).num_rows == table.num_rows - len(local)
+
+    done = job(cluster, "dedup", "--input", str(docs), "--output", str(tmp_path / "no"),
+               "--fingerprint-column", "fingerprint", "--min-jaccard", "0.8", check=False)
+    assert done.returncode == 2, done.stderr
+    assert "--min-jaccard" in done.stderr and "--text-column" in done.stderr
 
 
 def test_arrow_fingerprints_refuse_bad_rows_naming_them(cluster, tmp_path):

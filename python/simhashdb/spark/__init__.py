@@ -11,7 +11,8 @@ executors)::
     fps = sdb.fingerprint(docs)                               # id, fingerprint (int64 bits)
     pairs = sdb.audit(fps, distance=3)                        # id_a, id_b, distance
     clusters = sdb.clusters(fps, distance=3)                  # cluster_id, id
-    kept, dropped = sdb.dedup(docs, text_column="text")       # docs' rows; id, kept_id
+    kept, dropped = sdb.dedup(docs, text_column="text")       # docs' rows; id, kept_id, ...
+    kept, dropped = sdb.dedup(docs, 8, text_column="text", min_jaccard=0.8)  # verified
 
 or as a job: ``python -m simhashdb.spark {fingerprint,audit,clusters,dedup} --master URL --input
 PATH --output PATH`` (or the same module through ``spark-submit``). docs/distributed.md says how
@@ -33,6 +34,8 @@ from .fingerprint import fingerprint, fingerprinted
 from .tables import choose_blocks
 
 DEFAULT_DISTANCE = 3
+# The sketch size of a store made with `init --sketch` (bytes).
+DEFAULT_SKETCH_BYTES = 128
 CHUNK_ROWS = _partitioned.CHUNK_ROWS
 
 __all__ = ["audit", "choose_blocks", "clusters", "dedup", "fingerprint", "DEFAULT_DISTANCE"]
@@ -96,33 +99,54 @@ def dedup(
     text_column: Optional[str] = None,
     scheme: Optional[str] = None,
     order_by: Optional[str] = None,
+    min_jaccard: Optional[float] = None,
+    sketch_bytes: int = DEFAULT_SKETCH_BYTES,
     chunk_rows: int = CHUNK_ROWS,
     what: str = "the input",
 ) -> Tuple[DataFrame, DataFrame]:
-    """(kept, duplicates): connected-component dedup with the local audit's rule. In every
-    cluster of near duplicates (documents within ``distance`` bits, linked), the document with
-    the smallest (``order_by`` value, id) is kept (without ``order_by``: the smallest id; a
-    null ``order_by`` value sorts after every value) and every other member is dropped.
-    ``kept`` is ``df``'s rows that are not dropped, with every column; ``duplicates`` is
-    (id, kept_id) of each dropped document (ids as strings). Documents are fingerprinted from
-    ``text_column`` with ``scheme`` when either is given, else read from
-    ``fingerprint_column``. Without ``order_by`` this is what ``simhashdb audit --duplicates``
-    drops of a store that holds the documents in one batch; with ``order_by`` a batch number,
-    what it drops of a store holding them in those batches."""
+    """(kept, duplicates): dedup with the keep rule of ``simhashdb dedup`` and the local audit.
+    Documents are taken in order, the smallest (``order_by`` value, id) first (without
+    ``order_by``: the smallest id; a null ``order_by`` value sorts after every value); a
+    document is dropped when a document kept before it is within ``distance`` bits, and names
+    the nearest such (then the smallest id); otherwise it is kept. So no document is dropped
+    unless a kept one is near it, and a cluster (a chain of near copies) may keep several.
+    With ``min_jaccard`` a match must also pass verification: the two texts' sketches of
+    ``sketch_bytes`` bytes, computed in the tasks as a store made with ``init --sketch`` keeps
+    them, estimate at least that word 3-shingle Jaccard; it needs the texts
+    (``text_column``). ``kept`` is ``df``'s rows that are not dropped, with every column;
+    ``duplicates`` is (id, kept_id, distance, jaccard) of each dropped document (ids as
+    strings, jaccard null unless verified), in no particular order. Documents are
+    fingerprinted from ``text_column`` with ``scheme`` when either is given, else read from
+    ``fingerprint_column``. Without ``order_by`` this is what ``simhashdb audit
+    --duplicates`` drops of a store that holds the documents in one batch (with
+    ``min_jaccard``: ``audit --min-jaccard`` of a store made with ``init --sketch``); with
+    ``order_by`` a batch number, what it drops of a store holding them in those batches."""
     _check(distance, chunk_rows)
+    if min_jaccard is not None:
+        if not isinstance(min_jaccard, (int, float)) or not 0.0 <= min_jaccard <= 1.0:
+            raise ValueError(f"min_jaccard: {min_jaccard!r} is not a number from 0 to 1")
+        if text_column is None and scheme is None:
+            raise ValueError(
+                "min_jaccard verifies matches with sketches of the texts: give text_column "
+                "(fingerprints alone cannot be verified)"
+            )
+        if not isinstance(sketch_bytes, int) or not 64 <= sketch_bytes <= 1024:
+            raise ValueError(f"sketch_bytes: {sketch_bytes!r} is not an int from 64 to 1024")
     with task_errors():
         if text_column is not None or scheme is not None:
             text_column = text_column or "text"
             keep = [order_by] if order_by is not None and order_by != id_column else []
-            fps = fingerprinted(df, scheme, id_column, text_column, keep=keep, what=what)
+            fps = fingerprinted(df, scheme, id_column, text_column, keep=keep, what=what,
+                                sketch_bytes=sketch_bytes if min_jaccard is not None else None)
             fps = fps.persist(StorageLevel.MEMORY_AND_DISK)
             docs = documents(fps, "id", "fingerprint", what,
-                             "id" if order_by == id_column else order_by)
+                             "id" if order_by == id_column else order_by,
+                             "sketch" if min_jaccard is not None else None)
         else:
             docs = documents(df, id_column, fingerprint_column, what, order_by)
         found = _partitioned.Found(docs, distance, blocks, what, id_column, fingerprint_column)
         dropped = _partitioned.duplicates(
-            docs, found, "order" if order_by is not None else None
+            docs, found, order_by is not None, min_jaccard
         ).persist(StorageLevel.MEMORY_AND_DISK)
         count = dropped.count()
     ids = dropped.select(F.col("id").alias("__simhashdb_dropped"))

@@ -24,7 +24,8 @@ def parser() -> argparse.ArgumentParser:
         choices=["fingerprint", "audit", "clusters", "dedup"],
         help="fingerprint: (id, text) -> (id, fingerprint); audit: (id, fingerprint) -> "
         "(id_a, id_b, distance); clusters: (id, fingerprint) or (id_a, id_b) -> (cluster_id, id); "
-        "dedup: documents -> the rows a dedup keeps, every column (and --duplicates: id, kept_id)",
+        "dedup: documents -> the rows a dedup keeps, every column (and --duplicates: id, kept_id, "
+        "distance, jaccard)",
     )
     p.add_argument("--master", help="Spark master URL (spark://HOST:PORT, yarn, k8s://..., "
                    "local[N]); default: what spark-submit or the environment sets")
@@ -43,10 +44,17 @@ def parser() -> argparse.ArgumentParser:
                    help="fingerprint scheme, as `simhashdb init --scheme` or a store records it "
                    "(default words-2-minhash); dedup fingerprints the texts when given")
     p.add_argument("--duplicates", metavar="DIR",
-                   help="dedup: also write (id, kept_id) of every document dropped to DIR")
+                   help="dedup: also write (id, kept_id, distance, jaccard) of every document "
+                   "dropped to DIR")
     p.add_argument("--order-by", metavar="COLUMN",
-                   help="dedup: keep in each cluster the document with the smallest (COLUMN, id) "
-                   "(default: the smallest id)")
+                   help="dedup: take documents by (COLUMN, id), smallest first (default: by "
+                   "id); a document is dropped when one kept before it is near it")
+    p.add_argument("--min-jaccard", type=float, metavar="J",
+                   help="dedup: a match must also have sketches estimating at least this word "
+                   "3-shingle Jaccard (needs --text-column: sketches are computed from texts)")
+    p.add_argument("--sketch-bytes", type=int, metavar="N",
+                   help="dedup --min-jaccard: bytes per sketch, 64 to 1024 (default 128, as "
+                   "`init --sketch`)")
     p.add_argument("--chunk-rows", type=int, default=None, metavar="N",
                    help="rows per chunk of a hot bucket (default 2048)")
     p.add_argument("--no-arrow", action="store_true",
@@ -82,9 +90,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         except ValueError as e:
             usage(f"--scheme: {e}")
     if args.job != "dedup":
-        for flag, value in (("--duplicates", args.duplicates), ("--order-by", args.order_by)):
+        for flag, value in (("--duplicates", args.duplicates), ("--order-by", args.order_by),
+                            ("--min-jaccard", args.min_jaccard),
+                            ("--sketch-bytes", args.sketch_bytes)):
             if value is not None:
                 usage(f"{flag} is for dedup")
+    if args.sketch_bytes is not None and args.min_jaccard is None:
+        usage("--sketch-bytes sizes the sketches --min-jaccard verifies with: give --min-jaccard")
+    if args.sketch_bytes is not None and not 64 <= args.sketch_bytes <= 1024:
+        usage(f"--sketch-bytes {args.sketch_bytes}: expected 64 to 1024")
+    if args.min_jaccard is not None:
+        if not 0.0 <= args.min_jaccard <= 1.0:
+            usage(f"--min-jaccard {args.min_jaccard}: expected a number from 0 to 1")
+        if args.text_column is None and args.scheme is None:
+            usage("--min-jaccard verifies matches with sketches of the texts, which "
+                  "fingerprints alone do not have: give --text-column (and --scheme)")
     text = args.text_column is not None or args.scheme is not None
     if args.job == "dedup" and text and args.fingerprint_column is not None:
         usage("--fingerprint-column and --text-column/--scheme: give one way to the fingerprints")
@@ -165,7 +185,9 @@ def run(spark, args) -> int:
         out, dropped = dedup(df, args.distance, args.blocks, id_column=args.id_column,
                              fingerprint_column=fingerprint_column,
                              text_column=args.text_column, scheme=args.scheme,
-                             order_by=args.order_by, chunk_rows=chunk_rows, what=what)
+                             order_by=args.order_by, min_jaccard=args.min_jaccard,
+                             sketch_bytes=args.sketch_bytes or 128, chunk_rows=chunk_rows,
+                             what=what)
         if args.duplicates is not None:
             dropped.write.mode(mode).parquet(args.duplicates)
     out.write.mode(mode).parquet(args.output)

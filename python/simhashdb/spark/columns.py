@@ -61,9 +61,9 @@ def fingerprint_long(df: DataFrame, name: str, what: str) -> Column:
 
 
 def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str,
-              order_by: Optional[str] = None) -> DataFrame:
-    """(id string, fp long, missing boolean[, order]): the documents as the engine's tasks take
-    them. Nothing is checked here but the columns' names and types: a null id, a null or bad
+              order_by: Optional[str] = None, sketch: Optional[str] = None) -> DataFrame:
+    """(id string, fp long, missing boolean[, order][, sketch]): the documents as the engine's
+    tasks take them. Nothing is checked here but the columns' names and types: a null id, a null or bad
     fingerprint fail the task that meets them, naming the document (the input is read once)."""
     require(df.columns, id_column, "id", what)
     require(df.columns, fingerprint_column, "fingerprint", what)
@@ -78,4 +78,6 @@ def documents(df: DataFrame, id_column: str, fingerprint_column: str, what: str,
                 f"no column {order_by!r} (--order-by) in {what}; it has: {', '.join(df.columns)}"
             )
         columns.append(F.col(order_by).alias("order"))
+    if sketch is not None:
+        columns.append(F.col(sketch).alias("sketch"))
     return df.select(*columns)

@@ -48,10 +48,13 @@ def fingerprinted(
     *,
     keep: Sequence[str] = (),
     arrow: Optional[bool] = None,
+    sketch_bytes: Optional[int] = None,
     what: str = "the input",
 ) -> DataFrame:
     """:func:`fingerprint`, with the columns ``keep`` of each row passed through after the
-    fingerprint."""
+    fingerprint; with ``sketch_bytes``, each text's verification sketch of that many bytes (as
+    a store made with ``init --sketch --sketch-bytes N`` keeps it) in a binary column
+    ``sketch`` after the fingerprint (Arrow only)."""
     require(df.columns, id_column, "id", what)
     require(df.columns, text_column, "text", what)
     if not isinstance(df.schema[text_column].dataType, (T.StringType, T.BinaryType)):
@@ -62,15 +65,20 @@ def fingerprinted(
         [
             T.StructField("id", id_field.dataType, id_field.nullable),
             T.StructField("fingerprint", T.LongType(), False),
+            *([T.StructField("sketch", T.BinaryType(), True)] if sketch_bytes else []),
             *[df.schema[name] for name in keep],
         ]
     )
     if arrow is None:
         arrow = _has_pyarrow()
+    if sketch_bytes is not None and not arrow:
+        raise ValueError("sketches are computed on Arrow batches: they need pyarrow")
     selected = df.select(id_column, text_column, *keep)
     if arrow:
         return selected.mapInArrow(
-            lambda batches: _fingerprint_batches(batches, scheme, text_column, keep), schema
+            lambda batches: _fingerprint_batches(batches, scheme, text_column, keep,
+                                                 sketch_bytes),
+            schema,
         )
     rows = selected.rdd.mapPartitions(lambda part: _fingerprint_partition(part, scheme, text_column))
     return df.sparkSession.createDataFrame(rows, schema)
@@ -85,16 +93,24 @@ def _has_pyarrow() -> bool:
 
 
 def _fingerprint_batches(
-    batches: Iterator, scheme: str, text_column: str, keep: Sequence[str]
+    batches: Iterator, scheme: str, text_column: str, keep: Sequence[str],
+    sketch_bytes: Optional[int] = None,
 ) -> Iterator:
     """Each Arrow batch's text column goes to the engine as it is (no Python string per row);
-    the fingerprints come back as an int64 column."""
+    the fingerprints come back as an int64 column (and the sketches as a binary one)."""
     import pyarrow as pa  # only on this path, which is taken when pyarrow is there
 
     for batch in batches:
         ids, texts = batch.column(0), batch.column(1)
-        fps = pa.array(_native.fingerprint_arrow(ids, texts, scheme, text_column))
         kept = [batch.column(2 + i) for i in range(len(keep))]
+        if sketch_bytes:
+            fps, sketches = _native.fingerprint_sketch_arrow(ids, texts, scheme, sketch_bytes,
+                                                             text_column)
+            yield pa.RecordBatch.from_arrays(
+                [ids, pa.array(fps), pa.array(sketches), *kept],
+                names=["id", "fingerprint", "sketch", *keep])
+            continue
+        fps = pa.array(_native.fingerprint_arrow(ids, texts, scheme, text_column))
         yield pa.RecordBatch.from_arrays([ids, fps, *kept], names=["id", "fingerprint", *keep])
 
 

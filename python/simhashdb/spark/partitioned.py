@@ -265,20 +265,45 @@ def clusters(docs: DataFrame, found: Found) -> DataFrame:
         F.min("id").over(component).alias("cluster_id"), "id")
 
 
-def duplicates(docs: DataFrame, found: Found, order: Optional[str]) -> DataFrame:
-    """(id, kept_id): every document of a cluster but the one dedup keeps, the one with the
-    smallest (``order``, id), or the smallest id without ``order`` (a null ``order`` sorts
-    after every value)."""
-    columns = (order,) if order else ()
-    # Null order values sort after every value.
-    key = (F.struct(F.col(order).isNull(), F.col(order), F.col("id")) if order
-           else F.struct(F.col("id")))
-    component = Window.partitionBy("component")
-    return (
+def duplicates(docs: DataFrame, found: Found, order: bool,
+               min_jaccard: Optional[float] = None) -> DataFrame:
+    """(id, kept_id, distance, jaccard): every document the keep rule drops, the rule of
+    ``simhashdb dedup`` and the local audit. Documents are taken in order, the smallest
+    (``order``, id) first when ``order`` (a null ``order`` after every value), else the
+    smallest id; a document is dropped when a document kept before it is within the distance
+    (and, with ``min_jaccard``, their sketches estimate at least that Jaccard), and names the
+    nearest such (then the smallest id). Decisions in one component of the fingerprint graph
+    never depend on another's, so each component is decided whole in one task, in one pass:
+    the documents with a near duplicate go, by component, to a task that sorts them in the
+    rule's order and decides them as the local audit does (``_native.keep_rule``)."""
+    spark = docs.sparkSession
+    tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    columns = ["fp"] + (["order"] if order else []) + (["sketch"] if min_jaccard is not None else [])
+    distance = found.distance
+    ranked = [F.col("order").asc_nulls_last()] if order else []
+    rows = (
         labelled(docs, found, *columns)
-        .select("id", F.min(key).over(component)["id"].alias("kept_id"))
-        .where(F.col("id") != F.col("kept_id"))
+        .repartition(tasks, "component")
+        .sortWithinPartitions("component", *ranked, "id")
     )
+    verify = min_jaccard is not None
+
+    def decide(batches: Iterator) -> Iterator:
+        import pyarrow as pa
+
+        batches = list(batches)
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches).combine_chunks()
+        if table.num_rows == 0:
+            return
+        column = lambda name: table.column(name).chunk(0)  # noqa: E731
+        out = _native.keep_rule(column("component"), column("id"), column("fp"), distance,
+                                column("sketch") if verify else None, min_jaccard)
+        yield pa.RecordBatch.from_arrays([pa.array(o) for o in out],
+                                         names=["id", "kept_id", "distance", "jaccard"])
+
+    return rows.mapInArrow(decide, "id string, kept_id string, distance int, jaccard double")
 
 
 def pair_clusters(pairs: DataFrame) -> DataFrame:
