@@ -63,7 +63,8 @@
 //!   [`Snapshot::batches`]), [`Stats`].
 //! - Near duplicates at any skew: [`NearDuplicates`] of a store
 //!   ([`Snapshot::near_duplicates`]) or of loose documents ([`NearDuplicates::of_documents`]):
-//!   pairs handed out one at a time, [`Cluster`]s with the document a dedup keeps, an
+//!   pairs handed out one at a time, [`Cluster`]s, the keep rule's drops
+//!   ([`NearDuplicates::for_each_duplicate`]: `dedup`'s greedy, each a [`Duplicate`]), an
 //!   [`AuditSummary`]; pairs verified against a corpus's text
 //!   ([`NearDuplicates::verify_text`]) or the store's sketches
 //!   ([`Snapshot::near_duplicates_verified`]).
