@@ -231,7 +231,6 @@ def fingerprint_sketch_arrow(
     ids: Any, texts: Any, scheme: str, sketch_bytes: int, text_column: str
 ) -> Tuple[Exported, Exported]: ...
 def keep_rule(
-    groups: Any,
     ids: Any,
     fps: Any,
     distance: int,

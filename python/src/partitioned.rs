@@ -110,17 +110,16 @@ fn documents_of_texts(
         .collect()
 }
 
-/// The keep rule over groups of documents: a task's rows sorted by group (a component of the
-/// fingerprint graph), then in the rule's order. Each group is decided as the local audit
-/// decides (`NearDuplicates::of_ranked_documents`, the row's place its rank), verified with
-/// `sketches` at `min_jaccard` when given; groups in parallel, the GIL released. Returns the
-/// dropped documents in row order: `(id, kept_id, distance, jaccard)` (jaccard null where
-/// not verified).
+/// The keep rule over a task's documents: rows whose fingerprint graph has no edge to another
+/// task's (whole components of it), sorted in the rule's order. They are decided as the local
+/// audit decides (`NearDuplicates::of_ranked_documents`, the row's place its rank), verified
+/// with `sketches` at `min_jaccard` when given, the GIL released; components never meet, so
+/// one graph of them all decides each as it would alone. Returns the dropped documents in row
+/// order: `(id, kept_id, distance, jaccard)` (jaccard null where not verified).
 #[pyfunction]
-#[pyo3(signature = (groups, ids, fps, distance, sketches=None, min_jaccard=None))]
+#[pyo3(signature = (ids, fps, distance, sketches=None, min_jaccard=None))]
 pub fn keep_rule(
     py: Python<'_>,
-    groups: &Bound<'_, PyAny>,
     ids: &Bound<'_, PyAny>,
     fps: &Bound<'_, PyAny>,
     distance: u8,
@@ -128,10 +127,9 @@ pub fn keep_rule(
     min_jaccard: Option<f64>,
 ) -> PyResult<(Exported, Exported, Exported, Exported)> {
     guard(|| {
-        let groups = int64s(&import(groups, "groups")?, "groups")?;
         let column = Column::new(import(ids, "ids")?, "the id column")?;
         let fps = int64s(&import(fps, "fps")?, "fps")?;
-        if groups.len() != column.len() || fps.len() != column.len() {
+        if fps.len() != column.len() {
             return Err(PyValueError::new_err("columns of unequal lengths"));
         }
         let mut ids = Vec::with_capacity(column.len());
@@ -165,56 +163,33 @@ pub fn keep_rule(
         if min_jaccard.is_some() && sketches.is_none() {
             return Err(PyValueError::new_err("min_jaccard needs the sketches"));
         }
-        let mut ranges = Vec::new();
-        let mut start = 0;
-        for i in 1..=groups.len() {
-            if i == groups.len() || groups[i] != groups[start] {
-                ranges.push(start..i);
-                start = i;
+        let decided = detached(py, || -> simhashdb::Result<_> {
+            let documents: Vec<(&str, u64, u64)> = (0..ids.len())
+                .map(|i| (ids[i].as_str(), fps[i], i as u64))
+                .collect();
+            let mut near = NearDuplicates::of_ranked_documents(&documents, distance, None, &())?;
+            let row: HashMap<&str, usize> = (0..ids.len()).map(|i| (ids[i].as_str(), i)).collect();
+            if let (Some(min), Some(sketches)) = (min_jaccard, &sketches) {
+                near.verify_sketches_of(|id| sketches[row[id]].as_deref(), min, &())?;
             }
-        }
-        type Dropped = Vec<(usize, usize, u32, Option<f64>)>;
-        let decided: Vec<simhashdb::Result<Dropped>> = detached(py, || {
-            ranges
-                .into_par_iter()
-                .map(|rows| {
-                    let documents: Vec<(&str, u64, u64)> = rows
-                        .clone()
-                        .map(|i| (ids[i].as_str(), fps[i], i as u64))
-                        .collect();
-                    let mut near =
-                        NearDuplicates::of_ranked_documents(&documents, distance, None, &())?;
-                    if let (Some(min), Some(sketches)) = (min_jaccard, &sketches) {
-                        let of: HashMap<&str, &[u8]> = rows
-                            .clone()
-                            .filter_map(|i| Some((ids[i].as_str(), sketches[i].as_deref()?)))
-                            .collect();
-                        near.verify_sketches_of(|id| of.get(id).copied(), min, &())?;
-                    }
-                    let row: HashMap<&str, usize> =
-                        rows.clone().map(|i| (ids[i].as_str(), i)).collect();
-                    let mut dropped = Vec::new();
-                    near.for_each_duplicate(|d| {
-                        dropped.push((row[d.id], row[d.kept], d.distance, d.jaccard));
-                        Ok::<_, std::convert::Infallible>(())
-                    })
-                    .unwrap_or_else(|never| match never {});
-                    dropped.sort_unstable_by_key(|&(i, ..)| i);
-                    Ok(dropped)
-                })
-                .collect()
-        });
+            let mut dropped = Vec::new();
+            near.for_each_duplicate(|d| {
+                dropped.push((row[d.id], row[d.kept], d.distance, d.jaccard));
+                Ok::<_, std::convert::Infallible>(())
+            })
+            .unwrap_or_else(|never| match never {});
+            Ok(dropped)
+        })
+        .map_err(py_err)?;
         let mut id = StringBuilder::new();
         let mut kept = StringBuilder::new();
-        let mut at = Vec::new();
-        let mut jaccard = Vec::new();
-        for group in decided {
-            for (i, k, d, j) in group.map_err(py_err)? {
-                id.append_value(&ids[i]);
-                kept.append_value(&ids[k]);
-                at.push(d as i32);
-                jaccard.push(j);
-            }
+        let mut at = Vec::with_capacity(decided.len());
+        let mut jaccard = Vec::with_capacity(decided.len());
+        for (i, k, d, j) in decided {
+            id.append_value(&ids[i]);
+            kept.append_value(&ids[k]);
+            at.push(d as i32);
+            jaccard.push(j);
         }
         Ok((
             export(id.finish()),

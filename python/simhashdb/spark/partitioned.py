@@ -273,9 +273,10 @@ def duplicates(docs: DataFrame, found: Found, order: bool,
     smallest id; a document is dropped when a document kept before it is within the distance
     (and, with ``min_jaccard``, their sketches estimate at least that Jaccard), and names the
     nearest such (then the smallest id). Decisions in one component of the fingerprint graph
-    never depend on another's, so each component is decided whole in one task, in one pass:
-    the documents with a near duplicate go, by component, to a task that sorts them in the
-    rule's order and decides them as the local audit does (``_native.keep_rule``)."""
+    never depend on another's (no pair crosses two), so each component is decided whole in one
+    task, in one pass: the documents with a near duplicate go, by component, to a task that
+    sorts them in the rule's order and decides them all as the local audit does
+    (``_native.keep_rule``: one graph of the task's components)."""
     spark = docs.sparkSession
     tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
     columns = ["fp"] + (["order"] if order else []) + (["sketch"] if min_jaccard is not None else [])
@@ -284,7 +285,7 @@ def duplicates(docs: DataFrame, found: Found, order: bool,
     rows = (
         labelled(docs, found, *columns)
         .repartition(tasks, "component")
-        .sortWithinPartitions("component", *ranked, "id")
+        .sortWithinPartitions(*ranked, "id")
     )
     verify = min_jaccard is not None
 
@@ -298,7 +299,7 @@ def duplicates(docs: DataFrame, found: Found, order: bool,
         if table.num_rows == 0:
             return
         column = lambda name: table.column(name).chunk(0)  # noqa: E731
-        out = _native.keep_rule(column("component"), column("id"), column("fp"), distance,
+        out = _native.keep_rule(column("id"), column("fp"), distance,
                                 column("sketch") if verify else None, min_jaccard)
         yield pa.RecordBatch.from_arrays([pa.array(o) for o in out],
                                          names=["id", "kept_id", "distance", "jaccard"])

@@ -34,6 +34,25 @@ mod keep;
 use keep::Decisions;
 pub use keep::Duplicate;
 
+/// Fingerprints up to which [`NearDuplicates::of_ranked_documents`] compares every pair
+/// instead of building permuted tables: a distributed job decides millions of components of
+/// two or three documents, where the tables cost more than the comparisons.
+const COMPARED_ALL: usize = 64;
+
+/// Every pair of `fingerprints` (sorted, distinct) within `distance` bits, by comparing all.
+fn pairs_compared_all(fingerprints: &[u64], distance: u32) -> Vec<FingerprintPair> {
+    let mut pairs = Vec::new();
+    for (i, &a) in fingerprints.iter().enumerate() {
+        for &b in &fingerprints[i + 1..] {
+            let d = (a ^ b).count_ones();
+            if d <= distance {
+                pairs.push(FingerprintPair { a, b, distance: d });
+            }
+        }
+    }
+    pairs
+}
+
 /// Candidate pairs per segment of [`NearDuplicates::for_each_pair_parallel`].
 const SEGMENT: usize = 1 << 15;
 
@@ -462,7 +481,11 @@ impl NearDuplicates {
             Vec::new()
         } else {
             let settings = find_all_settings(distance, fingerprints.len() as u64, blocks)?;
-            find_all_in(&fingerprints, &settings, progress)
+            if fingerprints.len() <= COMPARED_ALL {
+                pairs_compared_all(&fingerprints, u32::from(distance))
+            } else {
+                find_all_in(&fingerprints, &settings, progress)
+            }
         };
         let ids = latest
             .iter()
