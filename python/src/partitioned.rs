@@ -143,7 +143,6 @@ pub fn keep_rule(
         }
         let fps: Vec<u64> = fps
             .into_iter()
-            .map(|fp| fp.map(|fp| fp as u64))
             .collect::<Option<_>>()
             .ok_or_else(|| PyValueError::new_err("a null fingerprint"))?;
         let sketches: Option<Vec<Option<Vec<u8>>>> = match sketches {
