@@ -8,7 +8,10 @@
 #
 # CORPUS_DIR holds docs.jsonl ({"id", "text"}) and gt_pairs.tsv (default ../shared/eval;
 # scripts/exact_truth.py makes both from files any Debian machine has). Needs a release build
-# (cargo build --release) and python3. Prints one table row per list.
+# (cargo build --release) and python3. Prints one table row per list. With SPARK_PYTHON set
+# to a Python with this package, pyspark and pyarrow (python/test.sh's venv:
+# target/python-venv/bin/python), also the Spark dedup job's lists, on local[2], checked
+# against the audit's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=$(realpath "${1:-../shared/eval}")
@@ -77,3 +80,33 @@ for setting in "default" "sketch8"; do
         row "one per cluster (components: not a keep rule)" "--distance 8, fingerprints only" "$work/raw8.components.tsv" -
     fi
 done
+if [ -n "${SPARK_PYTHON:-}" ]; then
+    export PYSPARK_PYTHON=$(realpath -s "$SPARK_PYTHON")
+    "$SPARK_PYTHON" - "$corpus/docs.jsonl" "$work/docs.parquet" <<'EOF'
+import json, sys
+import pyarrow as pa, pyarrow.parquet as pq
+rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+pq.write_table(pa.table({"id": [r["id"] for r in rows], "text": [r["text"] for r in rows]}),
+               sys.argv[2])
+EOF
+    spark() { # name, audit list, flags...
+        local name=$1 audited=$2; shift 2
+        rm -rf "$work/spark-$name" "$work/spark-$name-kept"
+        "$SPARK_PYTHON" -m simhashdb.spark dedup --master 'local[2]' --input "$work/docs.parquet" \
+            --output "$work/spark-$name-kept" --duplicates "$work/spark-$name" \
+            --text-column text "$@" 2>/dev/null
+        "$SPARK_PYTHON" - "$work/spark-$name" "$audited" "$work/spark-$name.tsv" <<'EOF'
+import sys
+import pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]).to_pylist()
+got = {r["id"]: (r["kept_id"], str(r["distance"])) for r in t}
+audited = {f[0]: (f[1], f[2]) for f in (l.rstrip("\n").split("\t") for l in open(sys.argv[2]))}
+open(sys.argv[3], "w").writelines(f"{i}\t{k}\t{d}\n" for i, (k, d) in sorted(got.items()))
+sys.exit(0 if got == audited else "the Spark job's list differs from the audit's")
+EOF
+    }
+    spark default "$work/default.audit.tsv" && same=yes || same=NO
+    row "Spark dedup job (equals the audit: $same)" "K = 3, fingerprints only" "$work/spark-default.tsv" -
+    spark sketch8 "$work/sketch8.audit.tsv" --distance 8 --min-jaccard 0.8 && same=yes || same=NO
+    row "Spark dedup job (equals the audit: $same)" "--distance 8, 128-byte sketches, --min-jaccard 0.8" "$work/spark-sketch8.tsv" -
+fi

@@ -125,7 +125,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         builder = builder.master(args.master)
     if "PYSPARK_PYTHON" not in os.environ:
         # Executors run this interpreter unless told otherwise (it has simhashdb installed).
+        # The setting reaches executors a cluster starts; a local master's workers are started
+        # by this driver, which reads the environment.
         builder = builder.config("spark.pyspark.python", sys.executable)
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     # Arrow batches of 50,000 rows: the engine's calls cost per batch, not per row.
     builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", "50000")
