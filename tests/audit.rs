@@ -722,3 +722,23 @@ fn audit_keep_drop_lists_equal_dedup_of_the_replay() {
         "the chain keeps several"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Up to 64 distinct fingerprints are paired by comparing all of them, not through
+    /// permuted tables: the pairs are brute force's all the same.
+    #[test]
+    fn few_documents_pair_as_brute_force_says(
+        fps in proptest::collection::vec(fingerprint(), 1..70),
+        d in 0u8..4,
+    ) {
+        let documents: Vec<(String, u64)> =
+            fps.iter().enumerate().map(|(i, &fp)| (format!("d{i:02}"), fp)).collect();
+        let model: BTreeMap<String, u64> = documents.iter().cloned().collect();
+        let near = NearDuplicates::of_documents(&documents, d, None, &()).unwrap();
+        let mut got = streamed_pairs(&near);
+        got.sort();
+        prop_assert_eq!(got, brute_force_pairs(&model, u32::from(d)));
+    }
+}
