@@ -179,6 +179,8 @@ pub enum Setting {
     MergeFactor,
     /// The date an expire takes the batches committed before ([`crate::ExpireSelector`]).
     ExpireBefore,
+    /// An output file, whose name says a form its records are not in.
+    Output,
 }
 
 impl Setting {
@@ -194,6 +196,7 @@ impl Setting {
             Setting::SketchBytes => "sketch bytes",
             Setting::MergeFactor => "merge factor",
             Setting::ExpireBefore => "expiry date",
+            Setting::Output => "output",
         }
     }
 }
@@ -389,6 +392,14 @@ pub(crate) fn all_or_cause<T>(results: impl IntoIterator<Item = Result<T>>) -> R
     match failure {
         Some(e) => Err(e),
         None => Ok(values),
+    }
+}
+
+/// The problem an error states, without its place.
+pub(crate) fn problem_of(e: Error) -> String {
+    match e {
+        Error::Input { problem, .. } => problem,
+        other => other.to_string(),
     }
 }
 

@@ -48,7 +48,7 @@ fn insert_then_query_prints_the_documented_columns() {
     let (_dir, store) = new_store(&[]);
     let out = simhashdb(
         &["insert", &store],
-        "a\t0123456789abcdef\nb\t0x0123456789abcdee\nc\t81985529216486895\n",
+        "a\t0123456789abcdef\nb\t0x0123456789abcdee\nc\t0X0123456789ABCDEF\n",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(

@@ -14,9 +14,11 @@ mod engine;
 mod golden;
 mod lifecycle;
 mod lifecycle_cli;
+mod notation;
 #[cfg(feature = "parquet")]
 mod parquet_io;
 mod public_api;
+mod rejects;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;

@@ -10,8 +10,8 @@ Jain and Das Sarma (WWW 2007) kept as immutable, checksummed runs on disk.
   GIL released, the same as ``simhashdb fingerprint`` gives for every scheme.
 - :func:`tune`: the scheme and distance that find a corpus's near-duplicates best, measured
   (``simhashdb tune``).
-- :func:`parse_fingerprint`: a fingerprint written as text, read as the CLI and the server
-  read it (16 hex digits, ``0x`` hex, or decimal).
+- :func:`parse_fingerprint` and :func:`parse_fingerprints`: fingerprints written as text, read
+  as the CLI and the server read them (hex or decimal, decided from all the values at once).
 - :mod:`simhashdb.compat`: seomoz simhash-py 0.4's API, bit for bit
   (``import simhashdb.compat as simhash``).
 
@@ -21,7 +21,8 @@ Errors: ``ValueError`` for bad input, ``OSError`` (or a subclass such as
 """
 
 from ._fingerprint import fingerprint, fingerprint_many, scheme_name
-from ._native import FORMAT_VERSION, CorruptionError, StoreLockedError, parse_fingerprint
+from ._native import FORMAT_VERSION, CorruptionError, StoreLockedError
+from ._notation import parse_fingerprint, parse_fingerprints
 from ._store import Audit, QueryResults, Store
 from ._tune import tune
 
@@ -37,6 +38,7 @@ __all__ = [
     "fingerprint",
     "fingerprint_many",
     "parse_fingerprint",
+    "parse_fingerprints",
     "scheme_name",
     "tune",
 ]

@@ -13,9 +13,10 @@ class CorruptionError(OSError):
 class StoreLockedError(OSError):
     """Another process holds the store's writer lock."""
 
-def parse_fingerprint(text: str, format: str = "auto") -> int:
-    """A fingerprint written as text, in ``format``: ``auto`` (16 characters are hex, 0x then 1
-    to 16 hex digits is hex, other digits are decimal), ``hex`` or ``decimal``."""
+def parse_fingerprints(texts: List[str], format: str = "auto") -> Tuple[List[int], Optional[str]]:
+    """Fingerprints written as text, read as one input in ``format`` (``auto``: hex or decimal
+    decided from all of them; ``hex``; ``decimal``), and a warning when either notation could
+    have written them."""
 
 def unsigned_hash(data: bytes) -> int:
     """The first 8 bytes of MD5(data), big-endian."""
@@ -142,6 +143,9 @@ class NativeStore:
         text_field: str,
         fingerprint_format: str,
         min_jaccard: Optional[float],
+        max_skipped: Optional[str],
+        rejects: Optional[str],
+        allow_empty: bool,
     ) -> str: ...
     def insert_file(
         self,
@@ -154,6 +158,9 @@ class NativeStore:
         text_field: str,
         fingerprint_format: str,
         compact: bool,
+        max_skipped: Optional[str],
+        rejects: Optional[str],
+        allow_empty: bool,
     ) -> str: ...
     def query(
         self, fingerprint: int, distance: Optional[int]

@@ -23,6 +23,7 @@ from typing import (
 import numpy as np
 
 from . import _native
+from ._notation import parse_fingerprint
 from ._arrays import checked_int, checked_texts, fingerprint_array, fingerprint_bytes, from_bytes
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -388,6 +389,9 @@ class Store:
         text_field: str = "text",
         fingerprint_format: str = "auto",
         compact: bool = True,
+        max_skipped: Union[None, int, str] = None,
+        rejects: Optional[PathLike] = None,
+        allow_empty: bool = False,
     ) -> Dict[str, Any]:
         """Inserts one batch from files or directories, as ``simhashdb insert`` reads them:
         ``tsv`` (ID<TAB>FINGERPRINT), ``jsonl`` ({"id", "fingerprint"} or {"id", "text"}),
@@ -396,11 +400,17 @@ class Store:
         ``format`` is None; gzip and zstd files are decompressed. JSON fields and Parquet
         columns are named by ``id_field``, ``fingerprint_field`` and ``text_field``;
         fingerprints written as text are read in ``fingerprint_format`` (``auto``: 16
-        characters are hex; ``hex``; ``decimal``). A malformed line raises ValueError naming the
+        hex or decimal decided per file from all its values, see docs/reliability.md; ``hex``;
+        ``decimal``). A malformed line raises ValueError naming the
         file and line, and nothing is stored, unless ``skip_invalid`` (then counted in the
-        summary's ``skipped``). Streams: memory stays bounded for any input size."""
+        summary's ``skipped``, and written to the file ``rejects`` as
+        SOURCE<TAB>LINE<TAB>REASON<TAB>RECORD); more skipped than ``max_skipped`` (a count, or
+        ``"P%"`` of the records read; default ``"1%"``) raises ValueError and stores nothing.
+        An input with no documents raises ValueError naming it unless ``allow_empty`` (then a
+        warning). Either of ``max_skipped`` and ``rejects`` implies ``skip_invalid``. Streams:
+        memory stays bounded for any input size."""
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-        return json.loads(
+        return _warned(
             self._native.insert_file(
                 [os.fspath(p) for p in paths],
                 format,
@@ -411,6 +421,9 @@ class Store:
                 text_field,
                 fingerprint_format,
                 compact,
+                None if max_skipped is None else str(max_skipped),
+                None if rejects is None else os.fspath(rejects),
+                allow_empty,
             )
         )
 
@@ -489,6 +502,9 @@ class Store:
         text_field: str = "text",
         fingerprint_format: str = "auto",
         min_jaccard: Optional[float] = None,
+        max_skipped: Union[None, int, str] = None,
+        rejects: Optional[PathLike] = None,
+        allow_empty: bool = False,
     ) -> Dict[str, Any]:
         """``simhashdb dedup`` of files or directories read as :meth:`insert_file` reads them:
         the kept records go to ``output`` unchanged and in input order (JSON Lines and TSV
@@ -500,9 +516,10 @@ class Store:
         ``skip_invalid``) nothing is inserted and no output file is left. Streams the records:
         memory holds the kept ids and fingerprints only. ``min_jaccard`` verifies matches with
         sketches as :meth:`dedup` does (``duplicates`` then has a fourth column, the estimate
-        or ``unverified``). Returns ``dedup --json``'s summary."""
+        or ``unverified``). ``max_skipped``, ``rejects`` and ``allow_empty`` (with ``insert``)
+        as :meth:`insert_file` takes them. Returns ``dedup --json``'s summary."""
         paths = [input] if isinstance(input, (str, os.PathLike)) else list(input)
-        return json.loads(
+        return _warned(
             self._native.dedup_file(
                 [os.fspath(p) for p in paths],
                 None if output is None else os.fspath(output),
@@ -517,6 +534,9 @@ class Store:
                 text_field,
                 fingerprint_format,
                 min_jaccard,
+                None if max_skipped is None else str(max_skipped),
+                None if rejects is None else os.fspath(rejects),
+                allow_empty,
             )
         )
 
@@ -560,7 +580,7 @@ class Store:
         :func:`parse_fingerprint`), as ``(id, fingerprint, distance)`` tuples ordered by
         distance, then fingerprint, then id. ValueError if ``distance`` exceeds K."""
         if isinstance(fingerprint, str):
-            fingerprint = _native.parse_fingerprint(fingerprint, fingerprint_format)
+            fingerprint = parse_fingerprint(fingerprint, fingerprint_format)
         fingerprint = int(fingerprint_array([fingerprint], "fingerprint")[0])
         return self._native.query(fingerprint, _distance(distance))
 
@@ -756,3 +776,12 @@ def _ids(ids: Iterable[str]) -> List[str]:
 def _distance(distance: Optional[int]) -> Optional[int]:
     # The range is the library's to check (0 to the store's K), as for the CLI and the server.
     return None if distance is None else checked_int("distance", distance, -(2**63), 2**63 - 1)
+
+
+def _warned(summary_json: str) -> Dict[str, Any]:
+    """A read's summary, its warnings (an input that either notation could have written)
+    raised as Python warnings."""
+    summary = json.loads(summary_json)
+    for warning in summary.get("warnings", []) + summary.get("read", {}).get("warnings", []):
+        warnings.warn(f"simhashdb: {warning}", stacklevel=3)
+    return summary

@@ -75,15 +75,18 @@ pub(crate) fn scheme_of(
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
-/// A fingerprint written as text, as every client reads it (the library's one parser), in
-/// `format`: auto (16 characters are hex, `0x` starts hex, other digits are decimal), hex or
-/// decimal.
+/// Fingerprints written as text, read as one input as every client reads them (the
+/// library's one parser), in `format`: auto (hex or decimal decided from all of them), hex or
+/// decimal. Returns the fingerprints and a warning when either notation could have written
+/// them.
 #[pyfunction]
-#[pyo3(signature = (text, format="auto"))]
-fn parse_fingerprint(text: &str, format: &str) -> PyResult<u64> {
+#[pyo3(signature = (texts, format="auto"))]
+fn parse_fingerprints(texts: Vec<String>, format: &str) -> PyResult<(Vec<u64>, Option<String>)> {
     guard(|| {
         let format = simhashdb::FingerprintFormat::parse(format).map_err(crate::errors::py_err)?;
-        format.read(text).map_err(crate::errors::py_err)
+        format
+            .read_many(texts.iter().map(String::as_str))
+            .map_err(crate::errors::py_err)
     })
 }
 
@@ -329,7 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_EXPECTED_SIZE",
         simhashdb::Settings::DEFAULT_EXPECTED_SIZE,
     )?;
-    m.add_function(wrap_pyfunction!(parse_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(unsigned_hash, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_function(wrap_pyfunction!(num_differing_bits, m)?)?;

@@ -359,7 +359,7 @@ impl NativeStore {
     }
 
     /// One batch from files or directories in any format `insert` reads.
-    #[pyo3(signature = (paths, format, skip_invalid, label, id_field, fingerprint_field, text_field, fingerprint_format, compact))]
+    #[pyo3(signature = (paths, format, skip_invalid, label, id_field, fingerprint_field, text_field, fingerprint_format, compact, max_skipped, rejects, allow_empty))]
     #[allow(clippy::too_many_arguments)]
     fn insert_file(
         &self,
@@ -373,6 +373,9 @@ impl NativeStore {
         text_field: String,
         fingerprint_format: &str,
         compact: bool,
+        max_skipped: Option<String>,
+        rejects: Option<PathBuf>,
+        allow_empty: bool,
     ) -> PyResult<String> {
         guard(|| {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
@@ -381,10 +384,10 @@ impl NativeStore {
             if let Some(label) = label {
                 simhashdb::Batch::check_label(label).map_err(py_err)?;
             }
+            let skips = Skips::new(skip_invalid, max_skipped.as_deref(), rejects, allow_empty)?;
             self.write(py, |store| {
-                let options = ReadOptions {
+                let mut options = ReadOptions {
                     format,
-                    skip_invalid,
                     scheme: store.text_scheme().map_err(Arc::new),
                     id_field,
                     fingerprint_field,
@@ -392,6 +395,7 @@ impl NativeStore {
                     fingerprint_format,
                     ..ReadOptions::default()
                 };
+                skips.apply(&mut options)?;
                 let mut insertion = store
                     .begin_insert(label)
                     .run_documents(Insertion::DEFAULT_RUN_DOCUMENTS)
@@ -460,7 +464,7 @@ impl NativeStore {
     }
 
     /// Dedup of files as `simhashdb dedup` does it; returns the summary as JSON.
-    #[pyo3(signature = (paths, output, duplicates, insert, label, distance, format, skip_invalid, id_field, fingerprint_field, text_field, fingerprint_format, min_jaccard))]
+    #[pyo3(signature = (paths, output, duplicates, insert, label, distance, format, skip_invalid, id_field, fingerprint_field, text_field, fingerprint_format, min_jaccard, max_skipped, rejects, allow_empty))]
     #[allow(clippy::too_many_arguments)]
     fn dedup_file(
         &self,
@@ -478,21 +482,33 @@ impl NativeStore {
         text_field: String,
         fingerprint_format: &str,
         min_jaccard: Option<f64>,
+        max_skipped: Option<String>,
+        rejects: Option<PathBuf>,
+        allow_empty: bool,
     ) -> PyResult<String> {
         guard(|| {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
             let fingerprint_format =
                 FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
             check_dedup_label(label.as_deref(), insert)?;
-            let options = |scheme: simhashdb::Result<simhashdb::Scheme>| ReadOptions {
-                format,
+            // A dedup that only reads takes an empty input; one that inserts, when asked.
+            let skips = Skips::new(
                 skip_invalid,
-                scheme: scheme.map_err(Arc::new),
-                id_field,
-                fingerprint_field,
-                text_field,
-                fingerprint_format,
-                ..ReadOptions::default()
+                max_skipped.as_deref(),
+                rejects,
+                allow_empty || !insert,
+            )?;
+            let options = |scheme: simhashdb::Result<simhashdb::Scheme>| {
+                let mut options = ReadOptions {
+                    format,
+                    scheme: scheme.map_err(Arc::new),
+                    id_field,
+                    fingerprint_field,
+                    text_field,
+                    fingerprint_format,
+                    ..ReadOptions::default()
+                };
+                skips.apply(&mut options).map(|()| options)
             };
             let files = |distance: u32| {
                 let mut files = DedupFiles::new(paths, distance);
@@ -506,13 +522,13 @@ impl NativeStore {
             let summary = if insert {
                 self.write(py, |store| {
                     let files = files(store.snapshot()?.distance(distance)?);
-                    let options = options(store.text_scheme());
+                    let options = options(store.text_scheme())?;
                     store.dedup_files(&files, &options, &mut stdout, &())
                 })?
             } else {
                 self.read(py, false, |snapshot| {
                     let files = files(Self::distance(snapshot, distance)?);
-                    let options = options(snapshot.text_scheme());
+                    let options = options(snapshot.text_scheme()).map_err(py_err)?;
                     snapshot
                         .dedup_files(&files, &options, &mut stdout, &())
                         .map_err(py_err)
@@ -944,5 +960,45 @@ impl NativePairs {
                 jaccards.map(|j| bytes_of(py, &j, f64::to_le_bytes)),
             ))
         })
+    }
+}
+
+/// What becomes of invalid records in a read of files: as the CLI's --skip-invalid,
+/// --max-skipped, --rejects and --allow-empty say it.
+struct Skips {
+    skip_invalid: bool,
+    max_skipped: simhashdb::MaxSkipped,
+    rejects: Option<PathBuf>,
+    allow_empty: bool,
+}
+
+impl Skips {
+    fn new(
+        skip_invalid: bool,
+        max_skipped: Option<&str>,
+        rejects: Option<PathBuf>,
+        allow_empty: bool,
+    ) -> PyResult<Skips> {
+        let max_skipped = max_skipped
+            .map(simhashdb::MaxSkipped::parse)
+            .transpose()
+            .map_err(py_err)?;
+        Ok(Skips {
+            skip_invalid: skip_invalid || max_skipped.is_some() || rejects.is_some(),
+            max_skipped: max_skipped.unwrap_or_default(),
+            rejects,
+            allow_empty,
+        })
+    }
+
+    /// Sets these in `options`, creating the rejects file.
+    fn apply(&self, options: &mut ReadOptions) -> simhashdb::Result<()> {
+        options.skip_invalid = self.skip_invalid;
+        options.max_skipped = self.max_skipped;
+        options.allow_empty = self.allow_empty;
+        if let Some(path) = &self.rejects {
+            options.rejects = Some(simhashdb::Rejects::create(path)?);
+        }
+        Ok(())
     }
 }

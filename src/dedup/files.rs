@@ -339,6 +339,7 @@ impl<'w> KeptRecords<'w> {
 
     fn write(&mut self, source: &str, verdicts: &[Verdict], records: &Records<'_>) -> Result<()> {
         if self.form.is_none() {
+            self.check_name(records)?;
             self.form = Some(match records {
                 Records::Lines { format, .. } => Form::Lines(*format),
                 Records::Files => Form::Ids,
@@ -400,6 +401,44 @@ impl<'w> KeptRecords<'w> {
                 ),
             )),
         }
+    }
+
+    /// Refuses an output file whose name says another form than the records' (`.jsonl`,
+    /// `.tsv`, `.parquet`), or compression (outputs are written uncompressed).
+    fn check_name(&self, records: &Records<'_>) -> Result<()> {
+        let Some(Target::File(file)) = &self.target else {
+            return Ok(());
+        };
+        let path = file.path();
+        let (form, fits): (&str, fn(InputFormat) -> bool) = match records {
+            Records::Lines {
+                format: InputFormat::Jsonl,
+                ..
+            } => ("JSON Lines", |f| f == InputFormat::Jsonl),
+            Records::Lines { .. } => ("TSV lines", |f| f == InputFormat::Tsv),
+            Records::Files => ("ids, one per line", |f| f == InputFormat::Tsv),
+            #[cfg(feature = "parquet")]
+            Records::Rows { .. } => ("Parquet rows", |f| f == InputFormat::Parquet),
+        };
+        let named = InputFormat::by_name(path);
+        let compressed = path
+            .extension()
+            .is_some_and(|e| matches!(e.to_str(), Some("gz" | "zst" | "zstd")));
+        let problem = if compressed {
+            format!(
+                "{} names a compressed file, and the kept records are written uncompressed                  ({form}): name it without the compression's extension",
+                path.display()
+            )
+        } else if named.is_some_and(|named| !fits(named)) {
+            format!(
+                "{} names {}, but the kept records are {form}, as the input's are: give the                  output a name that fits them",
+                path.display(),
+                named.map(InputFormat::name).unwrap_or_default()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::settings(crate::error::Setting::Output, problem))
     }
 
     /// The target of lines (a Parquet writer owns its file).

@@ -74,6 +74,9 @@ pub struct DedupSummary {
     /// The first few skipped records' errors, `source:line: message`.
     #[serde(skip)]
     pub first_skipped: Vec<String>,
+    /// Warnings about the inputs (see [`ReadSummary::warnings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Documents kept.
     pub kept: u64,
     /// Documents dropped for a stored near duplicate.
@@ -289,6 +292,7 @@ impl<'s> Dedup<'s> {
     pub(crate) fn record_read(&mut self, read: ReadSummary) {
         self.summary.skipped += read.skipped;
         self.summary.first_skipped.extend(read.first_skipped);
+        self.summary.warnings.extend(read.warnings);
     }
 }
 

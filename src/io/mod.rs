@@ -7,8 +7,10 @@
 
 pub(crate) mod document;
 pub(crate) mod input;
+pub(crate) mod notation;
 pub(crate) mod output_file;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "plot")]
 pub(crate) mod picture;
+pub(crate) mod rejects;

@@ -139,6 +139,14 @@ impl Batch {
         self.fingerprints[i]
     }
 
+    /// Replaces the fingerprint `f` of each of `documents` by `change(f)` (a reader that read
+    /// them in a notation its input turned out not to be in).
+    pub(crate) fn change_fingerprints(&mut self, documents: &[usize], change: fn(u64) -> u64) {
+        for &i in documents {
+            self.fingerprints[i] = change(self.fingerprints[i]);
+        }
+    }
+
     /// Asks the CPU for document `i`'s fingerprint and where its id is, ahead of reading
     /// them out of order (a hint: nothing changes if `i` is out of range).
     pub(crate) fn prefetch(&self, i: usize) {
@@ -281,6 +289,10 @@ pub struct ReadSummary {
     /// The first few skipped lines' errors, `source:line: message`.
     #[serde(skip)]
     pub first_skipped: Vec<String>,
+    /// Warnings about the input, each `warning: source:line: message` (an input whose
+    /// fingerprints either notation reads, see [`crate::FingerprintFormat::Auto`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How many skipped-line messages a [`ReadSummary`] keeps.
@@ -300,6 +312,7 @@ impl ReadSummary {
         self.lines += other.lines;
         self.documents += other.documents;
         self.skipped += other.skipped;
+        self.warnings.extend(other.warnings);
         for msg in other.first_skipped {
             if self.first_skipped.len() < KEPT_SKIP_MESSAGES {
                 self.first_skipped.push(msg);

@@ -71,11 +71,13 @@ pub struct Args {
     /// by distance, and the headline counts.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Write JSON Lines: pairs {"a", "b", "distance"[, "jaccard"]}, clusters {"cluster",
-    /// "ids", "kept"}, duplicates {"id", "kept", "distance"[, "jaccard"]}, and the summary
-    /// {"summary": {"documents", "distinct_fingerprints", "pairs", "clusters",
-    /// "largest_cluster", "duplicates", "kept", "clusters_keeping_several",
-    /// "unverified_pairs"}}.
+    /// Print the summary as a JSON line {"summary": {"documents", "distinct_fingerprints",
+    /// "pairs", "clusters", "largest_cluster", "duplicates", "kept",
+    /// "clusters_keeping_several", "unverified_pairs"}}, and write JSON Lines to stdout and
+    /// to files whose name says no form: pairs {"a", "b", "distance"[, "jaccard" |
+    /// "unverified"]}, clusters {"cluster", "ids", "kept"}, duplicates {"id", "kept",
+    /// "distance"[, "jaccard" | "unverified"]}. A file's name decides its form when it says
+    /// one: .jsonl, .ndjson or .json is JSON Lines, .tsv is TSV, .parquet is Parquet.
     #[arg(long)]
     json: bool,
     /// Re-read the documents (JSON Lines {"id", "text"}, Parquet with id and text columns, or
@@ -161,7 +163,8 @@ pub fn run(args: Args) -> Result<()> {
             }))?;
             table.finish()?;
         } else {
-            output::write_to(Some(path), |out| write_pairs(out, &near, args.json, &bars))?;
+            let json = output::is_json_output(path, args.json);
+            output::write_to(Some(path), |out| write_pairs(out, &near, json, &bars))?;
         }
         bars.finish();
     }
@@ -176,11 +179,13 @@ pub fn run(args: Args) -> Result<()> {
             })?;
             table.finish()?;
         } else {
-            output::write_to(Some(path), |out| write_clusters(out, &near, args.json))?;
+            let json = output::is_json_output(path, args.json);
+            output::write_to(Some(path), |out| write_clusters(out, &near, json))?;
         }
     }
     if let Some(path) = &args.duplicates {
-        output::write_to(Some(path), |out| write_duplicates(out, &near, args.json))?;
+        let json = output::is_json_output(path, args.json);
+        output::write_to(Some(path), |out| write_duplicates(out, &near, json))?;
     }
     if let Some(path) = &args.keep {
         output::write_to(Some(path), |out| write_kept(out, &near))?;

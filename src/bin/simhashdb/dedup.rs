@@ -68,9 +68,12 @@ pub struct Args {
     label: Option<String>,
     #[command(flatten)]
     wait: crate::writer::WaitArgs,
-    /// Skip invalid documents (and report how many) instead of failing.
-    #[arg(long)]
-    skip_invalid: bool,
+    #[command(flatten)]
+    skip: documents::SkipArgs,
+    /// With --insert: go on, with a warning, when an input holds no documents (else that
+    /// fails the dedup, naming the input).
+    #[arg(long, requires = "insert")]
+    allow_empty: bool,
     /// Print the summary as a JSON line.
     #[arg(long)]
     json: bool,
@@ -122,7 +125,7 @@ pub fn run(args: Args) -> Result<()> {
         let scheme = documents::store_scheme(store.text_scheme(), &args.store);
         let distance = store.snapshot()?.distance(args.distance)?;
         let files = files(&args, inputs, distance);
-        let options = read_options(&args, scheme);
+        let options = read_options(&args, scheme)?;
         store
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| {
@@ -137,16 +140,14 @@ pub fn run(args: Args) -> Result<()> {
         let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
         let distance = snapshot.distance(args.distance)?;
         let files = files(&args, inputs, distance);
-        let options = read_options(&args, scheme);
+        let options = read_options(&args, scheme)?;
         snapshot
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| format!("{}: {outputs_left}", args.store.display()))?
     };
     bar.finish_and_clear();
     out.flush()?;
-    for msg in &summary.first_skipped {
-        eprintln!("simhashdb: skipped {msg}");
-    }
+    documents::tell_read(&summary.first_skipped, &summary.warnings);
     let stdout_used = records_to_stdout || duplicates_to_stdout;
     if args.json && !stdout_used {
         output::json_line(&mut out, &summary)?;
@@ -171,10 +172,14 @@ fn files(args: &Args, inputs: Vec<PathBuf>, distance: u32) -> DedupFiles {
 fn read_options(
     args: &Args,
     scheme: std::result::Result<simhashdb::Scheme, std::sync::Arc<simhashdb::Error>>,
-) -> simhashdb::ReadOptions {
-    let mut options = args.fields.options(scheme, args.skip_invalid);
+) -> Result<simhashdb::ReadOptions> {
+    let mut options = args.fields.options(scheme, false);
+    args.skip.apply(&mut options)?;
+    // An empty input to a dedup that only reads is fine; one that inserts is refused unless
+    // asked for.
+    options.allow_empty = !args.insert || args.allow_empty;
     options.format = args.format;
-    options
+    Ok(options)
 }
 
 /// The summary for people.

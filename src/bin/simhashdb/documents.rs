@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use simhashdb::{
-    read_sources, DocumentSink, FingerprintFormat, InputFormat, ReadOptions, ReadSummary, Scheme,
+    read_sources, DocumentSink, FingerprintFormat, InputFormat, MaxSkipped, ReadOptions,
+    ReadSummary, Rejects, Scheme,
 };
 
 use crate::exit_codes::usage;
@@ -94,6 +95,44 @@ impl FieldArgs {
     }
 }
 
+/// What becomes of invalid records: `insert`, `dedup` and `query` take these flags.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SkipArgs {
+    /// Skip invalid documents instead of failing: count them, name the first few on
+    /// stderr, list every one with --rejects, and fail past --max-skipped.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Fail, taking nothing from the input, when more than N records (or P% of the records
+    /// read, rounded up) are invalid [default: 1%]. Implies --skip-invalid.
+    #[arg(long, value_name = "N|P%", value_parser = parse_max_skipped)]
+    pub max_skipped: Option<MaxSkipped>,
+    /// Write every skipped record to FILE, as read, with its place and why:
+    /// SOURCE<TAB>LINE<TAB>REASON<TAB>RECORD. Implies --skip-invalid.
+    #[arg(long, value_name = "FILE")]
+    pub rejects: Option<PathBuf>,
+}
+
+impl SkipArgs {
+    /// Whether invalid records are skipped.
+    pub fn skipping(&self) -> bool {
+        self.skip_invalid || self.max_skipped.is_some() || self.rejects.is_some()
+    }
+
+    /// Sets what becomes of invalid records in `options` (creating the rejects file).
+    pub fn apply(&self, options: &mut ReadOptions) -> Result<()> {
+        options.skip_invalid = self.skipping();
+        options.max_skipped = self.max_skipped.unwrap_or_default();
+        if let Some(path) = &self.rejects {
+            options.rejects = Some(Rejects::create(path)?);
+        }
+        Ok(())
+    }
+}
+
+fn parse_max_skipped(text: &str) -> std::result::Result<MaxSkipped, String> {
+    MaxSkipped::parse(text).map_err(|e| e.to_string())
+}
+
 /// The scheme text is fingerprinted with in the store at `store`, or why there is none.
 pub fn store_scheme(
     scheme: simhashdb::Result<Scheme>,
@@ -123,10 +162,18 @@ pub fn read(
     let bar = progress::bytes("reading");
     let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
     bar.finish_and_clear();
-    for msg in &summary.first_skipped {
+    tell_read(&summary.first_skipped, &summary.warnings);
+    Ok(summary)
+}
+
+/// Says on stderr which records a read skipped (the first few) and what it warned of.
+pub fn tell_read(first_skipped: &[String], warnings: &[String]) {
+    for msg in first_skipped {
         eprintln!("simhashdb: skipped {msg}");
     }
-    Ok(summary)
+    for warning in warnings {
+        eprintln!("simhashdb: {warning}");
+    }
 }
 
 /// Pairs `--id` and `--text` flags into documents of `batch`.

@@ -105,6 +105,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::MinJaccard => "--min-jaccard",
         Setting::MergeFactor => "--merge-factor",
         Setting::ExpireBefore => "--before",
+        Setting::Output => "--output",
         _ => "setting",
     }
 }

@@ -42,9 +42,12 @@ pub struct Args {
     id: Vec<String>,
     #[command(flatten)]
     fields: FieldArgs,
-    /// Skip invalid documents (and report how many) instead of failing the batch.
+    #[command(flatten)]
+    skip: documents::SkipArgs,
+    /// Go on, with a warning, when an input holds no documents (else that fails the batch,
+    /// naming the input).
     #[arg(long)]
-    skip_invalid: bool,
+    allow_empty: bool,
     /// A label recorded with the batch.
     #[arg(long)]
     label: Option<String>,
@@ -90,7 +93,9 @@ pub fn run(args: Args) -> Result<()> {
         texts.documents = texts.lines;
         insertion.record_read(texts);
     }
-    let mut options = args.fields.options(scheme, args.skip_invalid);
+    let mut options = args.fields.options(scheme, false);
+    args.skip.apply(&mut options)?;
+    options.allow_empty = args.allow_empty;
     options.format = args.format;
     if args.text.is_empty() || !args.inputs.is_empty() {
         let read =
@@ -153,7 +158,7 @@ pub fn run(args: Args) -> Result<()> {
         if summary.superseded > 0 {
             write!(out, ", superseded in input {}", summary.superseded)?;
         }
-        if args.skip_invalid {
+        if args.skip.skipping() {
             write!(out, ", skipped {} invalid lines", summary.read.skipped)?;
         }
         match summary.batch {

@@ -40,6 +40,21 @@ pub fn is_parquet_name(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
+/// Whether a results file is written as JSON Lines: when its name says so (`.jsonl`,
+/// `.ndjson`, `.json`), not when it says TSV (`.tsv`), else as `--json` says (stdout too).
+/// `--json` asks for the summary as JSON; a file keeps the form its name gives it.
+pub fn is_json_output(path: &Path, json: bool) -> bool {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+    {
+        Some(e) if matches!(e.as_str(), "jsonl" | "ndjson" | "json") => true,
+        Some(e) if e == "tsv" => false,
+        _ => json,
+    }
+}
+
 /// Writes `value` as one JSON line, its keys sorted (as every JSON line the CLI prints: the
 /// shapes are the library's serde forms, so CLI, HTTP and Python answer alike).
 pub fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {

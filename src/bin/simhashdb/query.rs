@@ -43,9 +43,8 @@ pub struct Args {
     text: Vec<String>,
     #[command(flatten)]
     fields: FieldArgs,
-    /// Skip invalid documents in --input (and report how many) instead of failing.
-    #[arg(long)]
-    skip_invalid: bool,
+    #[command(flatten)]
+    skip: documents::SkipArgs,
     /// Largest distance to report (at most the store's K; default K).
     #[arg(long, value_name = "D", allow_negative_numbers = true)]
     distance: Option<i64>,
@@ -71,13 +70,13 @@ pub struct Args {
 const ROUND: usize = 1 << 14;
 
 pub fn run(args: Args) -> Result<()> {
-    let mut queries = Vec::new();
-    for (i, text) in args.fingerprints.iter().enumerate() {
-        let fingerprint = (args.fields.fingerprint_format)
-            .read(text)
-            .map_err(|msg| usage(format!("argument {}: {msg}", i + 1)))?;
-        queries.push(Query::fingerprint(fingerprint));
+    let (fingerprints, warning) = (args.fields.fingerprint_format)
+        .read_many(args.fingerprints.iter().map(String::as_str))
+        .map_err(|msg| usage(format!("the fingerprint arguments: {msg}")))?;
+    if let Some(warning) = warning {
+        eprintln!("simhashdb: the fingerprint arguments: {warning}");
     }
+    let mut queries: Vec<Query> = fingerprints.into_iter().map(Query::fingerprint).collect();
     if queries.is_empty() && args.input.is_empty() && args.text.is_empty() {
         return Err(usage(
             "no query: give fingerprints as arguments, --input FILE or --text TEXT",
@@ -102,13 +101,12 @@ pub fn run(args: Args) -> Result<()> {
             ..Query::fingerprint(fingerprint)
         });
     }
-    let mut options = args.fields.options(scheme, args.skip_invalid);
+    let mut options = args.fields.options(scheme, false);
+    args.skip.apply(&mut options)?;
     options.format = args.format;
     for input in &args.input {
         let summary = read_queries(input, &options, &mut queries)?;
-        for msg in &summary.first_skipped {
-            eprintln!("simhashdb: skipped {msg}");
-        }
+        documents::tell_read(&summary.first_skipped, &summary.warnings);
         if summary.skipped > 0 {
             eprintln!(
                 "simhashdb: skipped {} invalid documents in {}",

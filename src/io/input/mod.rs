@@ -28,23 +28,25 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::io::notation::{self, Decider, Evidence, Kind, Notation};
+use crate::io::rejects;
 use crate::sys::progress::{Phase, Progress};
+use crate::write::batch::ReadSummary;
 use crate::write::batch::{check_id, Batch, DocumentSink};
-use crate::write::batch::{ReadSummary, KEPT_SKIP_MESSAGES};
 use chunks::{Chunk, ChunkReader};
 use records::{Documents, RecordSink, Records, TextDocument};
 
-pub(crate) use crate::io::document::{
-    is_parquet_head, problem_of, InputFormat, ReadOptions, STDIN,
-};
+pub(crate) use crate::error::problem_of;
+pub(crate) use crate::io::document::{is_parquet_head, InputFormat, ReadOptions, STDIN};
 pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
 pub use queries::{read_queries, Query};
 pub(crate) use sources::open_input;
 pub use sources::read_sources;
 
-/// A parsed document: id, fingerprint and the sketch of its text, if it was given as text to
-/// a scheme that sketches.
-type Parsed<'a> = (Cow<'a, str>, u64, Option<Vec<u8>>);
+/// A parsed document: id, fingerprint (an ambiguous one as hex, see [`notation`]), what its
+/// written form says of the input's notation, and the sketch of its text, if it was given as
+/// text to a scheme that sketches.
+type Parsed<'a> = (Cow<'a, str>, u64, Kind, Option<Vec<u8>>);
 
 /// One parsed document line.
 fn parse_document<'a>(
@@ -73,17 +75,14 @@ fn parse_document<'a>(
                 )));
             };
             check_id(id)?;
-            Ok((
-                Cow::Borrowed(id),
-                options.fingerprint_format.read(fp)?,
-                None,
-            ))
+            let (fp, kind) = notation::read(options.fingerprint_format, fp)?;
+            Ok((Cow::Borrowed(id), fp, kind, None))
         }
         InputFormat::Jsonl => {
             let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
                 .map_err(|e| Error::input(format!("not a JSON object: {e}")))?;
             let id = json_id(&object, &options.id_field)?;
-            let (fp, sketch) = match (
+            let (fp, kind, sketch) = match (
                 object.get(&options.fingerprint_field),
                 object.get(&options.text_field),
             ) {
@@ -91,8 +90,13 @@ fn parse_document<'a>(
                     Some(value @ (serde_json::Value::String(_) | serde_json::Value::Number(_))),
                     _,
                 ) => {
-                    let fingerprint = options.fingerprint_format.read_json(value)?;
-                    (fingerprint, exported_sketch(&object, options)?)
+                    let (fingerprint, kind) = match value {
+                        serde_json::Value::String(text) => {
+                            notation::read(options.fingerprint_format, text)?
+                        }
+                        number => (options.fingerprint_format.read_json(number)?, Kind::Settled),
+                    };
+                    (fingerprint, kind, exported_sketch(&object, options)?)
                 }
                 (Some(other), _) => {
                     return Err(Error::input(format!(
@@ -105,7 +109,8 @@ fn parse_document<'a>(
                         .scheme
                         .as_ref()
                         .map_err(|why| Error::input(why.to_string()))?;
-                    scheme.document(text)?
+                    let (fp, sketch) = scheme.document(text)?;
+                    (fp, Kind::Settled, sketch)
                 }
                 (None, Some(_)) => {
                     return Err(Error::input(format!(
@@ -120,7 +125,7 @@ fn parse_document<'a>(
                     )))
                 }
             };
-            Ok((Cow::Owned(id), fp, sketch))
+            Ok((Cow::Owned(id), fp, kind, sketch))
         }
     }
 }
@@ -187,7 +192,9 @@ pub fn read_documents(
     progress: &dyn Progress,
 ) -> Result<ReadSummary> {
     let _phase = Phase::start(progress, "reading", 0);
-    read_stream(reader, source, options, &mut Documents(sink), progress)
+    let summary = read_stream(reader, source, options, &mut Documents(sink), progress)?;
+    rejects::check(&summary, options.max_skipped, options.rejects.as_ref())?;
+    Ok(summary)
 }
 
 /// [`read_documents`] within a phase its caller started.
@@ -214,7 +221,7 @@ pub(crate) fn read_stream(
                 .map_err(|e| Error::io(source, e))?;
             progress.advance(bytes.len() as u64);
             let result = text_document(source, &bytes, options);
-            records::record_file(&mut summary, result, sink, options.skip_invalid)?;
+            records::record_file(&mut summary, result, sink, options)?;
             return Ok(summary);
         }
         InputFormat::Fingerprints => {
@@ -236,6 +243,7 @@ pub(crate) fn read_stream(
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
     let spans = sink.wants_records();
+    let mut decider = Decider::new(source, "line");
     let mut chunks = ChunkReader::new(reader, source);
     let mut group = chunks.next_group(progress)?;
     while !group.is_empty() {
@@ -256,16 +264,24 @@ pub(crate) fn read_stream(
             chunks.next_group(progress)
         });
         // The group's errors come first: they are earlier in the input than the next read's.
-        for (result, chunk) in parsed.into_iter().zip(&group) {
-            if let Some(err) = result.error {
-                return Err(err);
+        if let Some(err) = parsed.iter_mut().find_map(|result| result.error.take()) {
+            return Err(err);
+        }
+        // The group's values decide the notation together (see `notation`).
+        for result in &mut parsed {
+            decider.observe(std::mem::take(&mut result.evidence));
+        }
+        let decimal = decider.notation()? == Notation::Decimal;
+        for (mut result, chunk) in parsed.into_iter().zip(&group) {
+            if decimal {
+                result
+                    .batch
+                    .change_fingerprints(&result.ambiguous, notation::decimal_of_hex_reading);
             }
             summary.lines += result.lines;
-            summary.skipped += result.skipped.len() as u64;
-            for msg in result.skipped {
-                if summary.first_skipped.len() < KEPT_SKIP_MESSAGES {
-                    summary.first_skipped.push(msg);
-                }
+            for (error, span) in result.skipped {
+                let record = &chunk.bytes[span];
+                rejects::skip(&mut summary, options.rejects.as_ref(), error, record)?;
             }
             summary.documents += result.batch.len() as u64;
             let records = Records::Lines {
@@ -278,6 +294,7 @@ pub(crate) fn read_stream(
         chunks.recycle(group);
         group = next?;
     }
+    summary.warnings.extend(decider.finish()?);
     Ok(summary)
 }
 
@@ -337,23 +354,45 @@ pub(crate) fn read_parquet_input(
 
 struct ChunkResult {
     batch: Batch,
+    /// What the chunk's fingerprints say of the input's notation.
+    evidence: Evidence,
+    /// The documents of `batch` whose fingerprints either notation reads (read as hex).
+    ambiguous: Vec<usize>,
     /// Each document's line in the chunk, its line end included; empty unless asked for.
     spans: Vec<std::ops::Range<usize>>,
     lines: u64,
-    skipped: Vec<String>,
+    /// The invalid lines skipped: why, and where in the chunk.
+    skipped: Vec<(Error, std::ops::Range<usize>)>,
     error: Option<Error>,
 }
 
 /// The common TSV line, `ID<TAB>` and 16 hex digits, read without the general path's passes
 /// over it. None for any other line: [`parse_document`] reads it, or says what is wrong.
-fn parse_common_tsv<'a>(raw: &'a [u8], options: &ReadOptions) -> Option<(&'a str, u64)> {
+fn parse_common_tsv<'a>(raw: &'a [u8], options: &ReadOptions) -> Option<(&'a str, u64, Kind)> {
     let tab = memchr::memchr(b'\t', raw)?;
-    let fingerprint = options
-        .fingerprint_format
-        .read_16_hex_digits(&raw[tab + 1..])?;
+    let written = &raw[tab + 1..];
+    let fingerprint = options.fingerprint_format.read_16_hex_digits(written)?;
+    let kind = match options.fingerprint_format {
+        crate::FingerprintFormat::Auto => notation::kind_of_hex(written, fingerprint),
+        _ => Kind::Settled,
+    };
     let id = std::str::from_utf8(&raw[..tab]).ok()?;
     check_id(id).ok()?;
-    Some((id, fingerprint))
+    Some((id, fingerprint, kind))
+}
+
+impl ChunkResult {
+    /// Notes the kind of `fingerprint`, the document's about to be pushed, read from line
+    /// `line`.
+    fn note(&mut self, kind: Kind, line: u64, fingerprint: u64) {
+        if kind == Kind::Settled {
+            return;
+        }
+        if let Kind::Ambiguous { .. } = kind {
+            self.ambiguous.push(self.batch.len());
+        }
+        self.evidence.note(kind, line, fingerprint);
+    }
 }
 
 fn parse_chunk(
@@ -366,6 +405,8 @@ fn parse_chunk(
 ) -> ChunkResult {
     let mut out = ChunkResult {
         batch: Batch::new(),
+        evidence: Evidence::default(),
+        ambiguous: Vec::new(),
         spans: Vec::new(),
         lines: 0,
         skipped: Vec::new(),
@@ -384,8 +425,10 @@ fn parse_chunk(
             continue;
         }
         out.lines += 1;
+        let line = first_line + i as u64 + 1;
         if format == InputFormat::Tsv {
-            if let Some((id, fp)) = parse_common_tsv(raw, options) {
+            if let Some((id, fp, kind)) = parse_common_tsv(raw, options) {
+                out.note(kind, line, fp);
                 out.batch.push_checked(id, fp);
                 if spans {
                     out.spans.push(span);
@@ -397,7 +440,8 @@ fn parse_chunk(
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| parse_document(line, options, format));
         match parsed {
-            Ok((id, fp, sketch)) => {
+            Ok((id, fp, kind, sketch)) => {
+                out.note(kind, line, fp);
                 match sketch {
                     Some(sketch) => out
                         .batch
@@ -410,10 +454,9 @@ fn parse_chunk(
                 }
             }
             Err(e) => {
-                let line = Some(first_line + i as u64 + 1);
-                let error = Error::input_at(source, line, problem_of(e));
+                let error = Error::input_at(source, Some(line), problem_of(e));
                 if options.skip_invalid {
-                    out.skipped.push(error.to_string());
+                    out.skipped.push((error, span));
                 } else {
                     out.error = Some(error);
                     return out;
@@ -589,9 +632,9 @@ mod tests {
                 for line in [format!("{id}\t{fingerprint}"), format!("{id}\t{written:016x}")] {
                     let general = parse_document(&line, &options, InputFormat::Tsv)
                         .ok()
-                        .map(|(id, fp, _)| (id.into_owned(), fp));
+                        .map(|(id, fp, kind, _)| (id.into_owned(), fp, kind));
                     let common = parse_common_tsv(line.as_bytes(), &options)
-                        .map(|(id, fp)| (id.to_string(), fp));
+                        .map(|(id, fp, kind)| (id.to_string(), fp, kind));
                     if common.is_some() {
                         prop_assert_eq!(&common, &general, "{:?}", line);
                     }
@@ -599,7 +642,7 @@ mod tests {
                     if simple && fingerprint_format != FingerprintFormat::Decimal
                         && line.ends_with(&format!("{written:016x}"))
                     {
-                        prop_assert_eq!(common, Some((id.clone(), written)));
+                        prop_assert_eq!(common.map(|(id, fp, _)| (id, fp)), Some((id.clone(), written)));
                     }
                 }
             }

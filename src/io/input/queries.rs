@@ -6,6 +6,8 @@ use std::path::Path;
 use super::{open_input, parse_document, problem_of, read_documents, read_sources, STDIN};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
+use crate::io::notation::{self, Decider, Evidence, Kind, Notation};
+use crate::io::rejects;
 use crate::similarity::fingerprint::hex;
 use crate::write::batch::Batch;
 
@@ -90,6 +92,7 @@ pub fn read_queries(
             &mut super::records::Documents(&mut batch),
             &(),
         )?;
+        rejects::check(&summary, options.max_skipped, options.rejects.as_ref())?;
         push_documents(&batch, queries);
         return Ok(summary);
     }
@@ -111,6 +114,9 @@ fn read_query_lines(
     queries: &mut Vec<Query>,
 ) -> Result<ReadSummary> {
     let mut summary = ReadSummary::default();
+    let mut evidence = Evidence::default();
+    let first = queries.len();
+    let mut ambiguous = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw.iter().all(u8::is_ascii_whitespace) {
@@ -120,29 +126,47 @@ fn read_query_lines(
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
             .and_then(|line| {
                 if line.contains('\t') {
-                    let (id, fingerprint, _) = parse_document(line, options, InputFormat::Tsv)?;
-                    Ok(Query {
+                    let (id, fingerprint, kind, _) =
+                        parse_document(line, options, InputFormat::Tsv)?;
+                    let query = Query {
                         id: Some(id.into_owned()),
                         fingerprint,
                         sketch: None,
-                    })
+                    };
+                    Ok((query, kind))
                 } else {
-                    Ok(Query::fingerprint(
-                        options.fingerprint_format.read(line.trim())?,
-                    ))
+                    let (fingerprint, kind) =
+                        notation::read(options.fingerprint_format, line.trim())?;
+                    Ok((Query::fingerprint(fingerprint), kind))
                 }
             })
             .map_err(|e| Error::input_at(source, Some(i as u64 + 1), problem_of(e)));
         summary.lines += 1;
         match parsed {
-            Ok(query) => {
+            Ok((query, kind)) => {
                 summary.documents += 1;
+                evidence.note(kind, i as u64 + 1, query.fingerprint);
+                if let Kind::Ambiguous { .. } = kind {
+                    ambiguous.push(queries.len());
+                }
                 queries.push(query);
             }
-            Err(e) if options.skip_invalid => summary.skip(e),
+            Err(e) if options.skip_invalid => {
+                rejects::skip(&mut summary, options.rejects.as_ref(), e, raw)?
+            }
             Err(e) => return Err(e),
         }
     }
+    rejects::check(&summary, options.max_skipped, options.rejects.as_ref())?;
+    let mut decider = Decider::new(source, "line");
+    if decider.settle(evidence)? == Notation::Decimal {
+        for i in ambiguous {
+            let query = &mut queries[i];
+            query.fingerprint = notation::decimal_of_hex_reading(query.fingerprint);
+        }
+    }
+    debug_assert!(queries[first..].len() as u64 == summary.documents);
+    summary.warnings.extend(decider.finish()?);
     Ok(summary)
 }
 

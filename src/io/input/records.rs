@@ -4,7 +4,8 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::io::document::InputFormat;
+use crate::io::document::{InputFormat, ReadOptions};
+use crate::io::rejects;
 use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 
 /// Where the documents of one appended [`Batch`] came from, document `i` by `i`.
@@ -65,7 +66,7 @@ pub(crate) fn record_file(
     summary: &mut ReadSummary,
     result: Result<TextDocument>,
     sink: &mut dyn RecordSink,
-    skip_invalid: bool,
+    options: &ReadOptions,
 ) -> Result<()> {
     summary.lines += 1;
     match result {
@@ -78,7 +79,10 @@ pub(crate) fn record_file(
             sink.append_records(&id, document, Records::Files)?;
             summary.documents += 1;
         }
-        Err(e @ Error::Input { .. }) if skip_invalid => summary.skip(e),
+        // A whole file is its record: the rejects name it, and hold no copy.
+        Err(e @ Error::Input { .. }) if options.skip_invalid => {
+            rejects::skip(summary, options.rejects.as_ref(), e, b"")?
+        }
         Err(e) => return Err(e),
     }
     Ok(())

@@ -21,6 +21,7 @@ use super::ReadOptions;
 use super::{is_parquet_head, ReadSummary, STDIN};
 use super::{read_parquet_input, read_stream, text_document, InputFormat, ParquetInput};
 use crate::error::{Error, Result};
+use crate::io::rejects;
 use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::DocumentSink;
 
@@ -142,6 +143,11 @@ pub(crate) fn read_records(
         } => reader.read_file(&path, len, in_directory),
     })?;
     reader.flush_texts()?;
+    rejects::check(
+        &reader.summary,
+        options.max_skipped,
+        options.rejects.as_ref(),
+    )?;
     Ok(reader.summary)
 }
 
@@ -199,7 +205,18 @@ impl SourceReader<'_> {
             format: Some(format),
             ..self.options.clone()
         };
-        let summary = read_stream(reader, name, &options, self.sink, self.progress)?;
+        let mut summary = read_stream(reader, name, &options, self.sink, self.progress)?;
+        if summary.lines == 0 {
+            let problem = "holds no documents (it is empty, or only blank lines)";
+            if !self.options.allow_empty {
+                return Err(Error::input_at(
+                    name,
+                    None,
+                    format!("{problem}: nothing was taken (say --allow-empty to go on without it)"),
+                ));
+            }
+            summary.warnings.push(format!("warning: {name}: {problem}"));
+        }
         self.summary.add(summary);
         Ok(())
     }
@@ -222,7 +239,7 @@ impl SourceReader<'_> {
         self.texts.clear();
         self.text_bytes = 0;
         for result in results {
-            record_file(&mut self.summary, result?, self.sink, options.skip_invalid)?;
+            record_file(&mut self.summary, result?, self.sink, options)?;
         }
         Ok(())
     }

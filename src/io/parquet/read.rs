@@ -11,9 +11,13 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
+use crate::error::problem_of;
 use crate::error::{Error, Result};
-use crate::io::document::{problem_of, FingerprintFormat, ReadOptions};
+use crate::io::document::ReadOptions;
 use crate::io::input::records::{RecordSink, Records};
+use crate::io::notation::FingerprintFormat;
+use crate::io::notation::{self, Decider, Evidence, Kind, Notation};
+use crate::io::rejects;
 use crate::sys::progress::Progress;
 use crate::write::batch::ReadSummary;
 use crate::write::batch::{check_id, Batch};
@@ -26,6 +30,9 @@ enum Value {
     Fingerprint(String),
     Text(String),
 }
+
+/// A row's fingerprint, what its written form says of the column's notation, and its sketch.
+type Read = (u64, Kind, Option<Vec<u8>>);
 
 /// Reads the documents of the Parquet file `data` into `sink`: the id from the
 /// `options.id_field` column and the fingerprint from the `options.fingerprint_field` column,
@@ -86,16 +93,17 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
     let reader = batches(builder, columns).map_err(|e| unreadable(&e))?;
 
     let mut summary = ReadSummary::default();
+    let mut decider = Decider::new(source, "row");
     let mut first_row = 1u64;
     for record_batch in reader {
         let record_batch = record_batch.map_err(|e| unreadable(&e))?;
         let rows = record_batch.num_rows();
         let ids = strings(&record_batch, &options.id_field, source)?;
-        let fingerprints: Vec<Result<(u64, Option<Vec<u8>>)>> = match &value {
+        let fingerprints: Vec<Result<Read>> = match &value {
             Value::Fingerprint(name) => {
                 fingerprints(&record_batch, name, options.fingerprint_format, source)?
                     .into_iter()
-                    .map(|fp| fp.map(|fp| (fp, None)))
+                    .map(|fp| fp.map(|(fp, kind)| (fp, kind, None)))
                     .collect()
             }
             Value::Text(name) => {
@@ -108,18 +116,25 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                     .into_par_iter()
                     .map(|row| match texts.is_null(row) {
                         true => Err(Error::input(format!("null in column {name:?}"))),
-                        false => scheme.document(texts.value(row)),
+                        false => scheme
+                            .document(texts.value(row))
+                            .map(|(fp, sketch)| (fp, Kind::Settled, sketch)),
                     })
                     .collect()
             }
         };
         let mut batch = Batch::new();
         let mut kept_rows = Vec::new();
+        let (mut evidence, mut ambiguous) = (Evidence::default(), Vec::new());
         for (row, fingerprint) in fingerprints.into_iter().enumerate() {
             let document = document(&ids, row, fingerprint, &options.id_field);
             summary.lines += 1;
             match document {
-                Ok((id, (fingerprint, sketch))) => {
+                Ok((id, (fingerprint, kind, sketch))) => {
+                    evidence.note(kind, first_row + row as u64, fingerprint);
+                    if let Kind::Ambiguous { .. } = kind {
+                        ambiguous.push(batch.len());
+                    }
                     match sketch {
                         Some(sketch) => batch.push_sketched(id, fingerprint, &sketch)?,
                         None => batch.push(id, fingerprint)?,
@@ -129,12 +144,17 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                 Err(e) => {
                     let at = format!("row {}: {}", first_row + row as u64, problem_of(e));
                     let error = Error::input_at(source, None, at);
-                    match options.skip_invalid {
-                        true => summary.skip(error),
-                        false => return Err(error),
+                    if !options.skip_invalid {
+                        return Err(error);
                     }
+                    let record = row_record(&record_batch, row, &ids, &options.id_field, &value);
+                    let rejects = options.rejects.as_ref();
+                    rejects::skip(&mut summary, rejects, error, record.as_bytes())?;
                 }
             }
+        }
+        if decider.settle(evidence)? == Notation::Decimal {
+            batch.change_fingerprints(&ambiguous, notation::decimal_of_hex_reading);
         }
         summary.documents += batch.len() as u64;
         let records = Records::Rows {
@@ -145,6 +165,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         first_row += rows as u64;
         progress.advance(file_bytes * rows as u64 / total_rows.max(1));
     }
+    summary.warnings.extend(decider.finish()?);
     Ok(summary)
 }
 
@@ -218,6 +239,26 @@ fn document<'a, T>(
     Ok((id, fingerprint?))
 }
 
+/// Row `row` as a rejects file shows it: a JSON object of its id and its fingerprint or text,
+/// as text (null for a null).
+fn row_record(
+    batch: &RecordBatch,
+    row: usize,
+    ids: &StringArray,
+    id_field: &str,
+    value: &Value,
+) -> String {
+    let text = |column: &StringArray| (!column.is_null(row)).then(|| column.value(row).to_string());
+    let name = match value {
+        Value::Fingerprint(name) | Value::Text(name) => name,
+    };
+    let values = strings(batch, name, "").ok();
+    let mut object = serde_json::Map::new();
+    object.insert(id_field.to_string(), text(ids).into());
+    object.insert(name.clone(), values.as_ref().and_then(text).into());
+    serde_json::Value::Object(object).to_string()
+}
+
 /// The rows of `columns` (indexes of the file's top-level columns; None: all of them),
 /// [`ROWS_PER_BATCH`] at a time.
 fn batches<R: ChunkReader + 'static>(
@@ -289,13 +330,14 @@ fn strings(batch: &RecordBatch, name: &str, source: &str) -> Result<StringArray>
     Ok(cast.as_string::<i32>().clone())
 }
 
-/// A fingerprint column's values (strings read in `format`), or what is wrong with each.
+/// A fingerprint column's values (strings read in `format`) and their kinds, or what is
+/// wrong with each.
 fn fingerprints(
     batch: &RecordBatch,
     name: &str,
     format: FingerprintFormat,
     source: &str,
-) -> Result<Vec<Result<u64>>> {
+) -> Result<Vec<Result<(u64, Kind)>>> {
     let column: Arc<dyn Array> = batch
         .column_by_name(name)
         .ok_or_else(|| Error::input_at(source, None, format!("no column {name:?}")))?
@@ -305,16 +347,20 @@ fn fingerprints(
         DataType::Int64 => column
             .as_primitive::<Int64Type>()
             .iter()
-            .map(|v| v.map_or_else(null, |v| Ok(super::fingerprint_from_i64(v))))
+            .map(|v| {
+                v.map_or_else(null, |v| {
+                    Ok((super::fingerprint_from_i64(v), Kind::Settled))
+                })
+            })
             .collect(),
         DataType::UInt64 => column
             .as_primitive::<UInt64Type>()
             .iter()
-            .map(|v| v.map_or_else(null, Ok))
+            .map(|v| v.map_or_else(null, |v| Ok((v, Kind::Settled))))
             .collect(),
         _ => strings(batch, name, source)?
             .iter()
-            .map(|v| v.map_or_else(null, |text| format.read(text.trim())))
+            .map(|v| v.map_or_else(null, |text| notation::read(format, text.trim())))
             .collect(),
     })
 }

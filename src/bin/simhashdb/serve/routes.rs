@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
     read_documents, Batch, CompactSummary, Dedup, ExpireSelector, FingerprintFormat, InputFormat,
-    Match, ReadOptions, Snapshot,
+    Match, MaxSkipped, ReadOptions, Rejects, Snapshot,
 };
 
 use super::api_error::ApiError;
@@ -246,7 +246,12 @@ type QueryDigest = (u64, Option<Vec<u8>>);
 
 /// The query fingerprints of a request: its fingerprints, or its texts or documents
 /// fingerprinted with the store's scheme.
-fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<QueryDigest>, ApiError> {
+/// A warning about the fingerprints' notation goes to `warnings`.
+fn query_fingerprints(
+    body: &QueryBody,
+    snapshot: &Snapshot,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<QueryDigest>, ApiError> {
     let given = [
         body.fingerprints.is_some(),
         body.texts.is_some(),
@@ -259,16 +264,11 @@ fn query_fingerprints(body: &QueryBody, snapshot: &Snapshot) -> Result<Vec<Query
     }
     let format = fingerprint_format(body.fingerprint_format.as_deref())?;
     if let Some(values) = &body.fingerprints {
-        return values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                format
-                    .read_json(v)
-                    .map(|fp| (fp, None))
-                    .map_err(|e| ApiError::bad_request(format!("fingerprints[{i}]: {e}")))
-            })
-            .collect();
+        let (fingerprints, warning) = format
+            .read_json_many(values)
+            .map_err(|e| ApiError::bad_request(format!("fingerprints: {e}")))?;
+        *warnings = warning.into_iter().collect();
+        return Ok(fingerprints.into_iter().map(|fp| (fp, None)).collect());
     }
     let scheme = snapshot.text_scheme()?;
     let texts: Vec<(String, &str)> = match (&body.texts, &body.documents) {
@@ -384,7 +384,8 @@ async fn post_query(
     let body: QueryBody = parse_json(&read_body(&service, &headers, body).await?)?;
     let snapshot = database.current();
     let distance = snapshot.distance(body.distance)?;
-    let queries = query_fingerprints(&body, &snapshot)?;
+    let mut warnings = Vec::new();
+    let queries = query_fingerprints(&body, &snapshot, &mut warnings)?;
     if queries.len() > service.limits.max_queries {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -407,6 +408,9 @@ async fn post_query(
         #[serde(skip_serializing_if = "Option::is_none")]
         ids: Option<Vec<String>>,
         distance: u32,
+        /// Said when the fingerprints could have been written in either notation.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     }
     let ids = body
         .documents
@@ -420,6 +424,7 @@ async fn post_query(
                 fingerprints,
                 ids,
                 distance,
+                warnings,
             })
             .into_response()
         }
@@ -431,6 +436,7 @@ async fn post_query(
                 fingerprints,
                 ids,
                 distance,
+                warnings,
             })
             .into_response()
         }
@@ -451,15 +457,17 @@ async fn get_query(
 ) -> Result<Json<Value>, ApiError> {
     let Query(query) = query?;
     let database = service.database()?;
-    let fingerprint = fingerprint_format(query.fingerprint_format.as_deref())?
-        .read(&query.fingerprint)
+    let (fingerprint, warning) = fingerprint_format(query.fingerprint_format.as_deref())?
+        .read_many([query.fingerprint.as_str()])
         .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
     let snapshot = database.current();
     let distance = snapshot.distance(query.distance)?;
-    let results = answer(&service, snapshot, vec![fingerprint], distance).await?;
-    Ok(Json(
-        json!({ "matches": &results[0], "distance": distance }),
-    ))
+    let results = answer(&service, snapshot, fingerprint, distance).await?;
+    let mut answer = json!({ "matches": &results[0], "distance": distance });
+    if let Some(warning) = warning {
+        answer["warnings"] = json!([warning]);
+    }
+    Ok(Json(answer))
 }
 
 #[derive(Deserialize)]
@@ -468,6 +476,7 @@ struct InsertParams {
     label: Option<String>,
     #[serde(default)]
     skip_invalid: bool,
+    max_skipped: Option<String>,
     format: Option<String>,
     fingerprint_format: Option<String>,
 }
@@ -520,27 +529,32 @@ async fn insert(
     }
     let format = insert_format(params.format.as_deref(), &headers)?;
     let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
+    let skips = Skips::of(params.skip_invalid, params.max_skipped.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
     let compacting_before = service.compacting();
     let mut answer = service
         .write(move |store| {
             let mut options = ReadOptions {
                 scheme: store.text_scheme().map_err(std::sync::Arc::new),
-                skip_invalid: params.skip_invalid,
                 fingerprint_format: fingerprints,
                 ..ReadOptions::default()
             };
+            skips.apply(&mut options);
             options.format = format;
             let mut insertion = store
                 .begin_insert(params.label.as_deref())
                 .compact_after(false);
             let read = read_documents(&body[..], "request body", &options, &mut insertion, &())
                 .map_err(not_stored)?;
-            let first_skipped = read.first_skipped.clone();
+            let (first_skipped, warnings) = (read.first_skipped.clone(), read.warnings.clone());
             insertion.record_read(read);
             let summary = insertion.commit().map_err(not_stored)?;
             let mut answer = json_of(&summary)?;
             answer["first_skipped"] = json!(first_skipped);
+            if !warnings.is_empty() {
+                answer["warnings"] = json!(warnings);
+            }
+            skips.answer(&mut answer);
             Ok(answer)
         })
         .await?;
@@ -558,6 +572,7 @@ struct DedupParams {
     label: Option<String>,
     #[serde(default)]
     skip_invalid: bool,
+    max_skipped: Option<String>,
     format: Option<String>,
     fingerprint_format: Option<String>,
 }
@@ -581,14 +596,16 @@ async fn dedup(
     }
     let format = insert_format(params.format.as_deref(), &headers)?;
     let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
+    let skips = Skips::of(params.skip_invalid, params.max_skipped.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
+    let read_skips = skips.clone();
     let read = move |scheme: simhashdb::Result<simhashdb::Scheme>| {
         let mut options = ReadOptions {
             scheme: scheme.map_err(std::sync::Arc::new),
-            skip_invalid: params.skip_invalid,
             fingerprint_format: fingerprints,
             ..ReadOptions::default()
         };
+        read_skips.apply(&mut options);
         options.format = format;
         let mut batch = Batch::new();
         let read = read_documents(&body[..], "request body", &options, &mut batch, &())?;
@@ -618,10 +635,61 @@ async fn dedup(
         .await?
     };
     summary.skipped = read.skipped;
+    summary.warnings = read.warnings;
     let mut answer = json_of(&summary)?;
     answer["results"] = json_of(&verdicts)?;
     answer["first_skipped"] = json!(read.first_skipped);
+    skips.answer(&mut answer);
     Ok(Json(answer))
+}
+
+/// What becomes of a request's invalid records: `skip_invalid=true` skips them, up to
+/// `max_skipped` (N or P%, default 1%), and the answer lists each in `rejects`.
+#[derive(Clone)]
+struct Skips {
+    skip_invalid: bool,
+    max_skipped: MaxSkipped,
+    rejects: Rejects,
+}
+
+impl Skips {
+    fn of(skip_invalid: bool, max_skipped: Option<&str>) -> Result<Skips, ApiError> {
+        let max_skipped = max_skipped
+            .map(MaxSkipped::parse)
+            .transpose()
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        Ok(Skips {
+            skip_invalid: skip_invalid || max_skipped.is_some(),
+            max_skipped: max_skipped.unwrap_or_default(),
+            rejects: Rejects::in_memory(),
+        })
+    }
+
+    fn apply(&self, options: &mut ReadOptions) {
+        options.skip_invalid = self.skip_invalid;
+        options.max_skipped = self.max_skipped;
+        options.rejects = Some(self.rejects.clone());
+    }
+
+    /// Adds `rejects`: [{"line", "reason", "record"}] for every record skipped.
+    fn answer(&self, answer: &mut Value) {
+        if !self.skip_invalid {
+            return;
+        }
+        let rejects: Vec<Value> = self
+            .rejects
+            .lines()
+            .into_iter()
+            .map(|(_, line, reason, record)| {
+                json!({
+                    "line": line,
+                    "reason": reason,
+                    "record": String::from_utf8_lossy(&record),
+                })
+            })
+            .collect();
+        answer["rejects"] = json!(rejects);
+    }
 }
 
 /// The JSON form of a library value (its serde form: the same in every client).
