@@ -18,6 +18,7 @@ mod notation;
 #[cfg(feature = "parquet")]
 mod parquet_io;
 mod public_api;
+mod records;
 mod rejects;
 mod repair;
 #[cfg(feature = "serve")]

@@ -782,6 +782,6 @@ def _warned(summary_json: str) -> Dict[str, Any]:
     """A read's summary, its warnings (an input that either notation could have written)
     raised as Python warnings."""
     summary = json.loads(summary_json)
-    for warning in summary.get("warnings", []) + summary.get("read", {}).get("warnings", []):
+    for warning in summary.get("warnings", []):
         warnings.warn(f"simhashdb: {warning}", stacklevel=3)
     return summary

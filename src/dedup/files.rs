@@ -274,6 +274,10 @@ impl RecordSink for Job<'_, '_> {
         true
     }
 
+    fn header(&mut self, _source: &str, line: &[u8]) -> Result<()> {
+        self.kept.header(line)
+    }
+
     fn append_records(
         &mut self,
         source: &str,
@@ -316,6 +320,8 @@ impl RecordSink for Job<'_, '_> {
 struct KeptRecords<'w> {
     target: Option<Target<'w>>,
     form: Option<Form>,
+    /// Whether a header line was written (the first input's; later ones are dropped).
+    header: bool,
 }
 
 /// The form of the kept records.
@@ -334,7 +340,21 @@ impl<'w> KeptRecords<'w> {
         KeptRecords {
             target: Some(target),
             form: None,
+            header: false,
         }
+    }
+
+    /// Writes the header of a TSV input, before its kept records (once).
+    fn header(&mut self, line: &[u8]) -> Result<()> {
+        if self.header || self.form.is_some() {
+            return Ok(());
+        }
+        self.header = true;
+        let mut line = line.to_vec();
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        self.target().write(&line)
     }
 
     fn write(&mut self, source: &str, verdicts: &[Verdict], records: &Records<'_>) -> Result<()> {

@@ -120,6 +120,10 @@ pub struct ReadOptions {
     /// Fingerprints documents given as text; Err refuses them, saying why (shared, so the
     /// options stay cheap to clone).
     pub scheme: std::result::Result<Scheme, Arc<Error>>,
+    /// The names of a TSV input's columns, to find the id and fingerprint by their field
+    /// names in; None: the first line names them when it holds both field names (a header),
+    /// else they are the first two. Other columns are the record's own.
+    pub columns: Option<Vec<String>>,
     /// The JSON field (or Parquet column) that holds the id.
     pub id_field: String,
     /// The JSON field (or Parquet column) that holds the fingerprint.
@@ -144,6 +148,7 @@ impl Default for ReadOptions {
             scheme: Err(Arc::new(Error::Scheme(
                 "no fingerprint scheme was given for text documents".into(),
             ))),
+            columns: None,
             id_field: "id".to_string(),
             fingerprint_field: "fingerprint".to_string(),
             fingerprint_format: FingerprintFormat::Auto,

@@ -67,9 +67,15 @@ pub struct FieldArgs {
         visible_alias = "text-column"
     )]
     pub text_field: String,
-    /// How fingerprints written as text are read: auto (exactly 16 characters are hex, as
-    /// simhashdb writes them; 0x then hex digits is hex; other digits are decimal, so 16
-    /// decimal digits read as hex), hex (1 to 16 hex digits, 0x optional) or decimal. JSON and
+    /// The names of a TSV input's columns, comma-separated (such as url,fingerprint,id): the
+    /// id and fingerprint are found by --id-field and --fingerprint-field. Without it a first
+    /// line naming both is a header; else they are the first two columns. Other columns are
+    /// the record's own (dedup passes them on).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// How fingerprints written as text are read: auto (hex or decimal, decided once per
+    /// input from all its values: a letter means hex, 17 to 20 digits decimal; see
+    /// docs/reliability.md), hex (1 to 16 hex digits, 0x optional) or decimal. JSON and
     /// Parquet numbers are numbers whatever this says (an int64 is taken as the same 64 bits).
     #[arg(long, value_name = "FORMAT", default_value = "auto",
           value_parser = parse_fingerprint_format)]
@@ -90,6 +96,7 @@ impl FieldArgs {
             fingerprint_field: self.fingerprint_field.clone(),
             text_field: self.text_field.clone(),
             fingerprint_format: self.fingerprint_format,
+            columns: (!self.columns.is_empty()).then(|| self.columns.clone()),
             ..ReadOptions::default()
         }
     }

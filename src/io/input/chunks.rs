@@ -41,13 +41,14 @@ pub(super) struct ChunkReader<'s, R> {
 }
 
 impl<'s, R: BufRead> ChunkReader<'s, R> {
-    pub(super) fn new(reader: R, source: &'s str) -> Self {
+    /// Reads `reader` from its line `first_line` (counted from 0) on.
+    pub(super) fn new(reader: R, source: &'s str, first_line: u64) -> Self {
         ChunkReader {
             reader,
             source,
             carried: Vec::new(),
             spare: Vec::new(),
-            next_line: 0,
+            next_line: first_line,
             at_end: false,
         }
     }

@@ -48,6 +48,85 @@ pub use sources::read_sources;
 /// text to a scheme that sketches.
 type Parsed<'a> = (Cow<'a, str>, u64, Kind, Option<Vec<u8>>);
 
+/// Where a TSV line's id and fingerprint are: the first two fields, unless
+/// [`ReadOptions::columns`] (or a header line) names the columns. Other fields are the
+/// record's own (passed through by dedup; `export`'s batch number is one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TsvColumns {
+    id: usize,
+    fingerprint: usize,
+}
+
+impl TsvColumns {
+    /// The columns `options` name.
+    pub(crate) fn of(options: &ReadOptions) -> Result<TsvColumns> {
+        let Some(names) = &options.columns else {
+            return Ok(TsvColumns { id: 0, fingerprint: 1 });
+        };
+        let find = |name: &str, what: &str| {
+            names.iter().position(|n| n == name).ok_or_else(|| {
+                Error::input(format!(
+                    "the columns ({}) name no {what} column {name:?} (say which with \
+                     --{what}-field)",
+                    names.join(", ")
+                ))
+            })
+        };
+        Ok(TsvColumns {
+            id: find(&options.id_field, "id")?,
+            fingerprint: find(&options.fingerprint_field, "fingerprint")?,
+        })
+    }
+
+    /// Whether these are the first two fields.
+    fn are_first(self) -> bool {
+        self == TsvColumns { id: 0, fingerprint: 1 }
+    }
+
+    /// The id and the fingerprint of `line`.
+    fn fields(self, line: &str) -> Result<(&str, &str)> {
+        let (mut id, mut fingerprint) = (None, None);
+        let mut count = 0;
+        for (i, field) in line.split('\t').enumerate() {
+            count += 1;
+            if i == self.id {
+                id = Some(field);
+            }
+            if i == self.fingerprint {
+                fingerprint = Some(field);
+            }
+        }
+        match (id, fingerprint) {
+            (Some(id), Some(fingerprint)) => Ok((id, fingerprint)),
+            _ => {
+                let wanted = self.id.max(self.fingerprint) + 1;
+                let hint = if count == 1 && line.contains(',') {
+                    "; it has commas and no tab: CSV is not read, convert it to TSV or JSON \
+                     Lines"
+                } else if count == 1 {
+                    "; plain text documents need the text format"
+                } else {
+                    ""
+                };
+                Err(Error::input(format!(
+                    "expected at least {wanted} tab-separated fields (ID<TAB>FINGERPRINT, then \
+                     any others), found {count}{hint}"
+                )))
+            }
+        }
+    }
+}
+
+/// Whether `line`, an input's first, is a header naming its columns: its fields include the
+/// id and fingerprint field names of `options`.
+fn is_header(line: &[u8], options: &ReadOptions) -> Option<Vec<String>> {
+    let line = std::str::from_utf8(line).ok()?;
+    let line = line.trim_end_matches(['\n', '\r']);
+    let names: Vec<String> = line.split('\t').map(str::to_string).collect();
+    let has = |name: &String| names.iter().any(|n| n == name);
+    (has(&options.id_field) && has(&options.fingerprint_field)).then_some(names)
+}
+
 /// One parsed document line.
 fn parse_document<'a>(
     line: &'a str,
@@ -56,24 +135,8 @@ fn parse_document<'a>(
 ) -> Result<Parsed<'a>> {
     match format {
         InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
-            // A third field is the batch number `export` writes: not part of the document.
-            let mut fields = line.split('\t');
-            let (Some(id), Some(fp), batch, None) =
-                (fields.next(), fields.next(), fields.next(), fields.next())
-            else {
-                return Err(Error::input(format!(
-                    "expected ID<TAB>FINGERPRINT (2 tab-separated fields, or 3 with an exported \
-                     batch number), found {} (plain text documents need the text format)",
-                    line.split('\t').count()
-                )));
-            };
-            if batch.is_some_and(|b| b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit())) {
-                return Err(Error::input(format!(
-                    "the third field {:?} is not a batch number (export writes \
-                     ID<TAB>FINGERPRINT<TAB>BATCH)",
-                    batch.unwrap_or_default()
-                )));
-            };
+            let columns = TsvColumns::of(options)?;
+            let (id, fp) = columns.fields(line)?;
             check_id(id)?;
             let (fp, kind) = notation::read(options.fingerprint_format, fp)?;
             Ok((Cow::Borrowed(id), fp, kind, None))
@@ -242,9 +305,33 @@ pub(crate) fn read_stream(
         }
         InputFormat::Tsv | InputFormat::Jsonl => {}
     }
+    // A TSV header names the columns: it is not a document, and dedup passes it on.
+    let mut first_line = 0;
+    let with_header;
+    let options = match format {
+        InputFormat::Tsv => {
+            let head = reader.fill_buf().map_err(|e| Error::io(source, e))?;
+            let end = memchr::memchr(b'\n', head).map_or(head.len(), |at| at + 1);
+            match is_header(&head[..end], options) {
+                Some(names) => {
+                    sink.header(source, &head[..end])?;
+                    reader.consume(end);
+                    first_line = 1;
+                    with_header = ReadOptions {
+                        columns: Some(names),
+                        ..options.clone()
+                    };
+                    TsvColumns::of(&with_header).map_err(|e| Error::input_at(source, Some(1), problem_of(e)))?;
+                    &with_header
+                }
+                None => options,
+            }
+        }
+        _ => options,
+    };
     let spans = sink.wants_records();
     let mut decider = Decider::new(source, "line");
-    let mut chunks = ChunkReader::new(reader, source);
+    let mut chunks = ChunkReader::new(reader, source, first_line);
     let mut group = chunks.next_group(progress)?;
     while !group.is_empty() {
         // The pool parses this group while this thread reads the next (an in-place scope:
@@ -412,6 +499,8 @@ fn parse_chunk(
         skipped: Vec::new(),
         error: None,
     };
+    // The common line's shortcut reads the first two fields only.
+    let common_tsv = TsvColumns::of(options).is_ok_and(TsvColumns::are_first);
     let mut start = 0;
     for (i, end) in memchr::memchr_iter(b'\n', chunk)
         .chain((!chunk.ends_with(b"\n")).then_some(chunk.len()))
@@ -426,7 +515,7 @@ fn parse_chunk(
         }
         out.lines += 1;
         let line = first_line + i as u64 + 1;
-        if format == InputFormat::Tsv {
+        if format == InputFormat::Tsv && common_tsv {
             if let Some((id, fp, kind)) = parse_common_tsv(raw, options) {
                 out.note(kind, line, fp);
                 out.batch.push_checked(id, fp);

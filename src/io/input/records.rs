@@ -34,6 +34,11 @@ pub(crate) trait RecordSink {
     /// Whether the records are used (a Parquet file is then read whole, every column).
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     fn wants_records(&self) -> bool;
+    /// Takes the header line of a TSV input (`line`, its line end included), read before
+    /// its documents. Ignored unless the sink passes records on.
+    fn header(&mut self, _source: &str, _line: &[u8]) -> Result<()> {
+        Ok(())
+    }
     /// Adds every document of `documents`, read from `source` (a file's path, or
     /// `<stdin>`), in order; `records` says where each came from.
     fn append_records(

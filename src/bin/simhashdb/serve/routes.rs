@@ -546,14 +546,11 @@ async fn insert(
                 .compact_after(false);
             let read = read_documents(&body[..], "request body", &options, &mut insertion, &())
                 .map_err(not_stored)?;
-            let (first_skipped, warnings) = (read.first_skipped.clone(), read.warnings.clone());
+            let first_skipped = read.first_skipped.clone();
             insertion.record_read(read);
             let summary = insertion.commit().map_err(not_stored)?;
             let mut answer = json_of(&summary)?;
             answer["first_skipped"] = json!(first_skipped);
-            if !warnings.is_empty() {
-                answer["warnings"] = json!(warnings);
-            }
             skips.answer(&mut answer);
             Ok(answer)
         })
