@@ -381,6 +381,8 @@ fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
     assert_eq!(lines[0]["run"], 1);
     assert_eq!(lines[0]["replaced_by"], serde_json::Value::Null);
     assert_eq!(lines[0]["documents_lost"], 150);
+    // No copy names them (the docs file held the sketches too): the text says what to do.
+    assert_eq!(lines[0]["ids_lost"], serde_json::json!([]));
     assert!(lines[0]["damage"][0]
         .as_str()
         .unwrap()
@@ -396,6 +398,10 @@ fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(said.contains("run 1: rebuilt as run 4"), "{said}");
+    assert!(
+        said.contains("150 more are named by no copy left (insert the batches of run 1 again"),
+        "{said}"
+    );
     assert!(
         said.contains("not recoverable: 150 document entries"),
         "{said}"

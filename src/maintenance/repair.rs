@@ -81,6 +81,10 @@ pub struct RunRepair {
     pub sketches_lost: u64,
     /// Their ids; at most 1,000 are listed.
     pub ids_sketch_lost: Vec<String>,
+    /// Ids of lost live documents that a surviving copy still names (a sketch entry): insert
+    /// them again. The other lost entries are named by no copy left. At most 1,000 are
+    /// listed.
+    pub ids_lost: Vec<String>,
 }
 
 /// How many ids a run repair lists.
@@ -248,6 +252,7 @@ struct Rebuilt {
     ids_maybe_undeleted: Vec<String>,
     sketches_lost: u64,
     ids_sketch_lost: Vec<String>,
+    ids_lost: Vec<String>,
 }
 
 impl Rebuilt {
@@ -279,6 +284,18 @@ impl Rebuilt {
             })
             .collect();
         postings.par_sort_unstable();
+        // A sketch that survived its document names it: the operator can insert it again.
+        let rebuilt: HashSet<&str> = documents.iter().map(|(_, id, _)| id.as_str()).collect();
+        let mut ids_lost: Vec<String> = s
+            .sketches
+            .iter()
+            .filter(|(_, id, _)| !rebuilt.contains(id.as_str()))
+            .map(|(_, id, _)| id.clone())
+            .collect();
+        drop(rebuilt);
+        ids_lost.sort_unstable();
+        ids_lost.dedup();
+        ids_lost.truncate(LISTED_IDS);
         let (sketches, sketches_lost, ids_sketch_lost) =
             sketches_of_postings(&postings, s.sketches, &s.lost_sketches);
         Rebuilt {
@@ -288,6 +305,7 @@ impl Rebuilt {
             sketches,
             sketches_lost,
             ids_sketch_lost,
+            ids_lost,
             fingerprints: s.fingerprints,
             lost_documents: s.lost_documents,
             damage: s.damage,
@@ -311,6 +329,7 @@ impl Rebuilt {
             ids_maybe_undeleted: self.ids_maybe_undeleted.clone(),
             sketches_lost: self.sketches_lost,
             ids_sketch_lost: self.ids_sketch_lost.clone(),
+            ids_lost: self.ids_lost.clone(),
         }
     }
 }

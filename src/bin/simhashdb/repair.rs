@@ -62,16 +62,31 @@ pub fn run(args: Args) -> Result<()> {
             r.run, r.documents, r.documents_from_postings, r.fingerprints, r.fingerprints_restored
         )?;
         if r.documents_lost > 0 {
+            let none_or = |ids: &[String]| match ids.is_empty() {
+                true => "none".to_string(),
+                false => ids.join(" "),
+            };
             writeln!(
                 out,
                 "run {}: not recoverable: {} document entries (deletions, or entries lost with \
                  their postings); ids an older run holds that may be live again: {}",
                 r.run,
                 r.documents_lost,
-                if r.ids_maybe_undeleted.is_empty() {
-                    "none".to_string()
-                } else {
-                    r.ids_maybe_undeleted.join(" ")
+                none_or(&r.ids_maybe_undeleted)
+            )?;
+            let unnamed = r.documents_lost.saturating_sub(r.ids_lost.len() as u64);
+            writeln!(
+                out,
+                "run {}: lost documents to insert again, named by a surviving sketch: {}{}",
+                r.run,
+                none_or(&r.ids_lost),
+                match unnamed {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} more are named by no copy left (insert the batches of run {} \
+                         again from their source to restore them)",
+                        r.run
+                    ),
                 }
             )?;
         }
