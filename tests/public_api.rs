@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 78 of them (methods, fields and associated constants belong to their type and are
+//! most 79 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 78;
+const MOST: usize = 79;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -68,6 +68,7 @@ const API: &[&str] = &[
     "read_documents",
     "read_queries",
     "read_ids",
+    "decompressed",
     "parse_fingerprint",
     "FingerprintFormat",
     "MaxSkipped",

@@ -21,7 +21,14 @@ fn tsv_headers_and_extra_columns_pass_through_dedup() {
     std::fs::write(&input, tsv).unwrap();
     let kept = dir.path().join("kept.tsv");
     let out = simhashdb(
-        &["dedup", &store, path_str(&input), "--output", path_str(&kept), "--insert"],
+        &[
+            "dedup",
+            &store,
+            path_str(&input),
+            "--output",
+            path_str(&kept),
+            "--insert",
+        ],
         "",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -37,7 +44,10 @@ fn tsv_headers_and_extra_columns_pass_through_dedup() {
     assert_eq!(lines, ["a\t00000000000000ff\t1", "c\tf000000000000000\t1"]);
     // export's lines (a batch column) read back, extra columns are the record's own, and
     // --columns names them without a header.
-    let out = simhashdb(&["insert", &store], &format!("{exported}x\t0000000000000001\tany\tthing\n"));
+    let out = simhashdb(
+        &["insert", &store],
+        &format!("{exported}x\t0000000000000001\tany\tthing\n"),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = simhashdb(
         &["insert", &store, "--columns", "url,fingerprint,id"],
@@ -45,15 +55,27 @@ fn tsv_headers_and_extra_columns_pass_through_dedup() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = simhashdb(&["get", &store, "z"], "");
-    assert!(text(&out.stdout).contains("0000000000000002"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("0000000000000002"),
+        "{}",
+        text(&out.stdout)
+    );
     // A column list without the fingerprint's name: a usage error of the input, named.
     let out = simhashdb(&["insert", &store, "--columns", "url,id"], "u\tz\n");
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("no fingerprint column"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no fingerprint column"),
+        "{}",
+        text(&out.stderr)
+    );
     // CSV gets a hint about CSV.
     let out = simhashdb(&["insert", &store], "a,00000000000000ff\n");
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("CSV is not read"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("CSV is not read"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -65,9 +87,22 @@ fn outputs_are_in_the_form_their_name_says() {
     // dedup of TSV into a file named .jsonl: refused as usage, no file left.
     for name in ["kept.jsonl", "kept.parquet", "kept.tsv.gz"] {
         let kept = dir.path().join(name);
-        let out = simhashdb(&["dedup", &store, path_str(&input), "--output", path_str(&kept)], "");
+        let out = simhashdb(
+            &[
+                "dedup",
+                &store,
+                path_str(&input),
+                "--output",
+                path_str(&kept),
+            ],
+            "",
+        );
         assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("invalid --output"), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("invalid --output"),
+            "{}",
+            text(&out.stderr)
+        );
         assert!(!kept.exists());
     }
     let out = simhashdb(&["insert", &store, path_str(&input)], "");
@@ -77,9 +112,16 @@ fn outputs_are_in_the_form_their_name_says() {
     for path in [&tsv, &jsonl] {
         let out = simhashdb(&["audit", &store, "--json", "--pairs", path_str(path)], "");
         assert!(out.status.success(), "{}", text(&out.stderr));
-        assert!(text(&out.stdout).starts_with("{\"summary\""), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).starts_with("{\"summary\""),
+            "{}",
+            text(&out.stdout)
+        );
     }
     assert_eq!(std::fs::read_to_string(&tsv).unwrap(), "a\tb\t1\n");
     let line = std::fs::read_to_string(&jsonl).unwrap();
-    assert!(line.starts_with('{') && line.contains("\"distance\":1"), "{line}");
+    assert!(
+        line.starts_with('{') && line.contains("\"distance\":1"),
+        "{line}"
+    );
 }

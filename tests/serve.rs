@@ -75,6 +75,14 @@ impl Server {
         self.post_with(path, body, &[])
     }
 
+    fn post_bytes(&self, path: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut request = self.agent.post(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        answer(request.send(body))
+    }
+
     fn post_with(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
         let mut request = self.agent.post(format!("{}{path}", self.base));
         for (name, value) in headers {
@@ -1141,4 +1149,89 @@ fn queries_and_dedup_verify_with_sketches_as_the_cli_does() {
         let (status, answer) = server.post(path, &body);
         assert_eq!(status, 400, "{path}: {answer}");
     }
+}
+
+/// Bodies compressed with gzip or zstd are read as the CLI reads such files (by
+/// Content-Encoding or by their first bytes), within the body limit once decompressed.
+#[test]
+fn compressed_bodies_are_read_as_files_are() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    let server = Server::start(&store, &["--max-body-mib", "1"]);
+    let tsv = "a\t00000000000000ff\nb\t0f00000000000000\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(tsv.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(tsv.as_bytes(), 3).unwrap();
+    for (body, headers) in [
+        (&gz, vec![("Content-Encoding", "gzip")]),
+        (&gz, vec![]),
+        (&zst, vec![("Content-Encoding", "zstd")]),
+    ] {
+        let (status, answer) = server.post_bytes("/v1/insert?format=tsv", body, &headers);
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["lines"], 2, "{answer}");
+    }
+    let (status, answer) = server.post_bytes("/v1/dedup", &gz, &[("Content-Encoding", "gzip")]);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["duplicates_of_stored"], 2, "{answer}");
+    let (status, answer) =
+        server.post_bytes("/v1/insert", tsv.as_bytes(), &[("Content-Encoding", "br")]);
+    assert_eq!(status, 415, "{answer}");
+    // A small body that decompresses past the limit: 413, nothing stored.
+    let big: String = (0..100_000).map(|i| format!("d{i}\t{i:016x}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(big.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    assert!(gz.len() < 1 << 20 && big.len() > 1 << 20);
+    let (status, answer) = server.post_bytes("/v1/insert", &gz, &[]);
+    assert_eq!(status, 413, "{answer}");
+    let zst_cut = &zst[..zst.len() - 4];
+    let (status, answer) = server.post_bytes("/v1/insert", zst_cut, &[]);
+    assert_eq!(status, 400, "a cut zstd body: {answer}");
+    assert_eq!(server.get("/v1/stats").1["documents"], 2);
+}
+
+/// Beyond loopback the server needs a key (or says it goes without one); with a key an
+/// unknown path is 401 like every other; a read-only server answers dry runs.
+#[test]
+fn the_server_guards_its_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    init(&store, &[]);
+    let out = simhashdb(&["serve", path_str(&store), "--listen", "0.0.0.0:0"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--api-key-file") && stderr.contains("--insecure-no-key"),
+        "{stderr}"
+    );
+
+    let key = dir.path().join("key");
+    std::fs::write(&key, "sesame\n").unwrap();
+    let server = Server::start(&store, &["--api-key-file", path_str(&key)]);
+    for path in ["/v1/nothing", "/admin", "/v1/query/x"] {
+        assert_eq!(server.get(path).0, 401, "{path}");
+        assert_eq!(
+            server.get_with(path, &[("X-Api-Key", "sesame")]).0,
+            404,
+            "{path}"
+        );
+    }
+    assert_eq!(
+        server.post("/livez", "").0,
+        401,
+        "a wrong method is refused alike"
+    );
+    drop(server);
+
+    let server = Server::start(&store, &["--read-only"]);
+    let (status, answer) = server.post("/v1/compact?dry_run=true", "");
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = server.post("/v1/delete?dry_run=true", r#"{"ids": ["a"]}"#);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(server.post("/v1/compact", "").0, 403);
+    assert_eq!(server.post("/v1/insert", "a\t00000000000000ff\n").0, 403);
 }

@@ -50,6 +50,32 @@ pub(crate) fn decoded_bytes(reader: impl Read, source: &str) -> Result<Vec<u8>> 
     Ok(bytes)
 }
 
+/// `bytes` decompressed when they are gzip or zstd (by their magic bytes, as files are
+/// read), else as they are; an error naming `source` when the content is over `limit` bytes
+/// (a small body must not become gigabytes) or cannot be decompressed.
+pub fn decompressed<'b>(
+    bytes: &'b [u8],
+    source: &str,
+    limit: u64,
+) -> Result<std::borrow::Cow<'b, [u8]>> {
+    if !bytes.starts_with(GZIP_MAGIC) && !bytes.starts_with(ZSTD_MAGIC) {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    let mut content = Vec::new();
+    decoded(bytes, source)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut content)
+        .map_err(|e| Error::input_at(source, None, format!("cannot be decompressed: {e}")))?;
+    if content.len() as u64 > limit {
+        return Err(Error::input_at(
+            source,
+            None,
+            format!("decompressed, it is over the limit of {limit} bytes"),
+        ));
+    }
+    Ok(std::borrow::Cow::Owned(content))
+}
+
 /// The first `n` bytes of `reader` (fewer at its end), and `reader` past them.
 fn peek<R: Read>(mut reader: R, n: usize, source: &str) -> Result<(Vec<u8>, R)> {
     let mut head = Vec::with_capacity(n);

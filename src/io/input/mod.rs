@@ -39,6 +39,7 @@ use records::{Documents, RecordSink, Records, TextDocument};
 pub(crate) use crate::error::problem_of;
 pub(crate) use crate::io::document::{is_parquet_head, InputFormat, ReadOptions, STDIN};
 pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
+pub use decode::decompressed;
 pub use queries::{read_queries, Query};
 pub(crate) use sources::open_input;
 pub use sources::read_sources;
@@ -61,7 +62,10 @@ impl TsvColumns {
     /// The columns `options` name.
     pub(crate) fn of(options: &ReadOptions) -> Result<TsvColumns> {
         let Some(names) = &options.columns else {
-            return Ok(TsvColumns { id: 0, fingerprint: 1 });
+            return Ok(TsvColumns {
+                id: 0,
+                fingerprint: 1,
+            });
         };
         let find = |name: &str, what: &str| {
             names.iter().position(|n| n == name).ok_or_else(|| {
@@ -80,7 +84,10 @@ impl TsvColumns {
 
     /// Whether these are the first two fields.
     fn are_first(self) -> bool {
-        self == TsvColumns { id: 0, fingerprint: 1 }
+        self == TsvColumns {
+            id: 0,
+            fingerprint: 1,
+        }
     }
 
     /// The id and the fingerprint of `line`.
@@ -321,7 +328,8 @@ pub(crate) fn read_stream(
                         columns: Some(names),
                         ..options.clone()
                     };
-                    TsvColumns::of(&with_header).map_err(|e| Error::input_at(source, Some(1), problem_of(e)))?;
+                    TsvColumns::of(&with_header)
+                        .map_err(|e| Error::input_at(source, Some(1), problem_of(e)))?;
                     &with_header
                 }
                 None => options,

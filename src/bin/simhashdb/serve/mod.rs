@@ -41,9 +41,13 @@ pub struct Args {
     /// 'Authorization: Bearer KEY').
     #[arg(long, value_name = "FILE")]
     api_key_file: Option<PathBuf>,
-    /// Refuse inserts and deletes (403).
+    /// Refuse inserts and deletes (403; dry runs are answered).
     #[arg(long)]
     read_only: bool,
+    /// Listen beyond loopback without --api-key-file: anyone who reaches the port may
+    /// insert and delete. Without it such a --listen is refused.
+    #[arg(long)]
+    insecure_no_key: bool,
     /// MiB of permuted tables to hold in memory (tables past it are read from disk through a
     /// cache of an eighth of it, 16 to 1024 MiB). Default: half the machine's memory.
     #[arg(long, value_name = "MIB",
@@ -72,6 +76,14 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let api_key = args.api_key_file.as_deref().map(read_key).transpose()?;
     let listen = resolve(&args.listen)?;
+    if !listen.ip().is_loopback() && api_key.is_none() && !args.insecure_no_key {
+        return Err(usage(format!(
+            "--listen {}: beyond loopback, every host that reaches the port could insert and \
+             delete; give --api-key-file FILE (or --read-only with --insecure-no-key, or \
+             --insecure-no-key to serve it open anyway)",
+            args.listen
+        )));
+    }
     let mut options = DatabaseOptions {
         refresh: Refresh::Every(REFRESH_EVERY),
         compaction: Compaction::Background,

@@ -92,9 +92,16 @@ async fn require_key(
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(key) = &service.api_key else {
-        return next.run(request).await;
-    };
+    match key_refusal(&service, &headers) {
+        Some(refusal) => refusal.into_response(),
+        None => next.run(request).await,
+    }
+}
+
+/// The 401 for a request without the server's key (None when it has it, or there is none).
+/// Unknown paths and methods are refused alike: no probing for endpoints without the key.
+fn key_refusal(service: &Service, headers: &HeaderMap) -> Option<ApiError> {
+    let key = service.api_key.as_ref()?;
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -103,15 +110,12 @@ async fn require_key(
         .and_then(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer").then_some(token))
         .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()));
     match given {
-        Some(given) if same_secret(given.trim().as_bytes(), key.as_bytes()) => {
-            next.run(request).await
-        }
-        Some(_) => ApiError::new(StatusCode::UNAUTHORIZED, "wrong API key").into_response(),
-        None => ApiError::new(
+        Some(given) if same_secret(given.trim().as_bytes(), key.as_bytes()) => None,
+        Some(_) => Some(ApiError::new(StatusCode::UNAUTHORIZED, "wrong API key")),
+        None => Some(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "missing API key: send the header 'Authorization: Bearer KEY'",
-        )
-        .into_response(),
+        )),
     }
 }
 
@@ -120,18 +124,32 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn no_such_endpoint(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        format!("no such endpoint: {method} {}", uri.path()),
-    )
+async fn no_such_endpoint(
+    State(service): State<Shared>,
+    headers: HeaderMap,
+    method: Method,
+    uri: Uri,
+) -> ApiError {
+    key_refusal(&service, &headers).unwrap_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no such endpoint: {method} {}", uri.path()),
+        )
+    })
 }
 
-async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        format!("{} does not take {method}", uri.path()),
-    )
+async fn method_not_allowed(
+    State(service): State<Shared>,
+    headers: HeaderMap,
+    method: Method,
+    uri: Uri,
+) -> ApiError {
+    key_refusal(&service, &headers).unwrap_or_else(|| {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} does not take {method}", uri.path()),
+        )
+    })
 }
 
 async fn livez() -> Json<Value> {
@@ -204,7 +222,31 @@ async fn read_body(service: &Service, headers: &HeaderMap, body: Body) -> Result
                 ApiError::bad_request(format!("cannot read the request body: {e}"))
             })
         }
-        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Ok(bytes)) => decompressed_body(headers, bytes, limit),
+    }
+}
+
+/// A body as its sender meant it: gzip or zstd decompressed (said by Content-Encoding, or
+/// recognised by its first bytes, as the CLI reads files), within the body limit.
+fn decompressed_body(headers: &HeaderMap, bytes: Bytes, limit: usize) -> Result<Bytes, ApiError> {
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
+    if let Some(encoding) = encoding.filter(|e| !matches!(e.as_str(), "identity" | "gzip" | "zstd"))
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("Content-Encoding {encoding:?} is not read: send gzip, zstd or identity"),
+        ));
+    }
+    match simhashdb::decompressed(&bytes, "request body", limit as u64) {
+        Ok(std::borrow::Cow::Borrowed(_)) => Ok(bytes),
+        Ok(std::borrow::Cow::Owned(content)) => Ok(Bytes::from(content)),
+        Err(e) if e.to_string().contains("over the limit") => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("{e} (--max-body-mib)"),
+        )),
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
     }
 }
 
@@ -727,8 +769,8 @@ async fn delete(
         Batch::check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
     }
     let answer = if params.dry_run {
-        // A dry run reads the current state: no lock, nothing written.
-        service.check_writable()?;
+        // A dry run reads the current state: no lock, nothing written (a read-only server
+        // answers it too).
         let snapshot = service.database()?.current();
         let summary = blocking("the dry run", move || {
             snapshot
@@ -818,8 +860,8 @@ async fn expire(
         }
     };
     let summary = if params.dry_run {
-        // A dry run reads the current state: no lock, nothing written.
-        service.check_writable()?;
+        // A dry run reads the current state: no lock, nothing written (a read-only server
+        // answers it too).
         let snapshot = service.database()?.current();
         blocking("the dry run", move || {
             snapshot.preview_expire(&selector).map_err(not_stored)
@@ -840,7 +882,7 @@ async fn compact(
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
     if params.dry_run {
-        service.check_writable()?;
+        // Only reads: a read-only server answers it too.
         let snapshot = service.database()?.current();
         let plan = blocking("the dry run", move || {
             Ok(snapshot.preview_compaction(params.if_due))
