@@ -480,8 +480,13 @@ fn verified_audit_at_skew_keeps_only_pairs_whose_texts_agree() {
     let path = dir.path().join("corpus.jsonl");
     std::fs::write(&path, corpus).unwrap();
     let mut near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
-    near.verify_text(&path, &simhashdb::ReadOptions::default(), 0.8, &())
-        .unwrap();
+    near.verify_text(
+        &[path.clone()],
+        &simhashdb::ReadOptions::default(),
+        0.8,
+        &(),
+    )
+    .unwrap();
     let text_of = |id: &str| texts[(id[1..].parse::<u64>().unwrap() % 3 == 0) as usize];
     let mut expected = Vec::new();
     for (x, (a, _)) in documents.iter().enumerate() {

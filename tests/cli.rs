@@ -389,6 +389,22 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
         svg.contains("4 documents: 2 duplicates (50.00% dropped)"),
         "the headline"
     );
+    // Every size 2 to 10 is labelled, and each bar says its count.
+    for size in 2..=10 {
+        assert!(
+            svg.contains(&format!(">{size}</text>")),
+            "size {size} is labelled"
+        );
+    }
+    let empty = dir.path().join("empty");
+    assert!(simhashdb(&["init", path_str(&empty)], "").status.success());
+    let out = simhashdb(
+        &["audit", path_str(&empty), "--report", path_str(&report)],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg = std::fs::read_to_string(&report).unwrap();
+    assert!(svg.contains("no near duplicates"), "an empty audit says so");
     let out = simhashdb(&["audit", &store, "--report", "r.gif"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -267,10 +267,13 @@ fn bad_documents_are_named_or_counted_and_store_nothing() {
         "",
         &format!("{b}: not valid UTF-8 at byte 4"),
     );
+    // Two of three files invalid: past the default 1%, so the limit is said.
     let out = simhashdb(&["insert", s, path_str(&tree), "--skip-invalid"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let out = simhashdb(&["insert", s, path_str(&tree), "--max-skipped", "2"], "");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(
-        stdout.starts_with("inserted 1,") && stdout.contains("skipped 2"),
+        stdout.starts_with("inserted 1,") && stdout.contains("skipped 2 invalid files"),
         "{stdout}"
     );
     assert!(

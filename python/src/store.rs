@@ -875,8 +875,10 @@ impl NativeStore {
                 ..ReadOptions::default()
             };
             let min_jaccard = min_jaccard.unwrap_or(DEFAULT_MIN_JACCARD);
-            detached(py, || near.verify_text(&corpus, &options, min_jaccard, &()))
-                .map_err(py_err)?;
+            detached(py, || {
+                near.verify_text(&[corpus], &options, min_jaccard, &())
+            })
+            .map_err(py_err)?;
         }
         Ok(near)
     }

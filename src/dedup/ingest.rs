@@ -71,6 +71,9 @@ pub struct DedupSummary {
     pub read: u64,
     /// Invalid records skipped (only when asked to skip them).
     pub skipped: u64,
+    /// Of those, whole text files.
+    #[serde(skip)]
+    pub skipped_files: u64,
     /// The first few skipped records' errors, `source:line: message`.
     #[serde(skip)]
     pub first_skipped: Vec<String>,
@@ -291,6 +294,7 @@ impl<'s> Dedup<'s> {
     /// Notes the invalid records skipped while reading the input.
     pub(crate) fn record_read(&mut self, read: ReadSummary) {
         self.summary.skipped += read.skipped;
+        self.summary.skipped_files += read.skipped_files;
         self.summary.first_skipped.extend(read.first_skipped);
         self.summary.warnings.extend(read.warnings);
     }

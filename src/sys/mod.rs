@@ -8,6 +8,7 @@
 pub mod background;
 pub(crate) mod dates;
 pub(crate) mod file_backend;
+pub(crate) mod free_space;
 pub(crate) mod lock;
 pub(crate) mod ordered;
 pub(crate) mod prefetch;

@@ -286,6 +286,9 @@ pub struct ReadSummary {
     pub documents: u64,
     /// Invalid lines skipped (only with `skip_invalid`).
     pub skipped: u64,
+    /// Of those, whole text files (a directory's binary files, say).
+    #[serde(skip)]
+    pub skipped_files: u64,
     /// The first few skipped lines' errors, `source:line: message`.
     #[serde(skip)]
     pub first_skipped: Vec<String>,
@@ -312,6 +315,7 @@ impl ReadSummary {
         self.lines += other.lines;
         self.documents += other.documents;
         self.skipped += other.skipped;
+        self.skipped_files += other.skipped_files;
         self.warnings.extend(other.warnings);
         for msg in other.first_skipped {
             if self.first_skipped.len() < KEPT_SKIP_MESSAGES {

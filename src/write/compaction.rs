@@ -148,6 +148,11 @@ pub struct CompactionPreview {
     pub merged_runs: Vec<u64>,
     /// Table entries it would read.
     pub table_entries: u64,
+    /// Disk bytes the merged run may take at most (the block bytes of the runs it merges):
+    /// free space it needs until the merged runs are removed.
+    pub bytes_needed: u64,
+    /// Free bytes on the store's file system now (None when the system does not say).
+    pub bytes_free: Option<u64>,
 }
 
 /// Whether a full compaction has nothing to do: no run, or one run whose every document
@@ -168,12 +173,14 @@ impl serde::Serialize for CompactionPreview {
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("CompactionPreview", 5)?;
+        let mut out = serializer.serialize_struct("CompactionPreview", 7)?;
         out.serialize_field("dry_run", &true)?;
         out.serialize_field("runs_before", &self.runs_before)?;
         out.serialize_field("runs_after", &self.runs_after)?;
         out.serialize_field("merged_runs", &self.merged_runs)?;
         out.serialize_field("table_entries", &self.table_entries)?;
+        out.serialize_field("bytes_needed", &self.bytes_needed)?;
+        out.serialize_field("bytes_free", &self.bytes_free)?;
         out.end()
     }
 }
@@ -286,6 +293,8 @@ impl Snapshot {
                 .iter()
                 .map(|r| r.fingerprints * r.table_bytes.len() as u64)
                 .sum(),
+            bytes_needed: runs[runs.len() - merged..].iter().map(RunMeta::bytes).sum(),
+            bytes_free: crate::sys::free_space::free_bytes(self.dir()),
             merged_runs,
         }
     }

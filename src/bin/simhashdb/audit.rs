@@ -81,11 +81,11 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Re-read the documents (JSON Lines {"id", "text"}, Parquet with id and text columns, or
-    /// a directory of text files) and keep only pairs whose word 3-shingle Jaccard similarity
-    /// is at least --min-jaccard, printed as a fourth column; clusters and duplicates follow
-    /// the verified pairs.
-    #[arg(long, value_name = "CORPUS")]
-    verify_text: Option<PathBuf>,
+    /// a directory of text files; several corpora may follow, or the flag be repeated) and
+    /// keep only pairs whose word 3-shingle Jaccard similarity is at least --min-jaccard,
+    /// printed as a fourth column; clusters and duplicates follow the verified pairs.
+    #[arg(long, value_name = "CORPUS", num_args = 1..)]
+    verify_text: Vec<PathBuf>,
     #[command(flatten)]
     fields: FieldArgs,
     /// The least word 3-shingle Jaccard similarity a pair keeps [default with --verify-text:
@@ -121,19 +121,20 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = snapshot.distance(args.distance)?;
     let bars = progress::Bars::default();
-    let mut near = match (&args.verify_text, args.min_jaccard) {
-        (Some(corpus), min_jaccard) => {
+    let corpora = &args.verify_text;
+    let mut near = match (corpora.is_empty(), args.min_jaccard) {
+        (false, min_jaccard) => {
             let options = args
                 .fields
                 .options(simhashdb::ReadOptions::default().scheme, false);
             let mut near = snapshot.near_duplicates(distance, &bars)?;
-            near.verify_text(corpus, &options, min_jaccard.unwrap_or(0.8), &bars)?;
+            near.verify_text(corpora, &options, min_jaccard.unwrap_or(0.8), &bars)?;
             near
         }
-        (None, Some(min_jaccard)) => {
+        (true, Some(min_jaccard)) => {
             snapshot.near_duplicates_verified(distance, min_jaccard, &bars)?
         }
-        (None, None) => snapshot.near_duplicates(distance, &bars)?,
+        (true, None) => snapshot.near_duplicates(distance, &bars)?,
     };
     if args.singletons && (args.clusters.is_some() || args.keep.is_some()) {
         near.add_singletons(&snapshot)?;

@@ -43,15 +43,27 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             writeln!(
                 out,
-                "would merge runs {:?}: runs {} -> {}, {} table entries (dry run: nothing \
+                "would merge runs {:?}: runs {} -> {}, {} table entries; {} (dry run: nothing \
                  changed)",
-                plan.merged_runs, plan.runs_before, plan.runs_after, plan.table_entries
+                plan.merged_runs,
+                plan.runs_before,
+                plan.runs_after,
+                plan.table_entries,
+                disk(&plan)
             )?;
         }
         out.flush()?;
         return Ok(());
     }
     let mut store = crate::writer::open(&args.store, &args.wait)?;
+    let plan = store.snapshot()?.preview_compaction(args.if_due);
+    if !plan.merged_runs.is_empty() && !args.json {
+        eprintln!(
+            "simhashdb: merging {} runs: {}",
+            plan.merged_runs.len(),
+            disk(&plan)
+        );
+    }
     // Nothing due: the summary of a compaction that merged nothing, as `--json` prints it.
     let summary = if args.if_due {
         store
@@ -79,6 +91,20 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// One line: runs, bytes before and after, what was dropped, speed.
+/// The disk a merge needs and what is free, as people read it.
+fn disk(plan: &simhashdb::CompactionPreview) -> String {
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1 << 20));
+    let free = match plan.bytes_free {
+        Some(free) if free < plan.bytes_needed => format!("{} free: not enough", mib(free)),
+        Some(free) => format!("{} free", mib(free)),
+        None => "free space unknown".to_string(),
+    };
+    format!(
+        "needs up to {} of free disk, {free}",
+        mib(plan.bytes_needed)
+    )
+}
+
 pub fn describe(s: &CompactSummary) -> String {
     let rate = if s.seconds > 0.0 {
         s.table_entries as f64 / s.seconds / 1e6

@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         args.inputs.clone()
     };
-    let bar = progress::bytes("reading");
+    let bar = progress::reading(&inputs, "reading");
     let tell = |n: u64| bar.inc(n);
     let mut out = output::stdout();
     let summary = if args.insert {
@@ -198,7 +198,10 @@ fn describe(s: &DedupSummary) -> String {
         line += &format!(" ({} unverified: a side has no sketch)", s.unverified);
     }
     if s.skipped > 0 {
-        line += &format!(", skipped {} invalid", s.skipped);
+        line += &format!(
+            ", skipped {}",
+            documents::skipped_records(s.skipped, s.skipped_files)
+        );
     }
     match s.batch {
         Some(batch) => {

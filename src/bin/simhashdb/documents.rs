@@ -83,7 +83,8 @@ pub struct FieldArgs {
 }
 
 impl FieldArgs {
-    /// Read options with these fields.
+    /// Read options with these fields; `skip_invalid` skips without a limit (`insert`,
+    /// `dedup` and `query` set theirs with [`SkipArgs::apply`]).
     pub fn options(
         &self,
         scheme: std::result::Result<Scheme, Arc<simhashdb::Error>>,
@@ -97,6 +98,7 @@ impl FieldArgs {
             text_field: self.text_field.clone(),
             fingerprint_format: self.fingerprint_format,
             columns: (!self.columns.is_empty()).then(|| self.columns.clone()),
+            max_skipped: MaxSkipped::Percent(100.0),
             ..ReadOptions::default()
         }
     }
@@ -166,11 +168,20 @@ pub fn read(
     } else {
         inputs
     };
-    let bar = progress::bytes("reading");
+    let bar = progress::reading(inputs, "reading");
     let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     tell_read(&summary.first_skipped, &summary.warnings);
     Ok(summary)
+}
+
+/// "N invalid lines", or files, or records of both kinds, as a summary says it.
+pub fn skipped_records(skipped: u64, files: u64) -> String {
+    match (skipped, files) {
+        (n, 0) => format!("{n} invalid lines"),
+        (n, f) if n == f => format!("{n} invalid files"),
+        (n, f) => format!("{n} invalid records ({f} of them files)"),
+    }
 }
 
 /// Says on stderr which records a read skipped (the first few) and what it warned of.

@@ -159,7 +159,9 @@ pub fn run(args: Args) -> Result<()> {
             write!(out, ", superseded in input {}", summary.superseded)?;
         }
         if args.skip.skipping() {
-            write!(out, ", skipped {} invalid lines", summary.read.skipped)?;
+            let skipped =
+                documents::skipped_records(summary.read.skipped, summary.read.skipped_files);
+            write!(out, ", skipped {skipped}")?;
         }
         match summary.batch {
             Some(b) => writeln!(out, " (batch {b})")?,

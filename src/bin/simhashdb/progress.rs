@@ -26,6 +26,44 @@ pub fn bytes(what: &str) -> ProgressBar {
     bar
 }
 
+/// The progress of reading `inputs` (paths, `-` for stdin; none is stdin): a bar with a
+/// percentage and an ETA when every input is a file of known size read as it is (not
+/// compressed: its decompressed bytes are counted), else a counter of bytes. A terminal on
+/// stdin is told how to end its input.
+pub fn reading(inputs: &[std::path::PathBuf], what: &str) -> ProgressBar {
+    use std::io::IsTerminal;
+    let stdin = inputs.is_empty() || inputs.iter().any(|i| i.as_os_str() == "-");
+    if stdin && std::io::stdin().is_terminal() {
+        eprintln!("simhashdb: reading documents from stdin; end with Ctrl-D");
+    }
+    let compressed = |p: &std::path::Path| {
+        p.extension()
+            .is_some_and(|e| matches!(e.to_str(), Some("gz" | "zst" | "zstd")))
+    };
+    let sizes: Option<u64> = inputs
+        .iter()
+        .map(|p| match std::fs::metadata(p) {
+            Ok(m) if m.is_file() && !compressed(p) => Some(m.len()),
+            _ => None,
+        })
+        .sum();
+    match sizes.filter(|_| !stdin) {
+        Some(total) => {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg} [{bar:40}] {percent}% {bytes}/{total_bytes} ({bytes_per_sec}) eta {eta}",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_message(what.to_string());
+            bar
+        }
+        None => bytes(what),
+    }
+}
+
 /// The library's progress, drawn as one bar per phase on stderr (hidden when stderr is not a
 /// terminal).
 ///

@@ -109,8 +109,8 @@ pub fn run(args: Args) -> Result<()> {
         documents::tell_read(&summary.first_skipped, &summary.warnings);
         if summary.skipped > 0 {
             eprintln!(
-                "simhashdb: skipped {} invalid documents in {}",
-                summary.skipped,
+                "simhashdb: skipped {} in {}",
+                documents::skipped_records(summary.skipped, summary.skipped_files),
                 input.display()
             );
         }

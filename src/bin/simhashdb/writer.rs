@@ -15,7 +15,12 @@ pub struct WaitArgs {
     /// Wait up to SECONDS (a decimal number) for another writer (an insert, delete, expire,
     /// compact, repair, migrate or a running `serve`) to release the store; 0, the default,
     /// fails at once naming the holder's pid.
-    #[arg(long, value_name = "SECONDS", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
     wait: String,
 }
 

@@ -15,7 +15,7 @@
 //! (N bytes each, from the store).
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
@@ -501,13 +501,13 @@ impl NearDuplicates {
     }
 
     /// Keeps only the pairs whose documents' word 3-shingle Jaccard, computed from the texts
-    /// of `corpus` (read as `options` says, only the documents that have a candidate pair
-    /// kept), is at least `min_jaccard`; clusters, duplicates and counts follow the verified
-    /// pairs. A document of a pair that the corpus lacks is an error naming the corpus and the
-    /// id.
+    /// of `corpora` (files or directories, read as `options` says, only the documents that
+    /// have a candidate pair kept; an id's first text wins), is at least `min_jaccard`;
+    /// clusters, duplicates and counts follow the verified pairs. A document of a pair that
+    /// no corpus holds is an error naming the corpora and the id.
     pub fn verify_text(
         &mut self,
-        corpus: &Path,
+        corpora: &[PathBuf],
         options: &ReadOptions,
         min_jaccard: f64,
         progress: &dyn Progress,
@@ -515,18 +515,26 @@ impl NearDuplicates {
         // Before the corpus is read: a wrong threshold should not cost a read of it.
         check_min_jaccard(min_jaccard)?;
         let wanted: HashSet<&str> = self.docs.iter().map(|(id, _)| &**id).collect();
-        let mut read = read_corpus_shingles(corpus, options, |id| wanted.contains(id))?;
+        // An id's first text wins: a later corpus adds the ids the earlier ones lack.
+        let mut read = HashMap::new();
+        for corpus in corpora {
+            let texts = read_corpus_shingles(corpus, options, |id| {
+                wanted.contains(id) && !read.contains_key(id)
+            })?;
+            read.extend(texts);
+        }
         drop(wanted);
+        let named = corpora
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         let sets = self
             .docs
             .iter()
             .map(|(id, _)| {
                 read.remove(&**id).ok_or_else(|| {
-                    Error::input_at(
-                        &corpus.display().to_string(),
-                        None,
-                        format!("no text for document {id:?}"),
-                    )
+                    Error::input_at(&named, None, format!("no text for document {id:?}"))
                 })
             })
             .collect::<Result<_>>()?;

@@ -134,6 +134,26 @@ fn is_header(line: &[u8], options: &ReadOptions) -> Option<Vec<String>> {
     (has(&options.id_field) && has(&options.fingerprint_field)).then_some(names)
 }
 
+/// Why `line` is not a JSON object. A lone surrogate escape (`"\ud800"`, which Python's
+/// json writes for a string holding a broken character) is named as what it is: invalid text.
+fn not_json(line: &str, error: &serde_json::Error) -> Error {
+    let lone_surrogate = error.to_string().contains("escape")
+        && line.as_bytes().windows(4).any(|w| {
+            w[0] == b'\\' && w[1] == b'u' && w[2].eq_ignore_ascii_case(&b'd') && {
+                let c = w[3].to_ascii_lowercase();
+                (b'8'..=b'9').contains(&c) || (b'a'..=b'f').contains(&c)
+            }
+        });
+    if lone_surrogate {
+        return Error::input(format!(
+            "invalid text: a lone surrogate escape (such as \\ud800) is no Unicode character \
+             (Python's json.dumps writes one for a string with a broken character: clean the \
+             text, e.g. with .encode('utf-8', 'replace').decode()); {error}"
+        ));
+    }
+    Error::input(format!("not a JSON object: {error}"))
+}
+
 /// One parsed document line.
 fn parse_document<'a>(
     line: &'a str,
@@ -149,8 +169,8 @@ fn parse_document<'a>(
             Ok((Cow::Borrowed(id), fp, kind, None))
         }
         InputFormat::Jsonl => {
-            let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
-                .map_err(|e| Error::input(format!("not a JSON object: {e}")))?;
+            let object: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(line).map_err(|e| not_json(line, &e))?;
             let id = json_id(&object, &options.id_field)?;
             let (fp, kind, sketch) = match (
                 object.get(&options.fingerprint_field),

@@ -86,6 +86,7 @@ pub(crate) fn record_file(
         }
         // A whole file is its record: the rejects name it, and hold no copy.
         Err(e @ Error::Input { .. }) if options.skip_invalid => {
+            summary.skipped_files += 1;
             rejects::skip(summary, options.rejects.as_ref(), e, b"")?
         }
         Err(e) => return Err(e),
