@@ -481,7 +481,7 @@ fn verified_audit_at_skew_keeps_only_pairs_whose_texts_agree() {
     std::fs::write(&path, corpus).unwrap();
     let mut near = NearDuplicates::of_documents(&documents, 3, None, &()).unwrap();
     near.verify_text(
-        &[path.clone()],
+        std::slice::from_ref(&path),
         &simhashdb::ReadOptions::default(),
         0.8,
         &(),

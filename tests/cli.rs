@@ -392,7 +392,7 @@ fn audit_prints_pairs_and_clusters_in_the_documented_columns() {
     // Every size 2 to 10 is labelled, and each bar says its count.
     for size in 2..=10 {
         assert!(
-            svg.contains(&format!(">{size}</text>")),
+            svg.contains(&format!(">\n{size}\n</text>")),
             "size {size} is labelled"
         );
     }

@@ -5,7 +5,7 @@
 //!
 //! `SIMHASHDB_GOLDEN_WRITE=1` writes the files instead of comparing; `SIMHASHDB_GOLDEN_BIN`
 //! runs another build of the binary (the release before a refactor, to show the refactor
-//! changed no output). Times are the only outputs masked (batches' commit times).
+//! changed no output). Times and the machine's free disk space are the only outputs masked.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -113,6 +113,21 @@ fn run(dir: &Path, args: &[&str]) -> (String, i32) {
     (stdout, out.status.code().unwrap_or(-1))
 }
 
+/// `out` with the free disk space it states (`"bytes_free":N`, the machine's, not the
+/// store's) masked as 0.
+fn without_free_space(out: &str) -> String {
+    match out.find("\"bytes_free\":") {
+        Some(at) => {
+            let start = at + "\"bytes_free\":".len();
+            let end = out[start..]
+                .find(|c: char| !c.is_ascii_digit())
+                .map_or(out.len(), |i| start + i);
+            format!("{}0{}", &out[..start], without_free_space(&out[end..]))
+        }
+        None => out.to_string(),
+    }
+}
+
 /// Each output line's JSON with the commit times masked (the first line is the exit code).
 fn without_times(out: &str) -> String {
     let (code, lines) = out.split_once('\n').unwrap();
@@ -211,7 +226,10 @@ fn outputs() -> Vec<(&'static str, String)> {
     let mut out: Vec<(&'static str, String)> = Vec::new();
     let mut cli = |name: &'static str, args: &[&str]| {
         let (stdout, code) = run(d, args);
-        out.push((name, format!("exit {code}\n{stdout}")));
+        out.push((
+            name,
+            format!("exit {code}\n{}", without_free_space(&stdout)),
+        ));
     };
     cli("init", &["init", "s", "--expected-size", "1e6"]);
     cli("fingerprint", &["fingerprint", "corpus.jsonl", "--json"]);

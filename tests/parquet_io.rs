@@ -506,3 +506,77 @@ fn parquet_outputs_get_the_users_umask() {
         }
     }
 }
+
+/// `export --sketch` to Parquet carries each document's sketch and batch; `insert` of it into
+/// a store of the same sketch size restores the sketches and says the batches are not.
+#[test]
+fn a_sketched_parquet_export_restores_its_sketches() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for store in [&a, &b] {
+        ok(&["init", path_str(store), "--sketch"]);
+    }
+    let docs: String = (0..50)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"d{i}\", \"text\": \"page {i} about the {} things here\"}}\n",
+                i * 7
+            )
+        })
+        .collect::<String>()
+        + "{\"id\": \"bare\", \"fingerprint\": \"00000000000000ff\"}\n";
+    let input = dir.path().join("docs.jsonl");
+    std::fs::write(&input, docs).unwrap();
+    ok(&["insert", path_str(&a), path_str(&input)]);
+    let export = dir.path().join("export.parquet");
+    ok(&[
+        "export",
+        path_str(&a),
+        "--sketch",
+        "--output",
+        path_str(&export),
+    ]);
+    assert_eq!(
+        column_names(&export),
+        ["id", "fingerprint", "batch", "sketch"]
+    );
+    let out = simhashdb(&["insert", path_str(&b), path_str(&export)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("\"batch\" column is not restored"),
+        "{}",
+        text(&out.stderr)
+    );
+    let sketched = |store: &Path| {
+        sorted_lines(&ok(&[
+            "export",
+            path_str(store),
+            "--sketch",
+            "--format",
+            "jsonl",
+        ]))
+        .into_iter()
+        .map(|line| {
+            let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            v.as_object_mut().unwrap().remove("batch");
+            v.to_string()
+        })
+        .collect::<Vec<_>>()
+    };
+    let restored = sketched(&b);
+    assert_eq!(restored, sketched(&a));
+    assert_eq!(
+        restored.iter().filter(|l| l.contains("\"sketch\"")).count(),
+        50
+    );
+    // Into a store without sketches: read, and said to be dropped.
+    let plain = dir.path().join("plain");
+    ok(&["init", path_str(&plain)]);
+    let out = simhashdb(&["insert", path_str(&plain), path_str(&export)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("\"sketch\" column is not read"),
+        "{}",
+        text(&out.stderr)
+    );
+}

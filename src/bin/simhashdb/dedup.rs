@@ -30,8 +30,9 @@ use crate::{output, progress};
 /// as before, and running it again writes the same outputs. Without --insert
 /// the store is only read (it may be read-only, or served by a running `serve`). A summary
 /// goes to stderr, or with --json a JSON line {"read" (valid documents), "skipped",
-/// "kept", "duplicates_of_stored", "duplicates_within_input", "inserted", "replaced",
-/// "superseded" (as `insert` counts them), "batch", "distance"} on stdout (on stderr when
+/// "kept", "duplicates_of_stored", "duplicates_within_input", "unverified", "inserted",
+/// "replaced", "superseded" (as `insert` counts them), "batch", "distance", and "warnings"
+/// when there are some} on stdout (on stderr when
 /// stdout carries the records). Memory: the kept documents' ids and fingerprints (100 to
 /// 200 bytes each plus the id), never the records.
 #[derive(clap::Args)]

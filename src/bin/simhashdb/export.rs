@@ -14,9 +14,11 @@ use crate::output;
 /// order: ID<TAB>FINGERPRINT<TAB>BATCH (tsv, which `insert` reads back), JSON Lines
 /// {"id", "fingerprint", "batch"}, or Parquet (columns id, fingerprint as int64 holding the 64
 /// bits, batch; needs --output, and is the default for an --output ending in .parquet).
-/// With --sketch (JSON Lines, a store made with `init --sketch`) each document that has a
-/// verification sketch gets a "sketch" field (its bytes in base64), which `insert` into a
-/// store of the same sketch size reads back: a store rebuilt elsewhere keeps its sketches.
+/// With --sketch (a store made with `init --sketch`) each document that has a verification
+/// sketch gets it: a "sketch" field in JSON Lines (its bytes in base64), a "sketch" binary
+/// column in Parquet. `insert` into a store of the same sketch size reads both back: a store
+/// rebuilt elsewhere keeps its sketches (the batch numbers are not restored: the documents
+/// join the insert's batch, and `insert` says so).
 #[derive(clap::Args)]
 pub struct Args {
     /// The store.
@@ -27,7 +29,8 @@ pub struct Args {
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Add each document's sketch (base64) as a "sketch" field (with --format jsonl).
+    /// Add each document's sketch: a "sketch" field in base64 (jsonl), a binary "sketch"
+    /// column (parquet).
     #[arg(long)]
     sketch: bool,
 }
@@ -50,9 +53,10 @@ pub fn run(args: Args) -> Result<()> {
             "--format parquet needs --output FILE (Parquet is not streamed to stdout)",
         ));
     }
-    if args.sketch && format != ExportFormat::Jsonl {
+    if args.sketch && format == ExportFormat::Tsv {
         return Err(usage(
-            "--sketch needs --format jsonl (sketches go in a JSON field)",
+            "--sketch needs --format jsonl or parquet (sketches go in a JSON field or a \
+             binary column)",
         ));
     }
     let snapshot = Snapshot::open_for_scan(&args.store)
@@ -64,6 +68,11 @@ pub fn run(args: Args) -> Result<()> {
         )));
     }
     let bar = crate::progress::bar(snapshot.documents(), "exporting");
+    if let (true, ExportFormat::Parquet, Some(path)) = (args.sketch, format, output_path) {
+        export_parquet_sketched(&snapshot, path, &|| bar.inc(1))?;
+        bar.finish_and_clear();
+        return Ok(());
+    }
     if args.sketch {
         return output::write_to(args.output.as_deref(), |out| {
             export_sketched(&snapshot, out, &|| bar.inc(1))?;
@@ -123,6 +132,27 @@ fn export_sketched(snapshot: &Snapshot, out: &mut dyn Write, tick: &dyn Fn()) ->
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Parquet with a `sketch` column (binary, null for a document without one).
+fn export_parquet_sketched(snapshot: &Snapshot, path: &Path, tick: &dyn Fn()) -> Result<()> {
+    let mut table = ParquetTable::sketched_documents(path)?;
+    let mut failure = None;
+    snapshot.for_each_live_document_with_sketch(|id, fingerprint, batch, sketch| {
+        tick();
+        if failure.is_none() {
+            failure = table
+                .push_sketched_document(id, fingerprint, batch, sketch)
+                .err();
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e.into()),
+        None => {
+            table.finish()?;
+            Ok(())
+        }
     }
 }
 

@@ -85,14 +85,43 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             return Err(Error::input_at(source, None, missing(&schema, &wanted)));
         }
     };
-    // A sink that passes rows on gets every column; others only the two read.
+    // An export's sketch column (`export --sketch`) is read into a store that keeps sketches
+    // of its size; a batch column cannot be restored. Either dropped is said.
+    let mut summary = ReadSummary::default();
+    let store_sketch = options.scheme.as_ref().ok().and_then(|s| s.sketch_bytes());
+    let sketch_column = match (column("sketch"), &value, store_sketch) {
+        (Some(i), Value::Fingerprint(_), Some(_))
+            if matches!(schema.field(i).data_type(), DataType::Binary) =>
+        {
+            Some(i)
+        }
+        (Some(_), Value::Fingerprint(_), _) => {
+            summary.warnings.push(format!(
+                "warning: {source}: its \"sketch\" column is not read (the store keeps no \
+                 sketches, or the column is not binary): its documents have no sketch"
+            ));
+            None
+        }
+        _ => None,
+    };
+    if column("batch").is_some() && matches!(value, Value::Fingerprint(_)) {
+        summary.warnings.push(format!(
+            "warning: {source}: its \"batch\" column is not restored: its documents join this \
+             insert's batch"
+        ));
+    }
+    // A sink that passes rows on gets every column; others only the ones read.
     let columns = match sink.wants_records() {
         true => None,
-        false => Some([id, value_index]),
+        false => Some(
+            [Some(id), Some(value_index), sketch_column]
+                .into_iter()
+                .flatten()
+                .collect(),
+        ),
     };
     let reader = batches(builder, columns).map_err(|e| unreadable(&e))?;
 
-    let mut summary = ReadSummary::default();
     let mut decider = Decider::new(source, "row");
     let mut first_row = 1u64;
     for record_batch in reader {
@@ -101,9 +130,19 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         let ids = strings(&record_batch, &options.id_field, source)?;
         let fingerprints: Vec<Result<Read>> = match &value {
             Value::Fingerprint(name) => {
+                let mut sketches = sketch_column
+                    .map(|_| exported_sketches(&record_batch, store_sketch, source))
+                    .transpose()?;
                 fingerprints(&record_batch, name, options.fingerprint_format, source)?
                     .into_iter()
-                    .map(|fp| fp.map(|(fp, kind)| (fp, kind, None)))
+                    .enumerate()
+                    .map(|(row, fp)| {
+                        let sketch = match sketches.as_mut() {
+                            Some(sketches) => std::mem::replace(&mut sketches[row], Ok(None)),
+                            None => Ok(None),
+                        };
+                        fp.and_then(|(fp, kind)| sketch.map(|sketch| (fp, kind, sketch)))
+                    })
                     .collect()
             }
             Value::Text(name) => {
@@ -197,7 +236,7 @@ pub(crate) fn read_parquet_texts<R: ChunkReader + 'static>(
         "a string column",
         is_string,
     )?;
-    let reader = batches(builder, Some([id, text])).map_err(|e| unreadable(&e))?;
+    let reader = batches(builder, Some(vec![id, text])).map_err(|e| unreadable(&e))?;
     let mut first_row = 1u64;
     for record_batch in reader {
         let record_batch = record_batch.map_err(|e| unreadable(&e))?;
@@ -261,9 +300,34 @@ fn row_record(
 
 /// The rows of `columns` (indexes of the file's top-level columns; None: all of them),
 /// [`ROWS_PER_BATCH`] at a time.
+/// Each row's sketch of an export's binary `sketch` column (null: none), or why it does not
+/// fit the store's sketches of `bytes`.
+fn exported_sketches(
+    batch: &RecordBatch,
+    bytes: Option<u16>,
+    source: &str,
+) -> Result<Vec<Result<Option<Vec<u8>>>>> {
+    let column = batch
+        .column_by_name("sketch")
+        .ok_or_else(|| Error::input_at(source, None, "no column \"sketch\""))?;
+    let sketches = column.as_binary::<i32>();
+    Ok(sketches
+        .iter()
+        .map(|sketch| match sketch {
+            None => Ok(None),
+            Some(s) if Some(s.len()) == bytes.map(usize::from) => Ok(Some(s.to_vec())),
+            Some(s) => Err(Error::input(format!(
+                "\"sketch\" holds {} bytes; the store keeps sketches of {}",
+                s.len(),
+                bytes.unwrap_or_default()
+            ))),
+        })
+        .collect())
+}
+
 fn batches<R: ChunkReader + 'static>(
     builder: ParquetRecordBatchReaderBuilder<R>,
-    columns: Option<[usize; 2]>,
+    columns: Option<Vec<usize>>,
 ) -> parquet::errors::Result<ParquetRecordBatchReader> {
     let builder = match columns {
         Some(columns) => {

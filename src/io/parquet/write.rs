@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::builder::{Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    BinaryBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -29,6 +31,8 @@ enum Cell<'a> {
     Float64(f64),
     /// No value, in a nullable double column.
     NullFloat64,
+    /// A nullable binary column's value.
+    Bytes(Option<&'a [u8]>),
 }
 
 enum Column {
@@ -36,6 +40,7 @@ enum Column {
     Int64(Int64Builder),
     Int32(Int32Builder),
     Float64(Float64Builder),
+    Binary(BinaryBuilder),
 }
 
 /// A Parquet file being written, row by row, with one of the schemas simhashdb writes
@@ -51,6 +56,31 @@ pub struct ParquetTable {
 }
 
 impl ParquetTable {
+    /// Documents with their sketches: `id`, `fingerprint`, `batch` and `sketch` (binary,
+    /// null for a document without one), as `export --sketch` writes them.
+    pub fn sketched_documents(path: &Path) -> Result<ParquetTable> {
+        let fields = vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("fingerprint", DataType::Int64, false),
+            Field::new("batch", DataType::Int64, false),
+            Field::new("sketch", DataType::Binary, true),
+        ];
+        ParquetTable::create(path, fields)
+    }
+
+    /// Appends a document to a [`ParquetTable::sketched_documents`] table.
+    pub fn push_sketched_document(
+        &mut self,
+        id: &str,
+        fingerprint: u64,
+        batch: u64,
+        sketch: Option<&[u8]>,
+    ) -> Result<()> {
+        let fingerprint = Cell::Int64(super::fingerprint_to_i64(fingerprint));
+        let batch = Cell::Int64(batch as i64);
+        self.push(&[Cell::Text(id), fingerprint, batch, Cell::Bytes(sketch)])
+    }
+
     /// Documents: `id` (string), `fingerprint` (int64), and `batch` (int64) when `with_batch`.
     pub fn documents(path: &Path, with_batch: bool) -> Result<ParquetTable> {
         let mut fields = vec![
@@ -106,6 +136,7 @@ impl ParquetTable {
                 DataType::Utf8 => Column::Text(StringBuilder::new()),
                 DataType::Int64 => Column::Int64(Int64Builder::new()),
                 DataType::Int32 => Column::Int32(Int32Builder::new()),
+                DataType::Binary => Column::Binary(BinaryBuilder::new()),
                 _ => Column::Float64(Float64Builder::new()),
             })
             .collect();
@@ -167,6 +198,7 @@ impl ParquetTable {
                 (Column::Int32(b), Cell::Int32(v)) => b.append_value(v),
                 (Column::Float64(b), Cell::Float64(v)) => b.append_value(v),
                 (Column::Float64(b), Cell::NullFloat64) => b.append_null(),
+                (Column::Binary(b), Cell::Bytes(v)) => b.append_option(v),
                 (_, cell) => panic!("{cell:?} does not fit its column"),
             }
         }
@@ -191,6 +223,7 @@ impl ParquetTable {
                     Column::Int64(b) => Arc::new(b.finish()),
                     Column::Int32(b) => Arc::new(b.finish()),
                     Column::Float64(b) => Arc::new(b.finish()),
+                    Column::Binary(b) => Arc::new(b.finish()),
                 }
             })
             .collect();
