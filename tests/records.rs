@@ -125,3 +125,43 @@ fn outputs_are_in_the_form_their_name_says() {
         "{line}"
     );
 }
+
+/// The smaller edges: each says what is wrong, or what it did, in words.
+#[test]
+fn smaller_edges_say_what_they_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    // --wait -1: our message, not clap's hint.
+    let out = simhashdb(&["insert", &store, "--wait", "-1"], "a\t00000000000000ff\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid --wait \"-1\""), "{}", text(&out.stderr));
+    // A lone surrogate, as Python's json writes it: invalid text, said so; nothing stored.
+    let out = simhashdb(
+        &["insert", &store, "--format", "jsonl"],
+        "{\"id\": \"a\", \"text\": \"broken \\ud800 text\"}\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("lone surrogate"), "{}", text(&out.stderr));
+    assert_eq!(text(&simhashdb(&["export", &store], "").stdout), "");
+    // The compaction plan says the disk it needs and what is free.
+    for batch in ["a\t00000000000000ff\n", "b\t00000000000000fe\n"] {
+        let out = simhashdb(&["insert", &store, "--no-compact"], batch);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let out = simhashdb(&["compact", &store, "--dry-run"], "");
+    let said = text(&out.stdout);
+    assert!(said.contains("of free disk") && said.contains("free"), "{said}");
+    // audit --verify-text reads several corpora.
+    let (one, two) = (dir.path().join("one.jsonl"), dir.path().join("two.jsonl"));
+    std::fs::write(&one, "{\"id\": \"a\", \"text\": \"the same words in both of them\"}\n").unwrap();
+    std::fs::write(&two, "{\"id\": \"b\", \"text\": \"the same words in both of them\"}\n").unwrap();
+    let out = simhashdb(
+        &["audit", &store, "--verify-text", path_str(&one), path_str(&two), "--pairs", "-"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\tb\t1\t1.000000\n");
+    let out = simhashdb(&["audit", &store, "--verify-text", path_str(&one)], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no text for document \"b\""), "{}", text(&out.stderr));
+}
