@@ -134,14 +134,22 @@ fn smaller_edges_say_what_they_do() {
     // --wait -1: our message, not clap's hint.
     let out = simhashdb(&["insert", &store, "--wait", "-1"], "a\t00000000000000ff\n");
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("invalid --wait \"-1\""), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("invalid --wait \"-1\""),
+        "{}",
+        text(&out.stderr)
+    );
     // A lone surrogate, as Python's json writes it: invalid text, said so; nothing stored.
     let out = simhashdb(
         &["insert", &store, "--format", "jsonl"],
         "{\"id\": \"a\", \"text\": \"broken \\ud800 text\"}\n",
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("lone surrogate"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("lone surrogate"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(text(&simhashdb(&["export", &store], "").stdout), "");
     // The compaction plan says the disk it needs and what is free.
     for batch in ["a\t00000000000000ff\n", "b\t00000000000000fe\n"] {
@@ -150,18 +158,41 @@ fn smaller_edges_say_what_they_do() {
     }
     let out = simhashdb(&["compact", &store, "--dry-run"], "");
     let said = text(&out.stdout);
-    assert!(said.contains("of free disk") && said.contains("free"), "{said}");
+    assert!(
+        said.contains("of free disk") && said.contains("free"),
+        "{said}"
+    );
     // audit --verify-text reads several corpora.
     let (one, two) = (dir.path().join("one.jsonl"), dir.path().join("two.jsonl"));
-    std::fs::write(&one, "{\"id\": \"a\", \"text\": \"the same words in both of them\"}\n").unwrap();
-    std::fs::write(&two, "{\"id\": \"b\", \"text\": \"the same words in both of them\"}\n").unwrap();
+    std::fs::write(
+        &one,
+        "{\"id\": \"a\", \"text\": \"the same words in both of them\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &two,
+        "{\"id\": \"b\", \"text\": \"the same words in both of them\"}\n",
+    )
+    .unwrap();
     let out = simhashdb(
-        &["audit", &store, "--verify-text", path_str(&one), path_str(&two), "--pairs", "-"],
+        &[
+            "audit",
+            &store,
+            "--verify-text",
+            path_str(&one),
+            path_str(&two),
+            "--pairs",
+            "-",
+        ],
         "",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "a\tb\t1\t1.000000\n");
     let out = simhashdb(&["audit", &store, "--verify-text", path_str(&one)], "");
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("no text for document \"b\""), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no text for document \"b\""),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -383,6 +383,9 @@ fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
     assert_eq!(lines[0]["documents_lost"], 150);
     // No copy names them (the docs file held the sketches too): the text says what to do.
     assert_eq!(lines[0]["ids_lost"], serde_json::json!([]));
+    // Their fingerprints are still in the tables: listed, each a stored fingerprint.
+    let lost = lines[0]["fingerprints_lost"].as_array().unwrap();
+    assert!(!lost.is_empty() && lost.len() <= 150, "{}", lost.len());
     assert!(lines[0]["damage"][0]
         .as_str()
         .unwrap()
@@ -400,6 +403,10 @@ fn repair_dry_run_changes_nothing_and_a_file_redb_refuses_is_reported_lost() {
     assert!(said.contains("run 1: rebuilt as run 4"), "{said}");
     assert!(
         said.contains("150 more are named by no copy left (insert the batches of run 1 again"),
+        "{said}"
+    );
+    assert!(
+        said.contains("fingerprints whose documents were lost"),
         "{said}"
     );
     assert!(

@@ -85,6 +85,11 @@ pub struct RunRepair {
     /// them again. The other lost entries are named by no copy left. At most 1,000 are
     /// listed.
     pub ids_lost: Vec<String>,
+    /// Fingerprints (16 hex digits) the run's tables hold that no document of the rebuilt
+    /// run has: the fingerprints of lost documents (those the run added to the tables), so
+    /// the documents of the source with these fingerprints can be found and inserted again.
+    /// At most 1,000 are listed.
+    pub fingerprints_lost: Vec<String>,
 }
 
 /// How many ids a run repair lists.
@@ -253,6 +258,7 @@ struct Rebuilt {
     sketches_lost: u64,
     ids_sketch_lost: Vec<String>,
     ids_lost: Vec<String>,
+    fingerprints_lost: Vec<String>,
 }
 
 impl Rebuilt {
@@ -296,6 +302,19 @@ impl Rebuilt {
         ids_lost.sort_unstable();
         ids_lost.dedup();
         ids_lost.truncate(LISTED_IDS);
+        // A table fingerprint no rebuilt document has: its documents were lost.
+        let held: HashSet<u64> = postings
+            .iter()
+            .map(|(fingerprint, _, _)| *fingerprint)
+            .collect();
+        let fingerprints_lost: Vec<String> = s
+            .fingerprints
+            .iter()
+            .filter(|fingerprint| !held.contains(fingerprint))
+            .take(LISTED_IDS)
+            .map(|fingerprint| format!("{fingerprint:016x}"))
+            .collect();
+        drop(held);
         let (sketches, sketches_lost, ids_sketch_lost) =
             sketches_of_postings(&postings, s.sketches, &s.lost_sketches);
         Rebuilt {
@@ -306,6 +325,7 @@ impl Rebuilt {
             sketches_lost,
             ids_sketch_lost,
             ids_lost,
+            fingerprints_lost,
             fingerprints: s.fingerprints,
             lost_documents: s.lost_documents,
             damage: s.damage,
@@ -330,6 +350,7 @@ impl Rebuilt {
             sketches_lost: self.sketches_lost,
             ids_sketch_lost: self.ids_sketch_lost.clone(),
             ids_lost: self.ids_lost.clone(),
+            fingerprints_lost: self.fingerprints_lost.clone(),
         }
     }
 }

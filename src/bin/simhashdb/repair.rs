@@ -89,6 +89,15 @@ pub fn run(args: Args) -> Result<()> {
                     ),
                 }
             )?;
+            if !r.fingerprints_lost.is_empty() {
+                writeln!(
+                    out,
+                    "run {}: fingerprints whose documents were lost (find them in the source by \
+                     fingerprint and insert them again): {}",
+                    r.run,
+                    r.fingerprints_lost.join(" ")
+                )?;
+            }
         }
         if r.sketches_lost > 0 {
             let more = r.sketches_lost - r.ids_sketch_lost.len() as u64;
