@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -31,6 +33,32 @@ def run_cli(cli: Path, *args: str, input: str | None = None, check: bool = True)
     if check and done.returncode != 0:
         pytest.fail(f"simhashdb {' '.join(args)} failed ({done.returncode}): {done.stderr}")
     return done.stdout
+
+
+@contextlib.contextmanager
+def serving(cli: Path, store: Path) -> Iterator[str]:
+    """`simhashdb serve STORE` on a free loopback port, ready: yields its base URL, and stops
+    it on leaving, also on failure."""
+    server = subprocess.Popen(
+        [str(cli), "serve", str(store), "--listen", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = None
+        for line in server.stderr:
+            found = re.search(r"http://(\S+)", line)
+            if found:
+                base = f"http://{found.group(1)}"
+            if ": ready:" in line:
+                break
+        assert base is not None, "the server printed its address"
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def json_lines(text: str) -> List[Dict]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
-import subprocess
 import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -18,7 +16,7 @@ import pytest
 import simhashdb
 from simhashdb import Store
 
-from conftest import run_cli
+from conftest import run_cli, serving
 from test_spellings import cli_run, http
 
 WRITERS = {
@@ -69,26 +67,8 @@ def exported(cli: Path, path: Path) -> Dict[str, int]:
 def server(cli, tmp_path):
     path = tmp_path / "served"
     run_cli(cli, "init", str(path), "--expected-size", "10000")
-    process = subprocess.Popen(
-        [str(cli), "serve", str(path), "--listen", "127.0.0.1:0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        base = None
-        for line in process.stderr:
-            found = re.search(r"http://(\S+)", line)
-            if found:
-                base = f"http://{found.group(1)}"
-            if ": ready:" in line:
-                break
-        assert base is not None
+    with serving(cli, path) as base:
         yield path, base
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_every_client_reads_an_input_in_one_notation(cli, tmp_path, server):

@@ -17,7 +17,7 @@ import pytest
 import simhashdb
 from simhashdb import Store
 
-from conftest import run_cli
+from conftest import run_cli, serving
 
 # (spelling, the fingerprint it means, or None when every client must refuse it)
 FINGERPRINTS = [
@@ -80,26 +80,8 @@ def served(cli, tmp_path_factory):
         {v for _, v in FINGERPRINTS if v is not None} | {v for _, _, v in FORMATTED if v is not None}
     )
     run_cli(cli, "insert", str(path), input="".join(f"fp-{v:016x}\t{v:016x}\n" for v in values))
-    server = subprocess.Popen(
-        [str(cli), "serve", str(path), "--listen", "127.0.0.1:0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        base = None
-        for line in server.stderr:
-            found = re.search(r"http://(\S+)", line)
-            if found:
-                base = f"http://{found.group(1)}"
-            if ": ready:" in line:
-                break
-        assert base is not None, "the server printed its address"
+    with serving(cli, path) as base:
         yield path, base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def http(base: str, method: str, path: str, body: str = "") -> tuple:

@@ -68,8 +68,8 @@ pub fn run(args: Args) -> Result<()> {
         )));
     }
     let bar = crate::progress::bar(snapshot.documents(), "exporting");
-    if let (true, ExportFormat::Parquet, Some(path)) = (args.sketch, format, output_path) {
-        export_parquet_sketched(&snapshot, path, &|| bar.inc(1))?;
+    if let (ExportFormat::Parquet, Some(path)) = (format, output_path) {
+        export_parquet(&snapshot, path, args.sketch, &|| bar.inc(1))?;
         bar.finish_and_clear();
         return Ok(());
     }
@@ -79,11 +79,6 @@ pub fn run(args: Args) -> Result<()> {
             bar.finish_and_clear();
             Ok(())
         });
-    }
-    if let (ExportFormat::Parquet, Some(path)) = (format, output_path) {
-        export_parquet(&snapshot, path, &|| bar.inc(1))?;
-        bar.finish_and_clear();
-        return Ok(());
     }
     output::write_to(args.output.as_deref(), |out| {
         let mut failure = None;
@@ -135,36 +130,29 @@ fn export_sketched(snapshot: &Snapshot, out: &mut dyn Write, tick: &dyn Fn()) ->
     }
 }
 
-/// Parquet with a `sketch` column (binary, null for a document without one).
-fn export_parquet_sketched(snapshot: &Snapshot, path: &Path, tick: &dyn Fn()) -> Result<()> {
-    let mut table = ParquetTable::sketched_documents(path)?;
+/// Parquet: id, fingerprint, batch, and with `sketched` a `sketch` column (binary, null for
+/// a document without one).
+fn export_parquet(snapshot: &Snapshot, path: &Path, sketched: bool, tick: &dyn Fn()) -> Result<()> {
+    let mut table = match sketched {
+        true => ParquetTable::sketched_documents(path)?,
+        false => ParquetTable::documents(path, true)?,
+    };
+    // The first failure to write ends the table; the scan goes on (it cannot be stopped).
     let mut failure = None;
-    snapshot.for_each_live_document_with_sketch(|id, fingerprint, batch, sketch| {
+    let mut push = |id: &str, fingerprint: u64, batch: u64, sketch: Option<&[u8]>| {
         tick();
         if failure.is_none() {
-            failure = table
-                .push_sketched_document(id, fingerprint, batch, sketch)
-                .err();
+            failure = match sketched {
+                true => table.push_sketched_document(id, fingerprint, batch, sketch),
+                false => table.push_document(id, fingerprint, Some(batch)),
+            }
+            .err();
         }
-    })?;
-    match failure {
-        Some(e) => Err(e.into()),
-        None => {
-            table.finish()?;
-            Ok(())
-        }
+    };
+    match sketched {
+        true => snapshot.for_each_live_document_with_sketch(&mut push)?,
+        false => snapshot.for_each_live_document(|id, fp, batch| push(id, fp, batch, None))?,
     }
-}
-
-fn export_parquet(snapshot: &Snapshot, path: &Path, tick: &dyn Fn()) -> Result<()> {
-    let mut table = ParquetTable::documents(path, true)?;
-    let mut failure = None;
-    snapshot.for_each_live_document(|id, fingerprint, batch| {
-        tick();
-        if failure.is_none() {
-            failure = table.push_document(id, fingerprint, Some(batch)).err();
-        }
-    })?;
     match failure {
         Some(e) => Err(e.into()),
         None => {

@@ -59,6 +59,12 @@ pub(crate) struct TsvColumns {
 }
 
 impl TsvColumns {
+    /// The first two fields.
+    const FIRST: TsvColumns = TsvColumns {
+        id: 0,
+        fingerprint: 1,
+    };
+
     /// The columns `options` name.
     pub(crate) fn of(options: &ReadOptions) -> Result<TsvColumns> {
         let Some(names) = &options.columns else {
@@ -154,15 +160,15 @@ fn not_json(line: &str, error: &serde_json::Error) -> Error {
     Error::input(format!("not a JSON object: {error}"))
 }
 
-/// One parsed document line.
+/// One parsed document line; a TSV line's fields are where `columns` says.
 fn parse_document<'a>(
     line: &'a str,
     options: &ReadOptions,
     format: InputFormat,
+    columns: TsvColumns,
 ) -> Result<Parsed<'a>> {
     match format {
         InputFormat::Tsv | InputFormat::Text | InputFormat::Fingerprints | InputFormat::Parquet => {
-            let columns = TsvColumns::of(options)?;
             let (id, fp) = columns.fields(line)?;
             check_id(id)?;
             let (fp, kind) = notation::read(options.fingerprint_format, fp)?;
@@ -348,14 +354,18 @@ pub(crate) fn read_stream(
                         columns: Some(names),
                         ..options.clone()
                     };
-                    TsvColumns::of(&with_header)
-                        .map_err(|e| Error::input_at(source, Some(1), problem_of(e)))?;
                     &with_header
                 }
                 None => options,
             }
         }
         _ => options,
+    };
+    // Found once: every line of the input has its fields where they say.
+    let columns = match format {
+        InputFormat::Tsv => TsvColumns::of(options)
+            .map_err(|e| Error::input_at(source, (first_line > 0).then_some(1), problem_of(e)))?,
+        _ => TsvColumns::FIRST,
     };
     let spans = sink.wants_records();
     let mut decider = Decider::new(source, "line");
@@ -372,7 +382,7 @@ pub(crate) fn read_stream(
                     .par_iter()
                     .map(|chunk| {
                         let Chunk { first_line, bytes } = chunk;
-                        parse_chunk(bytes, *first_line, options, format, source, spans)
+                        parse_chunk(bytes, *first_line, source, options, format, columns, spans)
                     })
                     .collect::<Vec<ChunkResult>>();
             });
@@ -510,12 +520,14 @@ impl ChunkResult {
     }
 }
 
+/// Parses `chunk`, whose first line is line `first_line` (from 0) of `source`.
 fn parse_chunk(
     chunk: &[u8],
     first_line: u64,
+    source: &str,
     options: &ReadOptions,
     format: InputFormat,
-    source: &str,
+    columns: TsvColumns,
     spans: bool,
 ) -> ChunkResult {
     let mut out = ChunkResult {
@@ -528,7 +540,7 @@ fn parse_chunk(
         error: None,
     };
     // The common line's shortcut reads the first two fields only.
-    let common_tsv = TsvColumns::of(options).is_ok_and(TsvColumns::are_first);
+    let common_tsv = columns.are_first();
     let mut start = 0;
     for (i, end) in memchr::memchr_iter(b'\n', chunk)
         .chain((!chunk.ends_with(b"\n")).then_some(chunk.len()))
@@ -555,7 +567,7 @@ fn parse_chunk(
         }
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| Error::input(format!("the line is not valid UTF-8 ({e})")))
-            .and_then(|line| parse_document(line, options, format));
+            .and_then(|line| parse_document(line, options, format, columns));
         match parsed {
             Ok((id, fp, kind, sketch)) => {
                 out.note(kind, line, fp);
@@ -747,7 +759,7 @@ mod tests {
             {
                 let options = ReadOptions { fingerprint_format, ..ReadOptions::default() };
                 for line in [format!("{id}\t{fingerprint}"), format!("{id}\t{written:016x}")] {
-                    let general = parse_document(&line, &options, InputFormat::Tsv)
+                    let general = parse_document(&line, &options, InputFormat::Tsv, TsvColumns::FIRST)
                         .ok()
                         .map(|(id, fp, kind, _)| (id.into_owned(), fp, kind));
                     let common = parse_common_tsv(line.as_bytes(), &options)

@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::TsvColumns;
 use super::{open_input, parse_document, problem_of, read_documents, read_sources, STDIN};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
@@ -113,6 +114,8 @@ fn read_query_lines(
     options: &ReadOptions,
     queries: &mut Vec<Query>,
 ) -> Result<ReadSummary> {
+    let columns =
+        TsvColumns::of(options).map_err(|e| Error::input_at(source, None, problem_of(e)))?;
     let mut summary = ReadSummary::default();
     let mut evidence = Evidence::default();
     let first = queries.len();
@@ -127,7 +130,7 @@ fn read_query_lines(
             .and_then(|line| {
                 if line.contains('\t') {
                     let (id, fingerprint, kind, _) =
-                        parse_document(line, options, InputFormat::Tsv)?;
+                        parse_document(line, options, InputFormat::Tsv, columns)?;
                     let query = Query {
                         id: Some(id.into_owned()),
                         fingerprint,

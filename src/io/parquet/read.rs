@@ -31,6 +31,15 @@ enum Value {
     Text(String),
 }
 
+impl Value {
+    /// The column's name.
+    fn name(&self) -> &str {
+        match self {
+            Value::Fingerprint(name) | Value::Text(name) => name,
+        }
+    }
+}
+
 /// A row's fingerprint, what its written form says of the column's notation, and its sketch.
 type Read = (u64, Kind, Option<Vec<u8>>);
 
@@ -165,6 +174,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         let mut batch = Batch::new();
         let mut kept_rows = Vec::new();
         let (mut evidence, mut ambiguous) = (Evidence::default(), Vec::new());
+        let value_texts = std::cell::OnceCell::new();
         for (row, fingerprint) in fingerprints.into_iter().enumerate() {
             let document = document(&ids, row, fingerprint, &options.id_field);
             summary.lines += 1;
@@ -186,7 +196,14 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
                     if !options.skip_invalid {
                         return Err(error);
                     }
-                    let record = row_record(&record_batch, row, &ids, &options.id_field, &value);
+                    // The value column as text, cast once a batch, when a row is rejected.
+                    let values =
+                        value_texts.get_or_init(|| strings(&record_batch, value.name(), "").ok());
+                    let record = row_record(
+                        row,
+                        (&options.id_field, &ids),
+                        (value.name(), values.as_ref()),
+                    );
                     let rejects = options.rejects.as_ref();
                     rejects::skip(&mut summary, rejects, error, record.as_bytes())?;
                 }
@@ -280,21 +297,16 @@ fn document<'a, T>(
 
 /// Row `row` as a rejects file shows it: a JSON object of its id and its fingerprint or text,
 /// as text (null for a null).
+/// `(name, column)`: the id column and the value column as text (None when it cannot be).
 fn row_record(
-    batch: &RecordBatch,
     row: usize,
-    ids: &StringArray,
-    id_field: &str,
-    value: &Value,
+    (id_field, ids): (&str, &StringArray),
+    (value_field, values): (&str, Option<&StringArray>),
 ) -> String {
     let text = |column: &StringArray| (!column.is_null(row)).then(|| column.value(row).to_string());
-    let name = match value {
-        Value::Fingerprint(name) | Value::Text(name) => name,
-    };
-    let values = strings(batch, name, "").ok();
     let mut object = serde_json::Map::new();
     object.insert(id_field.to_string(), text(ids).into());
-    object.insert(name.clone(), values.as_ref().and_then(text).into());
+    object.insert(value_field.to_string(), values.and_then(text).into());
     serde_json::Value::Object(object).to_string()
 }
 

@@ -34,17 +34,18 @@ pub fn router(service: Shared) -> Router {
         .route("/v1/batches", get(batches))
         .route("/v1/documents/{id}", get(document))
         .route("/v1/stats", get(stats))
-        .route("/metrics", get(metrics))
-        .route_layer(middleware::from_fn_with_state(
-            Arc::clone(&service),
-            require_key,
-        ));
+        .route("/metrics", get(metrics));
     Router::new()
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))
         .merge(api)
         .fallback(no_such_endpoint)
         .method_not_allowed_fallback(method_not_allowed)
+        // Every request, unknown paths and methods too (no probing), but the probes' GETs.
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            require_key,
+        ))
         .layer(middleware::from_fn(close_after_errors))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&service),
@@ -84,22 +85,24 @@ async fn record_metrics(State(service): State<Shared>, request: Request, next: N
     response
 }
 
-/// With `--api-key-file`, every endpoint but the probes needs `Authorization: Bearer KEY` (or
-/// `X-Api-Key: KEY`).
+/// With `--api-key-file`, every request but `GET /livez` and `GET /readyz` needs
+/// `Authorization: Bearer KEY` (or `X-Api-Key: KEY`): unknown paths and methods too, so
+/// nobody probes for endpoints without the key.
 async fn require_key(
     State(service): State<Shared>,
     headers: HeaderMap,
     request: Request,
     next: Next,
 ) -> Response {
-    match key_refusal(&service, &headers) {
+    let probe =
+        request.method() == Method::GET && matches!(request.uri().path(), "/livez" | "/readyz");
+    match key_refusal(&service, &headers).filter(|_| !probe) {
         Some(refusal) => refusal.into_response(),
         None => next.run(request).await,
     }
 }
 
 /// The 401 for a request without the server's key (None when it has it, or there is none).
-/// Unknown paths and methods are refused alike: no probing for endpoints without the key.
 fn key_refusal(service: &Service, headers: &HeaderMap) -> Option<ApiError> {
     let key = service.api_key.as_ref()?;
     let given = headers
@@ -124,32 +127,18 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn no_such_endpoint(
-    State(service): State<Shared>,
-    headers: HeaderMap,
-    method: Method,
-    uri: Uri,
-) -> ApiError {
-    key_refusal(&service, &headers).unwrap_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no such endpoint: {method} {}", uri.path()),
-        )
-    })
+async fn no_such_endpoint(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such endpoint: {method} {}", uri.path()),
+    )
 }
 
-async fn method_not_allowed(
-    State(service): State<Shared>,
-    headers: HeaderMap,
-    method: Method,
-    uri: Uri,
-) -> ApiError {
-    key_refusal(&service, &headers).unwrap_or_else(|| {
-        ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            format!("{} does not take {method}", uri.path()),
-        )
-    })
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} does not take {method}", uri.path()),
+    )
 }
 
 async fn livez() -> Json<Value> {
