@@ -15,6 +15,7 @@
 //! the file, for text documents). [`sources`] reads files, directories and stdin.
 
 mod chunks;
+mod columns;
 mod corpus;
 mod decode;
 mod queries;
@@ -34,6 +35,7 @@ use crate::sys::progress::{Phase, Progress};
 use crate::write::batch::ReadSummary;
 use crate::write::batch::{check_id, Batch, DocumentSink};
 use chunks::{Chunk, ChunkReader};
+use columns::{is_header, TsvColumns};
 use records::{Documents, RecordSink, Records, TextDocument};
 
 pub(crate) use crate::error::problem_of;
@@ -48,97 +50,6 @@ pub use sources::read_sources;
 /// written form says of the input's notation, and the sketch of its text, if it was given as
 /// text to a scheme that sketches.
 type Parsed<'a> = (Cow<'a, str>, u64, Kind, Option<Vec<u8>>);
-
-/// Where a TSV line's id and fingerprint are: the first two fields, unless
-/// [`ReadOptions::columns`] (or a header line) names the columns. Other fields are the
-/// record's own (passed through by dedup; `export`'s batch number is one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TsvColumns {
-    id: usize,
-    fingerprint: usize,
-}
-
-impl TsvColumns {
-    /// The first two fields.
-    const FIRST: TsvColumns = TsvColumns {
-        id: 0,
-        fingerprint: 1,
-    };
-
-    /// The columns `options` name.
-    pub(crate) fn of(options: &ReadOptions) -> Result<TsvColumns> {
-        let Some(names) = &options.columns else {
-            return Ok(TsvColumns {
-                id: 0,
-                fingerprint: 1,
-            });
-        };
-        let find = |name: &str, what: &str| {
-            names.iter().position(|n| n == name).ok_or_else(|| {
-                Error::input(format!(
-                    "the columns ({}) name no {what} column {name:?} (say which with \
-                     --{what}-field)",
-                    names.join(", ")
-                ))
-            })
-        };
-        Ok(TsvColumns {
-            id: find(&options.id_field, "id")?,
-            fingerprint: find(&options.fingerprint_field, "fingerprint")?,
-        })
-    }
-
-    /// Whether these are the first two fields.
-    fn are_first(self) -> bool {
-        self == TsvColumns {
-            id: 0,
-            fingerprint: 1,
-        }
-    }
-
-    /// The id and the fingerprint of `line`.
-    fn fields(self, line: &str) -> Result<(&str, &str)> {
-        let (mut id, mut fingerprint) = (None, None);
-        let mut count = 0;
-        for (i, field) in line.split('\t').enumerate() {
-            count += 1;
-            if i == self.id {
-                id = Some(field);
-            }
-            if i == self.fingerprint {
-                fingerprint = Some(field);
-            }
-        }
-        match (id, fingerprint) {
-            (Some(id), Some(fingerprint)) => Ok((id, fingerprint)),
-            _ => {
-                let wanted = self.id.max(self.fingerprint) + 1;
-                let hint = if count == 1 && line.contains(',') {
-                    "; it has commas and no tab: CSV is not read, convert it to TSV or JSON \
-                     Lines"
-                } else if count == 1 {
-                    "; plain text documents need the text format"
-                } else {
-                    ""
-                };
-                Err(Error::input(format!(
-                    "expected at least {wanted} tab-separated fields (ID<TAB>FINGERPRINT, then \
-                     any others), found {count}{hint}"
-                )))
-            }
-        }
-    }
-}
-
-/// Whether `line`, an input's first, is a header naming its columns: its fields include the
-/// id and fingerprint field names of `options`.
-fn is_header(line: &[u8], options: &ReadOptions) -> Option<Vec<String>> {
-    let line = std::str::from_utf8(line).ok()?;
-    let line = line.trim_end_matches(['\n', '\r']);
-    let names: Vec<String> = line.split('\t').map(str::to_string).collect();
-    let has = |name: &String| names.iter().any(|n| n == name);
-    (has(&options.id_field) && has(&options.fingerprint_field)).then_some(names)
-}
 
 /// Why `line` is not a JSON object. A lone surrogate escape (`"\ud800"`, which Python's
 /// json writes for a string holding a broken character) is named as what it is: invalid text.

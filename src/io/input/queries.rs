@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::TsvColumns;
+use super::columns::TsvColumns;
 use super::{open_input, parse_document, problem_of, read_documents, read_sources, STDIN};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
