@@ -8,8 +8,8 @@
 //! with linear probing, at most 70% full. A slot holds the document's index and a 32-bit fold
 //! of its fingerprint (the two halves XORed): two fingerprints within D bits have folds within
 //! D bits, so a probe rejects almost every slot it passes without reading the document's
-//! fingerprint, a cache miss each (measured: 3e6 kept documents took 23 s reading them, see
-//! docs/benchmarks.md).
+//! fingerprint, a cache miss each, which was most of a large dedup's time
+//! (docs/benchmarks.md, "The kept set's cache misses").
 //!
 //! Memory per kept document: its id and fingerprint (a [`Batch`]), its sketch when the dedup
 //! verifies with sketches, and a slot of 8 bytes in each needed table (10 tables at m = 5,

@@ -7,8 +7,8 @@
 //! [`TRANSACTION_BYTES`], each committed without a sync, and the file made durable once, when
 //! it is finished. One transaction for a whole file cost each page twice: redb computes the
 //! checksums of a transaction's pages at its commit, so every page its write buffer had
-//! already spilled to the file was read back and written again (a 1e7 insert read 1.7 GB and
-//! wrote 3.4 GB for 1.7 GB of blocks; docs/benchmarks.md). Nothing reads a run before the
+//! already spilled to the file was read back and written again (docs/benchmarks.md, "Each
+//! page written once"). Nothing reads a run before the
 //! catalog names it, so its intermediate commits need no durability.
 
 use std::path::{Path, PathBuf};
@@ -35,7 +35,8 @@ use crate::tables::sorted_tables;
 /// Table bytes a shard file aims for: bigger runs are split into more files, written in
 /// parallel, up to one file per shard.
 const SHARD_FILE_TARGET_BYTES: u64 = 128 << 20;
-/// Bytes per key per table assumed when sizing shard files (measured: about 6 at 1e8).
+/// Bytes per key per table assumed when sizing shard files: a little above what the tables
+/// take at scale (docs/benchmarks.md, "Disk").
 const ESTIMATED_KEY_BYTES: u64 = 7;
 
 /// The number of shard files for a run of `fingerprints` new fingerprints.
@@ -51,8 +52,8 @@ pub(crate) fn shard_file_count(fingerprints: usize, tables: usize, shards: usize
 }
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
-/// Measured (1e7 bulk insert at m = 6, and compaction of 3e6 in 9 runs, side by side): 32 MiB
-/// writes as fast as 256 MiB did, and the insert peaks at 1.76 GB instead of 2.73 GB.
+/// A larger cache writes no faster, and every page it keeps is fresh memory: the insert's
+/// peak grows with it (docs/benchmarks.md, "The writer's cache").
 const WRITER_CACHE_BYTES: usize = 32 << 20;
 
 /// Writes run `id` into `run_dir` and returns its description for the catalog.
@@ -304,8 +305,8 @@ impl<'f> Appender<'f> {
 
     /// Appends `blocks` (in key order, after any before). Enough of them for a transaction of
     /// their own, with nothing pending, are committed as they are: the appending thread sets
-    /// the pace of a merge, and copying every block into its pending buffer was 8% of its
-    /// time.
+    /// the pace of a merge, and copying every block into its pending buffer was a share of
+    /// its time worth saving (docs/benchmarks.md, "Appending a merge's blocks").
     pub(crate) fn push_all(&mut self, blocks: EncodedBlocks) -> Result<()> {
         let own_transaction = TRANSACTION_BYTES / 4..=TRANSACTION_BYTES;
         if self.pending.ends.is_empty() && own_transaction.contains(&blocks.bytes.len()) {

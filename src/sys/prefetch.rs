@@ -4,7 +4,7 @@
 //! it reads the batch's fingerprints and id ends in id-hash order.
 
 /// How many items ahead [`ahead`] asks for: far enough to cover a miss that is a page walk
-/// and a memory read (docs/benchmarks.md says how it was chosen).
+/// and a memory read (docs/benchmarks.md, "Prefetch distance", says how it was chosen).
 pub(crate) const AHEAD: usize = 48;
 
 /// The items of `items`, in order; as each is handed out, the first bytes of `bytes(item)` of

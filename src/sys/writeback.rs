@@ -1,20 +1,21 @@
 //! Writeback of the run files as they are written, a few MiB at a time.
 //!
-//! Left to itself, the kernel lets a writer dirty gigabytes of page cache (a merge at 1e8
-//! writes 14 GB), then flushes them in bursts that fill the disk's queue and make every
-//! other process on the machine, a server's clients included, wait hundreds of milliseconds
-//! for a page. So every [`FLUSH_EVERY`] bytes written to a file, the writer waits for the
-//! writeback it started last time and starts it for what it wrote since: each file has at
-//! most about [`FLUSH_EVERY`] bytes dirty and as many under writeback, and the writer, not
-//! its neighbours, waits for the disk. (PostgreSQL's `backend_flush_after` and RocksDB's
-//! `bytes_per_sync` do the same.) redb still syncs each file at its commit. A write error
-//! the writeback meets is returned as the error of the write that triggered it: the kernel
-//! reports such an error once per open file, so swallowing it here would let the commit's
-//! sync succeed on data that never reached the disk.
+//! Left to itself, the kernel lets a writer dirty gigabytes of page cache (a merge of a large
+//! store writes all of its tables again), then flushes them in bursts that fill the disk's
+//! queue and make every other process on the machine, a server's clients included, wait for
+//! a page (docs/benchmarks.md, "Writeback as runs are written"). So every [`FLUSH_EVERY`]
+//! bytes written to a file, the writer waits for the writeback it started last time and starts
+//! it for what it wrote since: each file has at most about [`FLUSH_EVERY`] bytes dirty and as
+//! many under writeback, and the writer, not its neighbours, waits for the disk.
+//! (PostgreSQL's `backend_flush_after` and RocksDB's `bytes_per_sync` do the same.) redb still
+//! syncs each file at its commit. A write error the writeback meets is returned as the error of
+//! the write that triggered it: the kernel reports such an error once per open file, so
+//! swallowing it here would let the commit's sync succeed on data that never reached the disk.
 //!
 //! A merge whose output is a quarter of the machine's memory or more also drops what it has
 //! written back from the page cache ([`Cached`]): such an output cannot stay cached anyway,
-//! and keeping it while writing made the kernel's copies slower.
+//! and keeping it while writing made the kernel's copies slower (docs/benchmarks.md, "A
+//! merge's written pages: kept or dropped").
 
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,16 +26,16 @@ pub(crate) const FLUSH_EVERY: u64 = 8 << 20;
 /// Whether the pages of a file being written stay in the page cache once written back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cached {
-    /// They stay for the reads that follow (an audit just after a compaction at 1e7 took
-    /// 0.9 s with them, 1.5 s without).
+    /// They stay for the reads that follow: an audit just after a compaction reads them from
+    /// memory instead of the disk (docs/benchmarks.md, "A merge's written pages: kept or
+    /// dropped").
     Keep,
     /// They are dropped as soon as they are on disk: for an output too large to stay cached
-    /// beside its inputs and the machine's other work. Keeping them costs while writing: in
-    /// a merge of 1e8 fingerprints (11 GB written), the kernel's copy into the page cache
-    /// took 16.8% of the CPU when every written page was kept and 4.4% when they were
-    /// dropped (it reuses the pages just freed instead of taking fresh ones), and the merge
-    /// ran 1.2x faster (docs/benchmarks.md). RocksDB offers direct I/O for compaction
-    /// output for the same reason.
+    /// beside its inputs and the machine's other work. Keeping them costs while writing: the
+    /// kernel's copy into the page cache takes fresh pages for every written page, where
+    /// dropping them lets it reuse the pages just freed, so a large merge spends less CPU in
+    /// the kernel and runs faster (docs/benchmarks.md, "A merge's written pages: kept or
+    /// dropped"). RocksDB offers direct I/O for compaction output for the same reason.
     Forget,
 }
 

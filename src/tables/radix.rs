@@ -5,10 +5,10 @@
 //! the leading bits the two tables share (see [`crate::tables::permutation::Permutations::sort_parent`]).
 //! [`sort_below`] finishes the job with most-significant-digit radix passes inside each group
 //! of equal leading bits, and an insertion sort once a group is small. It never compares keys
-//! across groups, so its cost follows the group sizes, whatever the data. Measured on 1e7
-//! random keys at m = 6 (docs/benchmarks.md): with [`crate::tables::permutation::Rekey`], deriving a
-//! table sharing 22 leading bits with its parent takes half the time it took with
-//! `sort_unstable` on each group.
+//! across groups, so its cost follows the group sizes, whatever the data: with
+//! [`crate::tables::permutation::Rekey`], deriving a table from its parent takes less time than
+//! `sort_unstable` on each group did, the more so the more leading bits they share
+//! (docs/benchmarks.md, "Sorting the tables").
 
 use std::cmp::Ordering;
 
@@ -110,7 +110,8 @@ fn insertion_sort_within(keys: &mut [u64], max_shift: usize) -> bool {
 /// Sorts `items` by `order`, which must order them by `key` first: one parallel radix pass
 /// on the key's leading bits into buckets of a few thousand, then each bucket sorted by
 /// `order`, in parallel. Meant for keys spread over their range (hashes, fingerprints), where
-/// it takes less time than a parallel comparison sort (docs/benchmarks.md); a bucket that
+/// it takes less time than a parallel comparison sort (docs/benchmarks.md, "Sorting the
+/// tables"); a bucket that
 /// skewed keys make large is sorted in parallel on its own. Holds a second buffer of
 /// `items`' size while it runs.
 pub(crate) fn par_sort_by_key_bits<T, K, O>(items: &mut Vec<T>, key: K, order: O)

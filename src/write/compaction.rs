@@ -107,7 +107,7 @@ impl Store {
 
 /// Removes the directories of runs `ids`, several at a time: a file system that discards freed
 /// blocks (mounted with `discard`) waits for the device at each file, and the waits overlap
-/// (8 runs of a 1e7 store: 0.33 s one at a time, 0.22 s eight at a time). Failures are left
+/// (docs/benchmarks.md, "Removing the merged runs"). Failures are left
 /// for the next writer, which removes what no catalog names.
 fn remove_runs(store: &Path, ids: &[u64]) {
     let next = AtomicUsize::new(0);
