@@ -40,15 +40,15 @@ pub enum Error {
         error: std::io::Error,
     },
 
-    /// redb failed on a file of the store. Fix: as the error says; if it reports damage, run
-    /// [`crate::Store::verify`].
-    #[error("{path}: {error}")]
-    Redb {
+    /// The storage engine (redb) failed on a file of the store for a reason other than the
+    /// file's bytes or the operating system (which are [`Error::Corruption`] and [`Error::Io`]).
+    /// Fix: as the error says; if it reports damage, run [`crate::Store::verify`].
+    #[error("{path}: {problem}")]
+    Storage {
         /// The redb file.
         path: PathBuf,
-        /// redb's error.
-        #[source]
-        error: Box<redb::Error>,
+        /// What redb said.
+        problem: String,
     },
 
     /// Stored bytes fail their checksum or structure checks: the store is damaged where it
@@ -155,6 +155,82 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+
+    /// An input over the size its reader accepts. Fix: send less at once, or raise the limit
+    /// named.
+    #[error("{what}: {problem}")]
+    TooLarge {
+        /// The input: a file's path, `request body`, or a name the caller gave.
+        what: String,
+        /// What is over which limit.
+        problem: String,
+    },
+}
+
+/// What the caller can do about an [`Error`]: the one table that decides every client's
+/// answer to it (the CLI's exit code, the HTTP status, the Python exception).
+///
+/// | kind | meaning | exit | HTTP | Python |
+/// |------|---------|------|------|--------|
+/// | `Usage` | a setting or argument no call can succeed with | 2 | 400 | `ValueError` |
+/// | `Input` | a document, line or value not in its format | 1 | 400 | `ValueError` |
+/// | `TooLarge` | an input over its reader's limit | 1 | 413 | `ValueError` |
+/// | `NotFound` | a named thing (a batch label) that is not there | 1 | 404 | `ValueError` |
+/// | `Conflict` | another process holds the store's writer lock | 1 | 409 | `StoreLockedError` |
+/// | `Corruption` | stored bytes fail their checks | 1 | 500 | `CorruptionError` |
+/// | `Io` | a file, the disk, or the store's format version | 1 | 500 | `OSError` (by errno) |
+/// | `Bug` | a panic caught by a client | 1 | 500 | `RuntimeError` |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A setting or argument no call can succeed with.
+    Usage,
+    /// A document, line or value not in its format.
+    Input,
+    /// An input over its reader's limit.
+    TooLarge,
+    /// A named thing that is not there.
+    NotFound,
+    /// Another process holds the store's writer lock.
+    Conflict,
+    /// Stored bytes fail their checks.
+    Corruption,
+    /// A file, the disk, or the store's format version.
+    Io,
+    /// A panic caught by a client: a bug to report.
+    Bug,
+}
+
+impl ErrorKind {
+    /// The CLI's exit code.
+    pub fn exit_code(self) -> u8 {
+        self.answers().0
+    }
+
+    /// The HTTP API's status code.
+    pub fn http_status(self) -> u16 {
+        self.answers().1
+    }
+
+    /// The Python exception's class name (`OSError` is refined by the error's
+    /// [`Error::errno`]).
+    pub fn python_exception(self) -> &'static str {
+        self.answers().2
+    }
+
+    /// The table above: (exit code, HTTP status, Python exception).
+    fn answers(self) -> (u8, u16, &'static str) {
+        match self {
+            ErrorKind::Usage => (2, 400, "ValueError"),
+            ErrorKind::Input => (1, 400, "ValueError"),
+            ErrorKind::TooLarge => (1, 413, "ValueError"),
+            ErrorKind::NotFound => (1, 404, "ValueError"),
+            ErrorKind::Conflict => (1, 409, "StoreLockedError"),
+            ErrorKind::Corruption => (1, 500, "CorruptionError"),
+            ErrorKind::Io => (1, 500, "OSError"),
+            ErrorKind::Bug => (1, 500, "RuntimeError"),
+        }
+    }
 }
 
 /// The settings of a store and of its operations, as [`Error::Settings`] names them.
@@ -296,21 +372,75 @@ impl Error {
         }
     }
 
+    /// redb's error on the file at `path`, mapped at the boundary: its I/O errors are
+    /// [`Error::Io`], its checks' findings [`Error::Corruption`], a write after a failed one
+    /// [`Error::AfterEarlierFailure`].
     pub(crate) fn redb(path: impl Into<PathBuf>, error: impl Into<redb::Error>) -> Self {
-        Error::Redb {
-            path: path.into(),
-            error: Box::new(error.into()),
+        let path = path.into();
+        match error.into() {
+            redb::Error::Io(error) => Error::Io { path, error },
+            redb::Error::Corrupted(problem) => Error::Corruption {
+                file: Some(path),
+                table: None,
+                block: None,
+                problem,
+            },
+            redb::Error::PreviousIo => Error::AfterEarlierFailure { path },
+            other => Error::Storage {
+                path,
+                problem: other.to_string(),
+            },
         }
+    }
+
+    /// What the caller can do about this error (see [`ErrorKind`]'s table).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Settings { .. } | Error::DistanceTooLarge { .. } => ErrorKind::Usage,
+            Error::Input { .. } | Error::Scheme(_) => ErrorKind::Input,
+            Error::TooLarge { .. } => ErrorKind::TooLarge,
+            Error::NoSuchLabel { .. } => ErrorKind::NotFound,
+            Error::Locked { .. } => ErrorKind::Conflict,
+            Error::Corruption { .. } => ErrorKind::Corruption,
+            Error::Io { .. }
+            | Error::Storage { .. }
+            | Error::NotAStore { .. }
+            | Error::AlreadyExists { .. }
+            | Error::UpgradeRequired { .. }
+            | Error::UnknownVersion { .. }
+            | Error::AfterEarlierFailure { .. } => ErrorKind::Io,
+        }
+    }
+
+    /// The operating system's error number an [`ErrorKind::Io`] error stands for, when one
+    /// does: a missing store is `ENOENT`, a taken path `EEXIST`.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            Error::Io { error, .. } => error.raw_os_error(),
+            Error::NotAStore { path, .. } if !path.exists() => Some(libc::ENOENT),
+            Error::AlreadyExists { .. } => Some(libc::EEXIST),
+            _ => None,
+        }
+    }
+
+    /// The whole chain of causes, each said once: the message every client shows.
+    pub fn message(&self) -> String {
+        let mut message = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            source = cause.source();
+        }
+        message
     }
 
     /// Whether this is a write refused because an earlier one to the same file failed: a
     /// consequence, not a cause.
     pub(crate) fn follows_earlier_io_error(&self) -> bool {
-        match self {
-            Error::Redb { error, .. } => matches!(**error, redb::Error::PreviousIo),
-            Error::AfterEarlierFailure { .. } => true,
-            _ => false,
-        }
+        matches!(self, Error::AfterEarlierFailure { .. })
     }
 
     /// Of two errors met by work done at once, the one to report: the cause, not the
@@ -407,9 +537,159 @@ pub(crate) fn problem_of(e: Error) -> String {
 mod tests {
     use super::*;
 
+    /// One error of every variant, with the kind the table gives it. The match makes a new
+    /// variant a compile error here until it is given a kind and a sample.
+    fn one_of_each() -> Vec<(Error, ErrorKind)> {
+        let samples = vec![
+            (Error::settings(Setting::Blocks, "x"), ErrorKind::Usage),
+            (Error::input_at("f", Some(3), "bad"), ErrorKind::Input),
+            (
+                Error::io("f", std::io::Error::from_raw_os_error(libc::EACCES)),
+                ErrorKind::Io,
+            ),
+            (
+                Error::redb("f", redb::Error::TransactionInProgress),
+                ErrorKind::Io,
+            ),
+            (
+                Error::corrupt("bad block").in_file(Path::new("f")),
+                ErrorKind::Corruption,
+            ),
+            (
+                Error::NotAStore {
+                    path: "/nonexistent/store".into(),
+                    why: "missing".into(),
+                },
+                ErrorKind::Io,
+            ),
+            (
+                Error::AlreadyExists {
+                    path: "s".into(),
+                    why: "it exists".into(),
+                },
+                ErrorKind::Io,
+            ),
+            (
+                Error::UpgradeRequired {
+                    path: "s".into(),
+                    found: 1,
+                    current: 2,
+                },
+                ErrorKind::Io,
+            ),
+            (
+                Error::UnknownVersion {
+                    path: "s".into(),
+                    found: 9,
+                    current: 2,
+                },
+                ErrorKind::Io,
+            ),
+            (
+                Error::Locked {
+                    path: "s".into(),
+                    pid: "12".into(),
+                },
+                ErrorKind::Conflict,
+            ),
+            (Error::Scheme("no scheme".into()), ErrorKind::Input),
+            (
+                Error::DistanceTooLarge { asked: 9, max: 3 },
+                ErrorKind::Usage,
+            ),
+            (
+                Error::NoSuchLabel {
+                    label: "nope".into(),
+                },
+                ErrorKind::NotFound,
+            ),
+            (
+                Error::AfterEarlierFailure { path: "f".into() },
+                ErrorKind::Io,
+            ),
+            (
+                Error::TooLarge {
+                    what: "request body".into(),
+                    problem: "over".into(),
+                },
+                ErrorKind::TooLarge,
+            ),
+        ];
+        for (error, _) in &samples {
+            match error {
+                Error::Settings { .. }
+                | Error::Input { .. }
+                | Error::Io { .. }
+                | Error::Storage { .. }
+                | Error::Corruption { .. }
+                | Error::NotAStore { .. }
+                | Error::AlreadyExists { .. }
+                | Error::UpgradeRequired { .. }
+                | Error::UnknownVersion { .. }
+                | Error::Locked { .. }
+                | Error::Scheme(_)
+                | Error::DistanceTooLarge { .. }
+                | Error::NoSuchLabel { .. }
+                | Error::AfterEarlierFailure { .. }
+                | Error::TooLarge { .. } => {}
+            }
+        }
+        samples
+    }
+
+    #[test]
+    fn every_variant_has_its_kind_and_every_kind_its_answers() {
+        let samples = one_of_each();
+        let variants: std::collections::HashSet<_> = samples
+            .iter()
+            .map(|(e, _)| std::mem::discriminant(e))
+            .collect();
+        assert_eq!(variants.len(), samples.len(), "one sample per variant");
+        for (error, kind) in &samples {
+            assert_eq!(error.kind(), *kind, "{error:?}");
+            assert!(!error.message().is_empty());
+        }
+        // The table, as docs/design.md and the clients' docs state it.
+        let table = [
+            (ErrorKind::Usage, 2, 400, "ValueError"),
+            (ErrorKind::Input, 1, 400, "ValueError"),
+            (ErrorKind::TooLarge, 1, 413, "ValueError"),
+            (ErrorKind::NotFound, 1, 404, "ValueError"),
+            (ErrorKind::Conflict, 1, 409, "StoreLockedError"),
+            (ErrorKind::Corruption, 1, 500, "CorruptionError"),
+            (ErrorKind::Io, 1, 500, "OSError"),
+            (ErrorKind::Bug, 1, 500, "RuntimeError"),
+        ];
+        for (kind, exit, status, class) in table {
+            assert_eq!(kind.exit_code(), exit, "{kind:?}");
+            assert_eq!(kind.http_status(), status, "{kind:?}");
+            assert_eq!(kind.python_exception(), class, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn redb_errors_are_mapped_at_the_boundary() {
+        let io = Error::redb(
+            "f",
+            redb::Error::Io(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+        );
+        assert!(matches!(io, Error::Io { .. }) && io.errno() == Some(libc::ENOSPC));
+        let bad = Error::redb("f", redb::Error::Corrupted("page".into()));
+        assert!(
+            matches!(bad, Error::Corruption { file: Some(_), .. }),
+            "{bad:?}"
+        );
+        let missing = Error::NotAStore {
+            path: "/nonexistent/store".into(),
+            why: "missing".into(),
+        };
+        assert_eq!(missing.errno(), Some(libc::ENOENT));
+    }
+
     #[test]
     fn the_cause_is_reported_not_redbs_previous_io_error() {
         let consequence = || Error::redb("f", redb::Error::PreviousIo);
+        assert!(matches!(consequence(), Error::AfterEarlierFailure { .. }));
         let cause = || Error::corrupt("the cause");
         for results in [
             vec![Ok(1), Err(consequence()), Err(cause())],

@@ -114,7 +114,7 @@ pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
 pub use dedup::files::DedupFiles;
 pub use dedup::ingest::{Dedup, DedupSummary, Verdict};
 pub use dedup::near_duplicates::{AuditSummary, Cluster, Duplicate, NearDuplicates, PairCursor};
-pub use error::{Error, Result, Setting};
+pub use error::{Error, ErrorKind, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
 pub use io::document::{InputFormat, ReadOptions};

@@ -457,7 +457,7 @@ fn names_damage(e: &simhashdb::Error) -> bool {
     said && matches!(
         e,
         Corruption { .. }
-            | Redb { .. }
+            | Storage { .. }
             | NotAStore { .. }
             | UnknownVersion { .. }
             | UpgradeRequired { .. }

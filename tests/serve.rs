@@ -904,6 +904,18 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
         );
     }
 
+    // A label no batch has: 404 with the CLI's message (the library's kind decides both).
+    let (status, body) = post("/v1/expire", r#"{"batch": "nope"}"#);
+    assert_eq!(status, 404, "{body}");
+    let cli = simhashdb(&["expire", s, "--batch", "nope"], "");
+    assert_eq!(cli.status.code(), Some(1));
+    let (said, cli_said) = (body["error"].as_str().unwrap(), text(&cli.stderr));
+    let library_said = r#"no insert batch has the label "nope""#;
+    assert!(
+        said.contains(library_said) && cli_said.contains(library_said),
+        "{said} / {cli_said}"
+    );
+
     // The writes themselves.
     let (status, expired) = post("/v1/expire", r#"{"batch": "day1"}"#);
     assert_eq!(status, 200, "{expired}");

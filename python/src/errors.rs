@@ -1,20 +1,20 @@
 //! The library's errors as Python exceptions, and the guard that keeps panics out of Python.
 //!
+//! The class is the one `simhashdb::ErrorKind`'s table names for the error's kind:
 //! - bad input, settings, schemes, distances, labels: `ValueError`;
 //! - damaged bytes (a block's checksum, or redb's own checks): `simhashdb.CorruptionError` (an
 //!   `OSError`);
 //! - another writer holds the store: `simhashdb.StoreLockedError` (an `OSError`);
-//! - everything else about files: `OSError`, with the errno when the system gave one, so
-//!   Python picks `FileNotFoundError`, `PermissionError`...
+//! - everything else about files: `OSError`, with the errno when there is one, so Python
+//!   picks `FileNotFoundError`, `FileExistsError`, `PermissionError`...
+//! - a panic (a bug): `RuntimeError`.
 //!
 //! The message is the library's, which names the file, line or setting at fault.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::create_exception;
-use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError,
-};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use simhashdb::Error;
 
@@ -33,35 +33,21 @@ create_exception!(
      message names its pid. Queries are not affected."
 );
 
-/// `error` as the Python exception its kind calls for.
+/// `error` as the Python exception the library's table names for its kind
+/// ([`simhashdb::ErrorKind`]).
 pub fn py_err(error: Error) -> PyErr {
-    let message = error.to_string();
-    match &error {
-        Error::Settings { .. }
-        | Error::Input { .. }
-        | Error::Scheme(_)
-        | Error::DistanceTooLarge { .. }
-        | Error::NoSuchLabel { .. } => PyValueError::new_err(message),
-        Error::Corruption { .. } => CorruptionError::new_err(message),
-        Error::Locked { .. } => StoreLockedError::new_err(message),
-        Error::Io { error, .. } => os_error(error, message),
-        Error::Redb { error, .. } => match error.as_ref() {
-            redb::Error::Corrupted(_) => CorruptionError::new_err(message),
-            redb::Error::Io(e) => os_error(e, message),
-            _ => PyOSError::new_err(message),
+    let message = error.message();
+    match error.kind().python_exception() {
+        "ValueError" => PyValueError::new_err(message),
+        "CorruptionError" => CorruptionError::new_err(message),
+        "StoreLockedError" => StoreLockedError::new_err(message),
+        "RuntimeError" => PyRuntimeError::new_err(message),
+        // OSError(errno, message) is created as the subclass for that errno
+        // (FileNotFoundError, FileExistsError, PermissionError...).
+        _ => match error.errno() {
+            Some(errno) => PyOSError::new_err((errno, message)),
+            None => PyOSError::new_err(message),
         },
-        Error::NotAStore { path, .. } if !path.exists() => PyFileNotFoundError::new_err(message),
-        Error::AlreadyExists { .. } => PyFileExistsError::new_err(message),
-        _ => PyOSError::new_err(message),
-    }
-}
-
-/// An OSError for `error`: OSError(errno, message) is created as the subclass for that errno
-/// (FileNotFoundError, PermissionError...).
-fn os_error(error: &std::io::Error, message: String) -> PyErr {
-    match error.raw_os_error() {
-        Some(errno) => PyOSError::new_err((errno, message)),
-        None => PyOSError::new_err(message),
     }
 }
 

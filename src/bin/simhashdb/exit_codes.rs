@@ -51,14 +51,14 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     ExitCode::from(if is_usage(err) { USAGE } else { FAILURE })
 }
 
-/// Whether `err` says the command was called wrongly.
+/// Whether `err` says the command was called wrongly: a [`Usage`], or a library error of
+/// kind `ErrorKind::Usage` (the library's table decides).
 pub fn is_usage(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause.is::<Usage>()
-            || matches!(
-                cause.downcast_ref::<Error>(),
-                Some(Error::Settings { .. } | Error::DistanceTooLarge { .. })
-            )
+            || cause
+                .downcast_ref::<Error>()
+                .is_some_and(|e| e.kind().exit_code() == USAGE)
     })
 }
 

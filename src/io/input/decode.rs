@@ -67,11 +67,10 @@ pub fn decompressed<'b>(
         .read_to_end(&mut content)
         .map_err(|e| Error::input_at(source, None, format!("cannot be decompressed: {e}")))?;
     if content.len() as u64 > limit {
-        return Err(Error::input_at(
-            source,
-            None,
-            format!("decompressed, it is over the limit of {limit} bytes"),
-        ));
+        return Err(Error::TooLarge {
+            what: source.to_string(),
+            problem: format!("decompressed, it is over the limit of {limit} bytes"),
+        });
     }
     Ok(std::borrow::Cow::Owned(content))
 }

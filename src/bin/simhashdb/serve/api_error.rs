@@ -43,35 +43,18 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The library's errors by what the client can do about them: its own input (400), a store
-/// another process writes (409), a store this server cannot read (500).
+/// The library's errors with the status its table gives their kind ([`Error::kind`]).
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
-        let status = match &error {
-            Error::Input { .. }
-            | Error::DistanceTooLarge { .. }
-            | Error::Settings { .. }
-            | Error::Scheme(_) => StatusCode::BAD_REQUEST,
-            Error::Locked { .. } => StatusCode::CONFLICT,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
+        let status = StatusCode::from_u16(error.kind().http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let pid = match &error {
             Error::Locked { pid, .. } => Some(pid.clone()),
             _ => None,
         };
-        // A chain of causes, each said once, as the CLI prints them.
-        let mut message = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(cause) = source {
-            let text = cause.to_string();
-            if !message.contains(&text) {
-                message = format!("{message}: {text}");
-            }
-            source = cause.source();
-        }
         ApiError {
             status,
-            message,
+            message: error.message(),
             pid,
         }
     }

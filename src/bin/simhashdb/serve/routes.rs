@@ -231,11 +231,11 @@ fn decompressed_body(headers: &HeaderMap, bytes: Bytes, limit: usize) -> Result<
     match simhashdb::decompressed(&bytes, "request body", limit as u64) {
         Ok(std::borrow::Cow::Borrowed(_)) => Ok(bytes),
         Ok(std::borrow::Cow::Owned(content)) => Ok(Bytes::from(content)),
-        Err(e) if e.to_string().contains("over the limit") => Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("{e} (--max-body-mib)"),
-        )),
-        Err(e) => Err(ApiError::bad_request(e.to_string())),
+        Err(e) if e.kind() == simhashdb::ErrorKind::TooLarge => Err(ApiError {
+            message: format!("{} (--max-body-mib)", e.message()),
+            ..ApiError::from(e)
+        }),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
