@@ -3,6 +3,7 @@
 mod architecture;
 mod audit;
 mod cli;
+mod cli_reference;
 mod compat;
 mod corruption;
 mod crash;
