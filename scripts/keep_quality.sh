@@ -7,7 +7,8 @@
 #   scripts/keep_quality.sh [CORPUS_DIR] [WORK_DIR]
 #
 # CORPUS_DIR holds docs.jsonl ({"id", "text"}) and gt_pairs.tsv (default ../shared/eval;
-# scripts/exact_truth.py makes both from files any Debian machine has). Needs a release build
+# scripts/build_eval_corpus.py makes both from files any Debian machine has; scripts/exact_truth.py
+# the second for any corpus). Needs a release build
 # (cargo build --release) and python3. Prints one table row per list. With SPARK_PYTHON set
 # to a Python with this package, pyspark and pyarrow (python/test.sh's venv:
 # target/python-venv/bin/python), also the Spark dedup job's lists, on local[2], checked
