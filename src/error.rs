@@ -257,6 +257,8 @@ pub enum Setting {
     ExpireBefore,
     /// An output file, whose name says a form its records are not in.
     Output,
+    /// An insert batch's label ([`crate::InsertOptions::label`]).
+    Label,
 }
 
 impl Setting {
@@ -273,6 +275,7 @@ impl Setting {
             Setting::MergeFactor => "merge factor",
             Setting::ExpireBefore => "expiry date",
             Setting::Output => "output",
+            Setting::Label => "label",
         }
     }
 }

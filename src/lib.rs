@@ -97,6 +97,7 @@ mod error;
 mod format;
 mod io;
 mod maintenance;
+mod operations;
 mod read;
 mod run;
 mod similarity;
@@ -122,6 +123,10 @@ pub use io::input::{decompressed, read_documents, read_ids, read_queries, read_s
 pub use io::notation::{parse_fingerprint, FingerprintFormat};
 pub use io::rejects::{MaxSkipped, Rejects};
 pub use maintenance::repair::{RepairReport, RunRepair};
+pub use operations::audit::Verification;
+pub use operations::dedup::{DedupOptions, Deduplicated};
+pub use operations::insert::InsertOptions;
+pub use operations::source::Source;
 pub use maintenance::verify::{Finding, Report};
 pub use read::debris::Debris;
 pub use read::reader::ReaderStats;

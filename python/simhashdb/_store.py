@@ -467,8 +467,8 @@ class Store:
                 ids, data, text_list, _distance(distance), insert, label, min_jaccard
             )
         )
-        results = answer["results"]
-        summary = answer["summary"]
+        results = answer.pop("results")
+        summary = answer
         return {
             "id": [r["id"] for r in results],
             "kept": np.array([r["kept"] for r in results], dtype=bool),

@@ -14,9 +14,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use simhashdb::{
-    read_sources, Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, Dedup,
-    DedupFiles, ExpireSelector, FingerprintFormat, InputFormat, Insertion, ReadOptions, Refresh,
-    Snapshot, Stats, Store,
+    Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupFiles, DedupOptions,
+    ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Refresh, Snapshot,
+    Source, Stats, Store, Verification,
 };
 
 use crate::errors::{guard, py_err};
@@ -171,34 +171,23 @@ fn batch_of_digests(
     Ok(())
 }
 
-/// The least Jaccard a pair verified against the text keeps when none is given (as `audit
-/// --verify-text`).
-const DEFAULT_MIN_JACCARD: f64 = 0.8;
-
-/// A dedup's batch label: only with an insert, and a valid label.
+/// A dedup's batch label: only with an insert (the label itself the library checks).
 fn check_dedup_label(label: Option<&str>, insert: bool) -> PyResult<()> {
     match label {
         Some(_) if !insert => Err(PyValueError::new_err(
             "label: a label names the batch a dedup inserts: add insert=True",
         )),
-        Some(label) => Batch::check_label(label).map_err(py_err),
-        None => Ok(()),
+        _ => Ok(()),
     }
 }
 
-/// Writes `documents` as one batch; merges runs afterwards if `compact` and the policy asks.
-fn insert_batch(
-    store: &mut Store,
-    documents: Batch,
-    label: Option<&str>,
-    compact: bool,
-) -> simhashdb::Result<simhashdb::InsertSummary> {
-    let mut insertion = store
-        .begin_insert(label)
-        .run_documents(Insertion::DEFAULT_RUN_DOCUMENTS)
-        .compact_after(compact);
-    insertion.append(documents)?;
-    insertion.commit()
+/// A batch's insert options as Python's `label` and `compact` ask.
+fn insert_options(label: Option<&str>, compact: bool) -> InsertOptions {
+    InsertOptions {
+        label: label.map(str::to_string),
+        compact,
+        ..InsertOptions::default()
+    }
 }
 
 #[pymethods]
@@ -318,7 +307,10 @@ impl NativeStore {
         guard(|| {
             let fingerprints = u64s_from_bytes(fingerprints, "fingerprints")?;
             let batch = batch_of(&ids, &fingerprints, "fingerprints")?;
-            let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
+            let insert = insert_options(label, compact);
+            let summary = self.write(py, |s| {
+                s.insert_from([Source::Documents(batch)], &insert, &ReadOptions::default(), &())
+            })?;
             Ok(json_of(&summary))
         })
     }
@@ -353,7 +345,10 @@ impl NativeStore {
                 batch_of_digests(&mut batch, &ids, digests, "documents", seen)?;
                 seen += ids.len();
             }
-            let summary = self.write(py, |s| insert_batch(s, batch, label, compact))?;
+            let insert = insert_options(label, compact);
+            let summary = self.write(py, |s| {
+                s.insert_from([Source::Documents(batch)], &insert, &ReadOptions::default(), &())
+            })?;
             Ok(json_of(&summary))
         })
     }
@@ -381,29 +376,22 @@ impl NativeStore {
             let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
             let fingerprint_format =
                 FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
-            if let Some(label) = label {
-                simhashdb::Batch::check_label(label).map_err(py_err)?;
-            }
+            let insert = insert_options(label, compact);
+            insert.check().map_err(py_err)?;
             let skips = Skips::new(skip_invalid, max_skipped.as_deref(), rejects, allow_empty)?;
-            self.write(py, |store| {
-                let mut options = ReadOptions {
-                    format,
-                    scheme: store.text_scheme().map_err(Arc::new),
-                    id_field,
-                    fingerprint_field,
-                    text_field,
-                    fingerprint_format,
-                    ..ReadOptions::default()
-                };
-                skips.apply(&mut options)?;
-                let mut insertion = store
-                    .begin_insert(label)
-                    .run_documents(Insertion::DEFAULT_RUN_DOCUMENTS)
-                    .compact_after(compact);
-                let read = read_sources(&paths, &options, &mut insertion, &())?;
-                insertion.record_read(read);
-                Ok(json_of(&insertion.commit()?))
-            })
+            let mut options = ReadOptions {
+                format,
+                id_field,
+                fingerprint_field,
+                text_field,
+                fingerprint_format,
+                ..ReadOptions::default()
+            };
+            skips.apply(&mut options).map_err(py_err)?;
+            let summary = self.write(py, |store| {
+                store.insert_from([Source::Files(&paths)], &insert, &options, &())
+            })?;
+            Ok(json_of(&summary))
         })
     }
 
@@ -445,21 +433,22 @@ impl NativeStore {
                     ))
                 }
             };
-            let (verdicts, summary) = if insert {
-                self.write(py, |store| {
-                    let distance = store.snapshot()?.distance(distance)?;
-                    store.dedup(&batch, distance, min_jaccard, label)
-                })?
+            let options = DedupOptions {
+                distance,
+                min_jaccard,
+                insert: insert.then(|| insert_options(label, true)),
+            };
+            let (read, source) = (ReadOptions::default(), Source::Documents(batch));
+            let answer = if insert {
+                self.write(py, |store| store.dedup_from(source, &options, &read, &()))?
             } else {
                 self.read(py, false, |snapshot| {
-                    let distance = Self::distance(snapshot, distance)?;
-                    let mut dedup =
-                        Dedup::verified(snapshot, distance, min_jaccard).map_err(py_err)?;
-                    let verdicts = dedup.decide(&batch).map_err(py_err)?;
-                    Ok((verdicts, dedup.summary()))
+                    snapshot
+                        .dedup_from(source, &options, &read, &())
+                        .map_err(py_err)
                 })?
             };
-            Ok(serde_json::json!({ "results": verdicts, "summary": summary }).to_string())
+            Ok(json_of(&answer))
         })
     }
 
@@ -859,27 +848,18 @@ impl NativeStore {
         id_field: String,
         text_field: String,
     ) -> PyResult<simhashdb::NearDuplicates> {
-        let by_sketches = verify_text.is_none().then_some(min_jaccard).flatten();
-        let mut near = self.read(py, true, |snapshot| {
+        let read = ReadOptions {
+            id_field,
+            text_field,
+            ..ReadOptions::default()
+        };
+        let verification = Verification::asked(verify_text.into_iter().collect(), read, min_jaccard);
+        let near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
-            match by_sketches {
-                Some(min_jaccard) => snapshot.near_duplicates_verified(distance, min_jaccard, &()),
-                None => snapshot.near_duplicates(distance, &()),
-            }
-            .map_err(py_err)
+            snapshot
+                .audit_near_duplicates(distance, &verification, &())
+                .map_err(py_err)
         })?;
-        if let Some(corpus) = verify_text {
-            let options = ReadOptions {
-                id_field,
-                text_field,
-                ..ReadOptions::default()
-            };
-            let min_jaccard = min_jaccard.unwrap_or(DEFAULT_MIN_JACCARD);
-            detached(py, || {
-                near.verify_text(&[corpus], &options, min_jaccard, &())
-            })
-            .map_err(py_err)?;
-        }
         Ok(near)
     }
 }

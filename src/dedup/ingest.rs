@@ -466,6 +466,21 @@ impl Store {
         min_jaccard: Option<f64>,
         label: Option<&str>,
     ) -> Result<(Vec<Verdict>, DedupSummary)> {
+        let insert = crate::InsertOptions {
+            label: label.map(str::to_string),
+            ..crate::InsertOptions::default()
+        };
+        self.dedup_and_insert(documents, distance, min_jaccard, &insert)
+    }
+
+    /// [`Store::dedup`], inserting the kept documents as `insert` says.
+    pub(crate) fn dedup_and_insert(
+        &mut self,
+        documents: &Batch,
+        distance: u32,
+        min_jaccard: Option<f64>,
+        insert: &crate::InsertOptions,
+    ) -> Result<(Vec<Verdict>, DedupSummary)> {
         let snapshot = self.snapshot()?;
         let mut dedup = Dedup::verified(&snapshot, distance, min_jaccard)?;
         let verdicts = dedup.decide(documents)?;
@@ -483,7 +498,14 @@ impl Store {
             }
         }
         if !kept.is_empty() {
-            summary.count_insert(&self.insert(&kept, label)?);
+            let mut insertion = self
+                .begin_insert(insert.label.as_deref())
+                .run_documents(insert.run_documents);
+            if !insert.compact {
+                insertion = insertion.compact_after(false);
+            }
+            insertion.write(&kept)?;
+            summary.count_insert(&insertion.commit()?);
         }
         Ok((verdicts, summary))
     }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::format::block::docs::id_hash;
 use crate::sys::prefetch;
 use crate::tables::radix;
@@ -240,16 +240,22 @@ pub(crate) const MAX_LABEL_BYTES: usize = 256;
 /// (a tab or a line end would break the batch list's columns).
 pub(crate) fn check_label(label: &str) -> Result<()> {
     if label.len() > MAX_LABEL_BYTES {
-        return Err(Error::input(format!(
-            "the label is {} bytes long; at most {MAX_LABEL_BYTES} are allowed",
-            label.len()
-        )));
+        return Err(Error::settings(
+            Setting::Label,
+            format!(
+                "the label is {} bytes long; at most {MAX_LABEL_BYTES} are allowed",
+                label.len()
+            ),
+        ));
     }
     if let Some(c) = label.chars().find(|c| c.is_control()) {
-        return Err(Error::input(format!(
-            "the label {label:?} contains the control character {c:?} (tabs and line ends \
-             would break the batch list)"
-        )));
+        return Err(Error::settings(
+            Setting::Label,
+            format!(
+                "the label {label:?} contains the control character {c:?} (tabs and line \
+                 ends would break the batch list)"
+            ),
+        ));
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::ParquetTable;
-use simhashdb::{NearDuplicates, Progress, Snapshot};
+use simhashdb::{NearDuplicates, Progress, Snapshot, Verification};
 
 use crate::documents::FieldArgs;
 use crate::exit_codes::usage;
@@ -121,21 +121,12 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = snapshot.distance(args.distance)?;
     let bars = progress::Bars::default();
-    let corpora = &args.verify_text;
-    let mut near = match (corpora.is_empty(), args.min_jaccard) {
-        (false, min_jaccard) => {
-            let options = args
-                .fields
-                .options(simhashdb::ReadOptions::default().scheme, false);
-            let mut near = snapshot.near_duplicates(distance, &bars)?;
-            near.verify_text(corpora, &options, min_jaccard.unwrap_or(0.8), &bars)?;
-            near
-        }
-        (true, Some(min_jaccard)) => {
-            snapshot.near_duplicates_verified(distance, min_jaccard, &bars)?
-        }
-        (true, None) => snapshot.near_duplicates(distance, &bars)?,
-    };
+    let corpus_fields = args
+        .fields
+        .options(simhashdb::ReadOptions::default().scheme, false);
+    let verification =
+        Verification::asked(args.verify_text.clone(), corpus_fields, args.min_jaccard);
+    let mut near = snapshot.audit_near_duplicates(distance, &verification, &bars)?;
     if args.singletons && (args.clusters.is_some() || args.keep.is_some()) {
         near.add_singletons(&snapshot)?;
     }

@@ -106,6 +106,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::MergeFactor => "--merge-factor",
         Setting::ExpireBefore => "--before",
         Setting::Output => "--output",
+        Setting::Label => "--label",
         _ => "setting",
     }
 }

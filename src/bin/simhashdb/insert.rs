@@ -4,10 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{InputFormat, Insertion, ReadSummary};
+use simhashdb::{Batch, InputFormat, InsertOptions, Insertion, ReadOptions, Source};
 
 use crate::documents::{self, FieldArgs};
-use crate::exit_codes::usage;
 use crate::output;
 
 /// Insert one batch of documents, all or nothing.
@@ -66,12 +65,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if let Some(label) = &args.label {
-        simhashdb::Batch::check_label(label).map_err(|e| usage(format!("--label: {e}")))?;
-    }
+    // The merge the policy asks for is run below, after a note that it starts.
+    let insert = InsertOptions {
+        label: args.label.clone(),
+        run_documents: usize::try_from(args.run_documents).unwrap_or(usize::MAX),
+        compact: false,
+    };
+    insert.check()?;
     // Open (and lock) the store first: a bad store path fails before reading the input.
     let mut store = crate::writer::open(&args.store, &args.wait)?;
-    let scheme = documents::store_scheme(store.text_scheme(), &args.store);
     // Every failure before the commit leaves the store as it was.
     let not_inserted = || {
         format!(
@@ -79,30 +81,38 @@ pub fn run(args: Args) -> Result<()> {
             args.store.display()
         )
     };
-    // The merge the policy asks for is run below, after a note that it starts.
-    let mut insertion = store
-        .begin_insert(args.label.as_deref())
-        .run_documents(usize::try_from(args.run_documents).unwrap_or(usize::MAX))
-        .compact_after(false);
+    let mut sources = Vec::new();
     if !args.text.is_empty() {
+        let scheme = documents::store_scheme(store.text_scheme(), &args.store);
         let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        documents::push_texts(&args.id, &args.text, scheme, &mut insertion)
+        let mut texts = Batch::new();
+        documents::push_texts(&args.id, &args.text, scheme, &mut texts)
             .with_context(not_inserted)?;
-        let mut texts = ReadSummary::default();
-        texts.lines = args.text.len() as u64;
-        texts.documents = texts.lines;
-        insertion.record_read(texts);
+        sources.push(Source::Documents(texts));
     }
-    let mut options = args.fields.options(scheme, false);
+    let mut options = args.fields.options(ReadOptions::default().scheme, false);
     args.skip.apply(&mut options)?;
     options.allow_empty = args.allow_empty;
     options.format = args.format;
-    if args.text.is_empty() || !args.inputs.is_empty() {
-        let read =
-            documents::read(&args.inputs, &options, &mut insertion).with_context(not_inserted)?;
-        insertion.record_read(read);
+    let stdin = [PathBuf::from("-")];
+    let files = if args.inputs.is_empty() {
+        &stdin[..]
+    } else {
+        &args.inputs[..]
+    };
+    let read_files = args.text.is_empty() || !args.inputs.is_empty();
+    if read_files {
+        sources.push(Source::Files(files));
     }
-    let mut summary = insertion.commit().with_context(not_inserted)?;
+    let bar = if read_files {
+        crate::progress::reading(files, "reading")
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let inserted = store.insert_from(sources, &insert, &options, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let mut summary = inserted.with_context(not_inserted)?;
+    documents::tell_read(&summary.read.first_skipped, &summary.read.warnings);
     // The batch is committed: a failed compaction leaves the store as the batch left it, and
     // the command still succeeds (a script must not send the batch again).
     let mut compaction_failure = None;

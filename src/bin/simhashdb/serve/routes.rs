@@ -14,8 +14,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    read_documents, Batch, CompactSummary, Dedup, ExpireSelector, FingerprintFormat, InputFormat,
-    Match, MaxSkipped, ReadOptions, Rejects, Snapshot,
+    Batch, CompactSummary, DedupOptions, ExpireSelector, FingerprintFormat, InputFormat,
+    InsertOptions, Match, MaxSkipped, ReadOptions, Rejects, Snapshot, Source,
 };
 
 use super::api_error::ApiError;
@@ -555,9 +555,11 @@ async fn insert(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
-    if let Some(label) = &params.label {
-        Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
-    }
+    let insert = InsertOptions {
+        label: params.label,
+        ..InsertOptions::default()
+    };
+    insert.check()?;
     let format = insert_format(params.format.as_deref(), &headers)?;
     let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
     let skips = Skips::of(params.skip_invalid, params.max_skipped.as_deref())?;
@@ -565,23 +567,16 @@ async fn insert(
     let compacting_before = service.compacting();
     let mut answer = service
         .write(move |store| {
-            let mut options = ReadOptions {
-                scheme: store.text_scheme().map_err(std::sync::Arc::new),
-                fingerprint_format: fingerprints,
-                ..ReadOptions::default()
+            let options = skips.options(format, fingerprints);
+            let source = Source::Bytes {
+                bytes: &body,
+                name: "request body",
             };
-            skips.apply(&mut options);
-            options.format = format;
-            let mut insertion = store
-                .begin_insert(params.label.as_deref())
-                .compact_after(false);
-            let read = read_documents(&body[..], "request body", &options, &mut insertion, &())
+            let summary = store
+                .insert_from([source], &insert, &options, &())
                 .map_err(not_stored)?;
-            let first_skipped = read.first_skipped.clone();
-            insertion.record_read(read);
-            let summary = insertion.commit().map_err(not_stored)?;
             let mut answer = json_of(&summary)?;
-            answer["first_skipped"] = json!(first_skipped);
+            answer["first_skipped"] = json!(summary.read.first_skipped);
             skips.answer(&mut answer);
             Ok(answer)
         })
@@ -614,61 +609,55 @@ async fn dedup(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
-    if let Some(label) = &params.label {
-        if !params.insert {
-            return Err(ApiError::bad_request(
-                "label: a label names the batch a dedup inserts: add insert=true",
-            ));
-        }
-        Batch::check_label(label).map_err(|e| ApiError::bad_request(format!("label: {e}")))?;
+    // A label names the batch a dedup inserts: without the insert it is a mistake.
+    if params.label.is_some() && !params.insert {
+        return Err(ApiError::bad_request(
+            "label: a label names the batch a dedup inserts: add insert=true",
+        ));
+    }
+    let options = DedupOptions {
+        distance: params.distance,
+        min_jaccard: params.min_jaccard,
+        insert: params.insert.then(|| InsertOptions {
+            label: params.label,
+            ..InsertOptions::default()
+        }),
+    };
+    if let Some(insert) = &options.insert {
+        insert.check()?;
     }
     let format = insert_format(params.format.as_deref(), &headers)?;
     let fingerprints = fingerprint_format(params.fingerprint_format.as_deref())?;
     let skips = Skips::of(params.skip_invalid, params.max_skipped.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
-    let read_skips = skips.clone();
-    let read = move |scheme: simhashdb::Result<simhashdb::Scheme>| {
-        let mut options = ReadOptions {
-            scheme: scheme.map_err(std::sync::Arc::new),
-            fingerprint_format: fingerprints,
-            ..ReadOptions::default()
-        };
-        read_skips.apply(&mut options);
-        options.format = format;
-        let mut batch = Batch::new();
-        let read = read_documents(&body[..], "request body", &options, &mut batch, &())?;
-        Ok::<_, simhashdb::Error>((batch, read))
-    };
-    let (verdicts, mut summary, read) = if params.insert {
-        let label = params.label;
+    let read = skips.options(format, fingerprints);
+    let answer = if options.insert.is_some() {
         service
             .write(move |store| {
-                let distance = store.snapshot()?.distance(params.distance)?;
-                let (batch, read) = read(store.text_scheme()).map_err(not_stored)?;
-                let (verdicts, summary) = store
-                    .dedup(&batch, distance, params.min_jaccard, label.as_deref())
-                    .map_err(not_stored)?;
-                Ok((verdicts, summary, read))
+                let source = Source::Bytes {
+                    bytes: &body,
+                    name: "request body",
+                };
+                store
+                    .dedup_from(source, &options, &read, &())
+                    .map_err(not_stored)
             })
             .await?
     } else {
         let snapshot = service.database()?.current();
         blocking("the dedup", move || {
-            let distance = snapshot.distance(params.distance)?;
-            let (batch, read) = read(snapshot.text_scheme())?;
-            let mut dedup = Dedup::verified(&snapshot, distance, params.min_jaccard)?;
-            let verdicts = dedup.decide(&batch)?;
-            Ok((verdicts, dedup.summary(), read))
+            let source = Source::Bytes {
+                bytes: &body,
+                name: "request body",
+            };
+            Ok(snapshot.dedup_from(source, &options, &read, &())?)
         })
         .await?
     };
-    summary.skipped = read.skipped;
-    summary.warnings = read.warnings;
-    let mut answer = json_of(&summary)?;
-    answer["results"] = json_of(&verdicts)?;
-    answer["first_skipped"] = json!(read.first_skipped);
-    skips.answer(&mut answer);
-    Ok(Json(answer))
+    let mut json = json_of(&answer)?;
+    json["first_skipped"] = json!(answer.summary.first_skipped);
+    skips.answer(&mut json);
+    Ok(Json(json))
 }
 
 /// What becomes of a request's invalid records: `skip_invalid=true` skips them, up to
@@ -693,10 +682,20 @@ impl Skips {
         })
     }
 
-    fn apply(&self, options: &mut ReadOptions) {
-        options.skip_invalid = self.skip_invalid;
-        options.max_skipped = self.max_skipped;
-        options.rejects = Some(self.rejects.clone());
+    /// Read options for a request body in `format` (None: detected) with these skips.
+    fn options(
+        &self,
+        format: Option<InputFormat>,
+        fingerprint_format: FingerprintFormat,
+    ) -> ReadOptions {
+        ReadOptions {
+            format,
+            fingerprint_format,
+            skip_invalid: self.skip_invalid,
+            max_skipped: self.max_skipped,
+            rejects: Some(self.rejects.clone()),
+            ..ReadOptions::default()
+        }
     }
 
     /// Adds `rejects`: [{"line", "reason", "record"}] for every record skipped.

@@ -1,0 +1,82 @@
+//! The audit: a store's near duplicates, verified as the caller asks.
+
+use std::path::PathBuf;
+
+use crate::dedup::near_duplicates::NearDuplicates;
+use crate::error::Result;
+use crate::io::document::ReadOptions;
+use crate::read::snapshot::Snapshot;
+use crate::sys::progress::Progress;
+
+/// How an audit checks its candidate pairs beyond their fingerprints' distance.
+#[derive(Clone, Debug, Default)]
+pub enum Verification {
+    /// Every pair within the distance is a near duplicate.
+    #[default]
+    None,
+    /// A pair is kept when the store's sketches (a store made with `init --sketch`) estimate
+    /// at least `min_jaccard` word 3-shingle Jaccard (see
+    /// [`NearDuplicates::verify_sketches`]).
+    Sketches {
+        /// The least estimated Jaccard a pair keeps.
+        min_jaccard: f64,
+    },
+    /// A pair is kept when the exact word 3-shingle Jaccard of its documents' texts, read
+    /// from `corpora` as `read` says, is at least `min_jaccard` (see
+    /// [`NearDuplicates::verify_text`]).
+    Text {
+        /// Files or directories holding the documents' texts.
+        corpora: Vec<PathBuf>,
+        /// How the corpora are read (their id and text fields).
+        read: ReadOptions,
+        /// The least Jaccard a pair keeps.
+        min_jaccard: f64,
+    },
+}
+
+impl Verification {
+    /// The least Jaccard a pair keeps when a client asks for verification and gives none.
+    pub const DEFAULT_MIN_JACCARD: f64 = 0.8;
+
+    /// What a client's arguments ask for: texts to verify against (with `min_jaccard`, else
+    /// [`Verification::DEFAULT_MIN_JACCARD`]), else with `min_jaccard` the store's sketches,
+    /// else nothing.
+    pub fn asked(corpora: Vec<PathBuf>, read: ReadOptions, min_jaccard: Option<f64>) -> Self {
+        match (corpora.is_empty(), min_jaccard) {
+            (false, min_jaccard) => Verification::Text {
+                corpora,
+                read,
+                min_jaccard: min_jaccard.unwrap_or(Self::DEFAULT_MIN_JACCARD),
+            },
+            (true, Some(min_jaccard)) => Verification::Sketches { min_jaccard },
+            (true, None) => Verification::None,
+        }
+    }
+}
+
+impl Snapshot {
+    /// The near duplicates of the live documents within `distance` bits (see
+    /// [`Snapshot::distance`]), verified as `verification` says: the audit every client runs.
+    pub fn audit_near_duplicates(
+        &self,
+        distance: u32,
+        verification: &Verification,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        match verification {
+            Verification::None => self.near_duplicates(distance, progress),
+            Verification::Sketches { min_jaccard } => {
+                self.near_duplicates_verified(distance, *min_jaccard, progress)
+            }
+            Verification::Text {
+                corpora,
+                read,
+                min_jaccard,
+            } => {
+                let mut near = self.near_duplicates(distance, progress)?;
+                near.verify_text(corpora, read, *min_jaccard, progress)?;
+                Ok(near)
+            }
+        }
+    }
+}
