@@ -376,11 +376,25 @@ impl Error {
     }
 
     /// redb's error on the file at `path`, mapped at the boundary: its I/O errors are
-    /// [`Error::Io`], its checks' findings [`Error::Corruption`], a write after a failed one
-    /// [`Error::AfterEarlierFailure`].
+    /// [`Error::Io`], its checks' findings and bytes it did not write [`Error::Corruption`], a
+    /// write after a failed one [`Error::AfterEarlierFailure`].
     pub(crate) fn redb(path: impl Into<PathBuf>, error: impl Into<redb::Error>) -> Self {
         let path = path.into();
         match error.into() {
+            // Bytes redb did not write: invalid data, or a page pointer past the file's end.
+            redb::Error::Io(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
+                ) =>
+            {
+                Error::Corruption {
+                    file: Some(path),
+                    table: None,
+                    block: None,
+                    problem: error.to_string(),
+                }
+            }
             redb::Error::Io(error) => Error::Io { path, error },
             redb::Error::Corrupted(problem) => Error::Corruption {
                 file: Some(path),

@@ -5,6 +5,7 @@
 //!
 //! Depends on [`crate::run`], [`crate::tables`], [`crate::format`], [`crate::sys`].
 
+pub(crate) mod catalog_view;
 pub(crate) mod debris;
 pub(crate) mod disk_usage;
 pub(crate) mod reader;

@@ -37,22 +37,10 @@ pub(crate) struct ReaderOptions {
 impl Default for ReaderOptions {
     fn default() -> Self {
         ReaderOptions {
-            pin_bytes: physical_memory() / 2,
+            pin_bytes: crate::sys::memory::physical_memory().unwrap_or(0) / 2,
             cache_bytes: DEFAULT_CACHE_BYTES,
         }
     }
-}
-
-/// The machine's memory in bytes (0 if the system does not say).
-fn physical_memory() -> u64 {
-    // SAFETY: sysconf reads system constants and has no other effect.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    u64::try_from(pages).unwrap_or(0) * u64::try_from(page).unwrap_or(0)
 }
 
 /// What a [`crate::Database`] holds in memory and has done.

@@ -13,11 +13,10 @@ use rayon::prelude::*;
 use crate::error::{guard_redb, Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::sketches::check_size;
-use crate::format::catalog::{BatchInfo, Catalog};
-use crate::format::settings::{CompactionPolicy, Settings};
+use crate::format::catalog::Catalog;
 use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
-use crate::similarity::fingerprint::{hex, Scheme};
+use crate::similarity::fingerprint::hex;
 use crate::similarity::jaccard::check_min_jaccard;
 use crate::similarity::sketch::SketchTable;
 use crate::tables::permutation::Permutations;
@@ -233,58 +232,17 @@ impl Snapshot {
         })
     }
 
-    /// The store's settings.
-    pub fn settings(&self) -> &Settings {
-        &self.catalog.settings
-    }
-
-    /// The scheme text is fingerprinted with; None for stores that never recorded one (made
-    /// by format v1). A name this build does not know is an error, never a silent fallback.
-    pub fn scheme(&self) -> Result<Option<Scheme>> {
-        Scheme::recorded(self.catalog.scheme.as_deref())
-    }
-
-    /// The scheme text given to this store is fingerprinted with: an error when the store
-    /// records none (stores made by format v1 take fingerprints, not text) or one this build
-    /// does not know.
-    pub fn text_scheme(&self) -> Result<Scheme> {
-        Scheme::for_text(self.catalog.scheme.as_deref())?.with_sketch(self.catalog.sketch_bytes)
-    }
+    crate::read::catalog_view::catalog_accessors!();
 
     /// The catalog this snapshot reads.
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
-    /// Ids with a live fingerprint.
-    pub fn documents(&self) -> u64 {
-        self.catalog.documents
-    }
-
-    /// Live runs (each batch adds one or more; compaction merges them).
-    pub fn run_count(&self) -> usize {
-        self.catalog.runs.len()
-    }
-
     /// The ids of the live runs, oldest first (a run's files are under `runs/ID` of the store;
     /// repairs and compaction previews name runs by these ids).
     pub fn run_ids(&self) -> Vec<u64> {
         self.catalog.runs.iter().map(|r| r.id).collect()
-    }
-
-    /// Every committed batch, oldest first.
-    pub fn batches(&self) -> Vec<BatchInfo> {
-        self.catalog.batches.iter().map(BatchInfo::from).collect()
-    }
-
-    /// When inserts merge runs by themselves.
-    pub fn compaction_policy(&self) -> CompactionPolicy {
-        self.catalog.compaction
-    }
-
-    /// The store's directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     pub(crate) fn runs(&self) -> &[RunReader] {
@@ -795,6 +753,7 @@ impl Snapshot {
 mod tests {
     use super::*;
     use crate::format::catalog::RunMeta;
+    use crate::format::settings::Settings;
 
     #[test]
     fn batch_cache_follows_the_table_bytes_within_bounds() {

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::block::keys::KeyBlock;
-use crate::run::pinned::{huge_page_vec, keys_cost, PinnedRun, RunKeys, SortedKeys};
+use crate::run::pinned::{keys_cost, PinnedRun, RunKeys, SortedKeys};
+use crate::sys::memory::huge_page_vec;
 use crate::run::RunReader;
 
 /// Pins the tables of `run` in order while they fit in `budget` (bytes of memory), which

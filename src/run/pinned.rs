@@ -50,7 +50,7 @@ impl SortedKeys {
         };
         let mut directory = Vec::new();
         if bits > 0 {
-            directory = huge_page_vec((1 << bits) + 1);
+            directory = crate::sys::memory::huge_page_vec((1 << bits) + 1);
             let mut i = 0;
             for p in 0..(1u64 << bits) {
                 while i < keys.len() && keys[i] >> (64 - bits) < p {
@@ -111,29 +111,6 @@ pub(crate) fn touch(keys: &[u64]) -> u64 {
     const PER_LINE: usize = 8;
     let last = keys.last().copied().unwrap_or(0);
     keys.iter().step_by(PER_LINE).fold(last, |acc, &k| acc ^ k)
-}
-
-/// A vector for `capacity` elements whose memory the kernel may back with 2 MiB pages:
-/// pinned arrays are read at random, and with 4 KiB pages nearly every probe also misses the
-/// TLB (docs/benchmarks.md, "The warm read path and serve": faster loads and probes).
-pub(crate) fn huge_page_vec<T>(capacity: usize) -> Vec<T> {
-    let v = Vec::with_capacity(capacity);
-    #[cfg(target_os = "linux")]
-    {
-        let bytes = capacity * std::mem::size_of::<T>();
-        // The whole pages inside the allocation: madvise wants a page-aligned start.
-        const PAGE: usize = 4096;
-        let start = (v.as_ptr() as usize).next_multiple_of(PAGE);
-        let end = (v.as_ptr() as usize + bytes) & !(PAGE - 1);
-        if bytes >= 4 << 20 && end > start {
-            // SAFETY: the range lies inside memory this vector owns, and MADV_HUGEPAGE only
-            // changes how the kernel backs it (never its contents); a failure is harmless.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    v
 }
 
 /// What pinning `n` keys takes: 8 bytes per key, and the directory at its largest.

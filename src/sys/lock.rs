@@ -1,8 +1,9 @@
 //! The writer lock: one process at a time may change a store.
 //!
-//! `LOCK` in the store directory is held with `flock(LOCK_EX)` for as long as a [`WriterLock`]
-//! lives and holds the holder's pid for the error message of the next one. The kernel releases
-//! the lock when the process dies, so a killed writer never leaves a stale lock behind.
+//! `LOCK` in the store directory is held with an exclusive lock (std's `File::try_lock`, an
+//! flock on Linux) for as long as a [`WriterLock`] lives, and holds the holder's pid for the
+//! error message of the next one. The kernel releases the lock when the process dies, so a
+//! killed writer never leaves a stale lock behind.
 //!
 //! Readers ask whether a writer is running ([`WriterLock::holder`]) without taking the lock:
 //! even a shared flock would make a writer starting at that moment fail.
@@ -15,7 +16,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -103,10 +103,9 @@ impl WriterLock {
             .truncate(false)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        // SAFETY: flock on a file descriptor we own; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
                 let mut pid = String::new();
                 let _ = file.read_to_string(&mut pid);
                 let pid = pid.trim();
@@ -119,7 +118,7 @@ impl WriterLock {
                     },
                 });
             }
-            return Err(Error::io(path, err));
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
         file.set_len(0)
             .and_then(|_| file.rewind())

@@ -10,6 +10,7 @@ pub(crate) mod dates;
 pub(crate) mod file_backend;
 pub(crate) mod free_space;
 pub(crate) mod lock;
+pub(crate) mod memory;
 pub(crate) mod ordered;
 pub(crate) mod prefetch;
 pub(crate) mod progress;

@@ -43,28 +43,11 @@ impl Cached {
     /// The policy for files of an output of `bytes` in all: [`Cached::Forget`] from a quarter
     /// of the machine's memory up (where known), else [`Cached::Keep`].
     pub(crate) fn for_output(bytes: u64) -> Cached {
-        match physical_memory() {
+        match crate::sys::memory::physical_memory() {
             Some(memory) if bytes >= memory / 4 => Cached::Forget,
             _ => Cached::Keep,
         }
     }
-}
-
-/// The machine's memory in bytes, where the system says (a container's memory limit is not
-/// consulted).
-fn physical_memory() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: a zeroed sysinfo is a valid value of the plain C struct.
-        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
-        // SAFETY: sysinfo fills the struct it is given.
-        if unsafe { libc::sysinfo(&mut info) } == 0 {
-            #[allow(clippy::useless_conversion)] // c_ulong is 32 bits on some targets
-            let (total, unit) = (u64::from(info.totalram), u64::from(info.mem_unit));
-            return Some(total.saturating_mul(unit.max(1)));
-        }
-    }
-    None
 }
 
 /// The writeback state of one file being written.
@@ -157,7 +140,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn large_outputs_forget_their_pages() {
-        let memory = physical_memory().unwrap();
+        let memory = crate::sys::memory::physical_memory().unwrap();
         assert!(memory > 1 << 28, "{memory}");
         assert_eq!(
             Cached::for_output(1 << 30.min(memory.ilog2() - 3)),

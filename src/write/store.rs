@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result, Setting};
-use crate::format::catalog::{BatchInfo, Catalog};
+use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
@@ -232,34 +232,11 @@ impl Store {
         self.progress.as_ref()
     }
 
-    /// The store's settings.
-    pub fn settings(&self) -> &Settings {
-        &self.catalog.settings
-    }
+    crate::read::catalog_view::catalog_accessors!();
 
     /// The committed catalog.
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog
-    }
-
-    /// Ids with a live fingerprint.
-    pub fn documents(&self) -> u64 {
-        self.catalog.documents
-    }
-
-    /// Live runs (each batch adds one or more; compaction merges them).
-    pub fn run_count(&self) -> usize {
-        self.catalog.runs.len()
-    }
-
-    /// Every committed batch, oldest first.
-    pub fn batches(&self) -> Vec<BatchInfo> {
-        self.catalog.batches.iter().map(BatchInfo::from).collect()
-    }
-
-    /// When inserts merge runs by themselves.
-    pub fn compaction_policy(&self) -> CompactionPolicy {
-        self.catalog.compaction
     }
 
     /// A read-only view of the committed state.
@@ -273,21 +250,6 @@ impl Store {
         let mut pending = self.begin_commit();
         pending.catalog_mut().compaction = policy;
         self.commit(pending)
-    }
-
-    /// The scheme text is fingerprinted with; None for stores that never recorded one (made
-    /// by format v1).
-    pub fn scheme(&self) -> Result<Option<Scheme>> {
-        Scheme::recorded(self.catalog.scheme.as_deref())?
-            .map(|s| s.with_sketch(self.catalog.sketch_bytes))
-            .transpose()
-    }
-
-    /// The scheme text given to this store is fingerprinted with (and sketched, in a store
-    /// that keeps sketches): an error when the store records none or one this build does not
-    /// know.
-    pub fn text_scheme(&self) -> Result<Scheme> {
-        Scheme::for_text(self.catalog.scheme.as_deref())?.with_sketch(self.catalog.sketch_bytes)
     }
 
     /// Records the scheme text is fingerprinted with. Only a store that holds no document or
@@ -335,10 +297,5 @@ impl Store {
                 Err(e)
             }
         }
-    }
-
-    /// The store's directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }

@@ -13,6 +13,9 @@ pub mod postings;
 pub mod sketches;
 pub mod varint;
 
+#[cfg(test)]
+mod robustness_tests;
+
 use crate::error::{Error, Result};
 
 /// Blocks are cut before they would exceed this many bytes (a block holds at least one entry).

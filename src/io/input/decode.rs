@@ -62,7 +62,13 @@ pub fn decompressed<'b>(
         return Ok(std::borrow::Cow::Borrowed(bytes));
     }
     let mut content = Vec::new();
-    decoded(bytes, source)?
+    // Bytes handed over are an input: a stream that does not decode is the input's fault.
+    let as_input = |e: Error| match e {
+        Error::Io { error, .. } => Error::input_at(source, None, error.to_string()),
+        other => other,
+    };
+    decoded(bytes, source)
+        .map_err(as_input)?
         .take(limit.saturating_add(1))
         .read_to_end(&mut content)
         .map_err(|e| Error::input_at(source, None, format!("cannot be decompressed: {e}")))?;
