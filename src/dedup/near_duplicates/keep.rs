@@ -21,7 +21,8 @@
 
 use rayon::prelude::*;
 
-use super::{NearDuplicates, Recent};
+use super::verified::Recent;
+use super::NearDuplicates;
 
 /// No document: the end of a node's list of kept documents, or a kept document's match.
 const NONE: u32 = u32::MAX;
