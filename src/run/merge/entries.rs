@@ -1,0 +1,247 @@
+//! The docs file's tables of a merge (docs, postings, sketches): merged in ranges of the key
+//! space in parallel, each range's blocks appended in key order.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::cursor::{smallest, Cursor};
+use super::dead::MulHasher;
+use crate::error::Result;
+use crate::format::block::docs::DocState;
+use crate::format::block::entries::{EntryWriter, Payload};
+use crate::run::write::{Appender, EncodedBlocks};
+use crate::run::RunReader;
+use crate::sys::ordered;
+
+/// Counts of one merged entry table.
+#[derive(Default)]
+pub(super) struct EntryCounts {
+    pub(super) read: u64,
+    pub(super) written: u64,
+    pub(super) bytes: u64,
+}
+
+impl EntryCounts {
+    pub(super) fn add(&mut self, other: &EntryCounts) {
+        self.read += other.read;
+        self.written += other.written;
+        self.bytes += other.bytes;
+    }
+}
+
+/// The sketches of a key range of a merge, encoded, waiting for the ranges before them.
+pub(super) struct SketchPart {
+    pub(super) blocks: EncodedBlocks,
+    pub(super) counts: EntryCounts,
+}
+
+/// Where a merged entry table goes: blocks built and handed to `emit`, counted.
+struct EntrySink<'e, 'a> {
+    writer: EntryWriter,
+    counts: EntryCounts,
+    emit: &'e mut Emit<'a>,
+}
+
+impl<'e, 'a> EntrySink<'e, 'a> {
+    fn new(emit: &'e mut Emit<'a>) -> Self {
+        EntrySink {
+            writer: EntryWriter::new(),
+            counts: EntryCounts {
+                read: 0,
+                written: 0,
+                bytes: 0,
+            },
+            emit,
+        }
+    }
+
+    fn push(&mut self, key: u64, id: &str, payload: &impl Payload) -> Result<()> {
+        let (bytes, emit) = (&mut self.counts.bytes, &mut self.emit);
+        self.writer
+            .push(key, id.as_bytes(), payload, &mut |k, block| {
+                *bytes += block.len() as u64;
+                emit(k, block)
+            })?;
+        self.counts.written += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<EntryCounts> {
+        let mut counts = self.counts;
+        let emit = self.emit;
+        self.writer.finish(&mut |k, block| {
+            counts.bytes += block.len() as u64;
+            emit(k, block)
+        })?;
+        Ok(counts)
+    }
+}
+
+/// An id's final state, for ids that more than one input mentions: `Some(fingerprint)` when it
+/// is live. A posting of such an id lives only if it has that fingerprint.
+pub(super) type Changed = HashMap<String, Option<u64>, BuildHasherDefault<MulHasher>>;
+
+pub(super) type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// Entry tables are merged in key ranges of about this many entries, a few at a time in
+/// parallel; a range's blocks wait in memory until the ranges before it are written.
+pub(super) const PART_ENTRIES: u64 = 1 << 17;
+
+/// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
+/// fingerprints are hashes, so the ranges hold about as many entries each), in parallel, and
+/// hands each range's blocks to `out` in key order and its other result to `each`, in the
+/// same order, on the calling thread while the ranges after it are being merged. That thread
+/// sets the pace; appending groups of ranges in turn with merging the next group left the
+/// cores waiting for each group's slowest range.
+pub(super) fn merge_in_parts<T: Send>(
+    parts: u64,
+    merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
+    out: &mut Appender<'_>,
+    mut each: impl FnMut(T) -> Result<()>,
+) -> Result<EntryCounts> {
+    let bounds = |i: u64| {
+        let start = |i: u64| ((u128::from(i) << 64) / u128::from(parts)) as u64;
+        let end = if i + 1 == parts {
+            u64::MAX
+        } else {
+            start(i + 1) - 1
+        };
+        (start(i), end)
+    };
+    let merge = |i: usize| -> Result<(EncodedBlocks, EntryCounts, T)> {
+        let mut blocks = EncodedBlocks::default();
+        let (counts, extra) = merge_part(bounds(i as u64), &mut |key, block| {
+            blocks.push(key, block);
+            Ok(())
+        })?;
+        Ok((blocks, counts, extra))
+    };
+    let mut total = EntryCounts::default();
+    // Memory: the blocks of at most two ranges per thread, merged and waiting or being merged.
+    // The ranges merge as tasks of the calling thread's pool (a background compaction's pool,
+    // whose threads yield to queries).
+    let ahead = 2 * rayon::current_num_threads();
+    ordered::in_order(parts as usize, ahead, merge, |merged| {
+        let (blocks, counts, extra) = merged?;
+        out.push_all(blocks)?;
+        total.add(&counts);
+        each(extra)
+    })?;
+    Ok(total)
+}
+
+/// Merges the documents whose id hashes are within `lo..=hi`.
+pub(super) fn merge_documents(
+    inputs: &[RunReader],
+    full: bool,
+    (lo, hi): (u64, u64),
+    emit: &mut Emit<'_>,
+) -> Result<(EntryCounts, Changed)> {
+    let mut cursors = inputs
+        .iter()
+        .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
+        .collect::<Result<Vec<_>>>()?;
+    let mut sink = EntrySink::new(emit);
+    let mut changed = Changed::default();
+    let mut same = Vec::new();
+    loop {
+        smallest(&cursors, &mut same);
+        let Some(&newest) = same.last() else { break };
+        let (hash, id, state) = cursors[newest].peek().expect("a head");
+        let state = *state;
+        if same.len() > 1 {
+            let live = match state {
+                DocState::Live { fingerprint, .. } => Some(fingerprint),
+                DocState::Deleted { .. } => None,
+            };
+            changed.insert(id.clone(), live);
+        }
+        let keep = !(full && matches!(state, DocState::Deleted { .. }));
+        if keep {
+            sink.push(*hash, id, &state)?;
+        }
+        sink.counts.read += same.len() as u64;
+        for &i in &same {
+            cursors[i].advance()?;
+        }
+    }
+    Ok((sink.finish()?, changed))
+}
+
+/// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the
+/// dead fingerprints, ascending, and (when `sketched`) the sketches of the live postings: each
+/// comes from the run whose posting is kept, with the posting's batch.
+pub(super) fn merge_postings(
+    inputs: &[RunReader],
+    changed: &Changed,
+    sketched: bool,
+    (lo, hi): (u64, u64),
+    emit: &mut Emit<'_>,
+) -> Result<(EntryCounts, (Vec<u64>, SketchPart))> {
+    let mut cursors = inputs
+        .iter()
+        .map(|r| Cursor::new(r.docs()?.scan_postings_in(lo, hi)?))
+        .collect::<Result<Vec<_>>>()?;
+    let mut sketch_cursors = inputs
+        .iter()
+        .map(|r| match r.docs()?.scan_sketches_in(lo, hi)? {
+            Some(scan) if sketched => Cursor::new(scan).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut sketch_blocks = EncodedBlocks::default();
+    let mut keep_block = |key: &[u8], block: &[u8]| {
+        sketch_blocks.push(key, block);
+        Ok(())
+    };
+    let mut sketch_sink = EntrySink::new(&mut keep_block);
+    let mut sink = EntrySink::new(emit);
+    let mut dead = Vec::new();
+    // The fingerprint being walked, and whether it has a live posting so far.
+    let mut current: Option<(u64, bool)> = None;
+    let mut same = Vec::new();
+    loop {
+        smallest(&cursors, &mut same);
+        // The newest input's posting: an id given the same fingerprint again later (after
+        // another one in between) is posted by both runs, and the newest has its batch.
+        let Some(&newest) = same.last() else { break };
+        let (fp, id, posting) = cursors[newest].peek().expect("a head");
+        let (fp, posting) = (*fp, *posting);
+        let live = match changed.get(id.as_str()) {
+            None => true,
+            Some(state) => *state == Some(fp),
+        };
+        match &mut current {
+            Some((cur, any)) if *cur == fp => *any |= live,
+            _ => {
+                if let Some((cur, false)) = current {
+                    dead.push(cur);
+                }
+                current = Some((fp, live));
+            }
+        }
+        if live {
+            sink.push(fp, id, &posting)?;
+            if let Some(sketches) = &mut sketch_cursors[newest] {
+                if let Some(entry) = sketches.seek(fp, id)? {
+                    if entry.batch == posting.batch {
+                        sketch_sink.push(fp, id, entry)?;
+                    }
+                }
+            }
+        }
+        sink.counts.read += same.len() as u64;
+        for &i in &same {
+            cursors[i].advance()?;
+        }
+    }
+    if let Some((cur, false)) = current {
+        dead.push(cur);
+    }
+    let counts = sketch_sink.finish()?;
+    let sketches = SketchPart {
+        blocks: sketch_blocks,
+        counts,
+    };
+    Ok((sink.finish()?, (dead, sketches)))
+}
