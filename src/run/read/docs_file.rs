@@ -1,380 +1,18 @@
-//! Reading a committed run: its files opened lazily, probes of the permuted tables, and
-//! lookups of documents and postings.
+//! One open docs file of a run: its documents, postings and sketches, scanned, walked or
+//! looked up (one at a time, or many in order a block at a time).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
-use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
+use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableError};
 
-use super::{
-    table_name, EntryScan, KeyScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES,
-    SKETCHES_TABLE,
-};
+use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{self, block_key};
-use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::{self, SketchEntry};
-use crate::format::catalog::RunMeta;
-use crate::format::layout;
-use crate::run::pinned::PinnedRun;
-
-/// Read access to one committed run.
-///
-/// Every file of the run is opened (as a plain file) when the reader is made, so a compaction
-/// that deletes the run's directory afterwards cannot pull it from under the reader; redb opens
-/// each one on first use.
-pub struct RunReader {
-    meta: RunMeta,
-    caches: FileCaches,
-    tables: usize,
-    docs: LazyFile<DocsFile>,
-    files: Vec<Option<LazyFile<ShardFile>>>,
-    shards_per_file: usize,
-    /// The run's tables held in memory, where a long-lived reader pinned them.
-    pinned: Option<Arc<PinnedRun>>,
-}
-
-/// Bytes of redb cache each file of a run gets when it opens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileCaches {
-    /// For the docs file.
-    pub docs: usize,
-    /// For each shard file (the permuted tables).
-    pub tables: usize,
-}
-
-/// A pinned file, turned into an open redb file `T` on first use.
-struct LazyFile<T> {
-    path: PathBuf,
-    pinned: Mutex<Option<std::fs::File>>,
-    open: OnceLock<T>,
-}
-
-impl<T> LazyFile<T> {
-    fn pin(path: PathBuf) -> Result<Self> {
-        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        Ok(LazyFile {
-            path,
-            pinned: Mutex::new(Some(file)),
-            open: OnceLock::new(),
-        })
-    }
-
-    fn get(
-        &self,
-        cache_bytes: usize,
-        open: impl FnOnce(&Path, ReadOnlyDatabase) -> Result<T>,
-    ) -> Result<&T> {
-        if let Some(t) = self.open.get() {
-            return Ok(t);
-        }
-        // An opener that panicked (redb, on a damaged file) took the file: later ones fail.
-        let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = self.open.get() {
-            return Ok(t);
-        }
-        let file = pinned.take().ok_or_else(|| Error::AfterEarlierFailure {
-            path: self.path.clone(),
-        })?;
-        let backend =
-            redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&self.path, e))?;
-        let db = redb::Builder::new()
-            .set_cache_size(cache_bytes)
-            .open_read_only_with_backend(backend)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        let _ = self.open.set(open(&self.path, db)?);
-        Ok(self.open.get().expect("set above"))
-    }
-}
-
-impl RunReader {
-    /// A reader of run `meta` stored in `dir`, giving each file it opens the cache `caches`
-    /// says. Fails with an I/O error (NotFound) when a file of the run is gone.
-    pub fn new(
-        meta: RunMeta,
-        dir: PathBuf,
-        shards: usize,
-        tables: usize,
-        caches: FileCaches,
-    ) -> Result<Self> {
-        let count = usize::from(meta.shard_files).clamp(1, shards);
-        let mut files: Vec<Option<LazyFile<ShardFile>>> = (0..count).map(|_| None).collect();
-        for &f in &meta.present_files {
-            if let Some(slot) = files.get_mut(usize::from(f)) {
-                *slot = Some(LazyFile::pin(layout::shard_file(&dir, usize::from(f)))?);
-            }
-        }
-        Ok(RunReader {
-            docs: LazyFile::pin(layout::docs_file(&dir))?,
-            meta,
-            caches,
-            tables,
-            files,
-            shards_per_file: shards / count,
-            pinned: None,
-        })
-    }
-
-    /// Probes the tables `pinned` holds in memory instead of their files.
-    pub fn set_pinned(&mut self, pinned: Arc<PinnedRun>) {
-        self.pinned = Some(pinned);
-    }
-
-    /// The run's tables held in memory, if they are.
-    pub fn pinned(&self) -> Option<&Arc<PinnedRun>> {
-        self.pinned.as_ref()
-    }
-
-    /// Whether this run may list postings under `fingerprint`: false only when its pinned key
-    /// sets say it lists none.
-    pub fn may_list(&self, fingerprint: u64) -> bool {
-        self.keys().is_none_or(|k| k.lists(fingerprint))
-    }
-
-    /// Whether this run may mention the id whose hash is `id_hash` (see
-    /// [`crate::format::block::docs::id_hash`]): false only when its pinned key sets say it does not.
-    pub fn may_mention(&self, id_hash: u64) -> bool {
-        self.keys().is_none_or(|k| k.mentions(id_hash))
-    }
-
-    fn keys(&self) -> Option<&crate::run::pinned::RunKeys> {
-        self.pinned.as_ref().and_then(|p| p.keys())
-    }
-
-    /// The number of shards.
-    pub fn shards(&self) -> usize {
-        self.files.len() * self.shards_per_file
-    }
-
-    /// Table `t` held in memory, if it is pinned.
-    pub(crate) fn pinned_table(&self, t: usize) -> Option<&crate::run::pinned::SortedKeys> {
-        self.pinned.as_ref().and_then(|p| p.table(t))
-    }
-
-    /// Calls `f` on every key of table `t` in `lo..=hi` (keys of shard `shard`), in order,
-    /// read from the table's file (through redb's cache).
-    pub fn probe_file(
-        &self,
-        shard: usize,
-        t: usize,
-        lo: u64,
-        hi: u64,
-        f: impl FnMut(u64),
-    ) -> Result<()> {
-        match self.shard(shard)? {
-            Some(file) => file.probe(t, lo, hi, f),
-            None => Ok(()),
-        }
-    }
-
-    /// The catalog's description of this run.
-    pub fn meta(&self) -> &RunMeta {
-        &self.meta
-    }
-
-    /// The shard file that holds `shard`, or None when the run has no keys there.
-    pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
-        let Some(lazy) = &self.files[shard / self.shards_per_file] else {
-            return Ok(None);
-        };
-        let tables = self.tables;
-        lazy.get(self.caches.tables, |path, db| {
-            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
-            let tables = (0..tables)
-                .map(
-                    |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
-                        Ok(table) => Ok(Some(table)),
-                        Err(TableError::TableDoesNotExist(_)) => Ok(None),
-                        Err(e) => Err(Error::redb(path, e)),
-                    },
-                )
-                .collect::<Result<_>>()?;
-            Ok(ShardFile {
-                path: path.to_path_buf(),
-                tables,
-                _db: db,
-            })
-        })
-        .map(Some)
-    }
-
-    /// The shard files that hold shards `first..end`, in key order, each once.
-    pub fn shard_files(&self, first: usize, end: usize) -> Result<Vec<&ShardFile>> {
-        let mut out: Vec<&ShardFile> = Vec::new();
-        for f in first / self.shards_per_file..end.div_ceil(self.shards_per_file) {
-            if let Some(file) = self.shard(f * self.shards_per_file)? {
-                out.push(file);
-            }
-        }
-        Ok(out)
-    }
-
-    /// The run's docs file.
-    pub fn docs(&self) -> Result<&DocsFile> {
-        self.docs.get(self.caches.docs, |path, db| {
-            let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
-            let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
-            let sketches = match txn.open_table(SKETCHES) {
-                Ok(table) => Some(table),
-                Err(TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(Error::redb(path, e)),
-            };
-            Ok(DocsFile {
-                docs: open(DOCS)?,
-                postings: open(POSTINGS)?,
-                sketches,
-                path: path.to_path_buf(),
-                _db: db,
-            })
-        })
-    }
-}
-
-/// One open shard file of a run.
-pub struct ShardFile {
-    path: PathBuf,
-    tables: Vec<Option<ReadOnlyTable<u64, &'static [u8]>>>,
-    _db: ReadOnlyDatabase,
-}
-
-impl ShardFile {
-    /// The keys of table `t` in `lo..=hi`, a block at a time.
-    pub fn scan(&self, t: usize, lo: u64, hi: u64) -> Result<KeyScan> {
-        KeyScan::new(
-            self.path.clone(),
-            table_name(t),
-            self.tables[t].as_ref(),
-            lo,
-            hi,
-        )
-    }
-
-    /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
-    pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
-        let Some(table) = &self.tables[t] else {
-            return Ok(());
-        };
-        let range = table.range(lo..).map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = last.value();
-            KeyBlock::parse(block.value())
-                .and_then(|b| b.for_each_in(lo, hi, &mut f))
-                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
-            if last >= hi {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Calls `f(last_key, block)` on every block of table `t`, in order, each block's
-    /// checksum and header checked first.
-    pub fn for_each_block(
-        &self,
-        t: usize,
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let Some(table) = &self.tables[t] else {
-            return Ok(());
-        };
-        let range = table
-            .range::<u64>(..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = last.value();
-            KeyBlock::parse(block.value())
-                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
-            f(last, block.value())?;
-        }
-        Ok(())
-    }
-
-    /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are
-    /// the fingerprints themselves).
-    pub fn contains_sorted(&self, fingerprints: &[u64], found: &mut [bool]) -> Result<()> {
-        let Some(table) = &self.tables[0] else {
-            return Ok(());
-        };
-        let mut i = 0;
-        let mut keys = Vec::new();
-        while i < fingerprints.len() {
-            // The block that may hold fingerprints[i]; then every later fingerprint it covers.
-            let mut range = table
-                .range(fingerprints[i]..)
-                .map_err(|e| Error::redb(&self.path, e))?;
-            let Some(item) = range.next() else { break };
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = last.value();
-            keys.clear();
-            KeyBlock::parse(block.value())
-                .and_then(|b| b.for_each(|k| keys.push(k)))
-                .map_err(|e| e.at(&self.path, "t000", Some(format!("{last:016x}"))))?;
-            while i < fingerprints.len() && fingerprints[i] <= last {
-                if keys.binary_search(&fingerprints[i]).is_ok() {
-                    found[i] = true;
-                }
-                i += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The blocks of an entry table, found for keys asked for in ascending order: a key's block
-/// is the first whose redb key (its last entry's) is at least it. Each is looked for among
-/// the few blocks after the last one found before the table is searched from its root
-/// again: for keys as dense as a batch's or an audit's that is the next block or the one
-/// after, and a step along a leaf costs less than a descent.
-struct AscendingBlocks<'t> {
-    table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>,
-    /// Positioned after the last block found.
-    after: Option<redb::Range<'static, &'static [u8], &'static [u8]>>,
-}
-
-/// A block's redb key and the block.
-type Block = (
-    redb::AccessGuard<'static, &'static [u8]>,
-    redb::AccessGuard<'static, &'static [u8]>,
-);
-
-impl<'t> AscendingBlocks<'t> {
-    /// Blocks stepped over before the table is searched instead.
-    const STEPS: usize = 4;
-
-    fn new(table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>) -> Self {
-        AscendingBlocks { table, after: None }
-    }
-
-    /// The first block whose key is at least `key`, or None when there is none; `key` must
-    /// not be below a key asked for before.
-    fn at_least(&mut self, key: &[u8]) -> std::result::Result<Option<Block>, redb::StorageError> {
-        if let Some(after) = self.after.as_mut() {
-            for item in after.take(Self::STEPS) {
-                // A page stepped over that cannot be read is left to the search, which reads
-                // only the pages a lookup of `key` needs, as a lookup of it alone would.
-                let Ok((last, block)) = item else { break };
-                if last.value() >= key {
-                    return Ok(Some((last, block)));
-                }
-            }
-        }
-        let mut range = self.table.range(key..)?;
-        let found = range.next().transpose()?;
-        self.after = Some(range);
-        Ok(found)
-    }
-}
-
-/// `(key, id)` of an entry block's redb key (see [`block_key`]).
-fn split_block_key(key: &[u8]) -> Option<(u64, &[u8])> {
-    let (head, id) = key.split_at_checked(8)?;
-    Some((u64::from_be_bytes(head.try_into().ok()?), id))
-}
+use crate::run::{EntryScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE};
 
 /// One open docs file of a run.
 pub struct DocsFile {
@@ -387,6 +25,25 @@ pub struct DocsFile {
 }
 
 impl DocsFile {
+    /// The docs file at `path`, open in `db`: its docs and postings tables, and its sketches
+    /// table where it has one.
+    pub(super) fn open(path: &Path, db: ReadOnlyDatabase) -> Result<DocsFile> {
+        let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+        let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
+        let sketches = match txn.open_table(SKETCHES) {
+            Ok(table) => Some(table),
+            Err(TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(Error::redb(path, e)),
+        };
+        Ok(DocsFile {
+            docs: open(DOCS)?,
+            postings: open(POSTINGS)?,
+            sketches,
+            path: path.to_path_buf(),
+            _db: db,
+        })
+    }
+
     /// Every document entry, a block at a time, ordered by `(id_hash, id)`.
     pub fn scan_documents(&self) -> Result<EntryScan<DocState>> {
         self.scan_documents_in(0, u64::MAX)

@@ -1,0 +1,57 @@
+//! The blocks of an entry table for keys asked for in ascending order.
+
+use redb::ReadOnlyTable;
+
+/// The blocks of an entry table, found for keys asked for in ascending order: a key's block
+/// is the first whose redb key (its last entry's) is at least it. Each is looked for among
+/// the few blocks after the last one found before the table is searched from its root
+/// again: for keys as dense as a batch's or an audit's that is the next block or the one
+/// after, and a step along a leaf costs less than a descent.
+pub(super) struct AscendingBlocks<'t> {
+    table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>,
+    /// Positioned after the last block found.
+    after: Option<redb::Range<'static, &'static [u8], &'static [u8]>>,
+}
+
+/// A block's redb key and the block.
+pub(super) type Block = (
+    redb::AccessGuard<'static, &'static [u8]>,
+    redb::AccessGuard<'static, &'static [u8]>,
+);
+
+impl<'t> AscendingBlocks<'t> {
+    /// Blocks stepped over before the table is searched instead.
+    const STEPS: usize = 4;
+
+    pub(super) fn new(table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>) -> Self {
+        AscendingBlocks { table, after: None }
+    }
+
+    /// The first block whose key is at least `key`, or None when there is none; `key` must
+    /// not be below a key asked for before.
+    pub(super) fn at_least(
+        &mut self,
+        key: &[u8],
+    ) -> std::result::Result<Option<Block>, redb::StorageError> {
+        if let Some(after) = self.after.as_mut() {
+            for item in after.take(Self::STEPS) {
+                // A page stepped over that cannot be read is left to the search, which reads
+                // only the pages a lookup of `key` needs, as a lookup of it alone would.
+                let Ok((last, block)) = item else { break };
+                if last.value() >= key {
+                    return Ok(Some((last, block)));
+                }
+            }
+        }
+        let mut range = self.table.range(key..)?;
+        let found = range.next().transpose()?;
+        self.after = Some(range);
+        Ok(found)
+    }
+}
+
+/// `(key, id)` of an entry block's redb key (see [`block_key`](crate::format::block::entries::block_key)).
+pub(super) fn split_block_key(key: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, id) = key.split_at_checked(8)?;
+    Some((u64::from_be_bytes(head.try_into().ok()?), id))
+}

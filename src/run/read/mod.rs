@@ -1,0 +1,206 @@
+//! Reading a committed run: its files opened lazily, probes of the permuted tables, and
+//! lookups of documents and postings.
+//!
+//! Here, [`RunReader`] and its files opened on first use; shard_file.rs ([`ShardFile`]: the
+//! permuted tables), docs_file.rs ([`DocsFile`]: documents, postings and sketches) and
+//! ascending_blocks.rs (the blocks of keys asked for in ascending order).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use redb::ReadOnlyDatabase;
+
+use crate::error::{Error, Result};
+use crate::format::catalog::RunMeta;
+use crate::format::layout;
+use crate::run::pinned::PinnedRun;
+
+mod ascending_blocks;
+mod docs_file;
+mod shard_file;
+
+pub(crate) use docs_file::DocsFile;
+pub(crate) use shard_file::ShardFile;
+
+/// Read access to one committed run.
+///
+/// Every file of the run is opened (as a plain file) when the reader is made, so a compaction
+/// that deletes the run's directory afterwards cannot pull it from under the reader; redb opens
+/// each one on first use.
+pub struct RunReader {
+    meta: RunMeta,
+    caches: FileCaches,
+    tables: usize,
+    docs: LazyFile<DocsFile>,
+    files: Vec<Option<LazyFile<ShardFile>>>,
+    shards_per_file: usize,
+    /// The run's tables held in memory, where a long-lived reader pinned them.
+    pinned: Option<Arc<PinnedRun>>,
+}
+
+/// Bytes of redb cache each file of a run gets when it opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileCaches {
+    /// For the docs file.
+    pub docs: usize,
+    /// For each shard file (the permuted tables).
+    pub tables: usize,
+}
+
+/// A pinned file, turned into an open redb file `T` on first use.
+struct LazyFile<T> {
+    path: PathBuf,
+    pinned: Mutex<Option<std::fs::File>>,
+    open: OnceLock<T>,
+}
+
+impl<T> LazyFile<T> {
+    fn pin(path: PathBuf) -> Result<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(LazyFile {
+            path,
+            pinned: Mutex::new(Some(file)),
+            open: OnceLock::new(),
+        })
+    }
+
+    fn get(
+        &self,
+        cache_bytes: usize,
+        open: impl FnOnce(&Path, ReadOnlyDatabase) -> Result<T>,
+    ) -> Result<&T> {
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        // An opener that panicked (redb, on a damaged file) took the file: later ones fail.
+        let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = self.open.get() {
+            return Ok(t);
+        }
+        let file = pinned.take().ok_or_else(|| Error::AfterEarlierFailure {
+            path: self.path.clone(),
+        })?;
+        let backend =
+            redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&self.path, e))?;
+        let db = redb::Builder::new()
+            .set_cache_size(cache_bytes)
+            .open_read_only_with_backend(backend)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let _ = self.open.set(open(&self.path, db)?);
+        Ok(self.open.get().expect("set above"))
+    }
+}
+
+impl RunReader {
+    /// A reader of run `meta` stored in `dir`, giving each file it opens the cache `caches`
+    /// says. Fails with an I/O error (NotFound) when a file of the run is gone.
+    pub fn new(
+        meta: RunMeta,
+        dir: PathBuf,
+        shards: usize,
+        tables: usize,
+        caches: FileCaches,
+    ) -> Result<Self> {
+        let count = usize::from(meta.shard_files).clamp(1, shards);
+        let mut files: Vec<Option<LazyFile<ShardFile>>> = (0..count).map(|_| None).collect();
+        for &f in &meta.present_files {
+            if let Some(slot) = files.get_mut(usize::from(f)) {
+                *slot = Some(LazyFile::pin(layout::shard_file(&dir, usize::from(f)))?);
+            }
+        }
+        Ok(RunReader {
+            docs: LazyFile::pin(layout::docs_file(&dir))?,
+            meta,
+            caches,
+            tables,
+            files,
+            shards_per_file: shards / count,
+            pinned: None,
+        })
+    }
+
+    /// Probes the tables `pinned` holds in memory instead of their files.
+    pub fn set_pinned(&mut self, pinned: Arc<PinnedRun>) {
+        self.pinned = Some(pinned);
+    }
+
+    /// The run's tables held in memory, if they are.
+    pub fn pinned(&self) -> Option<&Arc<PinnedRun>> {
+        self.pinned.as_ref()
+    }
+
+    /// Whether this run may list postings under `fingerprint`: false only when its pinned key
+    /// sets say it lists none.
+    pub fn may_list(&self, fingerprint: u64) -> bool {
+        self.keys().is_none_or(|k| k.lists(fingerprint))
+    }
+
+    /// Whether this run may mention the id whose hash is `id_hash` (see
+    /// [`crate::format::block::docs::id_hash`]): false only when its pinned key sets say it does not.
+    pub fn may_mention(&self, id_hash: u64) -> bool {
+        self.keys().is_none_or(|k| k.mentions(id_hash))
+    }
+
+    fn keys(&self) -> Option<&crate::run::pinned::RunKeys> {
+        self.pinned.as_ref().and_then(|p| p.keys())
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.files.len() * self.shards_per_file
+    }
+
+    /// Table `t` held in memory, if it is pinned.
+    pub(crate) fn pinned_table(&self, t: usize) -> Option<&crate::run::pinned::SortedKeys> {
+        self.pinned.as_ref().and_then(|p| p.table(t))
+    }
+
+    /// Calls `f` on every key of table `t` in `lo..=hi` (keys of shard `shard`), in order,
+    /// read from the table's file (through redb's cache).
+    pub fn probe_file(
+        &self,
+        shard: usize,
+        t: usize,
+        lo: u64,
+        hi: u64,
+        f: impl FnMut(u64),
+    ) -> Result<()> {
+        match self.shard(shard)? {
+            Some(file) => file.probe(t, lo, hi, f),
+            None => Ok(()),
+        }
+    }
+
+    /// The catalog's description of this run.
+    pub fn meta(&self) -> &RunMeta {
+        &self.meta
+    }
+
+    /// The shard file that holds `shard`, or None when the run has no keys there.
+    pub fn shard(&self, shard: usize) -> Result<Option<&ShardFile>> {
+        let Some(lazy) = &self.files[shard / self.shards_per_file] else {
+            return Ok(None);
+        };
+        let tables = self.tables;
+        lazy.get(self.caches.tables, |path, db| {
+            ShardFile::open(path, db, tables)
+        })
+        .map(Some)
+    }
+
+    /// The shard files that hold shards `first..end`, in key order, each once.
+    pub fn shard_files(&self, first: usize, end: usize) -> Result<Vec<&ShardFile>> {
+        let mut out: Vec<&ShardFile> = Vec::new();
+        for f in first / self.shards_per_file..end.div_ceil(self.shards_per_file) {
+            if let Some(file) = self.shard(f * self.shards_per_file)? {
+                out.push(file);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The run's docs file.
+    pub fn docs(&self) -> Result<&DocsFile> {
+        self.docs.get(self.caches.docs, DocsFile::open)
+    }
+}

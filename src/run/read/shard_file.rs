@@ -1,0 +1,122 @@
+//! One open shard file of a run: its permuted tables, scanned, probed or walked a block at a
+//! time.
+
+use std::path::{Path, PathBuf};
+
+use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
+
+use crate::error::{Error, Result};
+use crate::format::block::keys::KeyBlock;
+use crate::run::{table_name, KeyScan};
+
+/// One open shard file of a run.
+pub struct ShardFile {
+    path: PathBuf,
+    tables: Vec<Option<ReadOnlyTable<u64, &'static [u8]>>>,
+    _db: ReadOnlyDatabase,
+}
+
+impl ShardFile {
+    /// The shard file at `path`, open in `db`, with its `tables` permuted tables (those it
+    /// lacks are None).
+    pub(super) fn open(path: &Path, db: ReadOnlyDatabase, tables: usize) -> Result<ShardFile> {
+        let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
+        let tables = (0..tables)
+            .map(
+                |t| match txn.open_table(TableDefinition::<u64, &[u8]>::new(&table_name(t))) {
+                    Ok(table) => Ok(Some(table)),
+                    Err(TableError::TableDoesNotExist(_)) => Ok(None),
+                    Err(e) => Err(Error::redb(path, e)),
+                },
+            )
+            .collect::<Result<_>>()?;
+        Ok(ShardFile {
+            path: path.to_path_buf(),
+            tables,
+            _db: db,
+        })
+    }
+
+    /// The keys of table `t` in `lo..=hi`, a block at a time.
+    pub fn scan(&self, t: usize, lo: u64, hi: u64) -> Result<KeyScan> {
+        KeyScan::new(
+            self.path.clone(),
+            table_name(t),
+            self.tables[t].as_ref(),
+            lo,
+            hi,
+        )
+    }
+
+    /// Calls `f` on every key of table `t` in `lo..=hi`, in order.
+    pub fn probe(&self, t: usize, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let range = table.range(lo..).map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each_in(lo, hi, &mut f))
+                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+            if last >= hi {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(last_key, block)` on every block of table `t`, in order, each block's
+    /// checksum and header checked first.
+    pub fn for_each_block(
+        &self,
+        t: usize,
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let range = table
+            .range::<u64>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            KeyBlock::parse(block.value())
+                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+            f(last, block.value())?;
+        }
+        Ok(())
+    }
+
+    /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are
+    /// the fingerprints themselves).
+    pub fn contains_sorted(&self, fingerprints: &[u64], found: &mut [bool]) -> Result<()> {
+        let Some(table) = &self.tables[0] else {
+            return Ok(());
+        };
+        let mut i = 0;
+        let mut keys = Vec::new();
+        while i < fingerprints.len() {
+            // The block that may hold fingerprints[i]; then every later fingerprint it covers.
+            let mut range = table
+                .range(fingerprints[i]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            keys.clear();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .map_err(|e| e.at(&self.path, "t000", Some(format!("{last:016x}"))))?;
+            while i < fingerprints.len() && fingerprints[i] <= last {
+                if keys.binary_search(&fingerprints[i]).is_ok() {
+                    found[i] = true;
+                }
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}
