@@ -1,0 +1,197 @@
+//! The checks of a run's docs file: its docs, postings and sketches tables, every block, the
+//! catalog's counts and sizes, and the postings and sketches against the documents.
+
+use std::path::Path;
+
+use super::digest::{document_hash, Digest};
+use super::report::Report;
+use crate::error::Result;
+use crate::format::block::docs::DocState;
+use crate::format::block::entries::Payload;
+use crate::format::block::postings::Posting;
+use crate::format::layout::docs_file;
+use crate::run::{EntryScan, RunReader, DOCS_TABLE, POSTINGS_TABLE, SKETCHES_TABLE};
+
+/// Walks every block of entry table `table` of `file`: checks each block and the
+/// order across blocks, calls `f` on each entry, and compares the block bytes with `bytes`
+/// from the catalog. Returns the number of entries.
+fn check_entries<P: Payload>(
+    mut scan: EntryScan<P>,
+    file: &Path,
+    table: &str,
+    catalog_bytes: u64,
+    report: &mut Report,
+    mut f: impl FnMut(u64, &str, &P),
+) -> Result<u64> {
+    let mut block = Vec::new();
+    let mut previous: Option<(u64, String)> = None;
+    let mut entries = 0;
+    loop {
+        report.blocks += 1;
+        match scan.next_block(&mut block) {
+            Ok(false) => {
+                report.blocks -= 1;
+                break;
+            }
+            Ok(true) => {}
+            Err(e) => {
+                report.absorb(Err(e))?;
+                continue;
+            }
+        }
+        if let (Some(prev), Some(first)) = (&previous, block.first()) {
+            if (first.0, first.1.as_str()) <= (prev.0, prev.1.as_str()) {
+                report.find(
+                    file,
+                    Some(table),
+                    format!("entry {:016x} {:?} is out of order", first.0, first.1),
+                );
+            }
+        }
+        for (key, id, payload) in &block {
+            entries += 1;
+            f(*key, id, payload);
+        }
+        if let Some((key, id, _)) = block.last() {
+            previous = Some((*key, id.clone()));
+        }
+    }
+    if scan.bytes != catalog_bytes {
+        report.find(
+            file,
+            Some(table),
+            format!(
+                "holds {} block bytes; the catalog says {catalog_bytes}",
+                scan.bytes
+            ),
+        );
+    }
+    Ok(entries)
+}
+
+/// The docs and postings tables of one run.
+pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
+    let path = docs_file(run_dir);
+    let docs = run.docs()?;
+    let mut live = Digest::default();
+    let entries = check_entries(
+        docs.scan_documents()?,
+        &path,
+        DOCS_TABLE,
+        run.meta().docs_bytes,
+        report,
+        |_, id, state| {
+            if let DocState::Live { fingerprint, batch } = state {
+                live.add(document_hash(*fingerprint, id, *batch));
+            }
+        },
+    )?;
+    if entries != run.meta().documents {
+        report.find(
+            &path,
+            Some(DOCS_TABLE),
+            format!(
+                "holds {entries} entries; the catalog says {}",
+                run.meta().documents
+            ),
+        );
+    }
+    let mut postings = Digest::default();
+    check_entries(
+        docs.scan_postings()?,
+        &path,
+        POSTINGS_TABLE,
+        run.meta().postings_bytes,
+        report,
+        |fp, id, posting| postings.add(document_hash(fp, id, posting.batch)),
+    )?;
+    if postings != live {
+        report.find(
+            &path,
+            None,
+            format!(
+                "the postings ({} entries) differ from the live document entries ({})",
+                postings.count, live.count
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The sketches table of one run (format 4): every block, the catalog's counts, each sketch
+/// of the store's size and belonging to a posting of the run with its batch (the postings and
+/// the sketches are walked together, both in `(fingerprint, id)` order).
+pub(super) fn check_sketches(
+    run: &RunReader,
+    run_dir: &Path,
+    sketch_bytes: u16,
+    report: &mut Report,
+) -> Result<()> {
+    let path = docs_file(run_dir);
+    let docs = run.docs()?;
+    let Some(scan) = docs.scan_sketches_in(0, u64::MAX)? else {
+        if run.meta().sketches > 0 {
+            let problem = format!(
+                "the table is missing; the catalog says it holds {} sketches",
+                run.meta().sketches
+            );
+            report.find(&path, Some(SKETCHES_TABLE), problem);
+        }
+        return Ok(());
+    };
+    let mut postings = docs.scan_postings()?;
+    let mut block: Vec<(u64, String, Posting)> = Vec::new();
+    let (mut at, mut postings_readable) = (0, true);
+    let (mut orphans, mut misfits) = (0u64, 0u64);
+    let mut first_orphan: Option<String> = None;
+    let entries = check_entries(
+        scan,
+        &path,
+        SKETCHES_TABLE,
+        run.meta().sketches_bytes,
+        report,
+        |fp, id, entry| {
+            if entry.sketch.len() != usize::from(sketch_bytes) {
+                misfits += 1;
+            }
+            // The first posting at or after (fp, id).
+            while postings_readable {
+                if let Some((pf, pid, _)) = block.get(at) {
+                    if (*pf, pid.as_str()) < (fp, id) {
+                        at += 1;
+                        continue;
+                    }
+                    break;
+                }
+                at = 0;
+                // A damaged postings block is check_docs' finding; stop matching there.
+                postings_readable = matches!(postings.next_block(&mut block), Ok(true));
+            }
+            let posted = block.get(at).is_some_and(|(pf, pid, posting)| {
+                *pf == fp && pid == id && posting.batch == entry.batch
+            });
+            if postings_readable && !posted {
+                orphans += 1;
+                first_orphan
+                    .get_or_insert_with(|| format!("{fp:016x} {id:?} batch {}", entry.batch));
+            }
+        },
+    )?;
+    if entries != run.meta().sketches {
+        let problem = format!(
+            "holds {entries} sketches; the catalog says {}",
+            run.meta().sketches
+        );
+        report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    if misfits > 0 {
+        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
+        report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    if let Some(first) = first_orphan {
+        let problem =
+            format!("{orphans} sketches belong to no posting of the run (the first: {first})");
+        report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    Ok(())
+}
