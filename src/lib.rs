@@ -98,6 +98,7 @@ mod format;
 mod io;
 mod maintenance;
 mod operations;
+pub mod partitioned;
 mod read;
 mod run;
 mod similarity;
@@ -109,7 +110,6 @@ mod write;
 #[cfg(feature = "parquet")]
 pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
-pub use similarity::partitioned;
 
 pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
 pub use dedup::files::DedupFiles;

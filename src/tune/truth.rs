@@ -8,6 +8,7 @@ use std::path::Path;
 use super::sample::{Found, Sample};
 use crate::error::{Error, Result};
 use crate::io::input::open_input;
+use crate::similarity::clusters::UnionFind;
 
 /// Two documents of the sample, by index, `a < b`.
 pub type IndexPair = (u32, u32);
@@ -76,26 +77,16 @@ pub fn read_gold(path: &Path, sample: &Sample, min_jaccard: f64) -> Result<Vec<I
 /// in such groups (nine versions of one file are 36 pairs), and they are the units a recall
 /// estimate's variance is computed over.
 pub fn pair_components(pairs: &[IndexPair], n: usize) -> (Vec<u32>, usize) {
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
-        }
-        x
-    }
+    let mut sets = UnionFind::new(n);
     for &(a, b) in pairs {
-        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-        if ra != rb {
-            parent[ra.max(rb) as usize] = ra.min(rb);
-        }
+        sets.union(a as usize, b as usize);
     }
     let mut number = vec![u32::MAX; n];
     let mut count = 0;
     let components = pairs
         .iter()
         .map(|&(a, _)| {
-            let root = find(&mut parent, a) as usize;
+            let root = sets.find(a as usize);
             if number[root] == u32::MAX {
                 number[root] = count;
                 count += 1;

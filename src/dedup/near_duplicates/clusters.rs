@@ -118,9 +118,15 @@ impl NearDuplicates {
     /// The components of two or more documents, ordered by their smallest id, each sorted.
     pub(super) fn clusters_of(&self, mut sets: UnionFind) -> Clusters {
         let roots: Vec<usize> = (0..self.docs.len()).map(|d| sets.find(d)).collect();
+        drop(sets);
+        let mut sizes = vec![0u32; self.docs.len()];
+        for &root in &roots {
+            sizes[root] += 1;
+        }
         let mut in_cluster: Vec<u32> = (0..self.docs.len() as u32)
-            .filter(|&d| sets.size_of(roots[d as usize]) > 1)
+            .filter(|&d| sizes[roots[d as usize]] > 1)
             .collect();
+        drop(sizes);
         // The smallest id's rank in each root's set.
         let ranks = self.ranks();
         let mut smallest: Vec<u32> = vec![u32::MAX; self.docs.len()];
