@@ -1,0 +1,335 @@
+//! A consistent read-only view of a store: the catalog read once, and the runs it names.
+//!
+//! Readers take no lock. A snapshot sees the runs of the catalog it read, which are immutable,
+//! and opens every file of them at once, so a compaction that deletes them later cannot pull
+//! them away. If a compaction commits between reading the catalog and opening the files, a
+//! file is missing: the snapshot reads the new catalog and tries again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::error::{guard_redb, Error, Result, Setting};
+use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::sketches::check_size;
+use crate::format::catalog::Catalog;
+use crate::run::pinned::ProbeCounts;
+use crate::run::{FileCaches, RunReader};
+use crate::similarity::fingerprint::hex;
+use crate::similarity::jaccard::check_min_jaccard;
+use crate::similarity::sketch::SketchTable;
+use crate::tables::permutation::Permutations;
+
+mod documents;
+mod query;
+mod sketches;
+
+/// Bytes of redb cache a snapshot spreads over the files it opens.
+pub(crate) const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+
+/// Cache for snapshots that stream every block once (audits, exports): a scan never rereads
+/// a leaf, so a large cache only holds memory and costs time: each page it keeps is a fresh
+/// allocation the kernel must fault in, where a small cache reuses the memory of the pages
+/// it evicts (docs/benchmarks.md, "Read caches"). Branch pages still fit.
+pub(crate) const SCAN_CACHE_BYTES: usize = 16 << 20;
+
+/// Cache for a process that answers a batch of queries and exits (the `query` command): enough
+/// for every branch page of the permuted tables (about 1/128 of their bytes; twice that here),
+/// at least 16 MiB and at most [`DEFAULT_CACHE_BYTES`]. Random queries rarely reread a leaf,
+/// and a leaf kept in a larger cache costs a fresh allocation per read where a small cache
+/// reuses the memory of the pages it evicts, so the small cache is faster too
+/// (docs/benchmarks.md, "Read caches").
+pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
+    let table_bytes: u64 = catalog
+        .runs
+        .iter()
+        .flat_map(|run| run.table_bytes.iter())
+        .sum();
+    usize::try_from(table_bytes / 64)
+        .unwrap_or(usize::MAX)
+        .clamp(16 << 20, DEFAULT_CACHE_BYTES)
+}
+
+/// How a snapshot spreads its redb cache over the files it opens.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CacheSpread {
+    /// These bytes evenly over every file.
+    Even(usize),
+    /// These bytes over the docs files; a table file gets the least. For a reader that pins
+    /// every table in memory: it reads each table file once, to pin it, and a scan rereads no
+    /// page, while every match is looked up in a docs file.
+    DocsOnly(usize),
+}
+
+impl CacheSpread {
+    /// The smallest cache a file gets.
+    const MIN_FILE_BYTES: usize = 1 << 20;
+
+    fn per_file(self, catalog: &Catalog) -> FileCaches {
+        let runs = catalog.runs.len().max(1);
+        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
+        match self {
+            CacheSpread::Even(bytes) => {
+                let each = (bytes / files.max(1)).max(Self::MIN_FILE_BYTES);
+                FileCaches {
+                    docs: each,
+                    tables: each,
+                }
+            }
+            CacheSpread::DocsOnly(bytes) => FileCaches {
+                docs: (bytes / runs).max(Self::MIN_FILE_BYTES),
+                tables: Self::MIN_FILE_BYTES,
+            },
+        }
+    }
+}
+
+/// One stored document within the query's distance. Its JSON form (CLI, HTTP, Python) is
+/// `{"id", "fingerprint" (16 hex digits), "distance"}`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Match {
+    /// Hamming distance between the query and the fingerprint.
+    pub distance: u32,
+    /// The stored fingerprint.
+    pub fingerprint: u64,
+    /// The document id.
+    pub id: String,
+}
+
+impl serde::Serialize for Match {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Match", 3)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("fingerprint", &hex::format(self.fingerprint))?;
+        out.serialize_field("distance", &self.distance)?;
+        out.end()
+    }
+}
+
+/// A stored document. Its JSON form is `{"id", "fingerprint" (16 hex digits), "batch"}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Document {
+    /// Its id.
+    pub id: String,
+    /// Its fingerprint.
+    #[serde(serialize_with = "hex::serialize")]
+    pub fingerprint: u64,
+    /// The insert batch that gave it this fingerprint.
+    pub batch: u64,
+}
+
+impl Document {
+    /// The document `id` with `fingerprint`, set by insert batch `batch` (as
+    /// [`Snapshot::for_each_live_document`] gives them).
+    pub fn new(id: impl Into<String>, fingerprint: u64, batch: u64) -> Self {
+        Document {
+            id: id.into(),
+            fingerprint,
+            batch,
+        }
+    }
+}
+
+/// A read-only view of a store at one commit.
+pub struct Snapshot {
+    dir: PathBuf,
+    catalog: Catalog,
+    perms: Permutations,
+    runs: Vec<RunReader>,
+    probes: Arc<ProbeCounts>,
+}
+
+impl Snapshot {
+    /// Opens the store at `dir` for reading.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Snapshot, Store};
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("doc-1", 0xdead_beef_0000_0000)?;
+    /// store.insert(&batch, None)?;
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let matches = snapshot.query(0xdead_beef_0000_0007, 3)?; // 3 bits away
+    /// assert_eq!(matches[0].id, "doc-1");
+    /// assert_eq!(matches[0].distance, 3);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
+    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
+        Self::open_spread(dir, |_| CacheSpread::Even(cache_bytes))
+    }
+
+    /// Opens the store at `dir` for a process that answers a batch of queries once, with the
+    /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
+    pub fn open_for_batch(dir: &Path) -> Result<Self> {
+        Self::open_spread(dir, |catalog| CacheSpread::Even(batch_cache_bytes(catalog)))
+    }
+
+    /// Opens the store at `dir` for a process that streams every block once (an audit, an
+    /// export): a scan never rereads a page, so a small cache saves memory and no time.
+    pub fn open_for_scan(dir: &Path) -> Result<Self> {
+        Self::open_with_cache(dir, SCAN_CACHE_BYTES)
+    }
+
+    /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.
+    pub(crate) fn open_spread(
+        dir: &Path,
+        spread: impl Fn(&Catalog) -> CacheSpread,
+    ) -> Result<Self> {
+        /// Each retry means a writer committed meanwhile; that many in a row is not a race.
+        const ATTEMPTS: usize = 8;
+        let mut attempt = 0;
+        loop {
+            let catalog = Catalog::read(dir)?;
+            let cache = spread(&catalog);
+            match Self::from_catalog_spread(dir, catalog, cache) {
+                Err(Error::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound && attempt + 1 < ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A snapshot of `catalog`, spreading `cache_bytes` of redb cache evenly over its files.
+    pub(crate) fn from_catalog(dir: &Path, catalog: Catalog, cache_bytes: usize) -> Result<Self> {
+        Self::from_catalog_spread(dir, catalog, CacheSpread::Even(cache_bytes))
+    }
+
+    pub(super) fn from_catalog_spread(
+        dir: &Path,
+        catalog: Catalog,
+        spread: CacheSpread,
+    ) -> Result<Self> {
+        let perms = Permutations::new(&catalog.settings);
+        let shards = usize::from(catalog.settings.shards);
+        let caches = spread.per_file(&catalog);
+        let runs = catalog
+            .runs
+            .iter()
+            .map(|meta| {
+                RunReader::new(
+                    meta.clone(),
+                    crate::format::layout::run_dir(dir, meta.id),
+                    shards,
+                    perms.tables().len(),
+                    caches,
+                )
+            })
+            .collect::<Result<_>>()?;
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            catalog,
+            perms,
+            runs,
+            probes: Arc::default(),
+        })
+    }
+
+    crate::read::catalog_view::catalog_accessors!();
+
+    /// The catalog this snapshot reads.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The ids of the live runs, oldest first (a run's files are under `runs/ID` of the store;
+    /// repairs and compaction previews name runs by these ids).
+    pub fn run_ids(&self) -> Vec<u64> {
+        self.catalog.runs.iter().map(|r| r.id).collect()
+    }
+
+    pub(crate) fn runs(&self) -> &[RunReader] {
+        &self.runs
+    }
+
+    pub(crate) fn runs_mut(&mut self) -> &mut [RunReader] {
+        &mut self.runs
+    }
+
+    /// Counts this snapshot's probes in `probes` (shared by a reader's snapshots).
+    pub(crate) fn count_probes_in(&mut self, probes: Arc<ProbeCounts>) {
+        self.probes = probes;
+    }
+
+    pub(crate) fn permutations(&self) -> &Permutations {
+        &self.perms
+    }
+
+    /// The store's on-disk format version: 4 with sketches, 3 without (docs/format.md).
+    pub fn format_version(&self) -> u32 {
+        self.catalog.version()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::catalog::RunMeta;
+    use crate::format::settings::Settings;
+
+    #[test]
+    fn batch_cache_follows_the_table_bytes_within_bounds() {
+        let mut catalog = Catalog::new(Settings::default());
+        assert_eq!(batch_cache_bytes(&catalog), 16 << 20);
+        let run = |table_bytes: u64| RunMeta {
+            id: 0,
+            shard_files: 1,
+            present_files: vec![0],
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![table_bytes; 10],
+            docs_bytes: 0,
+            postings_bytes: 0,
+            sketches: 0,
+            sketches_bytes: 0,
+        };
+        catalog.runs = vec![run(640 << 20), run(640 << 20)];
+        assert_eq!(batch_cache_bytes(&catalog), 200 << 20);
+        catalog.runs = vec![run(1 << 40)];
+        assert_eq!(batch_cache_bytes(&catalog), DEFAULT_CACHE_BYTES);
+    }
+
+    #[test]
+    fn a_cache_goes_evenly_to_every_file_or_to_the_docs_files_alone() {
+        let mut catalog = Catalog::new(Settings::default());
+        let run = |present: u16| RunMeta {
+            id: 0,
+            shard_files: present,
+            present_files: (0..present).collect(),
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![0; 10],
+            docs_bytes: 0,
+            postings_bytes: 0,
+            sketches: 0,
+            sketches_bytes: 0,
+        };
+        // Two runs of 3 shard files and a docs file each: 8 files.
+        catalog.runs = vec![run(3), run(3)];
+        let even = CacheSpread::Even(800 << 20).per_file(&catalog);
+        assert_eq!((even.docs, even.tables), (100 << 20, 100 << 20));
+        let docs = CacheSpread::DocsOnly(800 << 20).per_file(&catalog);
+        assert_eq!(
+            (docs.docs, docs.tables),
+            (400 << 20, CacheSpread::MIN_FILE_BYTES)
+        );
+        // Never less than the least a file gets.
+        let tiny = CacheSpread::Even(1).per_file(&catalog);
+        assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+    }
+}
