@@ -47,8 +47,13 @@
 //!   [`Store::compact_if_due`]), and [`Store::compact`] merges them all.
 //!
 //! # The API
-//! At most 79 items, each listed in tests/public_api.rs; methods, fields and associated
-//! constants belong to their type.
+//! Every item is listed in tests/public_api.rs; methods, fields and associated constants
+//! belong to their type.
+//! - Operations, one call each with an options struct and a serde answer, for every client:
+//!   [`Store::insert_from`] / [`Database::insert_from`] ([`InsertOptions`]) and
+//!   [`Store::dedup_from`] / [`Database::dedup_from`] ([`DedupOptions`], a [`Deduplicated`])
+//!   read a [`Source`]; [`Snapshot::audit_near_duplicates`] verifies as a [`Verification`]
+//!   says; every file a command writes appears whole or not at all ([`OutputFile`]).
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
 //!   [`Store::repair`], [`Store::verify`], [`Store::migrate`]), fed by a [`Batch`] or any
@@ -85,7 +90,9 @@
 //!   Python cannot drift apart.
 //! - Progress: long operations tell a [`Progress`] (a closure of the steps done, or `&()`).
 //! - Errors: [`Error`], whose variants say what to do; damaged bytes are a
-//!   [`Error::Corruption`] naming the file, table and block.
+//!   [`Error::Corruption`] naming the file, table and block. [`Error::kind`] is what the
+//!   caller can do about one, and [`ErrorKind`]'s one table gives the CLI's exit code, the
+//!   HTTP status and the Python exception for it.
 
 #![deny(missing_docs)]
 // The library reports; only its clients print.
@@ -121,6 +128,7 @@ pub use format::settings::{CompactionPolicy, Settings};
 pub use io::document::{InputFormat, ReadOptions};
 pub use io::input::{decompressed, read_documents, read_ids, read_queries, read_sources, Query};
 pub use io::notation::{parse_fingerprint, FingerprintFormat};
+pub use io::output_file::OutputFile;
 pub use io::rejects::{MaxSkipped, Rejects};
 pub use maintenance::repair::{RepairReport, RunRepair};
 pub use operations::audit::Verification;

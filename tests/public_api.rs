@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 79 of them (methods, fields and associated constants belong to their type and are
+//! most 86 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,10 +7,17 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 79;
+const MOST: usize = 86;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
+    // Operations every client runs, each one call with options and an answer
+    "Source",
+    "InsertOptions",
+    "DedupOptions",
+    "Deduplicated",
+    "Verification",
+    "OutputFile",
     // Writing
     "Store",
     "CreateOptions",
@@ -75,6 +82,7 @@ const API: &[&str] = &[
     "Rejects",
     // Errors and progress
     "Error",
+    "ErrorKind",
     "Result",
     "Setting",
     "Progress",

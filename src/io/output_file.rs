@@ -12,7 +12,21 @@ use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
 
-pub(crate) struct OutputFile {
+/// An output file that appears whole or not at all (see the module docs): every file a
+/// command writes goes through one.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use std::io::Write;
+/// let path = dir.path().join("pairs.tsv");
+/// let mut out = simhashdb::OutputFile::create(&path)?;
+/// writeln!(out, "a\tb\t1").unwrap();
+/// assert!(!path.exists()); // not before it is finished
+/// out.finish()?;
+/// assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\tb\t1\n");
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
+pub struct OutputFile {
     path: PathBuf,
     /// The file renamed onto `path` when finished; None when writing `path` in place.
     temp: Option<NamedTempFile>,
@@ -41,6 +55,7 @@ impl OutputFile {
         })
     }
 
+    /// The path the file appears at when finished.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -53,6 +68,7 @@ impl OutputFile {
     }
 
     /// Flushes the file and, for a regular file, syncs it and renames it onto its path.
+    /// Dropped unfinished, the file leaves nothing behind.
     pub fn finish(self) -> Result<()> {
         let path = self.path;
         let file = self

@@ -9,6 +9,7 @@ use plotters::prelude::*;
 use plotters::style::register_font as register_font_bytes;
 
 use crate::error::{Error, Result};
+use crate::io::output_file::OutputFile;
 
 /// The font family every picture's text uses (registered from the system's fonts).
 pub(crate) const FONT: &str = "sans-serif";
@@ -44,21 +45,21 @@ pub(crate) fn write(picture: &impl Picture, path: &Path, size: (u32, u32)) -> Re
     let failed = |e: &dyn std::fmt::Display| {
         Error::input(format!("{}: cannot draw the plot: {e}", path.display()))
     };
-    let temporary = temporary_path(path);
-    let written = if svg {
+    if svg {
         let mut text = String::new();
         let area = SVGBackend::with_string(&mut text, size).into_drawing_area();
-        picture
-            .draw(area)
-            .map_err(|e| failed(&e))
-            .and_then(|()| std::fs::write(&temporary, text).map_err(|e| Error::io(path, e)))
-    } else {
-        let area = BitMapBackend::new(&temporary, size).into_drawing_area();
-        picture
-            .draw(area.clone())
-            .and_then(|()| area.present())
-            .map_err(|e| failed(&e))
-    };
+        picture.draw(area).map_err(|e| failed(&e))?;
+        let mut out = OutputFile::create(path)?;
+        out.write_all_named(text.as_bytes())?;
+        return out.finish();
+    }
+    // plotters writes a PNG to a path itself: a temporary one beside it, renamed into place.
+    let temporary = temporary_path(path);
+    let area = BitMapBackend::new(&temporary, size).into_drawing_area();
+    let written = picture
+        .draw(area.clone())
+        .and_then(|()| area.present())
+        .map_err(|e| failed(&e));
     let renamed =
         written.and_then(|()| std::fs::rename(&temporary, path).map_err(|e| Error::io(path, e)));
     if renamed.is_err() {

@@ -1,17 +1,18 @@
 //! Writing results: to stdout, or to a file a flag names.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use simhashdb::OutputFile;
 
 /// A buffered, locked stdout.
 pub fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
     BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
 }
 
-/// Runs `write` on the file at `path` (created or truncated), or on stdout for None or '-'.
+/// Runs `write` on the file at `path`, which appears whole when `write` succeeds and not at
+/// all when it fails (the library's [`OutputFile`]), or on stdout for None or '-'.
 pub fn write_to(
     path: Option<&Path>,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
@@ -24,11 +25,10 @@ pub fn write_to(
         }
         Some(path) => {
             let cannot = || format!("{}: cannot write", path.display());
-            let file =
-                File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-            let mut out = BufWriter::with_capacity(1 << 16, file);
+            let mut out = OutputFile::create(path)
+                .with_context(|| format!("{}: cannot create", path.display()))?;
             write(&mut out).with_context(cannot)?;
-            out.flush().with_context(cannot)?;
+            out.finish().with_context(cannot)?;
         }
     }
     Ok(())
