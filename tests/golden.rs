@@ -7,11 +7,10 @@
 //! runs another build of the binary (the release before a refactor, to show the refactor
 //! changed no output). Times and the machine's free disk space are the only outputs masked.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+
+use crate::server::Server;
 
 /// The binary under test.
 fn binary() -> PathBuf {
@@ -149,75 +148,6 @@ fn sorted_lines(out: &str) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
-/// A server started on the store, answering plain HTTP/1.1 requests.
-struct Server {
-    child: Child,
-    address: String,
-}
-
-impl Server {
-    fn start(store: &Path) -> Server {
-        let mut child = Command::new(binary())
-            .args(["serve", store.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary runs");
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if line.contains(": ready:") {
-                    let _ = tx.send(None);
-                } else if let Some(at) = line.find("http://") {
-                    let address = line[at + 7..].split_whitespace().next().unwrap();
-                    let _ = tx.send(Some(address.to_string()));
-                }
-            }
-        });
-        let mut server = Server {
-            child,
-            address: String::new(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            match rx
-                .recv_timeout(wait)
-                .expect("the server starts and gets ready")
-            {
-                Some(address) => server.address = address,
-                None => return server,
-            }
-        }
-    }
-
-    /// The status line's code and the body of `METHOD PATH` with `body`.
-    fn request(&self, method: &str, path: &str, body: &str) -> String {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: golden\r\nConnection: close\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
-        let status = head.split_whitespace().nth(1).unwrap();
-        format!("{status} {body}\n")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every output, by name, in the order produced.
 fn outputs() -> Vec<(&'static str, String)> {
     let dir = tempfile::tempdir().unwrap();
@@ -351,9 +281,10 @@ fn outputs() -> Vec<(&'static str, String)> {
         }
     }
 
-    let server = Server::start(&d.join("s"));
+    let server = Server::start(&d.join("s"), &[]);
     let mut http = |name: &'static str, method: &str, path: &str, body: &str| {
-        out.push((name, server.request(method, path, body)));
+        let (status, body) = server.raw(method, path, body);
+        out.push((name, format!("{status} {body}\n")));
     };
     http(
         "http-query",

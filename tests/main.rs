@@ -24,6 +24,7 @@ mod rejects;
 mod repair;
 #[cfg(feature = "serve")]
 mod serve;
+mod server;
 mod sketch;
 mod tune;
 mod util;
