@@ -138,7 +138,7 @@ pub use operations::source::Source;
 pub use maintenance::verify::{Finding, Report};
 pub use read::debris::Debris;
 pub use read::reader::ReaderStats;
-pub use read::snapshot::{Document, Match, Snapshot};
+pub use read::snapshot::{Document, Match, Snapshot, VerifiedMatch};
 pub use read::stats::{Stats, TableStats};
 pub use similarity::find_all::{find_all, DocumentPair, FingerprintPair};
 pub use similarity::fingerprint::Scheme;

@@ -495,7 +495,7 @@ proptest! {
                         .query_verified(doc.0, sketch, d, min)
                         .unwrap()
                         .into_iter()
-                        .map(|(m, j)| (m.distance, m.fingerprint, m.id, j))
+                        .map(|m| (m.found.distance, m.found.fingerprint, m.found.id, m.jaccard))
                         .collect();
                     prop_assert_eq!(got, model_query(&model, doc.0, sketch, d, min));
                 }

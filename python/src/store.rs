@@ -309,7 +309,12 @@ impl NativeStore {
             let batch = batch_of(&ids, &fingerprints, "fingerprints")?;
             let insert = insert_options(label, compact);
             let summary = self.write(py, |s| {
-                s.insert_from([Source::Documents(batch)], &insert, &ReadOptions::default(), &())
+                s.insert_from(
+                    [Source::Documents(batch)],
+                    &insert,
+                    &ReadOptions::default(),
+                    &(),
+                )
             })?;
             Ok(json_of(&summary))
         })
@@ -347,7 +352,12 @@ impl NativeStore {
             }
             let insert = insert_options(label, compact);
             let summary = self.write(py, |s| {
-                s.insert_from([Source::Documents(batch)], &insert, &ReadOptions::default(), &())
+                s.insert_from(
+                    [Source::Documents(batch)],
+                    &insert,
+                    &ReadOptions::default(),
+                    &(),
+                )
             })?;
             Ok(json_of(&summary))
         })
@@ -616,7 +626,7 @@ impl NativeStore {
                 .map(|matches| {
                     matches
                         .into_iter()
-                        .map(|(m, j)| (m.id, m.fingerprint, m.distance, j))
+                        .map(|m| (m.found.id, m.found.fingerprint, m.found.distance, m.jaccard))
                         .collect()
                 })
                 .collect())
@@ -853,7 +863,8 @@ impl NativeStore {
             text_field,
             ..ReadOptions::default()
         };
-        let verification = Verification::asked(verify_text.into_iter().collect(), read, min_jaccard);
+        let verification =
+            Verification::asked(verify_text.into_iter().collect(), read, min_jaccard);
         let near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
             snapshot

@@ -157,7 +157,11 @@ fn write_matches(
                     .iter()
                     .map(|q| (q.fingerprint, q.sketch.as_deref()))
                     .collect();
-                snapshot.query_many_verified(&asked, distance, min)?
+                let answers = snapshot.query_many_verified(&asked, distance, min)?;
+                answers
+                    .into_iter()
+                    .map(|matches| matches.into_iter().map(|m| (m.found, m.jaccard)).collect())
+                    .collect()
             }
         };
         for (q, matches) in round.iter().zip(answers) {

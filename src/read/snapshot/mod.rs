@@ -111,6 +111,34 @@ impl serde::Serialize for Match {
     }
 }
 
+/// A match of a query verified with sketches ([`Snapshot::query_verified`]): the match, and
+/// the estimated word 3-shingle Jaccard of the two texts, or None when a side has no sketch
+/// (the match is kept unverified). Its JSON form is the match's with `"jaccard"`, or with
+/// `"unverified": true`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct VerifiedMatch {
+    /// The match.
+    #[serde(flatten)]
+    pub found: Match,
+    /// The estimated Jaccard; None when it could not be estimated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<f64>,
+    /// Whether the match is kept without an estimate (`jaccard` is None).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
+}
+
+impl VerifiedMatch {
+    pub(crate) fn new(found: Match, jaccard: Option<f64>) -> Self {
+        VerifiedMatch {
+            found,
+            unverified: jaccard.is_none(),
+            jaccard,
+        }
+    }
+}
+
 /// A stored document. Its JSON form is `{"id", "fingerprint" (16 hex digits), "batch"}`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]

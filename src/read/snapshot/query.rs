@@ -36,7 +36,7 @@ impl Snapshot {
         sketch: Option<&[u8]>,
         distance: u32,
         min_jaccard: f64,
-    ) -> Result<Vec<(Match, Option<f64>)>> {
+    ) -> Result<Vec<VerifiedMatch>> {
         check_min_jaccard(min_jaccard)?;
         self.check_sketches()?;
         guard_redb(&self.dir, || {
@@ -55,7 +55,7 @@ impl Snapshot {
                     self.sketches_of(&keys)?
                 }
             };
-            let mut matches: Vec<(Match, Option<f64>)> = found
+            let mut matches: Vec<VerifiedMatch> = found
                 .into_iter()
                 .zip(sketches)
                 .filter_map(|((fingerprint, id, _, distance), theirs)| {
@@ -74,23 +74,22 @@ impl Snapshot {
                         fingerprint,
                         id,
                     };
-                    Some((found, jaccard))
+                    Some(VerifiedMatch::new(found, jaccard))
                 })
                 .collect();
-            matches.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            matches.sort_unstable_by(|a, b| a.found.cmp(&b.found));
             Ok(matches)
         })
     }
 
     /// [`Snapshot::query_verified`] of many queries `(fingerprint, sketch)`, in parallel;
     /// answers in the order of the queries.
-    #[allow(clippy::type_complexity)] // the answers of `query_verified`, one per query
     pub fn query_many_verified(
         &self,
         queries: &[(u64, Option<&[u8]>)],
         distance: u32,
         min_jaccard: f64,
-    ) -> Result<Vec<Vec<(Match, Option<f64>)>>> {
+    ) -> Result<Vec<Vec<VerifiedMatch>>> {
         self.check_distance(distance)?;
         queries
             .par_iter()

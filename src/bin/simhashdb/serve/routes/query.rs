@@ -1,6 +1,8 @@
 //! `/v1/query`: fingerprints, texts or documents, answered from the current state, verified with
 //! sketches when asked.
 
+use simhashdb::VerifiedMatch;
+
 use super::*;
 
 #[derive(Deserialize)]
@@ -114,18 +116,6 @@ pub(super) async fn answer(
     Ok(results)
 }
 
-/// A match as a query answers it: the library's match, and with `min_jaccard` the
-/// estimate, or the flag saying the match could not be verified (a side has no sketch).
-#[derive(serde::Serialize)]
-pub(super) struct VerifiedMatch {
-    #[serde(flatten)]
-    found: Match,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    jaccard: Option<f64>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    unverified: bool,
-}
-
 /// Answers `queries` verified with sketches on the thread pool, counting them.
 pub(super) async fn answer_verified(
     service: &Service,
@@ -149,19 +139,7 @@ pub(super) async fn answer_verified(
         .metrics
         .matches
         .inc_by(results.iter().map(|r| r.len() as u64).sum());
-    Ok(results
-        .into_iter()
-        .map(|matches| {
-            matches
-                .into_iter()
-                .map(|(found, jaccard)| VerifiedMatch {
-                    found,
-                    unverified: jaccard.is_none(),
-                    jaccard,
-                })
-                .collect()
-        })
-        .collect())
+    Ok(results)
 }
 
 pub(super) async fn post_query(
