@@ -458,3 +458,68 @@ fn the_dependency_reader_sees_paths_groups_and_reexports() {
     ]);
     assert!(find_cycle(&cyclic).is_some());
 }
+
+/// The most lines a module of src/ (the library's and the binary's) may have before its
+/// `#[cfg(test)]` tests: past it, a file holds more than one concept and is split into a
+/// folder of one concept per file.
+const MOST_LINES: usize = 600;
+
+/// Modules over [`MOST_LINES`] that are being split (issue 53): empty this list as they are.
+const BEING_SPLIT: &[&str] = &["src/read/snapshot.rs", "src/bin/simhashdb/serve/routes.rs"];
+
+/// Every .rs file under `dir`, as its path from the crate's root and its text.
+fn sources(dir: &Path) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lines of `code` before its first `#[cfg(test)]` line (all of them when it has none).
+fn lines_before_tests(code: &str) -> usize {
+    code.lines()
+        .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+        .count()
+}
+
+#[test]
+fn no_module_is_longer_than_600_lines_before_its_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = sources(&src);
+    assert!(files.len() > 40, "found only {} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .map(|(path, code)| (path, lines_before_tests(code)))
+        .filter(|&(path, lines)| lines > MOST_LINES && !BEING_SPLIT.contains(&path.as_str()))
+        .map(|(path, lines)| format!("{path}: {lines} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "modules over {MOST_LINES} lines before their tests (split each into a folder of one \
+         concept per file):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn lines_are_counted_up_to_the_tests() {
+    assert_eq!(lines_before_tests("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(lines_before_tests("a\n    #[cfg(test)]\n"), 1);
+    assert_eq!(lines_before_tests("a\nb\n"), 2);
+}
