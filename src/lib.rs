@@ -133,7 +133,6 @@ pub use io::rejects::{MaxSkipped, Rejects};
 pub use maintenance::repair::{RepairReport, RunRepair};
 pub use operations::audit::Verification;
 pub use operations::dedup::{DedupOptions, Deduplicated};
-pub use operations::insert::InsertOptions;
 pub use operations::source::Source;
 pub use maintenance::verify::{Finding, Report};
 pub use read::debris::Debris;
@@ -146,7 +145,7 @@ pub use sys::progress::Progress;
 pub use write::batch::{Batch, DocumentSink, ReadSummary};
 pub use write::compaction::{CompactSummary, CompactionPreview};
 pub use write::deletion::{DeleteSummary, ExpireSelector};
-pub use write::insertion::{InsertSummary, Insertion};
+pub use write::insertion::{InsertOptions, InsertSummary, Insertion};
 pub use write::store::{CreateOptions, Store};
 
 /// Internals that the benchmarks measure on their own (the key block codec). Not part of the

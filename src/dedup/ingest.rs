@@ -466,9 +466,9 @@ impl Store {
         min_jaccard: Option<f64>,
         label: Option<&str>,
     ) -> Result<(Vec<Verdict>, DedupSummary)> {
-        let insert = crate::InsertOptions {
+        let insert = crate::write::insertion::InsertOptions {
             label: label.map(str::to_string),
-            ..crate::InsertOptions::default()
+            ..crate::write::insertion::InsertOptions::default()
         };
         self.dedup_and_insert(documents, distance, min_jaccard, &insert)
     }
@@ -479,7 +479,7 @@ impl Store {
         documents: &Batch,
         distance: u32,
         min_jaccard: Option<f64>,
-        insert: &crate::InsertOptions,
+        insert: &crate::write::insertion::InsertOptions,
     ) -> Result<(Vec<Verdict>, DedupSummary)> {
         let snapshot = self.snapshot()?;
         let mut dedup = Dedup::verified(&snapshot, distance, min_jaccard)?;

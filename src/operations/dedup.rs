@@ -4,11 +4,12 @@ use crate::database::Database;
 use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
 use crate::error::Result;
 use crate::io::document::ReadOptions;
-use crate::operations::insert::{with_store_scheme, InsertOptions};
+use crate::operations::insert::with_store_scheme;
 use crate::operations::source::Source;
 use crate::read::snapshot::Snapshot;
 use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, ReadSummary};
+use crate::write::insertion::InsertOptions;
 use crate::write::store::Store;
 
 /// How a dedup compares, and whether it inserts what it keeps.

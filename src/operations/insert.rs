@@ -7,44 +7,8 @@ use crate::error::{Error, Result};
 use crate::io::document::ReadOptions;
 use crate::operations::source::Source;
 use crate::sys::progress::Progress;
-use crate::write::batch::check_label;
-use crate::write::insertion::{InsertSummary, DEFAULT_RUN_DOCUMENTS};
+use crate::write::insertion::{InsertOptions, InsertSummary};
 use crate::write::store::Store;
-
-/// How an insert writes its batch.
-#[derive(Clone, Debug)]
-pub struct InsertOptions {
-    /// A label recorded with the batch (at most [`crate::Batch::MAX_LABEL_BYTES`] bytes, no
-    /// control characters), for `batches` and `expire --batch`.
-    pub label: Option<String>,
-    /// Documents per run (see [`crate::Insertion::run_documents`]).
-    pub run_documents: usize,
-    /// Whether runs are merged after the commit when the store's compaction policy asks
-    /// (see [`crate::Insertion::compact_after`]); a [`Database`] merges as its own options say.
-    pub compact: bool,
-}
-
-impl Default for InsertOptions {
-    /// No label, [`crate::Insertion::DEFAULT_RUN_DOCUMENTS`] per run, merging as the policy
-    /// asks.
-    fn default() -> Self {
-        InsertOptions {
-            label: None,
-            run_documents: DEFAULT_RUN_DOCUMENTS,
-            compact: true,
-        }
-    }
-}
-
-impl InsertOptions {
-    /// Checks what can be checked before any input is read: the label.
-    pub fn check(&self) -> Result<()> {
-        match &self.label {
-            Some(label) => check_label(label),
-            None => Ok(()),
-        }
-    }
-}
 
 /// `options` with the store's scheme for the documents given as text: the store's scheme is
 /// the only one its fingerprints can be compared under.

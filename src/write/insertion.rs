@@ -76,6 +76,41 @@ impl Store {
     }
 }
 
+/// How an insert writes its batch.
+#[derive(Clone, Debug)]
+pub struct InsertOptions {
+    /// A label recorded with the batch (at most [`crate::Batch::MAX_LABEL_BYTES`] bytes, no
+    /// control characters), for `batches` and `expire --batch`.
+    pub label: Option<String>,
+    /// Documents per run (see [`crate::Insertion::run_documents`]).
+    pub run_documents: usize,
+    /// Whether runs are merged after the commit when the store's compaction policy asks
+    /// (see [`Insertion::compact_after`]); a [`crate::Database`] merges as its own options say.
+    pub compact: bool,
+}
+
+impl Default for InsertOptions {
+    /// No label, [`crate::Insertion::DEFAULT_RUN_DOCUMENTS`] per run, merging as the policy
+    /// asks.
+    fn default() -> Self {
+        InsertOptions {
+            label: None,
+            run_documents: DEFAULT_RUN_DOCUMENTS,
+            compact: true,
+        }
+    }
+}
+
+impl InsertOptions {
+    /// Checks what can be checked before any input is read: the label.
+    pub fn check(&self) -> Result<()> {
+        match &self.label {
+            Some(label) => check_label(label),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
 /// while a run is written.
 pub(crate) const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
