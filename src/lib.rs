@@ -80,8 +80,8 @@
 //! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
 //!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
 //!   [`partitioned`] cuts find_all into pieces a cluster runs (the Spark jobs).
-//! - Input as users write it: [`read_sources`] (files, directories, stdin), [`read_documents`],
-//!   [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
+//! - Input as users write it: a [`Source`] (files, directories, stdin, bytes in memory) read
+//!   into any [`DocumentSink`], [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
 //!   format detector ([`InputFormat::detect`]).
 //! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
 //!   tables simhashdb writes (documents, pairs, clusters).
@@ -126,15 +126,15 @@ pub use error::{Error, ErrorKind, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
 pub use io::document::{InputFormat, ReadOptions};
-pub use io::input::{decompressed, read_documents, read_ids, read_queries, read_sources, Query};
+pub use io::input::{decompressed, read_ids, read_queries, Query};
 pub use io::notation::{parse_fingerprint, FingerprintFormat};
 pub use io::output_file::OutputFile;
 pub use io::rejects::{MaxSkipped, Rejects};
+pub use io::source::Source;
 pub use maintenance::repair::{RepairReport, RunRepair};
+pub use maintenance::verify::{Finding, Report};
 pub use operations::audit::Verification;
 pub use operations::dedup::{DedupOptions, Deduplicated};
-pub use operations::source::Source;
-pub use maintenance::verify::{Finding, Report};
 pub use read::debris::Debris;
 pub use read::reader::ReaderStats;
 pub use read::snapshot::{Document, Match, Snapshot, VerifiedMatch};

@@ -3,7 +3,7 @@
 //! without an error or a warning.
 
 use proptest::prelude::*;
-use simhashdb::{read_documents, Batch, ReadOptions, ReadSummary};
+use simhashdb::{Batch, ReadOptions, ReadSummary, Source};
 
 use crate::util::{path_str, simhashdb, text};
 
@@ -43,13 +43,11 @@ fn value() -> impl Strategy<Value = u64> {
 
 fn read(tsv: &str) -> simhashdb::Result<(Batch, ReadSummary)> {
     let mut batch = Batch::new();
-    let summary = read_documents(
-        tsv.as_bytes(),
-        "in",
-        &ReadOptions::default(),
-        &mut batch,
-        &(),
-    )?;
+    let source = Source::Bytes {
+        bytes: tsv.as_bytes(),
+        name: "in",
+    };
+    let summary = source.read(&ReadOptions::default(), &mut batch, &())?;
     Ok((batch, summary))
 }
 

@@ -14,3 +14,4 @@ pub mod parquet;
 #[cfg(feature = "plot")]
 pub(crate) mod picture;
 pub(crate) mod rejects;
+pub(crate) mod source;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::io::document::ReadOptions;
-use crate::operations::source::Source;
+use crate::io::source::Source;
 use crate::sys::progress::Progress;
 use crate::write::insertion::{InsertOptions, InsertSummary};
 use crate::write::store::Store;

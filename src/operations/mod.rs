@@ -5,10 +5,9 @@
 //! package map their arguments onto these and call nothing below them, so a default or a rule
 //! exists once.
 //!
-//! Depends on [`crate::database`], [`crate::dedup`], [`crate::io`], [`crate::write`],
-//! [`crate::read`] and below.
+//! Depends on [`crate::database`], [`crate::dedup`], [`crate::io`] (where a [`crate::Source`]
+//! is read), [`crate::write`], [`crate::read`] and below.
 
 pub(crate) mod audit;
 pub(crate) mod dedup;
 pub(crate) mod insert;
-pub(crate) mod source;

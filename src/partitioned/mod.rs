@@ -22,8 +22,8 @@
 //! - routing.rs: [`Router`] and [`Half`], the first round of document pairs;
 //! - pairs.rs: [`Blocks`] and [`document_pairs`], the second round.
 //!
-//! Depends on [`crate::similarity`] (find_all's comparisons, the union-find),
-//! [`crate::tables`] and [`crate::format`]; no wing below it uses it.
+//! Depends on `similarity` (find_all's comparisons, the union-find), `tables` and `format`;
+//! no wing below it uses it.
 
 mod found;
 mod pairs;

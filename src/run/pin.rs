@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::format::block::keys::KeyBlock;
 use crate::run::pinned::{keys_cost, PinnedRun, RunKeys, SortedKeys};
-use crate::sys::memory::huge_page_vec;
 use crate::run::RunReader;
+use crate::sys::memory::huge_page_vec;
 
 /// Pins the tables of `run` in order while they fit in `budget` (bytes of memory), which
 /// shrinks by what they take, then with `with_keys` its key sets if they fit too. Tables

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use simhashdb::{
-    read_sources, DocumentSink, FingerprintFormat, InputFormat, MaxSkipped, ReadOptions,
-    ReadSummary, Rejects, Scheme,
+    DocumentSink, FingerprintFormat, InputFormat, MaxSkipped, ReadOptions, ReadSummary, Rejects,
+    Scheme,
 };
 
 use crate::exit_codes::usage;
@@ -169,7 +169,7 @@ pub fn read(
         inputs
     };
     let bar = progress::reading(inputs, "reading");
-    let summary = read_sources(inputs, options, sink, &|n| bar.inc(n))?;
+    let summary = simhashdb::Source::Files(inputs).read(options, sink, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     tell_read(&summary.first_skipped, &summary.warnings);
     Ok(summary)

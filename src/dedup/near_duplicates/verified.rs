@@ -254,7 +254,7 @@ impl NearDuplicates {
     /// near duplicates are of, made with `init --sketch`), estimate a word 3-shingle Jaccard of
     /// at least `min_jaccard`: [`NearDuplicates::verify_text`] without the text. A pair where a
     /// side has no sketch (inserted as a bare fingerprint) is kept unverified: its Jaccard is
-    /// None and [`AuditSummary::unverified_pairs`] counts it. A store without sketches is an
+    /// None and [`crate::AuditSummary::unverified_pairs`] counts it. A store without sketches is an
     /// error that says how to get them.
     pub fn verify_sketches(
         &mut self,

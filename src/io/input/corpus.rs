@@ -49,7 +49,7 @@ fn read_json_texts(
 /// Calls `f(id, text)` on every document of `inputs` (paths, `-` for stdin), in input order:
 /// JSON Lines (`options.id_field`, `options.text_field`), Parquet (the same columns), and
 /// text files, each one document whose id is its path (a directory is walked as `insert`
-/// walks it). Formats are detected as [`crate::read_sources`] detects them, with plain text
+/// walks it). Formats are detected as a [`crate::Source`] of files detects them, with plain text
 /// as the fallback; inputs of fingerprints are refused, since they hold no words. An error
 /// of `f` stops the read.
 pub fn read_corpus_texts(

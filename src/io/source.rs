@@ -26,8 +26,9 @@ pub enum Source<'a> {
 }
 
 impl Source<'_> {
-    /// Reads every document into `sink`, as `options` says.
-    pub(crate) fn read(
+    /// Reads every document into `sink`, as `options` says, telling `progress` of the bytes
+    /// read; the summary counts the lines read, skipped and warned of.
+    pub fn read(
         self,
         options: &ReadOptions,
         sink: &mut dyn DocumentSink,
