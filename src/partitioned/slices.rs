@@ -143,6 +143,43 @@ pub(super) fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// A slice from another task is decoded to keys (and counts) or refused as corrupt,
+        /// whatever its bytes: never a panic, whether or not it carries counts.
+        #[test]
+        fn slices_of_any_bytes_never_panic(
+            body in proptest::collection::vec(any::<u8>(), 0..300),
+            versioned: bool,
+        ) {
+            let mut bytes = Vec::new();
+            if versioned {
+                bytes.push(SLICE_VERSION);
+            }
+            bytes.extend_from_slice(&body);
+            let (mut keys, mut counts) = (Vec::new(), Vec::new());
+            let _ = decode(&bytes, &mut keys, None);
+            let _ = decode(&bytes, &mut keys, Some(&mut counts));
+        }
+
+        /// Slices decode to what was encoded.
+        #[test]
+        fn slices_decode_what_they_encode(
+            mut keys in proptest::collection::vec(any::<u64>(), 0..300),
+            counts in proptest::collection::vec(1u64..1000, 300),
+        ) {
+            keys.sort_unstable();
+            keys.dedup();
+            let counts = &counts[..keys.len()];
+            let (mut got, mut got_counts) = (Vec::new(), Vec::new());
+            decode(&encode(&keys, Some(counts)), &mut got, Some(&mut got_counts)).unwrap();
+            prop_assert_eq!(&got, &keys);
+            prop_assert_eq!(&got_counts[..], counts);
+        }
+    }
 
     /// A part's slices are the bytes docs/format.md ("Spark slices") draws: its example, and
     /// id hashes ascending with their repeats.
