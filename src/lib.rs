@@ -81,7 +81,8 @@
 //!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
 //!   [`partitioned`] cuts find_all into pieces a cluster runs (the Spark jobs).
 //! - Input as users write it: a [`Source`] (files, directories, stdin, bytes in memory) read
-//!   into any [`DocumentSink`], [`read_queries`], [`read_ids`], the one fingerprint parser ([`parse_fingerprint`]), one
+//!   into any [`DocumentSink`] (or as queries, [`Source::queries`], or ids, [`Source::ids`]),
+//!   the one fingerprint parser ([`FingerprintFormat`]), one
 //!   format detector ([`InputFormat::detect`]).
 //! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
 //!   tables simhashdb writes (documents, pairs, clusters).
@@ -126,8 +127,8 @@ pub use error::{Error, ErrorKind, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
 pub use io::document::{InputFormat, ReadOptions};
-pub use io::input::{decompressed, read_ids, read_queries, Query};
-pub use io::notation::{parse_fingerprint, FingerprintFormat};
+pub use io::input::Query;
+pub use io::notation::FingerprintFormat;
 pub use io::output_file::OutputFile;
 pub use io::rejects::{MaxSkipped, Rejects};
 pub use io::source::Source;

@@ -23,7 +23,7 @@ pub enum InputFormat {
     Jsonl,
     /// A whole input is one text document.
     Text,
-    /// Queries only ([`crate::read_queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
+    /// Queries only ([`crate::Source::queries`]): one per line, a fingerprint or `ID<TAB>FINGERPRINT`.
     Fingerprints,
     /// A Parquet file with an id column and a fingerprint or a text column (feature
     /// `parquet`).

@@ -24,7 +24,8 @@ use crate::error::{problem_of, Error, Result};
 /// Parses one fingerprint as [`FingerprintFormat::Auto`] reads an input of one value: hex
 /// when it has a letter, `0x` or 16 characters; decimal otherwise. A list is read by
 /// [`FingerprintFormat::read_many`], which decides its notation from all its values.
-pub fn parse_fingerprint(text: &str) -> Result<u64> {
+#[cfg(test)]
+fn parse_fingerprint(text: &str) -> Result<u64> {
     FingerprintFormat::Auto.read(text)
 }
 

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::io::document::ReadOptions;
-use crate::io::input::{read_documents, read_sources};
+use crate::io::input::{
+    decompressed, push_documents, read_documents, read_ids, read_ids_from, read_queries,
+    read_query_bytes, read_sources, Query,
+};
 use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 
@@ -47,5 +50,62 @@ impl Source<'_> {
                 })
             }
         }
+    }
+
+    /// Reads the queries of every input: a list of fingerprints (`FINGERPRINT` or
+    /// `ID<TAB>FINGERPRINT` lines), or documents in any format `insert` reads (text
+    /// fingerprinted with `options.scheme`), as `options.format` says or detection finds
+    /// ([`InputFormat::detect`](crate::InputFormat::detect), a list of fingerprints when
+    /// nothing else fits). A directory holds documents.
+    pub fn queries(self, options: &ReadOptions, queries: &mut Vec<Query>) -> Result<ReadSummary> {
+        match self {
+            Source::Files(paths) => {
+                let mut summary = ReadSummary::default();
+                for path in paths {
+                    summary.add(read_queries(path, options, queries)?);
+                }
+                Ok(summary)
+            }
+            Source::Bytes { bytes, name } => read_query_bytes(bytes, name, None, options, queries),
+            Source::Documents(documents) => {
+                push_documents(&documents, queries);
+                let given = documents.len() as u64;
+                Ok(ReadSummary {
+                    lines: given,
+                    documents: given,
+                    ..ReadSummary::default()
+                })
+            }
+        }
+    }
+
+    /// Reads ids (to delete), one per line, blank lines skipped: a bare id, the first column
+    /// of a tab-separated line (so an `insert` file deletes what it inserted), or a JSON
+    /// object with an "id" string. Files may be gzip or zstd.
+    pub fn ids(self) -> Result<Vec<String>> {
+        match self {
+            Source::Files(paths) => {
+                let mut ids = Vec::new();
+                for path in paths {
+                    ids.extend(read_ids(path)?);
+                }
+                Ok(ids)
+            }
+            Source::Bytes { bytes, name } => read_ids_from(bytes, name),
+            Source::Documents(documents) => Ok((0..documents.len())
+                .map(|i| documents.id(i).to_string())
+                .collect()),
+        }
+    }
+
+    /// `bytes` as their sender meant them: gzip or zstd (recognised by their first bytes)
+    /// decompressed, refused past `limit` bytes once decompressed ([`crate::Error::TooLarge`],
+    /// a small body must not become gigabytes); other bytes as they are.
+    pub fn decompressed<'b>(
+        bytes: &'b [u8],
+        name: &str,
+        limit: u64,
+    ) -> Result<std::borrow::Cow<'b, [u8]>> {
+        decompressed(bytes, name, limit)
     }
 }

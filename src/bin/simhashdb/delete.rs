@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{read_ids, Batch, Snapshot, Store};
+use simhashdb::{Batch, Snapshot, Source, Store};
 
 use crate::exit_codes::usage;
 
@@ -59,7 +59,8 @@ pub fn run(args: Args) -> Result<()> {
         Target::Store(store)
     };
     if let Some(input) = &args.input {
-        ids.extend(read_ids(input).context("nothing was deleted")?);
+        let source = Source::Files(std::slice::from_ref(input));
+        ids.extend(source.ids().context("nothing was deleted")?);
     }
     let ids = ids.iter().map(String::as_str);
     let summary = match &mut target {

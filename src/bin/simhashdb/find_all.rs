@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use simhashdb::{
-    find_all, read_queries, InputFormat, NearDuplicates, Query, ReadOptions, Settings,
-};
+use simhashdb::{find_all, InputFormat, NearDuplicates, Query, ReadOptions, Settings, Source};
 
 use crate::documents::{FieldArgs, SchemeArgs};
 use crate::exit_codes::usage;
@@ -59,7 +57,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut queries: Vec<Query> = Vec::new();
     for input in &inputs {
-        read_queries(input, &options, &mut queries)?;
+        Source::Files(std::slice::from_ref(input)).queries(&options, &mut queries)?;
     }
     let documents = queries.iter().any(|q| q.id.is_some());
     let mut out = output::stdout();

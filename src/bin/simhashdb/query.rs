@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{read_queries, InputFormat, Match, Query, Snapshot};
+use simhashdb::{InputFormat, Match, Query, Snapshot, Source};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -105,7 +105,7 @@ pub fn run(args: Args) -> Result<()> {
     args.skip.apply(&mut options)?;
     options.format = args.format;
     for input in &args.input {
-        let summary = read_queries(input, &options, &mut queries)?;
+        let summary = Source::Files(std::slice::from_ref(input)).queries(&options, &mut queries)?;
         documents::tell_read(&summary.first_skipped, &summary.warnings);
         if summary.skipped > 0 {
             eprintln!(

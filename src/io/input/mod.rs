@@ -41,8 +41,10 @@ use records::{Documents, RecordSink, Records, TextDocument};
 pub(crate) use crate::error::problem_of;
 pub(crate) use crate::io::document::{is_parquet_head, InputFormat, ReadOptions, STDIN};
 pub(crate) use corpus::{read_corpus_shingles, read_corpus_texts};
-pub use decode::decompressed;
-pub use queries::{read_queries, Query};
+pub(crate) use decode::decompressed;
+pub(crate) use queries::read_queries;
+pub use queries::Query;
+pub(crate) use queries::{push_documents, read_query_bytes};
 pub(crate) use sources::open_input;
 pub use sources::read_sources;
 
@@ -510,7 +512,7 @@ fn parse_chunk(
 /// Reads ids to delete from `input` (a file, gzip or zstd too, or `-` for stdin), one per
 /// line (blank lines skipped): a bare id, the first column of a tab-separated line (so an
 /// `insert` file deletes what it inserted), or a JSON object with an "id" string.
-pub fn read_ids(input: &Path) -> Result<Vec<String>> {
+pub(crate) fn read_ids(input: &Path) -> Result<Vec<String>> {
     let source = if input.as_os_str() == "-" {
         STDIN.to_string()
     } else {
@@ -520,7 +522,7 @@ pub fn read_ids(input: &Path) -> Result<Vec<String>> {
 }
 
 /// [`read_ids`] of `reader`, named `source` in errors.
-fn read_ids_from(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
+pub(crate) fn read_ids_from(reader: impl BufRead, source: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
         let at = |problem: String| Error::input_at(source, Some(i as u64 + 1), problem);

@@ -76,16 +76,28 @@ pub fn read_queries(
     open_input(input)?
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(&name, e))?;
-    let path = (!stdin).then_some(input);
+    read_query_bytes(&bytes, &name, (!stdin).then_some(input), options, queries)
+}
+
+/// The queries of one input's `bytes` (named `name`, read from `path` if a file), in the
+/// format `options.format` gives or detection finds.
+pub(crate) fn read_query_bytes(
+    bytes: &[u8],
+    name: &str,
+    path: Option<&Path>,
+    options: &ReadOptions,
+    queries: &mut Vec<Query>,
+) -> Result<ReadSummary> {
+    let name = name.to_string();
     let format = options
         .format
-        .unwrap_or_else(|| InputFormat::detect(path, false, &bytes, InputFormat::Fingerprints));
+        .unwrap_or_else(|| InputFormat::detect(path, false, bytes, InputFormat::Fingerprints));
     if format == InputFormat::Fingerprints {
-        return read_query_lines(&bytes, &name, options, queries);
+        return read_query_lines(bytes, &name, options, queries);
     }
     if format == InputFormat::Parquet {
         let mut batch = Batch::new();
-        let input = ParquetInput::Bytes(bytes);
+        let input = ParquetInput::Bytes(bytes.to_vec());
         let summary = read_parquet_input(
             input,
             &name,
@@ -102,7 +114,7 @@ pub fn read_queries(
         ..options.clone()
     };
     let mut batch = Batch::new();
-    let summary = read_documents(&bytes[..], &name, &options, &mut batch, &())?;
+    let summary = read_documents(bytes, &name, &options, &mut batch, &())?;
     push_documents(&batch, queries);
     Ok(summary)
 }
@@ -173,7 +185,7 @@ fn read_query_lines(
     Ok(summary)
 }
 
-fn push_documents(batch: &Batch, queries: &mut Vec<Query>) {
+pub(crate) fn push_documents(batch: &Batch, queries: &mut Vec<Query>) {
     queries.extend((0..batch.len()).map(|i| Query {
         id: Some(batch.id(i).to_string()),
         fingerprint: batch.fingerprint(i),

@@ -4,7 +4,7 @@
 //! Fingerprints are `int64` columns holding the fingerprint's 64 bits (two's complement, so
 //! fingerprints at or above 2^63 read as negative numbers): Spark, pandas' defaults and most
 //! Arrow readers lack an unsigned 64-bit type. On input a fingerprint column may also be
-//! `uint64`, or strings in any form [`crate::parse_fingerprint`] accepts. Ids are strings;
+//! `uint64`, or strings in any form [`crate::FingerprintFormat`] reads. Ids are strings;
 //! integer id columns are read as their decimal text. docs/format.md lists every column.
 
 mod read;

@@ -66,7 +66,7 @@ pub(super) fn decompressed_body(
             format!("Content-Encoding {encoding:?} is not read: send gzip, zstd or identity"),
         ));
     }
-    match simhashdb::decompressed(&bytes, "request body", limit as u64) {
+    match simhashdb::Source::decompressed(&bytes, "request body", limit as u64) {
         Ok(std::borrow::Cow::Borrowed(_)) => Ok(bytes),
         Ok(std::borrow::Cow::Owned(content)) => Ok(Bytes::from(content)),
         Err(e) if e.kind() == simhashdb::ErrorKind::TooLarge => Err(ApiError {
