@@ -265,3 +265,67 @@ fn a_write_that_removes_debris_tells_it() {
         .unwrap();
     assert_eq!(events.lock().unwrap().len(), 1);
 }
+
+/// The handle's operations: an insert from a source is visible when it returns; a dedup that
+/// inserts keeps what no stored document is near and commits it in the same write; one that
+/// only reads changes nothing.
+#[test]
+fn insert_and_dedup_from_a_source_through_the_handle() {
+    use simhashdb::{DedupOptions, InsertOptions, ReadOptions, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    Store::create(&path, Settings::default()).unwrap();
+    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    let read = ReadOptions::default();
+    let body = b"a\t0123456789abcdef\n";
+    let labelled = InsertOptions {
+        label: Some("day-1".into()),
+        ..InsertOptions::default()
+    };
+    let source = Source::Bytes {
+        bytes: body,
+        name: "body",
+    };
+    let inserted = db.insert_from([source], &labelled, &read).unwrap();
+    assert_eq!(inserted.inserted, 1);
+    assert_eq!(db.current().batches()[0].label.as_deref(), Some("day-1"));
+
+    // b is 1 bit from the stored a; c is far from everything.
+    let new = b"b\t0123456789abcdee\nc\tfedcba9876543210\n";
+    let source = || Source::Bytes {
+        bytes: new,
+        name: "body",
+    };
+    let only_read = db
+        .dedup_from(source(), &DedupOptions::default(), &read)
+        .unwrap();
+    assert_eq!(only_read.summary.duplicates_of_stored, 1);
+    assert_eq!(
+        db.current().documents(),
+        1,
+        "a dedup that only reads stores nothing"
+    );
+    let inserting = DedupOptions {
+        insert: Some(InsertOptions::default()),
+        ..DedupOptions::default()
+    };
+    let answer = db.dedup_from(source(), &inserting, &read).unwrap();
+    let kept: Vec<bool> = answer.results.iter().map(|v| v.kept).collect();
+    assert_eq!(kept, [false, true]);
+    assert_eq!(answer.results[0].duplicate_of.as_deref(), Some("a"));
+    assert_eq!(answer.summary.inserted, 1);
+    assert_eq!(db.current().documents(), 2);
+
+    // A bad label is refused before anything is read or written.
+    let bad = InsertOptions {
+        label: Some("a\tb".into()),
+        ..InsertOptions::default()
+    };
+    let source = Source::Bytes {
+        bytes: body,
+        name: "body",
+    };
+    let e = db.insert_from([source], &bad, &read).unwrap_err();
+    assert_eq!(e.kind(), simhashdb::ErrorKind::Usage, "{e}");
+    assert_eq!(db.current().documents(), 2);
+}

@@ -113,6 +113,25 @@ impl NativeStore {
         detached(py, || self.database()?.write(write).map_err(py_err))
     }
 
+    /// Inserts `batch` as one batch labelled `label`, merging after it if `compact` and the
+    /// policy asks; the summary as JSON.
+    fn insert_batch(
+        &self,
+        py: Python<'_>,
+        batch: Batch,
+        label: Option<&str>,
+        compact: bool,
+    ) -> PyResult<String> {
+        let insert = insert_options(label, compact);
+        let read = ReadOptions::default();
+        let summary = detached(py, || {
+            self.database()?
+                .insert_from([Source::Documents(batch)], &insert, &read)
+                .map_err(py_err)
+        })?;
+        Ok(json_of(&summary))
+    }
+
     /// `distance`, or the store's K.
     fn distance(snapshot: &Snapshot, distance: Option<i64>) -> PyResult<u32> {
         snapshot.distance(distance).map_err(py_err)
@@ -307,16 +326,7 @@ impl NativeStore {
         guard(|| {
             let fingerprints = u64s_from_bytes(fingerprints, "fingerprints")?;
             let batch = batch_of(&ids, &fingerprints, "fingerprints")?;
-            let insert = insert_options(label, compact);
-            let summary = self.write(py, |s| {
-                s.insert_from(
-                    [Source::Documents(batch)],
-                    &insert,
-                    &ReadOptions::default(),
-                    &(),
-                )
-            })?;
-            Ok(json_of(&summary))
+            self.insert_batch(py, batch, label, compact)
         })
     }
 
@@ -350,16 +360,7 @@ impl NativeStore {
                 batch_of_digests(&mut batch, &ids, digests, "documents", seen)?;
                 seen += ids.len();
             }
-            let insert = insert_options(label, compact);
-            let summary = self.write(py, |s| {
-                s.insert_from(
-                    [Source::Documents(batch)],
-                    &insert,
-                    &ReadOptions::default(),
-                    &(),
-                )
-            })?;
-            Ok(json_of(&summary))
+            self.insert_batch(py, batch, label, compact)
         })
     }
 

@@ -507,19 +507,7 @@ mod tests {
         ) {
             let dir = Path::new("/nonexistent/store");
             let _ = Catalog::decode(&seal(version, &arbitrary), dir);
-            let mut c = Catalog::new(Settings::default());
-            c.batches.push(BatchMeta {
-                id: 1,
-                kind: BatchKind::Insert,
-                committed_unix_s: 7,
-                label: Some("x".into()),
-                inserted: 3,
-                replaced: 0,
-                unchanged: 0,
-                deleted: 0,
-                expired_by: None,
-            });
-            let valid = c.encode();
+            let valid = catalog_of_one_batch().encode();
             let mut payload = valid[HEADER_BYTES..valid.len() - 4].to_vec();
             for (at, byte) in &edits {
                 let i = at % payload.len();
@@ -530,8 +518,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn encode_decode_round_trips_and_detects_flips() {
+    /// A new catalog with one insert batch.
+    fn catalog_of_one_batch() -> Catalog {
         let mut c = Catalog::new(Settings::default());
         c.batches.push(BatchMeta {
             id: 1,
@@ -544,6 +532,12 @@ mod tests {
             deleted: 0,
             expired_by: None,
         });
+        c
+    }
+
+    #[test]
+    fn encode_decode_round_trips_and_detects_flips() {
+        let c = catalog_of_one_batch();
         let bytes = c.encode();
         assert_eq!(Catalog::decode(&bytes, Path::new("s")).unwrap(), c);
         for i in 0..bytes.len() {
