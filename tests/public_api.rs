@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 81 of them (methods, fields and associated constants belong to their type and are
+//! most 77 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 81;
+const MOST: usize = 77;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -101,10 +101,6 @@ const API: &[&str] = &[
     "tune::tune",
     "tune::TuneOptions",
     "tune::Tuning",
-    "tune::TruthSource",
-    "tune::SchemeScores",
-    "tune::Score",
-    "tune::Choice",
 ];
 
 fn src() -> PathBuf {

@@ -193,7 +193,7 @@ fn scores_equal_an_independent_computation() {
             .fold(0.0, f64::max);
         let f1 = choice["score"]["f1"].as_f64().unwrap();
         assert!(
-            f1 >= best - simhashdb::tune::Choice::F1_TOLERANCE,
+            f1 >= best - simhashdb::tune::Tuning::F1_TOLERANCE,
             "{choice}"
         );
         let args: Vec<&str> = choice["init_args"]
@@ -304,7 +304,7 @@ fn sketch_scores_equal_a_model_at_their_best_threshold() {
         .map(|l| l["f1"].as_f64().unwrap())
         .fold(0.0, f64::max);
     assert!(
-        choice["score"]["f1"].as_f64().unwrap() >= best - simhashdb::tune::Choice::F1_TOLERANCE,
+        choice["score"]["f1"].as_f64().unwrap() >= best - simhashdb::tune::Tuning::F1_TOLERANCE,
         "{choice}"
     );
     let bytes = choice["sketch_bytes"].as_u64().unwrap();
@@ -381,6 +381,63 @@ fn gold_pairs_and_computed_truth_agree() {
         given[0]["corpus"]["true_pairs"]
     );
     assert_eq!(computed[1..], given[1..]);
+}
+
+#[test]
+fn the_text_report_says_what_the_json_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_corpus(dir.path(), &corpus());
+    let args = [
+        path_str(&path),
+        "--schemes",
+        "words-2-minhash,seomoz",
+        "--sketch-bytes",
+        "128",
+    ];
+    let json = tune_json(&args);
+    let out = simhashdb(&[&["tune"], &args[..]].concat(), "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let corpus = &json[0]["corpus"];
+    assert!(
+        report.starts_with(&format!(
+            "Measured on all {} documents.\n",
+            corpus["measured"]
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("{} true pairs", corpus["true_pairs"])),
+        "{report}"
+    );
+    // Each use's recommended init command, and the audit that goes with it.
+    let recommend = &json.last().unwrap()["recommend"];
+    for (use_, audit) in [
+        ("fingerprints_only", String::new()),
+        ("sketched", String::new()),
+        ("verified", format!(" --verify-text {}", path_str(&path))),
+    ] {
+        let choice = &recommend[use_];
+        let init: Vec<&str> = choice["init_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let line = format!("  simhashdb init STORE {}\n", init.join(" "));
+        assert!(report.contains(&line), "{use_}: {line} not in\n{report}");
+        let audit = format!(
+            "  simhashdb audit STORE --distance {}{audit}",
+            choice["distance"]
+        );
+        assert!(report.contains(&audit), "{use_}: {audit} not in\n{report}");
+    }
+    // One row per scheme, the best first by F1 from fingerprints alone.
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("words-2-minhash ") || l.starts_with("seomoz "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{report}");
 }
 
 #[test]

@@ -27,8 +27,8 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-pub use recommend::Choice;
-pub use scores::{SchemeScores, Score};
+use recommend::Choice;
+use scores::{SchemeScores, Score};
 
 use recommend::recommend;
 use sample::Sample;
@@ -116,7 +116,7 @@ impl Default for TuneOptions {
 
 /// Where the truth came from, and how it compares with the exact Jaccard of the texts.
 #[derive(Clone, Debug, PartialEq)]
-pub enum TruthSource {
+pub(crate) enum TruthSource {
     /// The exact Jaccard join of the texts.
     Exact,
     /// A gold file.
@@ -132,33 +132,38 @@ pub enum TruthSource {
     },
 }
 
-/// What [`tune`] measured, and what it recommends.
+/// What [`tune`] measured, and what it recommends: a report, read as text
+/// ([`Tuning::write_text`], what `simhashdb tune` prints), as JSON ([`Tuning::json_lines`], what
+/// `tune --json` prints and Python's `simhashdb.tune` returns) or as a picture
+/// ([`Tuning::write_plot`]).
 #[derive(Clone, Debug)]
 pub struct Tuning {
     /// Distinct documents in the corpus.
-    pub corpus_documents: u64,
+    pub(crate) corpus_documents: u64,
     /// Documents measured on (all, or the sample).
-    pub documents: u64,
+    pub(crate) documents: u64,
     /// Documents left out for holding no letter or digit (with `skip_invalid`).
-    pub skipped: u64,
+    pub(crate) skipped: u64,
     /// Whether `documents` are a sample of the corpus.
-    pub sampled: bool,
+    pub(crate) sampled: bool,
     /// J.
-    pub min_jaccard: f64,
+    pub(crate) min_jaccard: f64,
     /// Where the truth came from.
-    pub truth: TruthSource,
+    pub(crate) truth: TruthSource,
     /// True pairs among the documents measured on.
-    pub true_pairs: u64,
+    pub(crate) true_pairs: u64,
     /// Every scheme's scores.
-    pub schemes: Vec<SchemeScores>,
+    pub(crate) schemes: Vec<SchemeScores>,
     /// Recommended for stores that keep no text: the pairs within k bits are the answer.
-    pub fingerprints_only: Choice,
+    pub(crate) fingerprints_only: Choice,
+    /// The corpus's files, as given (the recommended audit re-reads them).
+    pub(crate) inputs: Vec<PathBuf>,
     /// Recommended for audits that can re-read the text: candidates within k bits, verified
     /// by exact Jaccard.
-    pub verified: Choice,
+    pub(crate) verified: Choice,
     /// Recommended for stores that keep sketches (no text at audit time): candidates within
     /// k bits, verified by sketches; None when no sketch size was measured.
-    pub sketched: Option<Choice>,
+    pub(crate) sketched: Option<Choice>,
 }
 
 /// Measures every scheme of `options` at every distance on the corpus `inputs` (read
@@ -326,6 +331,7 @@ pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) 
         sampled: sample.is_partial(),
         min_jaccard: t,
         truth: source,
+        inputs: inputs.to_vec(),
         true_pairs: truth.pairs.len() as u64,
         schemes,
         fingerprints_only: recommendation.fingerprints_only,

@@ -10,16 +10,9 @@ use crate::similarity::fingerprint::Scheme;
 /// noise of a sample.
 pub(crate) const F1_TOLERANCE: f64 = 0.005;
 
-impl Choice {
-    /// How much F1 a smaller distance may give up to be chosen over the best: a smaller K
-    /// is fewer tables, less disk and faster queries, and F1 differences this small are
-    /// within the noise of a sample.
-    pub const F1_TOLERANCE: f64 = F1_TOLERANCE;
-}
-
 /// A recommended setting for one use.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The fingerprint scheme.
     pub scheme: Scheme,
     /// Its score at the recommended distance (`score.distance`).

@@ -12,7 +12,7 @@ use crate::similarity::sketch::SketchTable;
 
 /// The quality of the pairs one setting finds.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Score {
+pub(crate) struct Score {
     /// k: pairs within this many bits are predicted.
     pub distance: u8,
     /// Pairs predicted.
@@ -98,7 +98,7 @@ impl serde::Serialize for Score {
 
 /// One scheme's scores, indexed by distance 0..=max.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SchemeScores {
+pub(crate) struct SchemeScores {
     /// The scheme.
     pub scheme: Scheme,
     /// The pairs within k bits.
