@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::{Database, DatabaseOptions, Refresh};
+use simhashdb::{Database, DatabaseOptions, Query, Refresh};
 
 mod common;
 use common::{splitmix, Args};
@@ -89,10 +89,11 @@ fn main() {
         lat.push(t.elapsed().as_secs_f64() * 1e6);
     }
     lat.sort_by(f64::total_cmp);
+    let asked: Vec<Query> = queries.iter().map(|&q| Query::from(q)).collect();
     let mut many = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        snapshot.query_many(&queries, k).unwrap();
+        snapshot.query_many(&asked, k, None).unwrap();
         many.push(t.elapsed().as_secs_f64());
     }
     many.sort_by(f64::total_cmp);

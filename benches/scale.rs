@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::{Batch, Settings, Snapshot, Stats, Store};
+use simhashdb::{Batch, Query, Settings, Snapshot, Stats, Store};
 
 mod common;
 use common::{splitmix, Args};
@@ -181,11 +181,12 @@ fn main() {
         percentile(&lat, 0.5),
         percentile(&lat, 0.99)
     );
+    let asked: Vec<Query> = queries.iter().map(|&q| Query::from(q)).collect();
     let mut rounds = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
         let m: usize = snapshot
-            .query_many(&queries, 3)
+            .query_many(&asked, 3, None)
             .unwrap()
             .iter()
             .map(Vec::len)

@@ -3,7 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use simhashdb::{find_all, DocumentPair, NearDuplicates};
+use simhashdb::{find_all, NearDuplicates, Pair};
+
+/// Two documents' ids within the distance.
+pub type DocumentPair = Pair<String>;
 use simhashdb::{Batch, Settings, Snapshot, Store};
 
 use crate::engine::{batches, fingerprint, settings};

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use simhashdb::{Batch, Database, DatabaseOptions, Refresh, Settings, Snapshot, Stats, Store};
+use simhashdb::{
+    Batch, Database, DatabaseOptions, Query, Refresh, Settings, Snapshot, Stats, Store,
+};
 
 use crate::util::{brute_force, query_tuples};
 
@@ -69,7 +71,8 @@ fn check_all(snapshot: &Snapshot, model: &BTreeMap<String, u64>, queries: &[u64]
             );
         }
     }
-    let many = snapshot.query_many(queries, k).unwrap();
+    let asked: Vec<Query> = queries.iter().map(|&q| Query::from(q)).collect();
+    let many = snapshot.query_many(&asked, k, None).unwrap();
     for (&q, got) in queries.iter().zip(many) {
         assert_eq!(
             got.len(),

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use proptest::prelude::*;
 use serde_json::Value;
 use simhashdb::{
-    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Scheme, Settings, Snapshot, Store,
+    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Query, Scheme, Settings, Snapshot, Store,
 };
 
 use crate::util::{path_str, simhashdb, text};
@@ -491,11 +491,16 @@ proptest! {
             for (id, doc) in model.iter().take(8) {
                 prop_assert_eq!(snapshot.sketch(id).unwrap(), doc.2.clone(), "{}", id);
                 for sketch in [doc.2.as_deref(), None] {
+                    let query = Query { sketch: sketch.map(<[u8]>::to_vec), ..Query::from(doc.0) };
                     let got: Vec<_> = snapshot
-                        .query_verified(doc.0, sketch, d, min)
+                        .query_many(&[query], d, Some(min))
                         .unwrap()
+                        .remove(0)
                         .into_iter()
-                        .map(|m| (m.found.distance, m.found.fingerprint, m.found.id, m.jaccard))
+                        .map(|m| {
+                            assert_eq!(m.unverified, m.jaccard.is_none());
+                            (m.distance, m.fingerprint, m.id, m.jaccard)
+                        })
                         .collect();
                     prop_assert_eq!(got, model_query(&model, doc.0, sketch, d, min));
                 }

@@ -161,7 +161,7 @@ fn pairs_within(
     packed: bool,
     number_of_blocks: usize,
     different_bits: usize,
-) -> PyResult<Vec<simhashdb::FingerprintPair>> {
+) -> PyResult<Vec<simhashdb::Pair<u64>>> {
     let hashes = u64s_of(hashes, packed)?;
     detached(py, || {
         seomoz::find_all(&hashes, number_of_blocks, different_bits)

@@ -13,6 +13,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
+use rayon::prelude::*;
 use simhashdb::{
     Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupFiles, DedupOptions,
     ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Refresh, Snapshot,
@@ -568,10 +569,15 @@ impl NativeStore {
         distance: Option<i64>,
     ) -> PyResult<QueryColumns<'py>> {
         guard(|| {
-            let queries = u64s_from_bytes(queries, "queries")?;
+            let queries: Vec<simhashdb::Query> = u64s_from_bytes(queries, "queries")?
+                .into_iter()
+                .map(simhashdb::Query::from)
+                .collect();
             let results = self.read(py, false, |snapshot| {
                 let distance = Self::distance(snapshot, distance)?;
-                snapshot.query_many(&queries, distance).map_err(py_err)
+                snapshot
+                    .query_many(&queries, distance, None)
+                    .map_err(py_err)
             })?;
             let total: usize = results.iter().map(Vec::len).sum();
             let (mut index, mut fps, mut dists) = (
@@ -612,14 +618,19 @@ impl NativeStore {
         guard(|| {
             let answers = self.read(py, false, |snapshot| {
                 let distance = Self::distance(snapshot, distance)?;
-                let scheme = snapshot.text_scheme().map_err(py_err)?;
-                let digests = digest_all(&scheme, &texts, "texts", 0)?;
-                let queries: Vec<(u64, Option<&[u8]>)> = digests
-                    .iter()
-                    .map(|(fp, sketch)| (*fp, sketch.as_deref()))
-                    .collect();
+                // A store of bare fingerprints refuses texts before any is read.
+                snapshot.text_scheme().map_err(py_err)?;
+                let queries = texts
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, text)| {
+                        snapshot
+                            .text_query(text)
+                            .map_err(|e| PyValueError::new_err(format!("texts[{i}]: {e}")))
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
                 snapshot
-                    .query_many_verified(&queries, distance, min_jaccard)
+                    .query_many(&queries, distance, Some(min_jaccard))
                     .map_err(py_err)
             })?;
             Ok(answers
@@ -627,7 +638,7 @@ impl NativeStore {
                 .map(|matches| {
                     matches
                         .into_iter()
-                        .map(|m| (m.found.id, m.found.fingerprint, m.found.distance, m.jaccard))
+                        .map(|m| (m.id, m.fingerprint, m.distance, m.jaccard))
                         .collect()
                 })
                 .collect())

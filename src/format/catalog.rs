@@ -78,7 +78,7 @@ pub(crate) struct RunMeta {
     pub id: u64,
     /// How many shard files the run's S shards are grouped into (a power of two <= S): file
     /// f holds shards f*S/F .. (f+1)*S/F. Small runs use one file, since every redb file
-    /// costs about 1 MiB however little it holds.
+    /// has a fixed cost however little it holds.
     pub shard_files: u16,
     /// The shard files that exist (got at least one key), ascending.
     pub present_files: Vec<u16>,

@@ -128,12 +128,12 @@ impl Settings {
 /// engine is built for.
 pub(crate) const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000_000;
 
-/// Keys in one table block: [`crate::format::block::TARGET_BYTES`] at the ~6 bytes per key measured
-/// for random fingerprints (5.9-6.2, docs/benchmarks.md).
+/// Keys in one table block: [`crate::format::block::TARGET_BYTES`] at the bytes per key
+/// measured for random fingerprints (docs/benchmarks.md, "Disk").
 pub const KEYS_PER_BLOCK: f64 = crate::format::block::TARGET_BYTES as f64 / 6.0;
 
 /// Past this many tables a store is impractical at scale: each fingerprint is stored once per
-/// table (~6 B each), and a query probes every table of every run.
+/// table, and a query probes every table of every run.
 pub const PRACTICAL_TABLES: usize = 100;
 
 /// Past this many expected candidates per probe (~15 blocks), a query scans rather than
@@ -240,21 +240,20 @@ impl Settings {
     }
 }
 
-/// Disk bytes per fingerprint per table, measured at 1e8 (6.12-6.36, docs/benchmarks.md).
+/// Disk bytes per fingerprint per table, as measured at 1e8 (docs/benchmarks.md, "Disk").
 pub const TABLE_BYTES_PER_FINGERPRINT: f64 = 6.2;
 
-/// Disk bytes per document outside the tables (its id, posting and fingerprint rows): 114 B
-/// per document at 1e8 with 10 tables, less the tables' 62 (docs/benchmarks.md).
+/// Disk bytes per document outside the tables (its id, posting and fingerprint rows): a 1e8
+/// store's bytes per document less its tables' (docs/benchmarks.md, "Disk").
 pub const DOCUMENT_BYTES: f64 = 52.0;
 
-/// Microseconds per block a query reads: a probe of one compacted 1e8 store with 10 tables
-/// answers in 38 us at p50, ~3.8 us per probe (docs/benchmarks.md, "Queries at 1e8 after
-/// compaction").
+/// Microseconds per block a query reads: a compacted 1e8 store's p50 query time over its
+/// probes (docs/benchmarks.md, "Queries at 1e8 after compaction").
 pub const MICROS_PER_BLOCK_READ: f64 = 3.8;
 
 /// Disk bytes per sketch beyond its own N bytes: the entry's key, id and batch repeated
-/// beside the sketch, and redb's pages (a 128-byte sketch cost 158.7 bytes per document at
-/// 1e6 with 12-byte ids, docs/benchmarks.md). Longer ids cost their length again.
+/// beside the sketch, and redb's pages, as measured with 12-byte ids (docs/benchmarks.md,
+/// "Verification sketches"). Longer ids cost their length again.
 pub const SKETCH_OVERHEAD_BYTES: f64 = 31.0;
 
 impl Settings {

@@ -4,9 +4,9 @@
 //! (docs/benchmarks.md: that is most of a query). A pinned table is read from disk once, every
 //! block's checksum checked then, and kept decoded as one sorted array of keys: a probe is a
 //! binary search and a scan of the keys that share the query's prefix, with no lock, no page
-//! lookup, no decoding and no second checksum. A pinned table costs 8.25-8.5 bytes per
-//! fingerprint (6 on disk, delta-encoded): keeping the blocks encoded instead made probes no faster than
-//! redb's cache (docs/benchmarks.md, "serve").
+//! lookup, no decoding and no second checksum. A pinned key costs its 8 bytes and a share of
+//! the directory, more than on disk (delta-encoded): keeping the blocks encoded instead made
+//! probes no faster than redb's cache (docs/benchmarks.md, "serve").
 //!
 //! A run's tables are immutable, so a pinned table is shared by every snapshot that reads its
 //! run, and dropped with the last of them.

@@ -17,30 +17,53 @@ use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
 use crate::tables::sorted_tables;
 
-/// Two distinct fingerprints within the audit's distance; `a < b`. JSON:
-/// `{"a", "b" (16 hex digits each), "distance"}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct FingerprintPair {
-    /// The smaller fingerprint.
-    #[serde(serialize_with = "hex::serialize")]
-    pub a: u64,
-    /// The larger fingerprint.
-    #[serde(serialize_with = "hex::serialize")]
-    pub b: u64,
-    /// Their Hamming distance.
-    pub distance: u32,
-}
-
-/// Two stored documents within the audit's distance; `a < b`. JSON: `{"a", "b", "distance"}`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct DocumentPair {
-    /// The smaller id.
-    pub a: String,
-    /// The larger id.
-    pub b: String,
+/// Two near-duplicates within the audit's distance, `a < b`: two fingerprints
+/// (`Pair<u64>`, what [`find_all`] finds) or two documents' ids (`Pair<String>`). JSON:
+/// `{"a", "b", "distance"}`, fingerprints as 16 hex digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pair<T> {
+    /// The smaller one.
+    pub a: T,
+    /// The larger one.
+    pub b: T,
     /// The Hamming distance between their fingerprints.
     pub distance: u32,
 }
+
+/// Two distinct fingerprints within the distance.
+pub(crate) type FingerprintPair = Pair<u64>;
+
+/// Two stored documents within the distance.
+pub(crate) type DocumentPair = Pair<String>;
+
+impl serde::Serialize for Pair<u64> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        Pair {
+            a: hex::format(self.a),
+            b: hex::format(self.b),
+            distance: self.distance,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl serde::Serialize for Pair<String> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Pair", 3)?;
+        out.serialize_field("a", &self.a)?;
+        out.serialize_field("b", &self.b)?;
+        out.serialize_field("distance", &self.distance)?;
+        out.end()
+    }
+}
+
 /// Appends to `out` the pairs of `keys` (table `t`'s keys, ascending, distinct) within
 /// `distance` bits that table `t` reports.
 pub(crate) fn close_pairs_in_sorted(

@@ -38,8 +38,9 @@ pub const DEFAULT_BYTES: u16 = 128;
 
 /// Rounds of hashing before densification fills the bins still empty: one per this many bins
 /// (8 at 128 bytes), a function of the size alone so that every sketch of a store is made
-/// alike. Measured on ../shared/eval: 4 to 32 rounds at 128 bytes estimate as well and cost
-/// the same within 10%; fewer leave more bins to densification, whose probes cost more.
+/// alike. Within a wide range of rounds the estimates are as good and cost about the same
+/// (docs/design.md, "The verification sketch"); fewer rounds leave more bins to densification,
+/// whose probes cost more.
 const BINS_PER_ROUND: u64 = 128;
 /// Bits of a bin's value that hold the round.
 const VALUE_BITS: u32 = 48;
@@ -347,8 +348,8 @@ mod tests {
 
     /// The goals of the estimator: on set pairs of known Jaccard 0.5..1.0, mean absolute
     /// error <= 0.015 with 128 bytes; standard error at J = 0.8 <= 0.02 with 128 bytes and
-    /// <= 0.01 with 512 bytes, for sets of 50 to 5,000 shingles (the eval corpus's documents
-    /// have 18 to 50,000, median 314). The theoretical standard error of 1-bit minwise hashes
+    /// <= 0.01 with 512 bytes, for sets of 50 to 5,000 shingles (web documents' usual range).
+    /// The theoretical standard error of 1-bit minwise hashes
     /// at J = 0.8 is 0.0188 with 128 bytes and 0.0094 with 512.
     #[test]
     fn the_estimator_meets_its_accuracy_goals() {

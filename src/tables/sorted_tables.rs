@@ -6,8 +6,7 @@
 //! leading bits both tables share, so deriving them is a [`crate::tables::permutation::Rekey`] and a
 //! sort within those groups ([`radix::sort_below`]). Children run as parallel rayon tasks,
 //! each holding its parent's keys until it has derived its own. Key buffers no table needs
-//! any more are reused: fresh memory costs a page fault per 4 KiB (about 0.4 ms per MB on the
-//! project's VM).
+//! any more are reused: fresh memory costs a page fault per 4 KiB.
 
 use std::sync::{Arc, Mutex};
 

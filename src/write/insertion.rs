@@ -1,8 +1,8 @@
 //! An insert in progress: documents arrive in any number, are written a run at a time, and
 //! commit together as one batch.
 //!
-//! Memory is bounded by the documents of one run (about 200 bytes each while the run is
-//! written), not by the batch: an [`Insertion`] collects documents until it holds
+//! Memory is bounded by the documents of one run (docs/benchmarks.md, "Memory"), not by the
+//! batch: an [`Insertion`] collects documents until it holds
 //! `run_documents` of them, writes them as a run that the catalog does not name yet, and goes
 //! on. [`Insertion::commit`] names every run it wrote in one catalog commit, so the batch is
 //! still all or nothing; dropping an insertion (or a crash) leaves the store as it was, and
@@ -111,8 +111,8 @@ impl InsertOptions {
     }
 }
 
-/// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of memory
-/// while a run is written.
+/// Documents per run unless [`Insertion::run_documents`] says otherwise: what a run's write
+/// holds in memory is in docs/benchmarks.md, "Memory".
 pub(crate) const DEFAULT_RUN_DOCUMENTS: usize = 10_000_000;
 
 /// One batch being inserted. Made by [`Store::begin_insert`]; fed with [`Insertion::push`],
@@ -152,8 +152,8 @@ pub struct Insertion<'s> {
 }
 
 impl<'s> Insertion<'s> {
-    /// Documents per run unless [`Insertion::run_documents`] says otherwise: about 2 GB of
-    /// memory while a run is written.
+    /// Documents per run unless [`Insertion::run_documents`] says otherwise (docs/benchmarks.md,
+    /// "Memory", says what a run's write holds).
     pub const DEFAULT_RUN_DOCUMENTS: usize = DEFAULT_RUN_DOCUMENTS;
 
     pub(crate) fn new(store: &'s mut Store, label: Option<&str>) -> Self {

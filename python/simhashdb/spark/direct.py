@@ -1,7 +1,7 @@
 """The fingerprint job reading and writing Parquet in the tasks themselves.
 
-Spark's own Parquet reader decodes a string column at about 120 MB/s per core (measured:
-docs/benchmarks.md), slower than fingerprinting the texts. So when pyarrow can open the input
+Spark's own Parquet reader decodes a string column more slowly than the engine fingerprints
+the texts (docs/benchmarks.md, "Spark"). So when pyarrow can open the input
 and the output (local paths, ``file://``, ``hdfs://``, ``s3://``, ``gs://``...), the job cuts
 the input's row groups into tasks of about ``TASK_BYTES``, and each task reads its row groups
 with pyarrow, hands the columns to the engine through the Arrow C Data Interface, and writes

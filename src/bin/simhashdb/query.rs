@@ -92,14 +92,11 @@ pub fn run(args: Args) -> Result<()> {
     .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
-        let scheme = scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
-        let (fingerprint, sketch) = scheme
-            .document(text)
+        scheme.as_ref().map_err(|why| anyhow!("{why}"))?;
+        let query = snapshot
+            .text_query(text)
             .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
-        queries.push(Query {
-            sketch,
-            ..Query::fingerprint(fingerprint)
-        });
+        queries.push(query);
     }
     let mut options = args.fields.options(scheme, false);
     args.skip.apply(&mut options)?;
@@ -143,53 +140,26 @@ fn write_matches(
     json: bool,
 ) -> Result<()> {
     for round in queries.chunks(ROUND) {
-        let answers: Vec<Vec<(Match, Option<f64>)>> = match min_jaccard {
-            None => {
-                let fingerprints: Vec<u64> = round.iter().map(|q| q.fingerprint).collect();
-                let answers = snapshot.query_many(&fingerprints, distance)?;
-                answers
-                    .into_iter()
-                    .map(|matches| matches.into_iter().map(|m| (m, None)).collect())
-                    .collect()
-            }
-            Some(min) => {
-                let asked: Vec<(u64, Option<&[u8]>)> = round
-                    .iter()
-                    .map(|q| (q.fingerprint, q.sketch.as_deref()))
-                    .collect();
-                let answers = snapshot.query_many_verified(&asked, distance, min)?;
-                answers
-                    .into_iter()
-                    .map(|matches| matches.into_iter().map(|m| (m.found, m.jaccard)).collect())
-                    .collect()
-            }
-        };
+        let answers = snapshot.query_many(round, distance, min_jaccard)?;
         for (q, matches) in round.iter().zip(answers) {
             let hex = format!("{:016x}", q.fingerprint);
             let label = q.id.as_deref().unwrap_or(&hex);
-            for (m, jaccard) in &matches {
-                let unverified = min_jaccard.is_some() && jaccard.is_none();
+            for m in &matches {
                 if json {
                     /// A match as `query --json` prints it: the query, then the library's
-                    /// match, and its verification when asked for.
+                    /// match.
                     #[derive(serde::Serialize)]
                     struct MatchLine<'a> {
                         query: &'a str,
-                        #[serde(flatten)]
-                        found: &'a Match,
                         #[serde(skip_serializing_if = "Option::is_none")]
                         query_fingerprint: Option<&'a str>,
-                        #[serde(skip_serializing_if = "Option::is_none")]
-                        jaccard: Option<f64>,
-                        #[serde(skip_serializing_if = "std::ops::Not::not")]
-                        unverified: bool,
+                        #[serde(flatten)]
+                        found: &'a Match,
                     }
                     let line = MatchLine {
                         query: label,
-                        found: m,
                         query_fingerprint: q.id.is_some().then_some(hex.as_str()),
-                        jaccard: *jaccard,
-                        unverified,
+                        found: m,
                     };
                     output::json_line(out, &line)?;
                 } else {
@@ -198,7 +168,7 @@ fn write_matches(
                         "{label}\t{}\t{:016x}\t{}",
                         m.id, m.fingerprint, m.distance
                     )?;
-                    match (jaccard, unverified) {
+                    match (m.jaccard, m.unverified) {
                         (Some(j), _) => writeln!(out, "\t{j:.6}")?,
                         (None, true) => writeln!(out, "\tunverified")?,
                         (None, false) => writeln!(out)?,

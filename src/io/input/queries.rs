@@ -40,6 +40,13 @@ impl Query {
     }
 }
 
+impl From<u64> for Query {
+    /// [`Query::fingerprint`].
+    fn from(fingerprint: u64) -> Query {
+        Query::fingerprint(fingerprint)
+    }
+}
+
 /// Reads the queries of `input` (a file, a directory of text documents, or `-` for stdin) and
 /// appends them to `queries`, in input order.
 ///

@@ -8,8 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use crate::error::{guard_redb, Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::sketches::check_size;
@@ -85,9 +83,13 @@ impl CacheSpread {
     }
 }
 
-/// One stored document within the query's distance. Its JSON form (CLI, HTTP, Python) is
-/// `{"id", "fingerprint" (16 hex digits), "distance"}`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One stored document within the query's distance, verified with sketches when the query
+/// asked for it ([`Snapshot::query_many`] with a `min_jaccard`). Its JSON form (CLI, HTTP,
+/// Python) is `{"id", "fingerprint" (16 hex digits), "distance"}`, and when verified
+/// `"jaccard"` (the estimate) or `"unverified": true` (a side has no sketch). Matches order by
+/// (distance, fingerprint, id).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Match {
     /// Hamming distance between the query and the fingerprint.
     pub distance: u32,
@@ -95,47 +97,83 @@ pub struct Match {
     pub fingerprint: u64,
     /// The document id.
     pub id: String,
+    /// The word 3-shingle Jaccard similarity of the two texts as their sketches estimate it;
+    /// None when not verified.
+    pub jaccard: Option<f64>,
+    /// Whether verification was asked for and the match is kept without an estimate (the
+    /// query or the document has no sketch: it was given as a fingerprint).
+    pub unverified: bool,
 }
+
+impl Match {
+    /// An unverified match.
+    pub(crate) fn new(distance: u32, fingerprint: u64, id: String) -> Self {
+        Match {
+            distance,
+            fingerprint,
+            id,
+            jaccard: None,
+            unverified: false,
+        }
+    }
+
+    /// The match verified: with the estimate, or marked unverified when there is none.
+    pub(crate) fn verified(mut self, jaccard: Option<f64>) -> Self {
+        self.unverified = jaccard.is_none();
+        self.jaccard = jaccard;
+        self
+    }
+
+    fn order_key(&self) -> (u32, u64, &str) {
+        (self.distance, self.fingerprint, &self.id)
+    }
+}
+
+// Ordered by the answer's order, then by the estimate (total order: estimates are never
+// NaN, and equal matches compare equal).
+impl Ord for Match {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order_key()
+            .cmp(&other.order_key())
+            .then_with(|| match (self.jaccard, other.jaccard) {
+                (Some(a), Some(b)) => a.total_cmp(&b),
+                (a, b) => a.is_some().cmp(&b.is_some()),
+            })
+            .then(self.unverified.cmp(&other.unverified))
+    }
+}
+
+impl PartialOrd for Match {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Match {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Match {}
 
 impl serde::Serialize for Match {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut out = serializer.serialize_struct("Match", 3)?;
-        out.serialize_field("id", &self.id)?;
-        out.serialize_field("fingerprint", &hex::format(self.fingerprint))?;
-        out.serialize_field("distance", &self.distance)?;
-        out.end()
-    }
-}
-
-/// A match of a query verified with sketches ([`Snapshot::query_verified`]): the match, and
-/// the estimated word 3-shingle Jaccard of the two texts, or None when a side has no sketch
-/// (the match is kept unverified). Its JSON form is the match's with `"jaccard"`, or with
-/// `"unverified": true`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[non_exhaustive]
-pub struct VerifiedMatch {
-    /// The match.
-    #[serde(flatten)]
-    pub found: Match,
-    /// The estimated Jaccard; None when it could not be estimated.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jaccard: Option<f64>,
-    /// Whether the match is kept without an estimate (`jaccard` is None).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unverified: bool,
-}
-
-impl VerifiedMatch {
-    pub(crate) fn new(found: Match, jaccard: Option<f64>) -> Self {
-        VerifiedMatch {
-            found,
-            unverified: jaccard.is_none(),
-            jaccard,
+        use serde::ser::SerializeMap;
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("id", &self.id)?;
+        out.serialize_entry("fingerprint", &hex::format(self.fingerprint))?;
+        out.serialize_entry("distance", &self.distance)?;
+        if let Some(jaccard) = self.jaccard {
+            out.serialize_entry("jaccard", &jaccard)?;
         }
+        if self.unverified {
+            out.serialize_entry("unverified", &true)?;
+        }
+        out.end()
     }
 }
 

@@ -13,32 +13,20 @@ impl Snapshot {
     pub(super) fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
         let mut matches = Vec::new();
         for (fp, d) in self.close_fingerprints(query, distance)? {
-            self.live_ids(fp, |id| {
-                matches.push(Match {
-                    distance: d,
-                    fingerprint: fp,
-                    id: id.to_string(),
-                })
-            })?;
+            self.live_ids(fp, |id| matches.push(Match::new(d, fp, id.to_string())))?;
         }
         matches.sort_unstable();
         Ok(matches)
     }
 
-    /// [`Snapshot::query`], verified: a match is kept when its sketch and `sketch` (the query
-    /// text's, [`crate::Scheme::sketch`]) estimate a word 3-shingle Jaccard similarity of at
-    /// least `min_jaccard`, with that estimate; a match where either has no sketch (a query
-    /// given as a fingerprint, a document inserted as one) is kept unverified, with None.
-    /// The store must keep sketches (`init --sketch`): else an error that says how.
-    pub fn query_verified(
+    /// [`Snapshot::query`], verified with `sketch` (see [`Snapshot::query_many`]).
+    pub(crate) fn query_verified(
         &self,
         query: u64,
         sketch: Option<&[u8]>,
         distance: u32,
         min_jaccard: f64,
-    ) -> Result<Vec<VerifiedMatch>> {
-        check_min_jaccard(min_jaccard)?;
-        self.check_sketches()?;
+    ) -> Result<Vec<Match>> {
         guard_redb(&self.dir, || {
             let mut found: Vec<(u64, String, u64, u32)> = Vec::new();
             for (fp, d) in self.close_fingerprints(query, distance)? {
@@ -55,7 +43,7 @@ impl Snapshot {
                     self.sketches_of(&keys)?
                 }
             };
-            let mut matches: Vec<VerifiedMatch> = found
+            let mut matches: Vec<Match> = found
                 .into_iter()
                 .zip(sketches)
                 .filter_map(|((fingerprint, id, _, distance), theirs)| {
@@ -69,33 +57,12 @@ impl Snapshot {
                         }
                         _ => None,
                     };
-                    let found = Match {
-                        distance,
-                        fingerprint,
-                        id,
-                    };
-                    Some(VerifiedMatch::new(found, jaccard))
+                    Some(Match::new(distance, fingerprint, id).verified(jaccard))
                 })
                 .collect();
-            matches.sort_unstable_by(|a, b| a.found.cmp(&b.found));
+            matches.sort_unstable();
             Ok(matches)
         })
-    }
-
-    /// [`Snapshot::query_verified`] of many queries `(fingerprint, sketch)`, in parallel;
-    /// answers in the order of the queries.
-    pub fn query_many_verified(
-        &self,
-        queries: &[(u64, Option<&[u8]>)],
-        distance: u32,
-        min_jaccard: f64,
-    ) -> Result<Vec<Vec<VerifiedMatch>>> {
-        self.check_distance(distance)?;
-        queries
-            .par_iter()
-            .with_min_len(64)
-            .map(|&(q, sketch)| self.query_verified(q, sketch, distance, min_jaccard))
-            .collect()
     }
 
     /// Every fingerprint in the tables within `distance` bits of `query`, with its distance,
@@ -159,16 +126,6 @@ impl Snapshot {
         let memory = pinned.len() as u64;
         self.probes.add(memory, disk);
         Ok(found)
-    }
-
-    /// Runs many queries in parallel; the answers come back in the order of `queries`.
-    pub fn query_many(&self, queries: &[u64], distance: u32) -> Result<Vec<Vec<Match>>> {
-        self.check_distance(distance)?;
-        queries
-            .par_iter()
-            .with_min_len(64)
-            .map(|&q| self.query(q, distance))
-            .collect()
     }
 
     /// The distance a query or an audit runs at: `asked`, from 0 to the store's K, or K when

@@ -1,8 +1,6 @@
 //! `/v1/query`: fingerprints, texts or documents, answered from the current state, verified with
 //! sketches when asked.
 
-use simhashdb::VerifiedMatch;
-
 use super::*;
 
 #[derive(Deserialize)]
@@ -32,17 +30,14 @@ pub(super) fn fingerprint_format(name: Option<&str>) -> Result<FingerprintFormat
     })
 }
 
-/// A query: its fingerprint, and its text's sketch in a store that keeps sketches.
-pub(super) type QueryDigest = (u64, Option<Vec<u8>>);
-
-/// The query fingerprints of a request: its fingerprints, or its texts or documents
-/// fingerprinted with the store's scheme.
-/// A warning about the fingerprints' notation goes to `warnings`.
-pub(super) fn query_fingerprints(
+/// The queries of a request: its fingerprints, or its texts or documents fingerprinted (and
+/// sketched) with the store's scheme. A warning about the fingerprints' notation goes to
+/// `warnings`.
+pub(super) fn queries_of(
     body: &QueryBody,
     snapshot: &Snapshot,
     warnings: &mut Vec<String>,
-) -> Result<Vec<QueryDigest>, ApiError> {
+) -> Result<Vec<simhashdb::Query>, ApiError> {
     let given = [
         body.fingerprints.is_some(),
         body.texts.is_some(),
@@ -59,9 +54,13 @@ pub(super) fn query_fingerprints(
             .read_json_many(values)
             .map_err(|e| ApiError::bad_request(format!("fingerprints: {e}")))?;
         *warnings = warning.into_iter().collect();
-        return Ok(fingerprints.into_iter().map(|fp| (fp, None)).collect());
+        return Ok(fingerprints
+            .into_iter()
+            .map(simhashdb::Query::from)
+            .collect());
     }
-    let scheme = snapshot.text_scheme()?;
+    // A store of bare fingerprints refuses texts before any is read.
+    snapshot.text_scheme()?;
     let texts: Vec<(String, &str)> = match (&body.texts, &body.documents) {
         (Some(texts), _) => texts
             .iter()
@@ -78,8 +77,8 @@ pub(super) fn query_fingerprints(
     texts
         .iter()
         .map(|(place, text)| {
-            scheme
-                .document(text)
+            snapshot
+                .text_query(text)
                 .map_err(|e| ApiError::bad_request(format!("{place}: {e}")))
         })
         .collect()
@@ -88,52 +87,28 @@ pub(super) fn query_fingerprints(
 /// Queries answered on the request's own thread; larger batches go to the thread pool.
 pub(super) const INLINE_QUERIES: usize = 16;
 
-/// Answers `queries` on `snapshot`, counting them.
+/// Answers `queries` on `snapshot` (verified at `min_jaccard` when given), counting them.
 pub(super) async fn answer(
     service: &Service,
     snapshot: Arc<Snapshot>,
-    queries: Vec<u64>,
+    queries: Vec<simhashdb::Query>,
     distance: u32,
+    min_jaccard: Option<f64>,
 ) -> Result<Vec<Vec<Match>>, ApiError> {
-    let results = if queries.len() <= INLINE_QUERIES {
+    let results = if queries.len() <= INLINE_QUERIES && min_jaccard.is_none() {
+        // On this thread: a few probes cost less than a hop to the pool.
         queries
             .iter()
-            .map(|&q| snapshot.query(q, distance))
+            .map(|q| snapshot.query(q.fingerprint, distance))
             .collect::<simhashdb::Result<Vec<_>>>()?
     } else {
         blocking("the query", move || {
             snapshot
-                .query_many(&queries, distance)
+                .query_many(&queries, distance, min_jaccard)
                 .map_err(ApiError::from)
         })
         .await?
     };
-    service.metrics.queries.inc_by(results.len() as u64);
-    service
-        .metrics
-        .matches
-        .inc_by(results.iter().map(|r| r.len() as u64).sum());
-    Ok(results)
-}
-
-/// Answers `queries` verified with sketches on the thread pool, counting them.
-pub(super) async fn answer_verified(
-    service: &Service,
-    snapshot: Arc<Snapshot>,
-    queries: Vec<QueryDigest>,
-    distance: u32,
-    min_jaccard: f64,
-) -> Result<Vec<Vec<VerifiedMatch>>, ApiError> {
-    let results = blocking("the query", move || {
-        let asked: Vec<(u64, Option<&[u8]>)> = queries
-            .iter()
-            .map(|(q, sketch)| (*q, sketch.as_deref()))
-            .collect();
-        snapshot
-            .query_many_verified(&asked, distance, min_jaccard)
-            .map_err(ApiError::from)
-    })
-    .await?;
     service.metrics.queries.inc_by(results.len() as u64);
     service
         .metrics
@@ -152,7 +127,7 @@ pub(super) async fn post_query(
     let snapshot = database.current();
     let distance = snapshot.distance(body.distance)?;
     let mut warnings = Vec::new();
-    let queries = query_fingerprints(&body, &snapshot, &mut warnings)?;
+    let queries = queries_of(&body, &snapshot, &mut warnings)?;
     if queries.len() > service.limits.max_queries {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -164,12 +139,15 @@ pub(super) async fn post_query(
             ),
         ));
     }
-    let fingerprints: Vec<String> = queries.iter().map(|(q, _)| format!("{q:016x}")).collect();
+    let fingerprints: Vec<String> = queries
+        .iter()
+        .map(|q| format!("{:016x}", q.fingerprint))
+        .collect();
     // Serialized straight from the matches: a JSON tree of 10,000 answers costs more than
     // the answers.
     #[derive(serde::Serialize)]
-    struct Answer<'a, M> {
-        results: &'a [Vec<M>],
+    struct Answer<'a> {
+        results: &'a [Vec<Match>],
         fingerprints: Vec<String>,
         /// A documents query's ids, in the order of `results`.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,32 +160,15 @@ pub(super) async fn post_query(
     let ids = body
         .documents
         .map(|documents| documents.into_iter().map(|d| d.id).collect());
-    Ok(match body.min_jaccard {
-        None => {
-            let queries = queries.into_iter().map(|(q, _)| q).collect();
-            let results = answer(&service, snapshot, queries, distance).await?;
-            Json(Answer {
-                results: &results,
-                fingerprints,
-                ids,
-                distance,
-                warnings,
-            })
-            .into_response()
-        }
-        Some(min_jaccard) => {
-            let results =
-                answer_verified(&service, snapshot, queries, distance, min_jaccard).await?;
-            Json(Answer {
-                results: &results,
-                fingerprints,
-                ids,
-                distance,
-                warnings,
-            })
-            .into_response()
-        }
+    let results = answer(&service, snapshot, queries, distance, body.min_jaccard).await?;
+    Ok(Json(Answer {
+        results: &results,
+        fingerprints,
+        ids,
+        distance,
+        warnings,
     })
+    .into_response())
 }
 
 #[derive(Deserialize)]
@@ -229,7 +190,11 @@ pub(super) async fn get_query(
         .map_err(|e| ApiError::bad_request(format!("fingerprint: {e}")))?;
     let snapshot = database.current();
     let distance = snapshot.distance(query.distance)?;
-    let results = answer(&service, snapshot, fingerprint, distance).await?;
+    let queries = fingerprint
+        .into_iter()
+        .map(simhashdb::Query::from)
+        .collect();
+    let results = answer(&service, snapshot, queries, distance, None).await?;
     let mut answer = json!({ "matches": &results[0], "distance": distance });
     if let Some(warning) = warning {
         answer["warnings"] = json!([warning]);

@@ -1,0 +1,65 @@
+//! Queries as clients ask them: many at once, given as fingerprints or texts, verified with
+//! sketches when asked.
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::io::input::Query;
+use crate::read::snapshot::{Match, Snapshot};
+
+impl Snapshot {
+    /// Answers many queries in parallel, in the order of `queries`: each one's matches within
+    /// `distance` bits, as [`Snapshot::query`] orders them.
+    ///
+    /// With `min_jaccard`, matches are verified with sketches (the store must keep them,
+    /// `init --sketch`: else an error that says how): a match is kept when its sketch and the
+    /// query's ([`Query::sketch`], from its text) estimate a word 3-shingle Jaccard similarity
+    /// of at least `min_jaccard`, with that estimate; a match where either has no sketch (a
+    /// query given as a fingerprint, a document inserted as one) is kept, marked
+    /// [`Match::unverified`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Query, Settings, Snapshot, Store};
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("doc-1", 0xdead_beef_0000_0000)?;
+    /// store.insert(&batch, None)?;
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let queries = [Query::from(0xdead_beef_0000_0001), Query::from(0x1234)];
+    /// let answers = snapshot.query_many(&queries, 3, None)?;
+    /// assert_eq!(answers[0][0].id, "doc-1");
+    /// assert!(answers[1].is_empty());
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn query_many(
+        &self,
+        queries: &[Query],
+        distance: u32,
+        min_jaccard: Option<f64>,
+    ) -> Result<Vec<Vec<Match>>> {
+        self.check_distance(distance)?;
+        if let Some(min_jaccard) = min_jaccard {
+            self.check_sketch_verification(min_jaccard)?;
+        }
+        queries
+            .par_iter()
+            .with_min_len(64)
+            .map(|q| match min_jaccard {
+                None => self.query(q.fingerprint, distance),
+                Some(min) => self.query_verified(q.fingerprint, q.sketch.as_deref(), distance, min),
+            })
+            .collect()
+    }
+
+    /// The query for `text`, fingerprinted (and sketched, in a store that keeps sketches) with
+    /// the store's scheme; an error for a store of bare fingerprints or an unreadable text.
+    pub fn text_query(&self, text: &str) -> Result<Query> {
+        let (fingerprint, sketch) = self.text_scheme()?.document(text)?;
+        Ok(Query {
+            sketch,
+            ..Query::from(fingerprint)
+        })
+    }
+}
