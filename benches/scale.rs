@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::{Batch, Query, Settings, Snapshot, Stats, Store};
+use simhashdb::{Batch, OpenOptions, Query, Settings, Snapshot, Stats, Store};
 
 mod common;
 use common::{splitmix, Args};
@@ -147,7 +147,7 @@ fn main() {
 
     // Queries: half near stored fingerprints (1..3 bits flipped), half random.
     let mut rng = 7u64; // queries do not depend on whether the store was built or reused
-    let snapshot = Snapshot::open_with_cache(&dir, cache).unwrap();
+    let snapshot = Snapshot::open_with(&dir, OpenOptions::new().cache_bytes(cache)).unwrap();
 
     let queries: Vec<u64> = (0..10_000)
         .map(|i| {

@@ -52,7 +52,7 @@
 //! - Operations, one call each with an options struct and a serde answer, for every client:
 //!   [`Store::insert_from`] / [`Database::insert_from`] ([`InsertOptions`]) and
 //!   [`Store::dedup_from`] / [`Database::dedup_from`] ([`DedupOptions`], a [`Deduplicated`])
-//!   read a [`Source`]; [`Snapshot::audit_near_duplicates`] verifies as a [`Verification`]
+//!   read a [`Source`]; [`Snapshot::near_duplicates`] verifies as a [`Verification`]
 //!   says; every file a command writes appears whole or not at all ([`OutputFile`]).
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
@@ -64,18 +64,18 @@
 //! - One handle for a long-running process: [`Database`] (reads from any thread, one write
 //!   at a time, commits visible when a write returns, merges by the store's policy inline or
 //!   in the background); the server and the Python package are thin over it.
-//! - Reading: [`Snapshot`] ([`Snapshot::query`], [`Snapshot::query_many`], [`Snapshot::get`],
-//!   [`Snapshot::batches`]), [`Stats`].
+//! - Reading: [`Snapshot`] (opened with the cache [`OpenOptions`] choose; [`Snapshot::query`],
+//!   [`Snapshot::query_many`] of [`Query`] values, verified when asked, each answer a
+//!   [`Match`]; [`Snapshot::text_query`], [`Snapshot::get`], [`Snapshot::batches`]), [`Stats`].
 //! - Near duplicates at any skew: [`NearDuplicates`] of a store
 //!   ([`Snapshot::near_duplicates`]) or of loose documents ([`NearDuplicates::of_documents`]):
 //!   pairs handed out one at a time, [`Cluster`]s, the keep rule's drops
 //!   ([`NearDuplicates::for_each_duplicate`]: `dedup`'s greedy, each a [`Duplicate`]), an
-//!   [`AuditSummary`]; pairs verified against a corpus's text
-//!   ([`NearDuplicates::verify_text`]) or the store's sketches
-//!   ([`Snapshot::near_duplicates_verified`]).
+//!   [`AuditSummary`]; pairs verified against a corpus's text or the store's sketches, as a
+//!   [`Verification`] says.
 //! - Dedup on ingest: [`Dedup`] keeps the documents of a new input that no stored document
 //!   and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
-//!   [`Store::dedup`] inserts them in the same write; [`DedupFiles`] streams files through,
+//!   [`Store::dedup_from`] inserts them in the same write; [`DedupFiles`] streams files through,
 //!   the kept records written unchanged ([`Snapshot::dedup_files`], [`Store::dedup_files`]).
 //! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
 //!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
@@ -138,7 +138,7 @@ pub use operations::audit::Verification;
 pub use operations::dedup::{DedupOptions, Deduplicated};
 pub use read::debris::Debris;
 pub use read::reader::ReaderStats;
-pub use read::snapshot::{Document, Match, Snapshot};
+pub use read::snapshot::{Document, Match, OpenOptions, Snapshot};
 pub use read::stats::{Stats, TableStats};
 pub use similarity::find_all::{find_all, Pair};
 pub use similarity::fingerprint::Scheme;

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use simhashdb::{find_all, NearDuplicates, Pair};
+use simhashdb::{find_all, NearDuplicates, Pair, Verification};
 
 /// Two documents' ids within the distance.
 pub type DocumentPair = Pair<String>;
@@ -192,7 +192,7 @@ proptest! {
                 let expected = brute_force_pairs(&model, d);
                 let got = snapshot.audit(d, &()).unwrap();
                 prop_assert_eq!(&got, &expected, "distance {} compacted {}", d, compacted);
-                let near = snapshot.near_duplicates(d, &()).unwrap();
+                let near = snapshot.near_duplicates(d, &Verification::None, &()).unwrap();
                 let oracle = Dedup::of(&expected, &batches);
                 prop_assert_eq!(Dedup::from_near(&near), oracle.clone());
                 prop_assert_eq!(near.summary().pairs, expected.len() as u64);
@@ -314,7 +314,9 @@ fn audit_at_skew_equals_brute_force_with_the_keep_drop_list() {
         .unwrap();
     let expected = brute_force_pairs(&model, 3);
     assert!(expected.len() > 2_100 * 2_099 / 2, "{}", expected.len());
-    let near = snapshot.near_duplicates(3, &()).unwrap();
+    let near = snapshot
+        .near_duplicates(3, &Verification::None, &())
+        .unwrap();
     let mut streamed = streamed_pairs(&near);
     let order = streamed.clone();
     streamed.sort();

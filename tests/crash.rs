@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use simhashdb::{Snapshot, Store};
 
+use crate::util::dedup_batch;
+
 type Model = BTreeMap<String, u64>;
 
 const IDS: u64 = 30_000;
@@ -97,7 +99,11 @@ fn prepare(kind: Kind, op: u64, store: &Path, dir: &Path, model: &Model) -> (Vec
             }
             std::fs::write(&input, lines).unwrap();
             let snapshot = Snapshot::open(Path::new(&store)).unwrap();
-            for (i, verdict) in snapshot.dedup(&batch, 3, None).unwrap().iter().enumerate() {
+            for (i, verdict) in dedup_batch(&snapshot, &batch, 3, None)
+                .unwrap()
+                .iter()
+                .enumerate()
+            {
                 if verdict.kept {
                     after.insert(batch.id(i).to_string(), batch.fingerprint(i));
                 }

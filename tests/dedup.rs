@@ -7,10 +7,13 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use simhashdb::{Batch, Dedup, Settings, Snapshot, Store, Verdict};
+use simhashdb::{
+    Batch, Dedup, DedupOptions, InsertOptions, ReadOptions, Settings, Snapshot, Source, Store,
+    Verdict,
+};
 
 use crate::engine::{batches, fingerprint, settings};
-use crate::util::{path_str, simhashdb, simhashdb_bytes, text};
+use crate::util::{dedup_batch, path_str, simhashdb, simhashdb_bytes, text};
 
 /// A stored document: (id, fingerprint, batch).
 pub type Stored = (String, u64, u64);
@@ -125,7 +128,7 @@ proptest! {
         let expected = greedy_model(&stored, &input, distance);
 
         let snapshot = store.snapshot().unwrap();
-        let got = snapshot.dedup(&batch_of(&input), distance, None).unwrap();
+        let got = dedup_batch(&snapshot, &batch_of(&input), distance, None).unwrap();
         prop_assert_eq!(as_json(&got), expected.clone());
 
         // Given in several groups, the answer is the same.
@@ -150,8 +153,15 @@ proptest! {
         drop(snapshot);
 
         // Inserting leaves exactly the stored documents plus the kept ones.
-        let (verdicts, summary) = store.dedup(&batch_of(&input), distance, None, Some("day")).unwrap();
-        prop_assert_eq!(as_json(&verdicts), expected.clone());
+        let options = DedupOptions {
+            distance: Some(i64::from(distance)),
+            min_jaccard: None,
+            insert: Some(InsertOptions { label: Some("day".into()), ..InsertOptions::default() }),
+        };
+        let source = Source::Documents(batch_of(&input));
+        let answer = store.dedup_from(source, &options, &ReadOptions::default(), &()).unwrap();
+        let summary = answer.summary;
+        prop_assert_eq!(as_json(&answer.results), expected.clone());
         prop_assert_eq!(summary.inserted + summary.replaced + summary.superseded, kept);
         prop_assert_eq!(summary.batch.is_some(), kept > 0);
         prop_assert_eq!(without_batches(live(&path)), after_insert(&stored, &input, &expected));
@@ -211,7 +221,7 @@ fn skewed_inputs_and_stores_equal_the_model_in_the_library_and_the_cli() {
     let expected = greedy_model(&stored, &input, 3);
     let snapshot = Snapshot::open(&path).unwrap();
     assert_eq!(
-        as_json(&snapshot.dedup(&batch_of(&input), 3, None).unwrap()),
+        as_json(&dedup_batch(&snapshot, &batch_of(&input), 3, None).unwrap()),
         expected
     );
     drop(snapshot);

@@ -997,10 +997,8 @@ fn queries_and_dedup_verify_with_sketches_as_the_cli_does() {
         let (fp, sketch) = scheme.document(t).unwrap();
         batch.push_sketched(id, fp, &sketch.unwrap()).unwrap();
     }
-    let verdicts = simhashdb::Snapshot::open(&store)
-        .unwrap()
-        .dedup(&batch, 3, Some(0.8))
-        .unwrap();
+    let snapshot = simhashdb::Snapshot::open(&store).unwrap();
+    let verdicts = crate::util::dedup_batch(&snapshot, &batch, 3, Some(0.8)).unwrap();
     assert_eq!(answer["results"], serde_json::to_value(&verdicts).unwrap());
     assert_eq!(answer["results"][0]["kept"], json!(false));
     assert!(answer["results"][0]["jaccard"].as_f64().unwrap() >= 0.8);

@@ -11,10 +11,11 @@ use std::sync::Mutex;
 use proptest::prelude::*;
 use serde_json::Value;
 use simhashdb::{
-    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Query, Scheme, Settings, Snapshot, Store,
+    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Query, Scheme, Settings, Snapshot,
+    Store, Verification,
 };
 
-use crate::util::{path_str, simhashdb, text};
+use crate::util::{dedup_batch, path_str, simhashdb, text};
 
 /// A live document of the model: fingerprint, batch, sketch.
 type Doc = (u64, u64, Option<Vec<u8>>);
@@ -146,15 +147,18 @@ impl Progress for Phases {
     }
 }
 
-/// Both ways the library verifies an audit with sketches: `near_duplicates_verified` (which
-/// reads ids and sketches in one pass where every document has a sketch), and
-/// `near_duplicates` followed by `verify_sketches`; the first, after checking that the two
+/// Both ways the library verifies an audit with sketches: `near_duplicates` with
+/// `Verification::Sketches` (which reads ids and sketches in one pass where every document
+/// has a sketch), and `near_duplicates` unverified followed by `verify_sketches`; the first, after checking that the two
 /// give the same pairs (in the same order), summary and clusters, and that the one-pass
 /// read was taken exactly when `one_pass` says.
 fn verified(snapshot: &Snapshot, d: u32, min: f64, one_pass: bool) -> NearDuplicates {
     let phases = Phases::default();
-    let near = snapshot.near_duplicates_verified(d, min, &phases).unwrap();
-    let mut apart = snapshot.near_duplicates(d, &()).unwrap();
+    let sketches = Verification::Sketches { min_jaccard: min };
+    let near = snapshot.near_duplicates(d, &sketches, &phases).unwrap();
+    let mut apart = snapshot
+        .near_duplicates(d, &Verification::None, &())
+        .unwrap();
     apart.verify_sketches(snapshot, min, &()).unwrap();
     let phases = phases.0.into_inner().unwrap();
     assert_eq!(
@@ -589,9 +593,7 @@ fn a_skewed_store_is_verified_as_the_model_says() {
         .iter()
         .map(|(id, fp, t)| (id.clone(), *fp, t.as_deref().and_then(|t| scheme.sketch(t))))
         .collect();
-    let verdicts = snapshot
-        .dedup(&batch_of(&input, &scheme), 3, Some(0.8))
-        .unwrap();
+    let verdicts = dedup_batch(&snapshot, &batch_of(&input, &scheme), 3, Some(0.8)).unwrap();
     let verdicts: Vec<Value> = verdicts
         .iter()
         .map(|v| serde_json::to_value(v).unwrap())
@@ -945,7 +947,7 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     assert!(err.contains("sketches"), "{err}");
     // The audit reads ids and sketches in one pass: the damage is an error naming the table.
     let err = snapshot
-        .near_duplicates_verified(3, 0.8, &())
+        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
         .unwrap_err()
         .to_string();
     assert!(

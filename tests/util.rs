@@ -28,6 +28,24 @@ pub fn query_tuples(snapshot: &simhashdb::Snapshot, q: u64, d: u32) -> Vec<(u32,
 }
 
 /// Runs the simhashdb binary with `args` and `stdin`.
+/// The verdicts of `batch` deduped against `snapshot` within `d` bits (verified at `min` when
+/// given), as every client asks for them: `dedup_from` a source of documents.
+pub fn dedup_batch(
+    snapshot: &simhashdb::Snapshot,
+    batch: &simhashdb::Batch,
+    d: u32,
+    min: Option<f64>,
+) -> simhashdb::Result<Vec<simhashdb::Verdict>> {
+    let options = simhashdb::DedupOptions {
+        distance: Some(i64::from(d)),
+        min_jaccard: min,
+        insert: None,
+    };
+    let source = simhashdb::Source::Documents(batch.clone());
+    let answer = snapshot.dedup_from(source, &options, &simhashdb::ReadOptions::default(), &())?;
+    Ok(answer.results)
+}
+
 pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
     simhashdb_bytes(args, stdin.as_bytes())
 }

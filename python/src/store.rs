@@ -451,16 +451,9 @@ impl NativeStore {
                 insert: insert.then(|| insert_options(label, true)),
             };
             let (read, source) = (ReadOptions::default(), Source::Documents(batch));
-            let answer = if insert {
-                self.write(py, |store| store.dedup_from(source, &options, &read, &()))?
-            } else {
-                self.read(py, false, |snapshot| {
-                    snapshot
-                        .dedup_from(source, &options, &read, &())
-                        .map_err(py_err)
-                })?
-            };
-            Ok(json_of(&answer))
+            let database = self.database()?;
+            let answer = detached(py, || database.dedup_from(source, &options, &read));
+            Ok(json_of(&answer.map_err(py_err)?))
         })
     }
 
@@ -880,7 +873,7 @@ impl NativeStore {
         let near = self.read(py, true, |snapshot| {
             let distance = Self::distance(snapshot, distance)?;
             snapshot
-                .audit_near_duplicates(distance, &verification, &())
+                .near_duplicates(distance, &verification, &())
                 .map_err(py_err)
         })?;
         Ok(near)

@@ -77,7 +77,7 @@ impl Snapshot {
     /// [`NearDuplicates`]): memory grows with the fingerprint pairs and the documents that
     /// have a near duplicate, never with the document pairs. `progress` is told of the
     /// phases "audit", "reading postings", "reading ids" and "clusters".
-    pub fn near_duplicates(
+    pub(crate) fn near_duplicates_unverified(
         &self,
         distance: u32,
         progress: &dyn Progress,
@@ -106,13 +106,13 @@ impl Snapshot {
         })
     }
 
-    /// [`Snapshot::near_duplicates`] verified with the store's sketches: the same answer as
+    /// [`Snapshot::near_duplicates_unverified`] verified with the store's sketches: the same answer as
     /// it followed by [`NearDuplicates::verify_sketches`]. Where every run keeps a sketch for
     /// each of its postings (a store made with `init --sketch` whose documents were inserted
     /// as text), the candidates' ids and sketches are read in one pass over the sketches
     /// tables (phase "reading ids and sketches") instead of the postings first and the
     /// sketches after.
-    pub fn near_duplicates_verified(
+    pub(crate) fn near_duplicates_sketched(
         &self,
         distance: u32,
         min_jaccard: f64,
@@ -120,7 +120,7 @@ impl Snapshot {
     ) -> Result<NearDuplicates> {
         self.check_sketch_verification(min_jaccard)?;
         if !self.sketches_complete() {
-            let mut near = self.near_duplicates(distance, progress)?;
+            let mut near = self.near_duplicates_unverified(distance, progress)?;
             near.verify_sketches(self, min_jaccard, progress)?;
             return Ok(near);
         }
@@ -179,7 +179,7 @@ impl Snapshot {
     /// pair in memory: a store with a hot cluster wants [`Snapshot::near_duplicates`], which
     /// hands them out one at a time.
     pub fn audit(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
-        let near = self.near_duplicates(distance, progress)?;
+        let near = self.near_duplicates_unverified(distance, progress)?;
         let mut pairs = Vec::new();
         near.for_each_pair(|a, b, distance, _| {
             pairs.push(DocumentPair {

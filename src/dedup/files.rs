@@ -139,7 +139,7 @@ impl Store {
         if let Some(label) = &files.label {
             crate::write::batch::check_label(label)?;
         }
-        // The cache of a batch of queries (see `Snapshot::open_for_batch`).
+        // The cache of a batch of queries (see `OpenOptions::for_batch`).
         let cache = batch_cache_bytes(self.catalog());
         let snapshot = Snapshot::from_catalog(self.dir(), self.catalog().clone(), cache)?;
         let mut insertion = self.begin_insert(files.label.as_deref());

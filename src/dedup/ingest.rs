@@ -286,7 +286,7 @@ impl<'s> Dedup<'s> {
         Ok(verdicts)
     }
 
-    /// What the dedup did so far (nothing inserted: see [`Store::dedup`]).
+    /// What the dedup did so far (nothing inserted: see [`Store::dedup_from`]).
     pub fn summary(&self) -> DedupSummary {
         self.summary.clone()
     }
@@ -426,22 +426,9 @@ fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Resu
     )))
 }
 
-impl Snapshot {
-    /// Dedups `documents` against this state of the store, without inserting anything
-    /// (see [`Dedup`]); with `min_jaccard`, verified with sketches ([`Dedup::min_jaccard`]).
-    pub fn dedup(
-        &self,
-        documents: &Batch,
-        distance: u32,
-        min_jaccard: Option<f64>,
-    ) -> Result<Vec<Verdict>> {
-        Dedup::verified(self, distance, min_jaccard)?.decide(documents)
-    }
-}
-
 impl<'s> Dedup<'s> {
     /// [`Dedup::new`], then [`Dedup::min_jaccard`] when `min_jaccard` is given.
-    pub fn verified(
+    pub(crate) fn verified(
         snapshot: &'s Snapshot,
         distance: u32,
         min_jaccard: Option<f64>,
@@ -456,24 +443,9 @@ impl<'s> Dedup<'s> {
 
 impl Store {
     /// Dedups `documents` against the store (verified with sketches at `min_jaccard`, when
-    /// given) and inserts the kept ones, with their sketches, as one batch labelled `label`,
+    /// given) and inserts the kept ones, with their sketches, as one batch as `insert` says,
     /// atomically: the writer lock this handle holds keeps every other writer out between
     /// the check and the commit. Nothing kept, nothing inserted (no batch).
-    pub fn dedup(
-        &mut self,
-        documents: &Batch,
-        distance: u32,
-        min_jaccard: Option<f64>,
-        label: Option<&str>,
-    ) -> Result<(Vec<Verdict>, DedupSummary)> {
-        let insert = crate::write::insertion::InsertOptions {
-            label: label.map(str::to_string),
-            ..crate::write::insertion::InsertOptions::default()
-        };
-        self.dedup_and_insert(documents, distance, min_jaccard, &insert)
-    }
-
-    /// [`Store::dedup`], inserting the kept documents as `insert` says.
     pub(crate) fn dedup_and_insert(
         &mut self,
         documents: &Batch,

@@ -57,23 +57,28 @@ impl Verification {
 impl Snapshot {
     /// The near duplicates of the live documents within `distance` bits (see
     /// [`Snapshot::distance`]), verified as `verification` says: the audit every client runs.
-    pub fn audit_near_duplicates(
+    ///
+    /// Memory grows with the fingerprint pairs and the documents that have a near duplicate,
+    /// never with the document pairs. `progress` is told of the phases "audit", "reading
+    /// postings", "reading ids" (or, verified by the sketches of a store whose every document
+    /// has one, "reading ids and sketches"), "clusters", and the verification's.
+    pub fn near_duplicates(
         &self,
         distance: u32,
         verification: &Verification,
         progress: &dyn Progress,
     ) -> Result<NearDuplicates> {
         match verification {
-            Verification::None => self.near_duplicates(distance, progress),
+            Verification::None => self.near_duplicates_unverified(distance, progress),
             Verification::Sketches { min_jaccard } => {
-                self.near_duplicates_verified(distance, *min_jaccard, progress)
+                self.near_duplicates_sketched(distance, *min_jaccard, progress)
             }
             Verification::Text {
                 corpora,
                 read,
                 min_jaccard,
             } => {
-                let mut near = self.near_duplicates(distance, progress)?;
+                let mut near = self.near_duplicates_unverified(distance, progress)?;
                 near.verify_text(corpora, read, *min_jaccard, progress)?;
                 Ok(near)
             }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::ParquetTable;
-use simhashdb::{NearDuplicates, Progress, Snapshot, Verification};
+use simhashdb::{NearDuplicates, OpenOptions, Progress, Snapshot, Verification};
 
 use crate::documents::FieldArgs;
 use crate::exit_codes::usage;
@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
             "only one of --pairs, --clusters, --duplicates, --keep can be '-'",
         ));
     }
-    let snapshot = Snapshot::open_for_scan(&args.store)
+    let snapshot = Snapshot::open_with(&args.store, OpenOptions::new().for_scan())
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let distance = snapshot.distance(args.distance)?;
     let bars = progress::Bars::default();
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> Result<()> {
         .options(simhashdb::ReadOptions::default().scheme, false);
     let verification =
         Verification::asked(args.verify_text.clone(), corpus_fields, args.min_jaccard);
-    let mut near = snapshot.audit_near_duplicates(distance, &verification, &bars)?;
+    let mut near = snapshot.near_duplicates(distance, &verification, &bars)?;
     if args.singletons && (args.clusters.is_some() || args.keep.is_some()) {
         near.add_singletons(&snapshot)?;
     }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{DedupFiles, DedupSummary, InputFormat, Snapshot};
+use simhashdb::{DedupFiles, DedupSummary, InputFormat, OpenOptions, Snapshot};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> Result<()> {
                 )
             })?
     } else {
-        let snapshot = Snapshot::open_for_batch(&args.store)
+        let snapshot = Snapshot::open_with(&args.store, OpenOptions::new().for_batch())
             .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
         let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
         let distance = snapshot.distance(args.distance)?;

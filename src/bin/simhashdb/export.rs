@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use simhashdb::parquet::ParquetTable;
-use simhashdb::{Document, Snapshot};
+use simhashdb::{Document, OpenOptions, Snapshot};
 
 use crate::exit_codes::usage;
 use crate::output;
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
              binary column)",
         ));
     }
-    let snapshot = Snapshot::open_for_scan(&args.store)
+    let snapshot = Snapshot::open_with(&args.store, OpenOptions::new().for_scan())
         .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     if args.sketch && snapshot.sketch_bytes().is_none() {
         return Err(usage(format!(

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
-use simhashdb::{InputFormat, Match, Query, Snapshot, Source};
+use simhashdb::{InputFormat, Match, OpenOptions, Query, Snapshot, Source};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -85,11 +85,12 @@ pub fn run(args: Args) -> Result<()> {
     if args.input.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
         return Err(usage("stdin ('-') can be read only once"));
     }
-    let snapshot = match args.cache_mib {
-        Some(mib) => Snapshot::open_with_cache(&args.store, (mib as usize) << 20),
-        None => Snapshot::open_for_batch(&args.store),
-    }
-    .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+    let cache = match args.cache_mib {
+        Some(mib) => OpenOptions::new().cache_bytes((mib as usize) << 20),
+        None => OpenOptions::new().for_batch(),
+    };
+    let snapshot = Snapshot::open_with(&args.store, cache)
+        .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
     let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
     for (i, text) in args.text.iter().enumerate() {
         scheme.as_ref().map_err(|why| anyhow!("{why}"))?;

@@ -20,8 +20,11 @@ use crate::similarity::sketch::SketchTable;
 use crate::tables::permutation::Permutations;
 
 mod documents;
+mod open_options;
 mod query;
 mod sketches;
+
+pub use open_options::OpenOptions;
 
 /// Bytes of redb cache a snapshot spreads over the files it opens.
 pub(crate) const DEFAULT_CACHE_BYTES: usize = 1 << 30;
@@ -229,24 +232,24 @@ impl Snapshot {
     /// # Ok::<(), simhashdb::Error>(())
     /// ```
     pub fn open(dir: &Path) -> Result<Self> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+        Self::open_with(dir, OpenOptions::new())
     }
 
-    /// Opens the store at `dir`, spreading `cache_bytes` of redb cache over its files.
-    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self> {
-        Self::open_spread(dir, |_| CacheSpread::Even(cache_bytes))
-    }
-
-    /// Opens the store at `dir` for a process that answers a batch of queries once, with the
-    /// cache that holds the tables' branch pages: 1/64 of the table bytes, 16 MiB to 1 GiB.
-    pub fn open_for_batch(dir: &Path) -> Result<Self> {
-        Self::open_spread(dir, |catalog| CacheSpread::Even(batch_cache_bytes(catalog)))
-    }
-
-    /// Opens the store at `dir` for a process that streams every block once (an audit, an
-    /// export): a scan never rereads a page, so a small cache saves memory and no time.
-    pub fn open_for_scan(dir: &Path) -> Result<Self> {
-        Self::open_with_cache(dir, SCAN_CACHE_BYTES)
+    /// Opens the store at `dir` for reading, with the cache `options` choose.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// # simhashdb::Store::create(&path, simhashdb::Settings::default())?;
+    /// use simhashdb::{OpenOptions, Snapshot};
+    /// // An audit or an export streams every block once: a small cache does as well.
+    /// let snapshot = Snapshot::open_with(&path, OpenOptions::new().for_scan())?;
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
+    pub fn open_with(dir: &Path, options: OpenOptions) -> Result<Self> {
+        Self::open_spread(dir, |catalog| {
+            CacheSpread::Even(options.cache_bytes_for(catalog))
+        })
     }
 
     /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.

@@ -1,0 +1,65 @@
+//! How a snapshot sizes the redb cache it reads through, chosen by the work the process does.
+
+use super::{batch_cache_bytes, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+use crate::format::catalog::Catalog;
+
+/// How [`Snapshot::open_with`](crate::Snapshot::open_with) sizes the cache it reads the
+/// store's files through. The default suits a process that queries again and again (a
+/// server, a notebook); a process that answers one batch of queries and exits, or that
+/// streams every block once, does as well with less.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    cache: Cache,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Cache {
+    /// [`DEFAULT_CACHE_BYTES`].
+    #[default]
+    Repeated,
+    /// The bytes given.
+    Bytes(usize),
+    /// What holds the tables' branch pages ([`batch_cache_bytes`]).
+    Batch,
+    /// [`SCAN_CACHE_BYTES`].
+    Scan,
+}
+
+impl OpenOptions {
+    /// The default: a cache for repeated queries.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// This many bytes of cache, spread evenly over the store's files.
+    pub fn cache_bytes(self, bytes: usize) -> Self {
+        OpenOptions {
+            cache: Cache::Bytes(bytes),
+        }
+    }
+
+    /// For a process that answers a batch of queries once (the `query` command): the cache
+    /// that holds the tables' branch pages, 1/64 of the table bytes, 16 MiB to 1 GiB. Random
+    /// queries rarely reread a leaf, so a larger cache would cost memory and no time.
+    pub fn for_batch(self) -> Self {
+        OpenOptions {
+            cache: Cache::Batch,
+        }
+    }
+
+    /// For a process that streams every block once (an audit, an export): a scan never
+    /// rereads a page, so a small cache saves memory and no time.
+    pub fn for_scan(self) -> Self {
+        OpenOptions { cache: Cache::Scan }
+    }
+
+    /// The cache bytes for a store of `catalog`.
+    pub(crate) fn cache_bytes_for(&self, catalog: &Catalog) -> usize {
+        match self.cache {
+            Cache::Repeated => DEFAULT_CACHE_BYTES,
+            Cache::Bytes(bytes) => bytes,
+            Cache::Batch => batch_cache_bytes(catalog),
+            Cache::Scan => SCAN_CACHE_BYTES,
+        }
+    }
+}
