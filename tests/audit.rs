@@ -190,7 +190,7 @@ proptest! {
             snapshot.for_each_live_document(|id, _, batch| { batches.insert(id.to_string(), batch); }).unwrap();
             for d in 0..=u32::from(settings.distance) {
                 let expected = brute_force_pairs(&model, d);
-                let got = snapshot.audit(d, &()).unwrap();
+                let got = crate::util::audit_pairs(&snapshot, d).unwrap();
                 prop_assert_eq!(&got, &expected, "distance {} compacted {}", d, compacted);
                 let near = snapshot.near_duplicates(d, &Verification::None, &()).unwrap();
                 let oracle = Dedup::of(&expected, &batches);
@@ -254,7 +254,7 @@ fn planted_near_duplicates_among_many_are_all_found() {
         }
         store.insert(&batch, None).unwrap();
     }
-    let got = store.snapshot().unwrap().audit(3, &()).unwrap();
+    let got = crate::util::audit_pairs(&store.snapshot().unwrap(), 3).unwrap();
     assert_eq!(got, brute_force_pairs(&model, 3));
     assert!(got.len() >= 900);
 }

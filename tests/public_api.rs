@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 76 of them (methods, fields and associated constants belong to their type and are
+//! most 75 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 76;
+const MOST: usize = 75;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -91,7 +91,6 @@ const API: &[&str] = &[
     "partitioned::Plan",
     "partitioned::PartSlices",
     "partitioned::Found",
-    "partitioned::document_pairs",
     "partitioned::Router",
     "partitioned::Half",
     "partitioned::Blocks",

@@ -65,8 +65,7 @@ fn answers(store: &Path, queries: &[u64]) -> simhashdb::Result<Answers> {
                 .collect(),
         );
     }
-    let audit = snapshot
-        .audit(3, &())?
+    let audit = crate::util::audit_pairs(&snapshot, 3)?
         .into_iter()
         .map(|p| (p.a, p.b, p.distance))
         .collect();

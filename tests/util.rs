@@ -46,6 +46,27 @@ pub fn dedup_batch(
     Ok(answer.results)
 }
 
+/// Every pair of live documents within `d` bits, each once with `a < b`, sorted: the audit's
+/// pairs collected (the library hands them out one at a time).
+pub fn audit_pairs(
+    snapshot: &simhashdb::Snapshot,
+    d: u32,
+) -> simhashdb::Result<Vec<simhashdb::Pair<String>>> {
+    let near = snapshot.near_duplicates(d, &simhashdb::Verification::None, &())?;
+    let mut pairs = Vec::new();
+    near.for_each_pair(|a, b, distance, _| {
+        pairs.push(simhashdb::Pair {
+            a: a.to_string(),
+            b: b.to_string(),
+            distance,
+        });
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap_or_else(|never| match never {});
+    pairs.sort_unstable();
+    Ok(pairs)
+}
+
 pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
     simhashdb_bytes(args, stdin.as_bytes())
 }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::dedup::near_duplicates::NearDuplicates;
 use crate::error::{guard_redb, Result};
 use crate::read::snapshot::Snapshot;
-use crate::similarity::find_all::{close_pairs_in_sorted, DocumentPair, FingerprintPair};
+use crate::similarity::find_all::{close_pairs_in_sorted, FingerprintPair};
 use crate::similarity::sketch::SketchRows;
 use crate::sys::progress::{Phase, Progress};
 
@@ -32,8 +32,8 @@ impl Snapshot {
     }
 
     /// Every pair of distinct fingerprints in the tables within `distance` bits, sorted by
-    /// (a, b). Fingerprints whose documents were all replaced are included (see
-    /// [`Snapshot::audit`], which drops them). `progress` is told of a phase "audit" and its
+    /// (a, b). Fingerprints whose documents were all replaced are included (the audit,
+    /// [`Snapshot::near_duplicates`], drops them). `progress` is told of a phase "audit" and its
     /// steps as they complete.
     pub fn fingerprint_pairs(
         &self,
@@ -172,26 +172,6 @@ impl Snapshot {
         wanted.par_sort_unstable();
         wanted.dedup();
         Ok((pairs, distinct, wanted))
-    }
-
-    /// Every pair of live documents within `distance` bits, each once with `a < b`, sorted;
-    /// documents sharing a fingerprint pair with each other at distance 0. This holds every
-    /// pair in memory: a store with a hot cluster wants [`Snapshot::near_duplicates`], which
-    /// hands them out one at a time.
-    pub fn audit(&self, distance: u32, progress: &dyn Progress) -> Result<Vec<DocumentPair>> {
-        let near = self.near_duplicates_unverified(distance, progress)?;
-        let mut pairs = Vec::new();
-        near.for_each_pair(|a, b, distance, _| {
-            pairs.push(DocumentPair {
-                a: a.to_string(),
-                b: b.to_string(),
-                distance,
-            });
-            Ok::<_, std::convert::Infallible>(())
-        })
-        .unwrap_or_else(|never| match never {});
-        pairs.par_sort_unstable();
-        Ok(pairs)
     }
 
     /// The number of distinct fingerprints the postings of the live runs list, and those

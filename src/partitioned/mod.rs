@@ -20,7 +20,7 @@
 //! - slices.rs: [`PartSlices`], a part's slices and their bytes;
 //! - found.rs: [`Found`], what the merged slices of one number hold;
 //! - routing.rs: [`Router`] and [`Half`], the first round of document pairs;
-//! - pairs.rs: [`Blocks`] and [`document_pairs`], the second round.
+//! - pairs.rs: [`Blocks`], the second round.
 //!
 //! Depends on `similarity` (find_all's comparisons, the union-find), `tables` and `format`;
 //! no wing below it uses it.
@@ -33,13 +33,14 @@ mod slices;
 
 pub use crate::similarity::clusters::components;
 pub use found::Found;
-pub use pairs::{document_pairs, Blocks};
+pub use pairs::Blocks;
 pub use plan::Plan;
 pub use routing::{Half, Router};
 pub use slices::PartSlices;
 
 #[cfg(test)]
 mod tests {
+    use super::pairs::document_pairs;
     use super::*;
     use crate::similarity::find_all::find_all;
     use proptest::prelude::*;

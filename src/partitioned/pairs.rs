@@ -82,7 +82,7 @@ impl Blocks {
 /// Calls `f(a, b, distance)` on every pair of documents with ids `ids_a` and `ids_b` (the
 /// documents of two fingerprints at `distance`), or with `ids_b` None on every pair within
 /// `ids_a` (the copies of one fingerprint, at distance 0); `a < b` by bytes.
-pub fn document_pairs<E>(
+pub(crate) fn document_pairs<E>(
     ids_a: &[&str],
     ids_b: Option<&[&str]>,
     distance: u32,

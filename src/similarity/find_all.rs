@@ -33,9 +33,6 @@ pub struct Pair<T> {
 /// Two distinct fingerprints within the distance.
 pub(crate) type FingerprintPair = Pair<u64>;
 
-/// Two stored documents within the distance.
-pub(crate) type DocumentPair = Pair<String>;
-
 impl serde::Serialize for Pair<u64> {
     fn serialize<S: serde::Serializer>(
         &self,
