@@ -492,37 +492,28 @@ impl NativeStore {
                 rejects,
                 allow_empty || !insert,
             )?;
-            let options = |scheme: simhashdb::Result<simhashdb::Scheme>| {
-                let mut options = ReadOptions {
-                    format,
-                    scheme: scheme.map_err(Arc::new),
-                    id_field,
-                    fingerprint_field,
-                    text_field,
-                    fingerprint_format,
-                    ..ReadOptions::default()
-                };
-                skips.apply(&mut options).map(|()| options)
+            let mut options = ReadOptions {
+                format,
+                id_field,
+                fingerprint_field,
+                text_field,
+                fingerprint_format,
+                ..ReadOptions::default()
             };
-            let files = |distance: u32| {
-                let mut files = DedupFiles::new(paths, distance);
-                files.output = output;
-                files.duplicates = duplicates;
-                files.label = label;
-                files.min_jaccard = min_jaccard;
-                files
-            };
+            skips.apply(&mut options).map_err(py_err)?;
+            let mut files = DedupFiles::new(paths);
+            files.distance = distance;
+            files.output = output;
+            files.duplicates = duplicates;
+            files.label = label;
+            files.min_jaccard = min_jaccard;
             let mut stdout = std::io::stdout();
             let summary = if insert {
                 self.write(py, |store| {
-                    let files = files(store.snapshot()?.distance(distance)?);
-                    let options = options(store.text_scheme())?;
                     store.dedup_files(&files, &options, &mut stdout, &())
                 })?
             } else {
                 self.read(py, false, |snapshot| {
-                    let files = files(Self::distance(snapshot, distance)?);
-                    let options = options(snapshot.text_scheme()).map_err(py_err)?;
                     snapshot
                         .dedup_files(&files, &options, &mut stdout, &())
                         .map_err(py_err)
@@ -965,7 +956,7 @@ impl NativePairs {
 /// --max-skipped, --rejects and --allow-empty say it.
 struct Skips {
     skip_invalid: bool,
-    max_skipped: simhashdb::MaxSkipped,
+    max_skipped: Option<simhashdb::MaxSkipped>,
     rejects: Option<PathBuf>,
     allow_empty: bool,
 }
@@ -982,8 +973,8 @@ impl Skips {
             .transpose()
             .map_err(py_err)?;
         Ok(Skips {
-            skip_invalid: skip_invalid || max_skipped.is_some() || rejects.is_some(),
-            max_skipped: max_skipped.unwrap_or_default(),
+            skip_invalid,
+            max_skipped,
             rejects,
             allow_empty,
         })
@@ -991,12 +982,13 @@ impl Skips {
 
     /// Sets these in `options`, creating the rejects file.
     fn apply(&self, options: &mut ReadOptions) -> simhashdb::Result<()> {
-        options.skip_invalid = self.skip_invalid;
-        options.max_skipped = self.max_skipped;
+        let rejects = self
+            .rejects
+            .as_deref()
+            .map(simhashdb::Rejects::create)
+            .transpose()?;
+        *options = std::mem::take(options).skipping(self.skip_invalid, self.max_skipped, rejects);
         options.allow_empty = self.allow_empty;
-        if let Some(path) = &self.rejects {
-            options.rejects = Some(simhashdb::Rejects::create(path)?);
-        }
         Ok(())
     }
 }

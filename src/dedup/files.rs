@@ -37,8 +37,9 @@ pub struct DedupFiles {
     /// with `min_jaccard` a fourth column: the estimated Jaccard, or `unverified`); `-`: the
     /// `stdout` writer given.
     pub duplicates: Option<PathBuf>,
-    /// The distance (at most the store's K).
-    pub distance: u32,
+    /// The distance as the user gave it, checked by [`Snapshot::distance`]; None is the
+    /// store's K.
+    pub distance: Option<i64>,
     /// The least Jaccard similarity a match needs, estimated from sketches (a store made with
     /// sketches; see [`crate::Dedup::min_jaccard`]); None: the fingerprints decide alone.
     pub min_jaccard: Option<f64>,
@@ -47,11 +48,10 @@ pub struct DedupFiles {
 }
 
 impl DedupFiles {
-    /// A dedup of `inputs` at `distance` bits, its kept records to stdout.
-    pub fn new(inputs: Vec<PathBuf>, distance: u32) -> Self {
+    /// A dedup of `inputs` at the store's distance, its kept records to stdout.
+    pub fn new(inputs: Vec<PathBuf>) -> Self {
         DedupFiles {
             inputs,
-            distance,
             ..DedupFiles::default()
         }
     }
@@ -108,8 +108,9 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 impl Snapshot {
-    /// Dedups the documents of `files.inputs` against this state of the store, in input
-    /// order (see [`Dedup`]), and writes the kept records and the duplicates where `files`
+    /// Dedups the documents of `files.inputs` (read as `options` say, text fingerprinted with
+    /// the store's scheme) against this state of the store, in input order (see [`Dedup`]),
+    /// and writes the kept records and the duplicates where `files`
     /// says; nothing is inserted. `stdout` takes what goes to `-`.
     pub fn dedup_files(
         &self,
@@ -179,6 +180,8 @@ fn run<'w>(
     insert: Option<&'w mut dyn DocumentSink>,
     progress: &dyn Progress,
 ) -> Result<(DedupSummary, Outputs<'w>)> {
+    let distance = snapshot.distance(files.distance)?;
+    let options = &options.with_store_scheme(snapshot.text_scheme(), snapshot.dir());
     files.check()?;
     let mut stdout = Some(stdout);
     let mut target = |path: Option<&Path>| -> Result<Target<'w>> {
@@ -193,7 +196,7 @@ fn run<'w>(
         None => None,
     };
     let mut job = Job {
-        dedup: Dedup::verified(snapshot, files.distance, files.min_jaccard)?,
+        dedup: Dedup::verified(snapshot, distance, files.min_jaccard)?,
         verified: files.min_jaccard.is_some(),
         kept: KeptRecords::new(kept),
         duplicates,

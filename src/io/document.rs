@@ -57,6 +57,39 @@ impl InputFormat {
         })
     }
 
+    /// The format of a body of documents sent over HTTP: `name` when given (a body holds
+    /// documents, so `text` is refused), else its media type (`content_type`, parameters
+    /// ignored: JSON Lines or JSON as jsonl, `text/tab-separated-values` as tsv), else None:
+    /// detected from its bytes.
+    pub fn of_body(name: Option<&str>, content_type: Option<&str>) -> Result<Option<InputFormat>> {
+        if let Some(name) = name {
+            return match InputFormat::parse(name)? {
+                InputFormat::Text => Err(Error::input(
+                    "a request body holds documents, not one text: use tsv, jsonl or parquet",
+                )),
+                format => Ok(Some(format)),
+            };
+        }
+        let media_type = content_type.map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        Ok(match media_type.as_deref() {
+            Some(
+                "application/x-ndjson"
+                | "application/jsonl"
+                | "application/jsonlines"
+                | "application/json-lines"
+                | "application/json",
+            ) => Some(InputFormat::Jsonl),
+            Some("text/tab-separated-values") => Some(InputFormat::Tsv),
+            _ => None,
+        })
+    }
+
     /// The format's name ([`InputFormat::parse`] reads it back).
     pub fn name(self) -> &'static str {
         name_of(&Self::NAMES, self)
@@ -153,6 +186,39 @@ impl Default for ReadOptions {
             fingerprint_field: "fingerprint".to_string(),
             fingerprint_format: FingerprintFormat::Auto,
             text_field: "text".to_string(),
+        }
+    }
+}
+
+impl ReadOptions {
+    /// These options with the store's scheme for the documents given as text: the store's
+    /// scheme is the only one its fingerprints can be compared under.
+    pub(crate) fn with_store_scheme(
+        &self,
+        store_scheme: Result<Scheme>,
+        dir: &Path,
+    ) -> ReadOptions {
+        ReadOptions {
+            scheme: store_scheme
+                .map_err(|e| Arc::new(Error::Scheme(format!("{}: {e}", dir.display())))),
+            ..self.clone()
+        }
+    }
+
+    /// What becomes of invalid records, as every client's flags say it: skipped when
+    /// `skip_invalid`, or when a limit or a rejects list is given (either implies it); at most
+    /// `max_skipped` of them (default 1%); each written to `rejects`.
+    pub fn skipping(
+        self,
+        skip_invalid: bool,
+        max_skipped: Option<MaxSkipped>,
+        rejects: Option<Rejects>,
+    ) -> Self {
+        ReadOptions {
+            skip_invalid: skip_invalid || max_skipped.is_some() || rejects.is_some(),
+            max_skipped: max_skipped.unwrap_or_default(),
+            rejects,
+            ..self
         }
     }
 }

@@ -5,7 +5,6 @@ use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
 use crate::error::Result;
 use crate::io::document::ReadOptions;
 use crate::io::source::Source;
-use crate::operations::insert::with_store_scheme;
 use crate::read::snapshot::Snapshot;
 use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, ReadSummary};
@@ -58,7 +57,7 @@ fn read_all(
     read: &ReadOptions,
     progress: &dyn Progress,
 ) -> Result<(Batch, ReadSummary)> {
-    let read = with_store_scheme(snapshot.text_scheme(), snapshot.dir(), read);
+    let read = read.with_store_scheme(snapshot.text_scheme(), snapshot.dir());
     let mut batch = Batch::new();
     let summary = source.read(&read, &mut batch, progress)?;
     Ok((batch, summary))

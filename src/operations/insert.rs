@@ -1,28 +1,12 @@
 //! Insert from a source: the one recipe every client's insert runs.
 
-use std::sync::Arc;
-
 use crate::database::Database;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::document::ReadOptions;
 use crate::io::source::Source;
 use crate::sys::progress::Progress;
 use crate::write::insertion::{InsertOptions, InsertSummary};
 use crate::write::store::Store;
-
-/// `options` with the store's scheme for the documents given as text: the store's scheme is
-/// the only one its fingerprints can be compared under.
-pub(crate) fn with_store_scheme(
-    store_scheme: Result<crate::Scheme>,
-    dir: &std::path::Path,
-    options: &ReadOptions,
-) -> ReadOptions {
-    ReadOptions {
-        scheme: store_scheme
-            .map_err(|e| Arc::new(Error::Scheme(format!("{}: {e}", dir.display())))),
-        ..options.clone()
-    }
-}
 
 impl Store {
     /// Inserts every document of `sources`, read as `read` says (text fingerprinted with the
@@ -50,7 +34,7 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<InsertSummary> {
         options.check()?;
-        let read = with_store_scheme(self.text_scheme(), self.dir(), read);
+        let read = read.with_store_scheme(self.text_scheme(), self.dir());
         // A store whose merges a Database runs in the background leaves them to it.
         let compact = options.compact && self.compact_inserts;
         let mut insertion = self

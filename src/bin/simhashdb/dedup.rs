@@ -121,12 +121,10 @@ pub fn run(args: Args) -> Result<()> {
     let bar = progress::reading(&inputs, "reading");
     let tell = |n: u64| bar.inc(n);
     let mut out = output::stdout();
+    let files = files(&args, inputs);
+    let options = read_options(&args)?;
     let summary = if args.insert {
         let mut store = crate::writer::open(&args.store, &args.wait)?;
-        let scheme = documents::store_scheme(store.text_scheme(), &args.store);
-        let distance = store.snapshot()?.distance(args.distance)?;
-        let files = files(&args, inputs, distance);
-        let options = read_options(&args, scheme)?;
         store
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| {
@@ -138,10 +136,6 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         let snapshot = Snapshot::open_with(&args.store, OpenOptions::new().for_batch())
             .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
-        let scheme = documents::store_scheme(snapshot.text_scheme(), &args.store);
-        let distance = snapshot.distance(args.distance)?;
-        let files = files(&args, inputs, distance);
-        let options = read_options(&args, scheme)?;
         snapshot
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| format!("{}: {outputs_left}", args.store.display()))?
@@ -161,8 +155,9 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn files(args: &Args, inputs: Vec<PathBuf>, distance: u32) -> DedupFiles {
-    let mut files = DedupFiles::new(inputs, distance);
+fn files(args: &Args, inputs: Vec<PathBuf>) -> DedupFiles {
+    let mut files = DedupFiles::new(inputs);
+    files.distance = args.distance;
     files.output = args.output.clone();
     files.duplicates = args.duplicates.clone();
     files.label = args.label.clone();
@@ -170,11 +165,12 @@ fn files(args: &Args, inputs: Vec<PathBuf>, distance: u32) -> DedupFiles {
     files
 }
 
-fn read_options(
-    args: &Args,
-    scheme: std::result::Result<simhashdb::Scheme, std::sync::Arc<simhashdb::Error>>,
-) -> Result<simhashdb::ReadOptions> {
-    let mut options = args.fields.options(scheme, false);
+/// How the inputs are read (text fingerprinted with the store's scheme, which the library
+/// sets).
+fn read_options(args: &Args) -> Result<simhashdb::ReadOptions> {
+    let mut options = args
+        .fields
+        .options(simhashdb::ReadOptions::default().scheme, false);
     args.skip.apply(&mut options)?;
     // An empty input to a dedup that only reads is fine; one that inserts is refused unless
     // asked for.

@@ -129,11 +129,8 @@ impl SkipArgs {
 
     /// Sets what becomes of invalid records in `options` (creating the rejects file).
     pub fn apply(&self, options: &mut ReadOptions) -> Result<()> {
-        options.skip_invalid = self.skipping();
-        options.max_skipped = self.max_skipped.unwrap_or_default();
-        if let Some(path) = &self.rejects {
-            options.rejects = Some(Rejects::create(path)?);
-        }
+        let rejects = self.rejects.as_deref().map(Rejects::create).transpose()?;
+        *options = std::mem::take(options).skipping(self.skip_invalid, self.max_skipped, rejects);
         Ok(())
     }
 }

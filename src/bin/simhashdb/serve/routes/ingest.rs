@@ -19,35 +19,11 @@ pub(super) fn insert_format(
     format: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Option<InputFormat>, ApiError> {
-    if let Some(format) = format {
-        let bad = |e: &dyn std::fmt::Display| ApiError::bad_request(format!("format: {e}"));
-        return match InputFormat::parse(format).map_err(|e| bad(&e))? {
-            InputFormat::Text => Err(bad(&"a request body holds documents, not one text: \
-                 use tsv, jsonl or parquet")),
-            format => Ok(Some(format)),
-        };
-    }
     let content_type = headers
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        });
-    Ok(match content_type.as_deref() {
-        Some(
-            "application/x-ndjson"
-            | "application/jsonl"
-            | "application/jsonlines"
-            | "application/json-lines"
-            | "application/json",
-        ) => Some(InputFormat::Jsonl),
-        Some("text/tab-separated-values") => Some(InputFormat::Tsv),
-        _ => None,
-    })
+        .and_then(|v| v.to_str().ok());
+    InputFormat::of_body(format, content_type)
+        .map_err(|e| ApiError::bad_request(format!("format: {e}")))
 }
 
 pub(super) async fn insert(

@@ -6,9 +6,8 @@ use super::*;
 /// `max_skipped` (N or P%, default 1%), and the answer lists each in `rejects`.
 #[derive(Clone)]
 pub(super) struct Skips {
-    skip_invalid: bool,
-    max_skipped: MaxSkipped,
-    rejects: Rejects,
+    /// The skips, in the options a body is read with.
+    options: ReadOptions,
 }
 
 impl Skips {
@@ -17,10 +16,11 @@ impl Skips {
             .map(MaxSkipped::parse)
             .transpose()
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        // Every record a request skips is listed in its answer.
+        let options = ReadOptions::default().skipping(skip_invalid, max_skipped, None);
+        let rejects = options.skip_invalid.then(Rejects::in_memory);
         Ok(Skips {
-            skip_invalid: skip_invalid || max_skipped.is_some(),
-            max_skipped: max_skipped.unwrap_or_default(),
-            rejects: Rejects::in_memory(),
+            options: ReadOptions { rejects, ..options },
         })
     }
 
@@ -33,20 +33,16 @@ impl Skips {
         ReadOptions {
             format,
             fingerprint_format,
-            skip_invalid: self.skip_invalid,
-            max_skipped: self.max_skipped,
-            rejects: Some(self.rejects.clone()),
-            ..ReadOptions::default()
+            ..self.options.clone()
         }
     }
 
     /// Adds `rejects`: [{"line", "reason", "record"}] for every record skipped.
     pub(super) fn answer(&self, answer: &mut Value) {
-        if !self.skip_invalid {
+        let Some(rejects) = &self.options.rejects else {
             return;
-        }
-        let rejects: Vec<Value> = self
-            .rejects
+        };
+        let rejects: Vec<Value> = rejects
             .lines()
             .into_iter()
             .map(|(_, line, reason, record)| {
