@@ -1,5 +1,5 @@
-//! Queries: every stored document within k bits of a fingerprint, one at a time or many in
-//! parallel, verified with sketches when asked; the distance a client asks for, checked.
+//! A query: every stored document within k bits of a fingerprint, verified with sketches when
+//! asked (many at once: operations/query.rs); the distance a client asks for, checked.
 
 use super::*;
 
