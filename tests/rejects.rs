@@ -203,3 +203,35 @@ fn an_empty_input_is_refused_unless_allowed() {
     let out = simhashdb(&["dedup", &store, path_str(&empty)], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_refused_dedup_makes_no_rejects_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let (tsv, _) = input(100, 10);
+    let file = dir.path().join("in.tsv");
+    std::fs::write(&file, &tsv).unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let missing = dir.path().join("no-store");
+    // A distance past the store's K, and a store that is not there, with and without
+    // --insert: refused before anything is read, and the rejects file is not made.
+    for (store, distance) in [(store.as_str(), "9"), (path_str(&missing), "3")] {
+        for insert in [false, true] {
+            let mut args = vec![
+                "dedup",
+                store,
+                path_str(&file),
+                "--distance",
+                distance,
+                "--rejects",
+                path_str(&rejects),
+            ];
+            if insert {
+                args.push("--insert");
+            }
+            let out = simhashdb(&args, "");
+            assert!(!out.status.success(), "{args:?}");
+            assert!(!rejects.exists(), "{args:?} left {}", rejects.display());
+        }
+    }
+}

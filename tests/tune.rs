@@ -412,10 +412,18 @@ fn the_text_report_says_what_the_json_says() {
     );
     // Each use's recommended init command, and the audit that goes with it.
     let recommend = &json.last().unwrap()["recommend"];
+    let sketch_min = &recommend["sketched"]["min_jaccard"];
+    let verified_min = &corpus["min_jaccard"];
     for (use_, audit) in [
-        ("fingerprints_only", String::new()),
-        ("sketched", String::new()),
-        ("verified", format!(" --verify-text {}", path_str(&path))),
+        ("fingerprints_only", "\n".to_string()),
+        ("sketched", format!(" --min-jaccard {sketch_min}\n")),
+        (
+            "verified",
+            format!(
+                " --verify-text {} --min-jaccard {verified_min}\n",
+                path_str(&path)
+            ),
+        ),
     ] {
         let choice = &recommend[use_];
         let init: Vec<&str> = choice["init_args"]

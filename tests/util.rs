@@ -27,7 +27,6 @@ pub fn query_tuples(snapshot: &simhashdb::Snapshot, q: u64, d: u32) -> Vec<(u32,
         .collect()
 }
 
-/// Runs the simhashdb binary with `args` and `stdin`.
 /// The verdicts of `batch` deduped against `snapshot` within `d` bits (verified at `min` when
 /// given), as every client asks for them: `dedup_from` a source of documents.
 pub fn dedup_batch(
@@ -67,6 +66,7 @@ pub fn audit_pairs(
     Ok(pairs)
 }
 
+/// Runs the simhashdb binary with `args` and `stdin`.
 pub fn simhashdb(args: &[&str], stdin: &str) -> Output {
     simhashdb_bytes(args, stdin.as_bytes())
 }

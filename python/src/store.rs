@@ -492,7 +492,7 @@ impl NativeStore {
                 rejects,
                 allow_empty || !insert,
             )?;
-            let mut options = ReadOptions {
+            let read = ReadOptions {
                 format,
                 id_field,
                 fingerprint_field,
@@ -500,7 +500,13 @@ impl NativeStore {
                 fingerprint_format,
                 ..ReadOptions::default()
             };
-            skips.apply(&mut options).map_err(py_err)?;
+            // The store and the distance are checked before the rejects file is made.
+            let options = |snapshot: &Snapshot| -> simhashdb::Result<ReadOptions> {
+                snapshot.distance(distance)?;
+                let mut options = read.clone();
+                skips.apply(&mut options)?;
+                Ok(options)
+            };
             let mut files = DedupFiles::new(paths);
             files.distance = distance;
             files.output = output;
@@ -510,10 +516,12 @@ impl NativeStore {
             let mut stdout = std::io::stdout();
             let summary = if insert {
                 self.write(py, |store| {
+                    let options = options(&store.snapshot()?)?;
                     store.dedup_files(&files, &options, &mut stdout, &())
                 })?
             } else {
                 self.read(py, false, |snapshot| {
+                    let options = options(snapshot).map_err(py_err)?;
                     snapshot
                         .dedup_files(&files, &options, &mut stdout, &())
                         .map_err(py_err)

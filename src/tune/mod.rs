@@ -8,7 +8,7 @@
 //! with `init --sketch`), at the sketch threshold that does best near J.
 //! The truth is the user's gold pairs, or the exact join of the texts
 //! (`similar_pairs`, in the similarity wing): every pair at J or more, none sampled. Recall comes with a 95%
-//! interval ([`Score::recall_interval`]).
+//! interval.
 //!
 //! What a sample can miss: it holds a pair only when it holds both documents, so a uniform
 //! sample of n of N documents keeps about (n/N)^2 of the pairs, and kinds of near-duplicates

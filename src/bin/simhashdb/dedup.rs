@@ -122,9 +122,11 @@ pub fn run(args: Args) -> Result<()> {
     let tell = |n: u64| bar.inc(n);
     let mut out = output::stdout();
     let files = files(&args, inputs);
-    let options = read_options(&args)?;
+    // The store and the distance are checked before the rejects file is made.
     let summary = if args.insert {
         let mut store = crate::writer::open(&args.store, &args.wait)?;
+        store.snapshot()?.distance(args.distance)?;
+        let options = read_options(&args)?;
         store
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| {
@@ -136,6 +138,8 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         let snapshot = Snapshot::open_with(&args.store, OpenOptions::new().for_batch())
             .with_context(|| format!("{}: cannot open the store", args.store.display()))?;
+        snapshot.distance(args.distance)?;
+        let options = read_options(&args)?;
         snapshot
             .dedup_files(&files, &options, &mut out, &tell)
             .with_context(|| format!("{}: {outputs_left}", args.store.display()))?
