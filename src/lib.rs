@@ -56,8 +56,8 @@
 //!   says; every file a command writes appears whole or not at all ([`OutputFile`]).
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
-//!   [`Store::repair`], [`Store::verify`], [`Store::migrate`]), fed by a [`Batch`] or any
-//!   reader into a [`DocumentSink`].
+//!   [`Store::repair`], [`Store::verify`], [`Store::migrate`]), fed by a [`Batch`] or a
+//!   [`Source`] ([`Store::insert_from`]).
 //! - Dry runs: every write that can be previewed has a `preview_*` method on [`Snapshot`]
 //!   ([`Snapshot::preview_delete`], [`Snapshot::preview_expire`],
 //!   [`Snapshot::preview_compaction`]): it reads one state, takes no lock and changes no byte.
@@ -81,7 +81,7 @@
 //!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
 //!   [`partitioned`] cuts find_all into pieces a cluster runs (the Spark jobs).
 //! - Input as users write it: a [`Source`] (files, directories, stdin, bytes in memory) read
-//!   into any [`DocumentSink`] (or as queries, [`Source::queries`], or ids, [`Source::ids`]),
+//!   into a [`Batch`] (or as queries, [`Source::queries`], or ids, [`Source::ids`]),
 //!   the one fingerprint parser ([`FingerprintFormat`]), one
 //!   format detector ([`InputFormat::detect`]).
 //! - Parquet (feature `parquet`, on by default): inputs above read it; [`parquet`] writes the
@@ -143,7 +143,7 @@ pub use read::stats::{Stats, TableStats};
 pub use similarity::find_all::{find_all, Pair};
 pub use similarity::fingerprint::Scheme;
 pub use sys::progress::Progress;
-pub use write::batch::{Batch, DocumentSink, ReadSummary};
+pub use write::batch::{Batch, ReadSummary};
 pub use write::compaction::{CompactSummary, CompactionPreview};
 pub use write::deletion::{DeleteSummary, ExpireSelector};
 pub use write::insertion::{InsertOptions, InsertSummary, Insertion};

@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 75 of them (methods, fields and associated constants belong to their type and are
+//! most 74 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 75;
+const MOST: usize = 74;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -24,7 +24,6 @@ const API: &[&str] = &[
     "Settings",
     "CompactionPolicy",
     "Batch",
-    "DocumentSink",
     "Insertion",
     "InsertSummary",
     "DeleteSummary",

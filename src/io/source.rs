@@ -29,9 +29,20 @@ pub enum Source<'a> {
 }
 
 impl Source<'_> {
-    /// Reads every document into `sink`, as `options` says, telling `progress` of the bytes
-    /// read; the summary counts the lines read, skipped and warned of.
+    /// Reads every document into `batch`, as `options` says, telling `progress` of the bytes
+    /// read; the summary counts the lines read, skipped and warned of. (An insert of any size
+    /// reads its sources a run at a time: [`crate::Store::insert_from`].)
     pub fn read(
+        self,
+        options: &ReadOptions,
+        batch: &mut Batch,
+        progress: &dyn Progress,
+    ) -> Result<ReadSummary> {
+        self.read_into(options, batch, progress)
+    }
+
+    /// [`Source::read`] into any sink (an insertion writes a run at a time).
+    pub(crate) fn read_into(
         self,
         options: &ReadOptions,
         sink: &mut dyn DocumentSink,

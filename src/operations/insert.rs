@@ -42,7 +42,7 @@ impl Store {
             .run_documents(options.run_documents)
             .compact_after(compact);
         for source in sources {
-            let summary = source.read(&read, &mut insertion, progress)?;
+            let summary = source.read_into(&read, &mut insertion, progress)?;
             insertion.record_read(summary);
         }
         insertion.commit()

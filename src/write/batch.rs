@@ -215,18 +215,12 @@ impl Batch {
 
 /// Where documents go as they are read: a [`Batch`] in memory, or an
 /// [`Insertion`](crate::write::insertion::Insertion) that writes them a run at a time.
-pub trait DocumentSink {
-    /// Adds a document (see [`Batch::push`]).
-    fn push(&mut self, id: &str, fingerprint: u64) -> Result<()>;
+pub(crate) trait DocumentSink {
     /// Adds every document of `documents`, in order.
     fn append(&mut self, documents: Batch) -> Result<()>;
 }
 
 impl DocumentSink for Batch {
-    fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
-        Batch::push(self, id, fingerprint)
-    }
-
     fn append(&mut self, documents: Batch) -> Result<()> {
         Batch::append(self, documents);
         Ok(())

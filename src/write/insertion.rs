@@ -502,10 +502,6 @@ fn tally(
 }
 
 impl DocumentSink for Insertion<'_> {
-    fn push(&mut self, id: &str, fingerprint: u64) -> Result<()> {
-        Insertion::push(self, id, fingerprint)
-    }
-
     fn append(&mut self, documents: Batch) -> Result<()> {
         Insertion::append(self, documents)
     }

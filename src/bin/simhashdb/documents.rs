@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use simhashdb::{
-    DocumentSink, FingerprintFormat, InputFormat, MaxSkipped, ReadOptions, ReadSummary, Rejects,
-    Scheme,
+    Batch, FingerprintFormat, InputFormat, MaxSkipped, ReadOptions, ReadSummary, Rejects, Scheme,
 };
 
 use crate::exit_codes::usage;
@@ -154,11 +153,7 @@ pub fn store_scheme(
 
 /// Reads `inputs` (none means stdin) into `batch` with a byte-count progress bar, and reports
 /// the first skipped documents on stderr.
-pub fn read(
-    inputs: &[PathBuf],
-    options: &ReadOptions,
-    sink: &mut dyn DocumentSink,
-) -> Result<ReadSummary> {
+pub fn read(inputs: &[PathBuf], options: &ReadOptions, batch: &mut Batch) -> Result<ReadSummary> {
     let stdin = [PathBuf::from("-")];
     let inputs = if inputs.is_empty() {
         &stdin[..]
@@ -166,7 +161,7 @@ pub fn read(
         inputs
     };
     let bar = progress::reading(inputs, "reading");
-    let summary = simhashdb::Source::Files(inputs).read(options, sink, &|n| bar.inc(n))?;
+    let summary = simhashdb::Source::Files(inputs).read(options, batch, &|n| bar.inc(n))?;
     bar.finish_and_clear();
     tell_read(&summary.first_skipped, &summary.warnings);
     Ok(summary)
@@ -196,7 +191,7 @@ pub fn push_texts(
     ids: &[String],
     texts: &[String],
     scheme: &Scheme,
-    sink: &mut dyn DocumentSink,
+    batch: &mut Batch,
 ) -> Result<()> {
     if ids.len() != texts.len() {
         return Err(usage(format!(
@@ -205,18 +200,17 @@ pub fn push_texts(
             texts.len()
         )));
     }
-    let mut documents = simhashdb::Batch::new();
     for (i, (id, text)) in ids.iter().zip(texts).enumerate() {
         let (fp, sketch) = scheme
             .document(text)
             .map_err(|e| usage(format!("--text {}: {e}", i + 1)))?;
         simhashdb::Batch::check_id(id).map_err(|e| usage(format!("--id {}: {e}", i + 1)))?;
         match sketch {
-            Some(sketch) => documents.push_sketched(id, fp, &sketch)?,
-            None => documents.push(id, fp)?,
+            Some(sketch) => batch.push_sketched(id, fp, &sketch)?,
+            None => batch.push(id, fp)?,
         }
     }
-    Ok(sink.append(documents)?)
+    Ok(())
 }
 
 /// `--format`: a format as the library names them (the server and Python take the same names).
