@@ -191,6 +191,25 @@ fn batch_of_digests(
     Ok(())
 }
 
+/// How `insert_file` and `dedup_file` read their files: `format` (None: detected) and
+/// `fingerprint_format` by their names, and the fields that hold the id, fingerprint and text.
+fn files_read_options(
+    format: Option<&str>,
+    fingerprint_format: &str,
+    id_field: String,
+    fingerprint_field: String,
+    text_field: String,
+) -> PyResult<ReadOptions> {
+    Ok(ReadOptions {
+        format: format.map(InputFormat::parse).transpose().map_err(py_err)?,
+        fingerprint_format: FingerprintFormat::parse(fingerprint_format).map_err(py_err)?,
+        id_field,
+        fingerprint_field,
+        text_field,
+        ..ReadOptions::default()
+    })
+}
+
 /// A dedup's batch label: only with an insert (the label itself the library checks).
 fn check_dedup_label(label: Option<&str>, insert: bool) -> PyResult<()> {
     match label {
@@ -385,20 +404,16 @@ impl NativeStore {
         allow_empty: bool,
     ) -> PyResult<String> {
         guard(|| {
-            let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
-            let fingerprint_format =
-                FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
-            let insert = insert_options(label, compact);
-            insert.check().map_err(py_err)?;
-            let skips = Skips::new(skip_invalid, max_skipped.as_deref(), rejects, allow_empty)?;
-            let mut options = ReadOptions {
+            let mut options = files_read_options(
                 format,
+                fingerprint_format,
                 id_field,
                 fingerprint_field,
                 text_field,
-                fingerprint_format,
-                ..ReadOptions::default()
-            };
+            )?;
+            let insert = insert_options(label, compact);
+            insert.check().map_err(py_err)?;
+            let skips = Skips::new(skip_invalid, max_skipped.as_deref(), rejects, allow_empty)?;
             skips.apply(&mut options).map_err(py_err)?;
             let summary = self.write(py, |store| {
                 store.insert_from([Source::Files(&paths)], &insert, &options, &())
@@ -481,9 +496,13 @@ impl NativeStore {
         allow_empty: bool,
     ) -> PyResult<String> {
         guard(|| {
-            let format = format.map(InputFormat::parse).transpose().map_err(py_err)?;
-            let fingerprint_format =
-                FingerprintFormat::parse(fingerprint_format).map_err(py_err)?;
+            let read = files_read_options(
+                format,
+                fingerprint_format,
+                id_field,
+                fingerprint_field,
+                text_field,
+            )?;
             check_dedup_label(label.as_deref(), insert)?;
             // A dedup that only reads takes an empty input; one that inserts, when asked.
             let skips = Skips::new(
@@ -492,14 +511,6 @@ impl NativeStore {
                 rejects,
                 allow_empty || !insert,
             )?;
-            let read = ReadOptions {
-                format,
-                id_field,
-                fingerprint_field,
-                text_field,
-                fingerprint_format,
-                ..ReadOptions::default()
-            };
             // The store and the distance are checked before the rejects file is made.
             let options = |snapshot: &Snapshot| -> simhashdb::Result<ReadOptions> {
                 snapshot.distance(distance)?;

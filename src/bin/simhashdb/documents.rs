@@ -121,11 +121,6 @@ pub struct SkipArgs {
 }
 
 impl SkipArgs {
-    /// Whether invalid records are skipped.
-    pub fn skipping(&self) -> bool {
-        self.skip_invalid || self.max_skipped.is_some() || self.rejects.is_some()
-    }
-
     /// Sets what becomes of invalid records in `options` (creating the rejects file).
     pub fn apply(&self, options: &mut ReadOptions) -> Result<()> {
         let rejects = self.rejects.as_deref().map(Rejects::create).transpose()?;

@@ -168,7 +168,7 @@ pub fn run(args: Args) -> Result<()> {
         if summary.superseded > 0 {
             write!(out, ", superseded in input {}", summary.superseded)?;
         }
-        if args.skip.skipping() {
+        if options.skip_invalid {
             let skipped =
                 documents::skipped_records(summary.read.skipped, summary.read.skipped_files);
             write!(out, ", skipped {skipped}")?;
