@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhashdb::{Database, DatabaseOptions, Query, Refresh};
+use simhashdb::{Database, DatabaseOptions, Query};
 
 mod common;
 use common::{splitmix, Args};
@@ -27,7 +27,7 @@ fn main() {
     let dir = PathBuf::from(args.flag("--dir").expect("--dir STORE"));
     let n = args.number("--n", 10_000.0) as usize;
     let mut options = DatabaseOptions {
-        refresh: Refresh::Manual,
+        refresh_after: None,
         ..DatabaseOptions::default()
     };
     if let Some(mib) = args.flag("--cache-mib") {

@@ -73,8 +73,8 @@
 //!   ([`NearDuplicates::for_each_duplicate`]: `dedup`'s greedy, each a [`Duplicate`]), an
 //!   [`AuditSummary`]; pairs verified against a corpus's text or the store's sketches, as a
 //!   [`Verification`] says.
-//! - Dedup on ingest: [`Dedup`] keeps the documents of a new input that no stored document
-//!   and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
+//! - Dedup on ingest: [`Snapshot::dedup_from`] keeps the documents of a new input that no
+//!   stored document and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
 //!   [`Store::dedup_from`] inserts them in the same write; [`DedupFiles`] streams files through,
 //!   the kept records written unchanged ([`Snapshot::dedup_files`], [`Store::dedup_files`]).
 //! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
@@ -119,9 +119,9 @@ mod write;
 pub use io::parquet;
 pub use similarity::fingerprint::seomoz;
 
-pub use database::{Compaction, Database, DatabaseOptions, Event, Refresh};
+pub use database::{Database, DatabaseOptions, Event};
 pub use dedup::files::DedupFiles;
-pub use dedup::ingest::{Dedup, DedupSummary, Verdict};
+pub use dedup::ingest::{DedupSummary, Verdict};
 pub use dedup::near_duplicates::{AuditSummary, Cluster, Duplicate, NearDuplicates, PairCursor};
 pub use error::{Error, ErrorKind, Result, Setting};
 pub use format::catalog::BatchInfo;

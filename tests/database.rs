@@ -5,9 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use simhashdb::{
-    Batch, Compaction, CompactionPolicy, Database, DatabaseOptions, Event, Refresh, Settings, Store,
-};
+use simhashdb::{Batch, CompactionPolicy, Database, DatabaseOptions, Event, Settings, Store};
 
 fn batch(ids: std::ops::Range<u64>) -> Batch {
     let mut batch = Batch::new();
@@ -39,10 +37,17 @@ fn retry_locked<T>(mut write: impl FnMut() -> simhashdb::Result<T>) -> simhashdb
     write()
 }
 
-fn options(refresh: Refresh, compaction: Compaction) -> DatabaseOptions {
+/// Options looking for other processes' commits after `refresh_after` (on reads, or on a
+/// thread of their own with `refresh_in_background`), merging inside the write or not.
+fn options(
+    refresh_after: Option<Duration>,
+    refresh_in_background: bool,
+    compact_in_background: bool,
+) -> DatabaseOptions {
     DatabaseOptions {
-        refresh,
-        compaction,
+        refresh_after,
+        refresh_in_background,
+        compact_in_background,
         ..DatabaseOptions::default()
     }
 }
@@ -52,7 +57,7 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     drop(Store::create(&path, Settings::default()).unwrap());
-    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    let db = Database::open(&path, options(None, false, false)).unwrap();
     db.write(|store| store.insert(&batch(0..10), None)).unwrap();
     assert_eq!(db.snapshot().unwrap().documents(), 10);
 
@@ -68,10 +73,7 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     // A look is due only once the interval has passed since the last.
     let hourly = Database::open(
         &path,
-        options(
-            Refresh::OnRead(Duration::from_secs(3600)),
-            Compaction::Inline,
-        ),
+        options(Some(Duration::from_secs(3600)), false, false),
     )
     .unwrap();
     assert_eq!(hourly.snapshot().unwrap().documents(), 15);
@@ -80,22 +82,12 @@ fn a_write_is_visible_when_it_returns_and_other_writers_as_refresh_says() {
     assert!(hourly.refresh().unwrap());
     assert_eq!(hourly.snapshot().unwrap().documents(), 16);
 
-    let on_read = Database::open(
-        &path,
-        options(Refresh::OnRead(Duration::ZERO), Compaction::Inline),
-    )
-    .unwrap();
+    let on_read = Database::open(&path, options(Some(Duration::ZERO), false, false)).unwrap();
     insert_elsewhere(&path, 16..20);
     assert_eq!(on_read.snapshot().unwrap().documents(), 20);
 
-    let every = Database::open(
-        &path,
-        options(
-            Refresh::Every(Duration::from_millis(10)),
-            Compaction::Inline,
-        ),
-    )
-    .unwrap();
+    let every =
+        Database::open(&path, options(Some(Duration::from_millis(10)), true, false)).unwrap();
     insert_elsewhere(&path, 20..21);
     let mut seen = 0;
     for _ in 0..500 {
@@ -113,7 +105,7 @@ fn writes_from_many_threads_take_turns_and_all_commit() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     drop(Store::create(&path, Settings::default()).unwrap());
-    let db = Database::open(&path, options(Refresh::Manual, Compaction::Background)).unwrap();
+    let db = Database::open(&path, options(None, false, true)).unwrap();
     let threads: Vec<_> = (0..4u64)
         .map(|t| {
             let db = db.clone();
@@ -162,7 +154,7 @@ fn background_merges_follow_the_policy_and_are_told() {
             on_event: Some(Arc::new(move |e: Event| {
                 told.lock().unwrap().push(format!("{e:?}"))
             })),
-            ..options(Refresh::Manual, Compaction::Background)
+            ..options(None, false, true)
         },
     )
     .unwrap();
@@ -192,7 +184,7 @@ fn a_panicking_write_leaves_the_store_as_it_was_and_releases_the_turn_and_lock()
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     drop(Store::create(&path, Settings::default()).unwrap());
-    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    let db = Database::open(&path, options(None, false, false)).unwrap();
     db.write(|store| store.insert(&batch(0..5), None)).unwrap();
     // Another process's writer is refused by name while it holds the lock.
     let other = Store::open(&path).unwrap();
@@ -249,7 +241,7 @@ fn a_write_that_removes_debris_tells_it() {
                         .extend(debris.into_iter().map(|d| d.path));
                 }
             })),
-            ..options(Refresh::Manual, Compaction::Inline)
+            ..options(None, false, false)
         },
     )
     .unwrap();
@@ -275,7 +267,7 @@ fn insert_and_dedup_from_a_source_through_the_handle() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     Store::create(&path, Settings::default()).unwrap();
-    let db = Database::open(&path, options(Refresh::Manual, Compaction::Inline)).unwrap();
+    let db = Database::open(&path, options(None, false, false)).unwrap();
     let read = ReadOptions::default();
     let body = b"a\t0123456789abcdef\n";
     let labelled = InsertOptions {

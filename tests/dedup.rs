@@ -8,8 +8,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use simhashdb::{
-    Batch, Dedup, DedupOptions, InsertOptions, ReadOptions, Settings, Snapshot, Source, Store,
-    Verdict,
+    Batch, DedupOptions, InsertOptions, ReadOptions, Settings, Snapshot, Source, Store, Verdict,
 };
 
 use crate::engine::{batches, fingerprint, settings};
@@ -105,7 +104,6 @@ proptest! {
         settings in settings(),
         stored_batches in batches(),
         input in proptest::collection::vec((0u8..60, fingerprint()), 0..60),
-        cuts in proptest::collection::vec(0usize..60, 0..4),
         distance_pick in 0u32..16,
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -131,25 +129,18 @@ proptest! {
         let got = dedup_batch(&snapshot, &batch_of(&input), distance, None).unwrap();
         prop_assert_eq!(as_json(&got), expected.clone());
 
-        // Given in several groups, the answer is the same.
-        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(input.len())).collect();
-        cuts.sort();
-        cuts.push(input.len());
-        let mut dedup = Dedup::new(&snapshot, distance).unwrap();
-        let (mut start, mut grouped) = (0, Vec::new());
-        for cut in cuts {
-            grouped.extend(dedup.decide(&batch_of(&input[start..cut])).unwrap());
-            start = cut;
-        }
-        prop_assert_eq!(as_json(&grouped), expected.clone());
-        let summary = dedup.summary();
         let kept = expected.iter().filter(|v| v["kept"] == json!(true)).count() as u64;
         let of_stored = expected.iter().filter(|v| v["stored"] == json!(true)).count() as u64;
+        let options = DedupOptions {
+            distance: Some(i64::from(distance)),
+            ..DedupOptions::default()
+        };
+        let source = Source::Documents(batch_of(&input));
+        let summary = snapshot.dedup_from(source, &options, &ReadOptions::default(), &()).unwrap().summary;
         prop_assert_eq!(summary.read, input.len() as u64);
         prop_assert_eq!(summary.kept, kept);
         prop_assert_eq!(summary.duplicates_of_stored, of_stored);
         prop_assert_eq!(summary.duplicates_within_input, input.len() as u64 - kept - of_stored);
-        drop(dedup);
         drop(snapshot);
 
         // Inserting leaves exactly the stored documents plus the kept ones.
@@ -174,7 +165,10 @@ fn distances_above_k_are_refused() {
     let path = dir.path().join("s");
     let store = Store::create(&path, Settings::default()).unwrap();
     let snapshot = store.snapshot().unwrap();
-    let err = Dedup::new(&snapshot, 4).err().unwrap().to_string();
+    let err = dedup_batch(&snapshot, &Batch::new(), 4, None)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains('3'), "{err}");
 }
 

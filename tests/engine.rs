@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use simhashdb::{
-    Batch, Database, DatabaseOptions, Query, Refresh, Settings, Snapshot, Stats, Store,
-};
+use simhashdb::{Batch, Database, DatabaseOptions, Query, Settings, Snapshot, Stats, Store};
 
 use crate::util::{brute_force, query_tuples};
 
@@ -142,7 +140,7 @@ proptest! {
         let stats = Stats::of(&store.snapshot().unwrap()).unwrap();
         let tables: u64 = stats.per_table.iter().map(|t| t.block_bytes).sum();
         for pin_bytes in [u64::MAX, tables / 2, 0] {
-            let options = DatabaseOptions { pin_bytes, refresh: Refresh::Manual, ..DatabaseOptions::default() };
+            let options = DatabaseOptions { pin_bytes, refresh_after: None, ..DatabaseOptions::default() };
             let reader = Database::open(&path, options).unwrap();
             check_all(&reader.current(), &model, &queries, k);
             let stats = reader.stats();
@@ -388,7 +386,7 @@ fn a_reader_follows_commits_of_other_processes_and_old_snapshots_keep_their_stat
     store.insert(&batch, None).unwrap();
     drop(store);
     let options = DatabaseOptions {
-        refresh: Refresh::Manual,
+        refresh_after: None,
         ..DatabaseOptions::default()
     };
     let reader = Database::open(&path, options).unwrap();

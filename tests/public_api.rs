@@ -1,5 +1,5 @@
 //! The public API is curated: every item a user can name is listed here, and there are at
-//! most 74 of them (methods, fields and associated constants belong to their type and are
+//! most 70 of them (methods, fields and associated constants belong to their type and are
 //! not counted). Adding an item means adding it below, on purpose.
 //!
 //! Items are read from the code as text: lib.rs's `pub use` lines, and for a re-exported or
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-const MOST: usize = 74;
+const MOST: usize = 70;
 
 /// Every public item, as `path::Name`.
 const API: &[&str] = &[
@@ -33,8 +33,6 @@ const API: &[&str] = &[
     // One handle for a long-running process
     "Database",
     "DatabaseOptions",
-    "Refresh",
-    "Compaction",
     "Event",
     "ReaderStats",
     // Reading
@@ -61,7 +59,6 @@ const API: &[&str] = &[
     "AuditSummary",
     "PairCursor",
     // Dedup on ingest
-    "Dedup",
     "Verdict",
     "DedupSummary",
     "DedupFiles",
@@ -95,7 +92,6 @@ const API: &[&str] = &[
     "partitioned::Blocks",
     "partitioned::components",
     // Choosing a scheme and distance
-    "tune::tune",
     "tune::TuneOptions",
     "tune::Tuning",
 ];

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use proptest::prelude::*;
 use serde_json::Value;
 use simhashdb::{
-    Batch, CreateOptions, Dedup, NearDuplicates, Progress, Query, Scheme, Settings, Snapshot,
-    Store, Verification,
+    Batch, CreateOptions, NearDuplicates, Progress, Query, Scheme, Settings, Snapshot, Store,
+    Verification,
 };
 
 use crate::util::{dedup_batch, path_str, simhashdb, text};
@@ -299,12 +299,7 @@ fn replayed_duplicates(model: &BTreeMap<String, Doc>, d: u32, min: f64, bytes: u
         .unwrap();
     }
     let snapshot = store.snapshot().unwrap();
-    let verdicts = Dedup::new(&snapshot, d)
-        .unwrap()
-        .min_jaccard(min)
-        .unwrap()
-        .decide(&batch)
-        .unwrap();
+    let verdicts = dedup_batch(&snapshot, &batch, d, Some(min)).unwrap();
     verdicts
         .iter()
         .filter(|v| !v.kept)
@@ -509,12 +504,7 @@ proptest! {
                     prop_assert_eq!(got, model_query(&model, doc.0, sketch, d, min));
                 }
             }
-            let verdicts = Dedup::new(&snapshot, d)
-                .unwrap()
-                .min_jaccard(min)
-                .unwrap()
-                .decide(&batch_of(&input, &scheme))
-                .unwrap();
+            let verdicts = dedup_batch(&snapshot, &batch_of(&input, &scheme), d, Some(min)).unwrap();
             let verdicts: Vec<Value> =
                 verdicts.iter().map(|v| serde_json::to_value(v).unwrap()).collect();
             prop_assert_eq!(&verdicts, &dedup, "round {}", round);

@@ -311,7 +311,7 @@ fn tune(
             },
         };
         detached(py, || {
-            let tuning = simhashdb::tune::tune(&corpus, &options, &())?;
+            let tuning = simhashdb::tune::Tuning::measure(&corpus, &options, &())?;
             if let Some(plot) = &plot {
                 tuning.write_plot(plot)?;
             }

@@ -16,8 +16,8 @@ use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 use simhashdb::{
     Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupFiles, DedupOptions,
-    ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Refresh, Snapshot,
-    Source, Stats, Store, Verification,
+    ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Snapshot, Source,
+    Stats, Store, Verification,
 };
 
 use crate::errors::{guard, py_err};
@@ -61,7 +61,7 @@ impl NativeStore {
         let options = DatabaseOptions {
             pin_bytes: pin_bytes.unwrap_or(defaults.pin_bytes),
             cache_bytes: cache_bytes.unwrap_or(defaults.cache_bytes),
-            refresh: Refresh::OnRead(REFRESH_INTERVAL),
+            refresh_after: Some(REFRESH_INTERVAL),
             ..defaults
         };
         let database = Database::open(&dir, options)?;

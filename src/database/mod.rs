@@ -5,10 +5,10 @@
 //! [`Snapshot`] ([`Database::snapshot`]); writes ([`Database::write`]) run one at a time, each
 //! with the store's writer lock held for that write only (so another process, such as a CLI
 //! `insert`, can write between them), and every commit is visible to this handle's next read
-//! when the write returns. Commits of other processes are seen within the
-//! [`Refresh`] interval. After a write, the merge the store's compaction policy asks for runs
-//! as [`Compaction`] says: in the background at the lowest CPU priority (the next write waits
-//! for it), or inside the write.
+//! when the write returns. Commits of other processes are seen within
+//! [`DatabaseOptions::refresh_after`]. After a write, the merge the store's compaction policy
+//! asks for runs inside the write, or in the background at the lowest CPU priority (the next
+//! write waits for it) as [`DatabaseOptions::compact_in_background`] says.
 //!
 //! Depends on [`crate::write`], [`crate::read`] and below.
 
@@ -23,28 +23,6 @@ use crate::read::snapshot::Snapshot;
 use crate::read::stats::Stats;
 use crate::write::compaction::CompactSummary;
 use crate::write::store::Store;
-
-/// When a [`Database`] looks for commits of other processes (its own are seen at once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refresh {
-    /// A read looks when the last look is older than this: the read that looks waits for
-    /// the new runs to load; reads on other threads meanwhile go on with the current state.
-    OnRead(Duration),
-    /// A thread of the handle's own looks this often: reads never wait for a load.
-    Every(Duration),
-    /// Only [`Database::refresh`] looks.
-    Manual,
-}
-
-/// Where the merge the store's compaction policy asks for after a write runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compaction {
-    /// Inside the write that made it due (the write returns after the merge).
-    Inline,
-    /// On a thread of its own at the lowest CPU priority, after the write returns; queries
-    /// go on meanwhile, and the next write waits for it.
-    Background,
-}
 
 /// What happened in the background: for a server to log and count.
 #[derive(Debug)]
@@ -70,10 +48,17 @@ pub struct DatabaseOptions {
     /// Bytes of redb cache spread over each state's files: over the docs files alone when
     /// every table is pinned, else over every file. Default: 1 GiB.
     pub cache_bytes: usize,
-    /// When other processes' commits are looked for.
-    pub refresh: Refresh,
-    /// Where merges run.
-    pub compaction: Compaction,
+    /// How old the last look for other processes' commits (its own are seen at once) may get
+    /// before the next; None: only [`Database::refresh`] looks.
+    pub refresh_after: Option<Duration>,
+    /// Whether a thread of the handle's own looks, every `refresh_after`, so that reads never
+    /// wait for a load; otherwise the read that finds the last look too old looks (reads on
+    /// other threads meanwhile go on with the current state).
+    pub refresh_in_background: bool,
+    /// Whether the merge the store's compaction policy asks for after a write runs on a thread
+    /// of its own at the lowest CPU priority after the write returns (queries go on meanwhile,
+    /// and the next write waits for it); otherwise inside the write, which returns after it.
+    pub compact_in_background: bool,
     /// Told of what happens in the background (merges, failed loads).
     pub on_event: Option<Arc<dyn Fn(Event) + Send + Sync>>,
 }
@@ -86,8 +71,9 @@ impl Default for DatabaseOptions {
         DatabaseOptions {
             pin_bytes: memory.pin_bytes,
             cache_bytes: memory.cache_bytes,
-            refresh: Refresh::OnRead(Duration::from_millis(100)),
-            compaction: Compaction::Inline,
+            refresh_after: Some(Duration::from_millis(100)),
+            refresh_in_background: false,
+            compact_in_background: false,
             on_event: None,
         }
     }
@@ -96,8 +82,7 @@ impl Default for DatabaseOptions {
 /// A store held open by a long-running process, cheap to clone and shared across threads:
 /// reads from any thread ([`Database::snapshot`]), one write at a time ([`Database::write`],
 /// the writer lock held for that write only), commits visible when the write returns, other
-/// processes' commits as [`Refresh`] says, merges as the store's policy and [`Compaction`]
-/// say.
+/// processes' commits and merges as its [`DatabaseOptions`] say.
 #[derive(Clone)]
 pub struct Database {
     shared: Arc<Shared>,
@@ -128,7 +113,9 @@ impl Database {
             cache_bytes: options.cache_bytes,
         };
         let reader = Reader::open(&dir, memory)?;
-        let refresh = options.refresh;
+        let background_refresh = options
+            .refresh_after
+            .filter(|_| options.refresh_in_background);
         let database = Database {
             shared: Arc::new(Shared {
                 dir,
@@ -142,7 +129,7 @@ impl Database {
                 compacting: AtomicBool::new(false),
             }),
         };
-        if let Refresh::Every(interval) = refresh {
+        if let Some(interval) = background_refresh {
             let weak = Arc::downgrade(&database.shared);
             std::thread::spawn(move || refresh_every(weak, interval));
         }
@@ -165,10 +152,10 @@ impl Database {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("store");
-    /// use simhashdb::{Batch, Database, DatabaseOptions, Refresh, Settings, Store};
+    /// use simhashdb::{Batch, Database, DatabaseOptions, Settings, Store};
     ///
     /// let mut store = Store::create(&path, Settings::default())?;
-    /// let options = DatabaseOptions { refresh: Refresh::Manual, ..DatabaseOptions::default() };
+    /// let options = DatabaseOptions { refresh_after: None, ..DatabaseOptions::default() };
     /// let db = Database::open(&path, options)?;
     /// let mut batch = Batch::new();
     /// batch.push("a", 0x0123_4567_89ab_cdef)?;
@@ -206,10 +193,15 @@ impl Database {
     }
 
     /// The newest committed state, after a look for other processes' commits if
-    /// [`Refresh::OnRead`] says one is due. A look this call made and that failed is its
+    /// [`DatabaseOptions::refresh_after`] says one is due (and no thread of the handle's own
+    /// looks). A look this call made and that failed is its
     /// error (the current state stays, and the next read looks again).
     pub fn snapshot(&self) -> Result<Arc<Snapshot>> {
-        if let Refresh::OnRead(interval) = self.shared.options.refresh {
+        let options = &self.shared.options;
+        if let Some(interval) = options
+            .refresh_after
+            .filter(|_| !options.refresh_in_background)
+        {
             let now = self.shared.opened.elapsed().as_millis() as u64;
             let last = self.shared.looked_ms.load(Ordering::Relaxed);
             if now.saturating_sub(last) >= interval.as_millis() as u64 {
@@ -243,7 +235,7 @@ impl Database {
     /// Runs `write` on the store opened for writing (its writer lock held for this call
     /// only), after this handle's previous write and the merge it started; then makes the
     /// commit visible to reads before returning, and merges as the store's policy and
-    /// [`DatabaseOptions::compaction`] say. A store another process is writing fails with
+    /// [`DatabaseOptions::compact_in_background`] say. A store another process is writing fails with
     /// [`Error::Locked`]. The answer of a committed write is returned even if loading the
     /// new state fails (the next read retries it, and [`Event::RefreshFailed`] says so).
     /// `write` may fail with an error of the caller's own type.
@@ -258,7 +250,7 @@ impl Database {
         let turn = Turn::take(&self.shared);
         let mut store = Store::open(&self.shared.dir)?;
         let removed = store.removed_debris().to_vec();
-        let background = self.shared.options.compaction == Compaction::Background;
+        let background = self.shared.options.compact_in_background;
         if background {
             store.defer_compaction();
         }

@@ -41,7 +41,8 @@ pub struct DedupFiles {
     /// store's K.
     pub distance: Option<i64>,
     /// The least Jaccard similarity a match needs, estimated from sketches (a store made with
-    /// sketches; see [`crate::Dedup::min_jaccard`]); None: the fingerprints decide alone.
+    /// sketches; see [`crate::DedupOptions::min_jaccard`]); None: the fingerprints decide
+    /// alone.
     pub min_jaccard: Option<f64>,
     /// The label of the batch the kept documents are inserted as.
     pub label: Option<String>,
@@ -109,7 +110,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 impl Snapshot {
     /// Dedups the documents of `files.inputs` (read as `options` say, text fingerprinted with
-    /// the store's scheme) against this state of the store, in input order (see [`Dedup`]),
+    /// the store's scheme) against this state of the store, in input order (see [`crate::Verdict`]),
     /// and writes the kept records and the duplicates where `files`
     /// says; nothing is inserted. `stdout` takes what goes to `-`.
     pub fn dedup_files(
@@ -196,7 +197,7 @@ fn run<'w>(
         None => None,
     };
     let mut job = Job {
-        dedup: Dedup::verified(snapshot, distance, files.min_jaccard)?,
+        dedup: Dedup::new(snapshot, distance, files.min_jaccard)?,
         verified: files.min_jaccard.is_some(),
         kept: KeptRecords::new(kept),
         duplicates,

@@ -6,7 +6,7 @@
 //! of the input, then the earliest batch, then the smallest id, then (an id the input gives
 //! twice, both kept) the earlier in the input.
 //!
-//! With a least Jaccard similarity ([`Dedup::min_jaccard`], a store made with sketches) a
+//! With a least Jaccard similarity ([`Dedup::new`]'s `min_jaccard`, a store made with sketches) a
 //! match must also pass verification: the sketches of the document and of the match estimate
 //! a word 3-shingle Jaccard of at least that much. A stored fingerprint is represented by its
 //! representative's sketch. A match where either side has no sketch is taken unverified (as
@@ -34,7 +34,11 @@ use crate::write::batch::{Batch, ReadSummary};
 use crate::write::insertion::InsertSummary;
 use crate::write::store::Store;
 
-/// What a dedup decided for one document. Its JSON form (HTTP, Python) is
+/// What a dedup decided for one document, greedily in input order: a document is a duplicate
+/// when a stored document, or an earlier kept document of the input, is within the distance;
+/// otherwise it is kept. A duplicate names its nearest match: smallest distance; at equal
+/// distance a stored document before one of the input, then the earliest batch, then the
+/// smallest id. Its JSON form (HTTP, Python) is
 /// `{"id", "kept", "duplicate_of", "distance", "stored"}`, the last three null for a kept
 /// document; a verified dedup adds `"jaccard"` to a duplicate verified by sketches, and
 /// `"unverified": true` to one taken without (a side had no sketch).
@@ -141,32 +145,9 @@ fn check(min_jaccard: Option<f64>, ours: Option<&[u8]>, theirs: Option<&[u8]>) -
 }
 
 /// A dedup under way against one snapshot of a store: documents are given in input order, a
-/// group at a time, and each group's verdicts depend on every group given before.
-///
-/// ```
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let path = dir.path().join("store");
-/// use simhashdb::{Batch, Dedup, Settings, Store};
-///
-/// let mut store = Store::create(&path, Settings::default())?;
-/// let mut stored = Batch::new();
-/// stored.push("old", 0xff00)?;
-/// store.insert(&stored, None)?;
-///
-/// let snapshot = store.snapshot()?;
-/// let mut dedup = Dedup::new(&snapshot, 3)?;
-/// let mut today = Batch::new();
-/// today.push("a", 0xff01)?; // 1 bit from "old"
-/// today.push("b", 0x1234_5678_0000)?; // new
-/// today.push("c", 0x1234_5678_0003)?; // 2 bits from "b"
-/// let verdicts = dedup.decide(&today)?;
-/// let kept: Vec<&str> = verdicts.iter().filter(|v| v.kept).map(|v| v.id.as_str()).collect();
-/// assert_eq!(kept, ["b"]);
-/// assert_eq!(verdicts[0].duplicate_of.as_deref(), Some("old"));
-/// assert_eq!(verdicts[2].duplicate_of.as_deref(), Some("b"));
-/// # Ok::<(), simhashdb::Error>(())
-/// ```
-pub struct Dedup<'s> {
+/// group at a time, and each group's verdicts depend on every group given before (so input
+/// of any size is decided a group at a time: [`Snapshot::dedup_files`]).
+pub(crate) struct Dedup<'s> {
     snapshot: &'s Snapshot,
     distance: u32,
     kept: Kept,
@@ -179,15 +160,28 @@ pub struct Dedup<'s> {
 
 impl<'s> Dedup<'s> {
     /// A dedup against `snapshot` at `distance` bits (at most the store's K; see
-    /// [`Snapshot::distance`]).
-    pub fn new(snapshot: &'s Snapshot, distance: u32) -> Result<Self> {
+    /// [`Snapshot::distance`]), verified with sketches when `min_jaccard` is given: a document
+    /// is then a duplicate of a match only when their sketches estimate a word 3-shingle
+    /// Jaccard similarity of at least `min_jaccard` (or one of them has none: see the module
+    /// docs). The documents' sketches are those of the batches given
+    /// ([`Batch::push_sketched`]; text read for a store with sketches has them). A store
+    /// without sketches is an error that says how to get them.
+    pub(crate) fn new(
+        snapshot: &'s Snapshot,
+        distance: u32,
+        min_jaccard: Option<f64>,
+    ) -> Result<Self> {
         snapshot.check_distance(distance)?;
+        if let Some(min) = min_jaccard {
+            check_min_jaccard(min)?;
+            snapshot.check_sketches()?;
+        }
         Ok(Dedup {
             snapshot,
             distance,
             kept: Kept::new(snapshot.permutations(), distance),
             representatives: HashMap::new(),
-            min_jaccard: None,
+            min_jaccard,
             summary: DedupSummary {
                 distance,
                 ..DedupSummary::default()
@@ -195,20 +189,8 @@ impl<'s> Dedup<'s> {
         })
     }
 
-    /// Verifies every match with sketches: a document is a duplicate of a match only when
-    /// their sketches estimate a word 3-shingle Jaccard similarity of at least `min_jaccard`
-    /// (or one of them has none: see the module docs). The documents' sketches are those of
-    /// the batches given ([`Batch::push_sketched`]; text read for a store with sketches has
-    /// them). A store without sketches is an error that says how to get them.
-    pub fn min_jaccard(mut self, min_jaccard: f64) -> Result<Self> {
-        check_min_jaccard(min_jaccard)?;
-        self.snapshot.check_sketches()?;
-        self.min_jaccard = Some(min_jaccard);
-        Ok(self)
-    }
-
     /// Decides every document of `documents`, in order, after every document given before.
-    pub fn decide(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
+    pub(crate) fn decide(&mut self, documents: &Batch) -> Result<Vec<Verdict>> {
         guard_redb(self.snapshot.dir(), || self.decide_unguarded(documents))
     }
 
@@ -287,7 +269,7 @@ impl<'s> Dedup<'s> {
     }
 
     /// What the dedup did so far (nothing inserted: see [`Store::dedup_from`]).
-    pub fn summary(&self) -> DedupSummary {
+    pub(crate) fn summary(&self) -> DedupSummary {
         self.summary.clone()
     }
 
@@ -426,21 +408,6 @@ fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Resu
     )))
 }
 
-impl<'s> Dedup<'s> {
-    /// [`Dedup::new`], then [`Dedup::min_jaccard`] when `min_jaccard` is given.
-    pub(crate) fn verified(
-        snapshot: &'s Snapshot,
-        distance: u32,
-        min_jaccard: Option<f64>,
-    ) -> Result<Self> {
-        let dedup = Dedup::new(snapshot, distance)?;
-        match min_jaccard {
-            Some(min) => dedup.min_jaccard(min),
-            None => Ok(dedup),
-        }
-    }
-}
-
 impl Store {
     /// Dedups `documents` against the store (verified with sketches at `min_jaccard`, when
     /// given) and inserts the kept ones, with their sketches, as one batch as `insert` says,
@@ -454,7 +421,7 @@ impl Store {
         insert: &crate::write::insertion::InsertOptions,
     ) -> Result<(Vec<Verdict>, DedupSummary)> {
         let snapshot = self.snapshot()?;
-        let mut dedup = Dedup::verified(&snapshot, distance, min_jaccard)?;
+        let mut dedup = Dedup::new(&snapshot, distance, min_jaccard)?;
         let verdicts = dedup.decide(documents)?;
         let mut summary = dedup.summary();
         drop(dedup);
@@ -480,5 +447,58 @@ impl Store {
             summary.count_insert(&insertion.commit()?);
         }
         Ok((verdicts, summary))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::settings::Settings;
+    use proptest::prelude::*;
+
+    fn batch_of(docs: &[(u8, u64)]) -> Batch {
+        let mut batch = Batch::new();
+        for (id, fp) in docs {
+            batch.push(&format!("d{id}"), *fp).unwrap();
+        }
+        batch
+    }
+
+    /// Fingerprints near each other often: a few bases with a few low bits flipped.
+    fn fingerprint() -> impl Strategy<Value = u64> {
+        (0u64..4, 0u64..16).prop_map(|(base, low)| base.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ low)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Input given in groups is decided as if given at once: each group sees every
+        /// document kept before it (what lets dedup_files read any size a group at a time).
+        #[test]
+        fn groups_decide_as_one(
+            stored in proptest::collection::vec((0u8..20, fingerprint()), 0..20),
+            input in proptest::collection::vec((0u8..40, fingerprint()), 0..40),
+            cuts in proptest::collection::vec(0usize..40, 0..4),
+            distance in 0u32..4,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+            store.insert(&batch_of(&stored), None).unwrap();
+            let snapshot = store.snapshot().unwrap();
+            let mut whole = Dedup::new(&snapshot, distance, None).unwrap();
+            let expected = whole.decide(&batch_of(&input)).unwrap();
+
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(input.len())).collect();
+            cuts.sort();
+            cuts.push(input.len());
+            let mut grouped = Dedup::new(&snapshot, distance, None).unwrap();
+            let (mut start, mut got) = (0, Vec::new());
+            for cut in cuts {
+                got.extend(grouped.decide(&batch_of(&input[start..cut])).unwrap());
+                start = cut;
+            }
+            prop_assert_eq!(got, expected);
+            prop_assert_eq!(grouped.summary(), whole.summary());
+        }
     }
 }

@@ -18,7 +18,10 @@ pub struct DedupOptions {
     /// store's K.
     pub distance: Option<i64>,
     /// With sketches (a store made with `init --sketch`): a match makes a duplicate only when
-    /// the sketches estimate at least this word 3-shingle Jaccard (see [`Dedup::min_jaccard`]).
+    /// the sketches of the document and of the match estimate at least this word 3-shingle
+    /// Jaccard similarity. A match where either side has no sketch is taken unverified (as
+    /// the fingerprints alone would decide), and its verdict says so. The documents' sketches
+    /// are those the source gives (text read for a store with sketches has them).
     pub min_jaccard: Option<f64>,
     /// Inserts the kept documents as one batch in the same write, as these options say;
     /// None only reads the store.
@@ -65,7 +68,7 @@ fn read_all(
 
 impl Snapshot {
     /// Dedups the documents of `source` against this state of the store and each other,
-    /// greedily in input order (see [`Dedup`]); nothing is inserted (`options.insert` is
+    /// greedily in input order (see [`Verdict`]); nothing is inserted (`options.insert` is
     /// [`Store::dedup_from`]'s).
     pub fn dedup_from(
         &self,
@@ -76,7 +79,7 @@ impl Snapshot {
     ) -> Result<Deduplicated> {
         let distance = self.distance(options.distance)?;
         let (batch, read) = read_all(source, self, read, progress)?;
-        let mut dedup = Dedup::verified(self, distance, options.min_jaccard)?;
+        let mut dedup = Dedup::new(self, distance, options.min_jaccard)?;
         let verdicts = dedup.decide(&batch)?;
         Ok(Deduplicated::of(verdicts, dedup.summary(), read))
     }

@@ -51,7 +51,7 @@ impl Store {
 
 impl Database {
     /// [`Store::insert_from`] as one write of this handle (merging as its
-    /// [`crate::DatabaseOptions::compaction`] says).
+    /// [`crate::DatabaseOptions::compact_in_background`] says).
     pub fn insert_from<'a>(
         &self,
         sources: impl IntoIterator<Item = Source<'a>>,

@@ -43,10 +43,10 @@ use crate::similarity::similarity_join::similar_pairs;
 use crate::similarity::sketch::{self, SketchTable};
 use crate::sys::progress::{Phase, Progress};
 
-/// The largest distance [`tune`] scores.
+/// The largest distance [`Tuning::measure`] scores.
 const MAX_DISTANCE: u8 = 24;
 
-/// What [`tune`] measures and how.
+/// What [`Tuning::measure`] measures and how.
 #[derive(Clone, Debug)]
 pub struct TuneOptions {
     /// J: pairs at this Jaccard similarity or more are near-duplicates; in (0, 1].
@@ -76,7 +76,7 @@ impl TuneOptions {
     pub const DEFAULT_MIN_JACCARD: f64 = 0.8;
     /// The largest distance scored unless told otherwise.
     pub const DEFAULT_MAX_DISTANCE: u8 = 12;
-    /// The largest distance [`tune`] scores.
+    /// The largest distance [`Tuning::measure`] scores.
     pub const MAX_DISTANCE: u8 = MAX_DISTANCE;
     /// The sketch sizes scored unless told otherwise: each `init --sketch-bytes` from the
     /// least to the most, doubling.
@@ -132,7 +132,7 @@ pub(crate) enum TruthSource {
     },
 }
 
-/// What [`tune`] measured, and what it recommends: a report, read as text
+/// What [`Tuning::measure`] measured, and what it recommends: a report, read as text
 /// ([`Tuning::write_text`], what `simhashdb tune` prints), as JSON ([`Tuning::json_lines`], what
 /// `tune --json` prints and Python's `simhashdb.tune` returns) or as a picture
 /// ([`Tuning::write_plot`]).
@@ -166,11 +166,22 @@ pub struct Tuning {
     pub(crate) sketched: Option<Choice>,
 }
 
-/// Measures every scheme of `options` at every distance on the corpus `inputs` (read
-/// as `audit --verify-text` reads a corpus) and recommends a setting for each use. Fails on a
-/// threshold outside (0, 1], an empty corpus or sample, a gold file naming ids the corpus
-/// does not hold, and a sample without one true pair.
-pub fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) -> Result<Tuning> {
+impl Tuning {
+    /// Measures every scheme of `options` at every distance on the corpus `inputs` (read
+    /// as `audit --verify-text` reads a corpus) and recommends a setting for each use. Fails
+    /// on a threshold outside (0, 1], an empty corpus or sample, a gold file naming ids the
+    /// corpus does not hold, and a sample without one true pair.
+    pub fn measure(
+        inputs: &[PathBuf],
+        options: &TuneOptions,
+        progress: &dyn Progress,
+    ) -> Result<Tuning> {
+        tune(inputs, options, progress)
+    }
+}
+
+/// [`Tuning::measure`].
+fn tune(inputs: &[PathBuf], options: &TuneOptions, progress: &dyn Progress) -> Result<Tuning> {
     let t = options.min_jaccard;
     if !(t > 0.0 && t <= 1.0) {
         return Err(Error::settings(

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use simhashdb::tune::{tune, TuneOptions, Tuning};
+use simhashdb::tune::{TuneOptions, Tuning};
 use simhashdb::Scheme;
 
 use crate::documents::FieldArgs;
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> Result<()> {
             .options(simhashdb::ReadOptions::default().scheme, args.skip_invalid),
     };
     let bars = progress::Bars::default();
-    let tuning = tune(&args.corpus, &options, &bars)?;
+    let tuning = Tuning::measure(&args.corpus, &options, &bars)?;
     if let Some(plot) = &args.plot {
         tuning.write_plot(plot)?;
     }

@@ -18,7 +18,7 @@ use anyhow::{anyhow, Context, Result};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use simhashdb::{Compaction, Database, DatabaseOptions, Event, Refresh, Snapshot};
+use simhashdb::{Database, DatabaseOptions, Event, Snapshot};
 use tokio::sync::watch;
 
 use crate::exit_codes::usage;
@@ -85,8 +85,9 @@ pub fn run(args: Args) -> Result<()> {
         )));
     }
     let mut options = DatabaseOptions {
-        refresh: Refresh::Every(REFRESH_EVERY),
-        compaction: Compaction::Background,
+        refresh_after: Some(REFRESH_EVERY),
+        refresh_in_background: true,
+        compact_in_background: true,
         ..DatabaseOptions::default()
     };
     if let Some(mib) = args.cache_mib {
