@@ -27,6 +27,9 @@
 //! Sketch bytes: bit i of the sketch is bit `i mod 8` (least significant first) of byte
 //! `i / 8`. A text with no shingle has the all-zero sketch.
 
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
 use crate::error::{Error, Result, Setting};
 pub use crate::format::block::sketches::{MAX_BYTES, MIN_BYTES};
 
@@ -126,25 +129,120 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
             let value = base | (x & ((1 << VALUE_BITS) - 1));
             // Branch-free: EMPTY is u64::MAX, above every value.
             let bin = &mut bins[bin_of(x, k)];
-            filled += usize::from(*bin == EMPTY);
             *bin = (*bin).min(value);
         }
+        // Counted once a round, not at each throw: fewer instructions in the loop above.
+        filled = bins.iter().filter(|&&v| v != EMPTY).count();
         round += 1;
     }
-    for (i, &own) in bins.iter().enumerate() {
-        let value = if own != EMPTY {
-            own
-        } else {
-            // Optimal densification: bin i's own probe sequence, until a bin that holds one.
-            (1u64..)
-                .map(|attempt| bins[bin_of(mix((i as u64) << 32 | attempt), k)])
-                .find(|&v| v != EMPTY)
-                .expect("some bin holds a value")
-        };
+    let values = if filled == k { bins } else { densified(&bins) };
+    // The bits gather in a word, 64 bins at a time, written out whole.
+    let mut word = 0u64;
+    for (i, &value) in values.iter().enumerate() {
         let bit = mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63;
-        out[i / 8] |= (bit as u8) << (i % 8);
+        word |= bit << (i % 64);
+        if i % 64 == 63 || i + 1 == k {
+            let start = i / 64 * 8;
+            let end = (start + 8).min(out.len());
+            out[start..end].copy_from_slice(&word.to_le_bytes()[..end - start]);
+            word = 0;
+        }
     }
     out
+}
+
+/// Every bin's value after optimal densification: an empty bin takes the value of the first
+/// bin that holds one along its own probe sequence (of the bins as the rounds left them).
+fn densified(bins: &[u64]) -> Vec<u64> {
+    let k = bins.len();
+    let probes = probe_table(k);
+    // With many bins empty, which ones are is random: the first few tabled attempts are looked
+    // at for every bin without a branch, since mispredicted branches would cost more than the
+    // loads. With few empty, the branch on each bin is mostly right and cheaper.
+    let empty = bins.iter().filter(|&&v| v == EMPTY).count();
+    let branch_free = empty * 8 > k;
+    let rest = |i: usize, tabled: &[u16]| {
+        tabled
+            .iter()
+            .map(|&bin| bins[usize::from(bin)])
+            .find(|&v| v != EMPTY)
+            .unwrap_or_else(|| {
+                // Past the table: a sketch of a handful of shingles.
+                (TABLED_PROBES as u64 + 1..)
+                    .map(|attempt| bins[probe(i, attempt, k)])
+                    .find(|&v| v != EMPTY)
+                    .expect("some bin holds a value")
+            })
+    };
+    bins.iter()
+        .enumerate()
+        .map(|(i, &own)| {
+            let tabled = &probes[i * TABLED_PROBES..][..TABLED_PROBES];
+            if !branch_free {
+                return if own != EMPTY { own } else { rest(i, tabled) };
+            }
+            let mut first = EMPTY;
+            for &bin in tabled[..BRANCH_FREE_PROBES].iter().rev() {
+                let v = bins[usize::from(bin)];
+                first = if v != EMPTY { v } else { first };
+            }
+            match if own != EMPTY { own } else { first } {
+                EMPTY => rest(i, &tabled[BRANCH_FREE_PROBES..]),
+                value => value,
+            }
+        })
+        .collect()
+}
+
+/// Attempt `attempt` (from 1) of bin `i`'s densification probe sequence among `k` bins.
+fn probe(i: usize, attempt: u64, k: usize) -> usize {
+    bin_of(mix((i as u64) << 32 | attempt), k)
+}
+
+/// Attempts of each bin's probe sequence kept in a [`probe_table`]: a sketch of a few dozen
+/// shingles or more rarely walks past them.
+const TABLED_PROBES: usize = 64;
+
+/// Tabled attempts looked at for every bin, empty or not, without a branch: with a third of
+/// the bins filled (a document of a few dozen shingles) all of them miss one time in 25.
+const BRANCH_FREE_PROBES: usize = 8;
+
+/// The first [`TABLED_PROBES`] attempts of every bin's probe sequence among `k` bins, bin i's
+/// at `i * TABLED_PROBES..`. The sequences depend on `k` alone, so each size's table is
+/// computed once per process (2 bytes per attempt: 128 KiB at 128-byte sketches) and shared;
+/// walking it costs a load per attempt where computing one costs three multiplications, and
+/// a short document's sketch makes thousands of attempts.
+fn probe_table(k: usize) -> Arc<[u16]> {
+    static TABLES: Mutex<Vec<(usize, Arc<[u16]>)>> = Mutex::new(Vec::new());
+    thread_local! {
+        /// This thread's last table, so that the lock is taken once per size and thread.
+        static LAST: RefCell<Option<(usize, Arc<[u16]>)>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((size, table)) = last.as_ref() {
+            if *size == k {
+                return table.clone();
+            }
+        }
+        let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+        let table = match tables.iter().find(|(size, _)| *size == k) {
+            Some((_, table)) => table.clone(),
+            None => {
+                let table: Arc<[u16]> = (0..k)
+                    .flat_map(|i| {
+                        (1..=TABLED_PROBES as u64).map(move |attempt| {
+                            u16::try_from(probe(i, attempt, k)).expect("at most 8,192 bins")
+                        })
+                    })
+                    .collect();
+                tables.push((k, table.clone()));
+                table
+            }
+        };
+        *last = Some((k, table.clone()));
+        table
+    })
 }
 
 /// The Jaccard similarity two sketches of the same size estimate: 2 * (agreeing bits / bits)
@@ -321,6 +419,57 @@ fn mix(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sketch as first written (every probe computed): the definition the tabled probes
+    /// must keep bit for bit, since stored sketches are compared with new ones.
+    fn of_shingles_as_defined(shingles: &[u64], bytes: u16) -> Vec<u8> {
+        let k = usize::from(bytes) * 8;
+        let mut out = vec![0u8; usize::from(bytes)];
+        if shingles.is_empty() {
+            return out;
+        }
+        let mut bins = vec![EMPTY; k];
+        let rounds = (k as u64 / BINS_PER_ROUND).max(1);
+        for round in 0..rounds {
+            let salt = mix(round ^ 0x243F_6A88_85A3_08D3);
+            for &h in shingles {
+                let x = (h ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let x = x ^ (x >> 29);
+                let value = round << VALUE_BITS | (x & ((1 << VALUE_BITS) - 1));
+                let bin = &mut bins[bin_of(x, k)];
+                *bin = (*bin).min(value);
+            }
+        }
+        for (i, &own) in bins.iter().enumerate() {
+            let value = if own != EMPTY {
+                own
+            } else {
+                (1u64..)
+                    .map(|attempt| bins[bin_of(mix((i as u64) << 32 | attempt), k)])
+                    .find(|&v| v != EMPTY)
+                    .unwrap()
+            };
+            let bit = mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63;
+            out[i / 8] |= (bit as u8) << (i % 8);
+        }
+        out
+    }
+
+    #[test]
+    fn sketches_are_as_defined_at_every_size() {
+        for bytes in [MIN_BYTES, 100, 128, 200, 512, MAX_BYTES] {
+            for n in [1usize, 2, 3, 7, 20, 48, 130, 600, 3000, 20_000] {
+                for seed in 0..3u64 {
+                    let set: Vec<u64> = (0..n as u64).map(|i| mix(seed << 40 ^ i)).collect();
+                    assert_eq!(
+                        of_shingles(&set, bytes),
+                        of_shingles_as_defined(&set, bytes),
+                        "{n} shingles, {bytes} bytes"
+                    );
+                }
+            }
+        }
+    }
 
     /// Two sets of `size` elements sharing enough of them for Jaccard ~`j`, from `seed`.
     fn pair(size: usize, j: f64, seed: u64) -> (Vec<u64>, Vec<u64>, f64) {
