@@ -115,10 +115,12 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
     }
     // Repeats cost a throw each and change nothing: cheaper than sorting them away.
     let mut bins = vec![EMPTY; k];
-    let mut filled = 0;
-    let mut round = 0;
     let rounds = (k as u64 / BINS_PER_ROUND).max(1);
-    while filled < k && round < rounds {
+    // A set too small to fill every bin before the last round (a coupon collector needs about
+    // k ln k throws) takes every round without counting.
+    let may_fill_early = shingles.len() as f64 * rounds as f64 > k as f64 * (k as f64).ln();
+    let mut filled = 0;
+    for round in 0..rounds {
         let salt = mix(round ^ 0x243F_6A88_85A3_08D3);
         let base = round << VALUE_BITS;
         for &h in shingles {
@@ -131,67 +133,83 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
             let bin = &mut bins[bin_of(x, k)];
             *bin = (*bin).min(value);
         }
-        // Counted once a round, not at each throw: fewer instructions in the loop above.
-        filled = bins.iter().filter(|&&v| v != EMPTY).count();
-        round += 1;
-    }
-    let values = if filled == k { bins } else { densified(&bins) };
-    // The bits gather in a word, 64 bins at a time, written out whole.
-    let mut word = 0u64;
-    for (i, &value) in values.iter().enumerate() {
-        let bit = mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63;
-        word |= bit << (i % 64);
-        if i % 64 == 63 || i + 1 == k {
-            let start = i / 64 * 8;
-            let end = (start + 8).min(out.len());
-            out[start..end].copy_from_slice(&word.to_le_bytes()[..end - start]);
-            word = 0;
+        // Counted after the round (a pass the compiler vectorizes) rather than at each throw,
+        // which costs the throws a third more.
+        if may_fill_early || round + 1 == rounds {
+            filled = bins.iter().map(|&v| usize::from(v != EMPTY)).sum();
+            if filled == k {
+                break;
+            }
         }
+    }
+    let densify = (filled < k).then(|| Densify::new(k, k - filled));
+    for (i, &own) in bins.iter().enumerate() {
+        let value = match &densify {
+            Some(densify) => densify.value(&bins, i, own),
+            None => own,
+        };
+        let bit = mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63;
+        out[i / 8] |= (bit as u8) << (i % 8);
     }
     out
 }
 
-/// Every bin's value after optimal densification: an empty bin takes the value of the first
-/// bin that holds one along its own probe sequence (of the bins as the rounds left them).
-fn densified(bins: &[u64]) -> Vec<u64> {
-    let k = bins.len();
-    let probes = probe_table(k);
-    // With many bins empty, which ones are is random: the first few tabled attempts are looked
-    // at for every bin without a branch, since mispredicted branches would cost more than the
-    // loads. With few empty, the branch on each bin is mostly right and cheaper.
-    let empty = bins.iter().filter(|&&v| v == EMPTY).count();
-    let branch_free = empty * 8 > k;
-    let rest = |i: usize, tabled: &[u16]| {
+/// Optimal densification: an empty bin takes the value of the first bin that holds one along
+/// its own probe sequence (among the bins as the rounds left them).
+struct Densify {
+    k: usize,
+    probes: Arc<[u16]>,
+    /// Whether the first tabled attempts are looked at for every bin without a branch: with
+    /// many bins empty, which ones are is random, and mispredicted branches would cost more
+    /// than the loads; with few, the branch on each bin is mostly right and cheaper.
+    branch_free: bool,
+}
+
+impl Densify {
+    fn new(k: usize, empty: usize) -> Self {
+        Densify {
+            k,
+            probes: probe_table(k),
+            branch_free: empty * 8 > k,
+        }
+    }
+
+    /// Bin `i`'s value, `own` if it holds one.
+    #[inline]
+    fn value(&self, bins: &[u64], i: usize, own: u64) -> u64 {
+        let tabled = &self.probes[i * TABLED_PROBES..][..TABLED_PROBES];
+        if !self.branch_free {
+            return if own != EMPTY {
+                own
+            } else {
+                self.walk(bins, i, tabled)
+            };
+        }
+        let mut first = EMPTY;
+        for &bin in tabled[..BRANCH_FREE_PROBES].iter().rev() {
+            let v = bins[usize::from(bin)];
+            first = if v != EMPTY { v } else { first };
+        }
+        match if own != EMPTY { own } else { first } {
+            EMPTY => self.walk(bins, i, &tabled[BRANCH_FREE_PROBES..]),
+            value => value,
+        }
+    }
+
+    /// The first value along `tabled`, then along bin `i`'s attempts past the table (a sketch
+    /// of a handful of shingles).
+    fn walk(&self, bins: &[u64], i: usize, tabled: &[u16]) -> u64 {
         tabled
             .iter()
             .map(|&bin| bins[usize::from(bin)])
             .find(|&v| v != EMPTY)
             .unwrap_or_else(|| {
-                // Past the table: a sketch of a handful of shingles.
                 (TABLED_PROBES as u64 + 1..)
-                    .map(|attempt| bins[probe(i, attempt, k)])
+                    .map(|attempt| bins[probe(i, attempt, self.k)])
                     .find(|&v| v != EMPTY)
                     .expect("some bin holds a value")
             })
-    };
-    bins.iter()
-        .enumerate()
-        .map(|(i, &own)| {
-            let tabled = &probes[i * TABLED_PROBES..][..TABLED_PROBES];
-            if !branch_free {
-                return if own != EMPTY { own } else { rest(i, tabled) };
-            }
-            let mut first = EMPTY;
-            for &bin in tabled[..BRANCH_FREE_PROBES].iter().rev() {
-                let v = bins[usize::from(bin)];
-                first = if v != EMPTY { v } else { first };
-            }
-            match if own != EMPTY { own } else { first } {
-                EMPTY => rest(i, &tabled[BRANCH_FREE_PROBES..]),
-                value => value,
-            }
-        })
-        .collect()
+    }
 }
 
 /// Attempt `attempt` (from 1) of bin `i`'s densification probe sequence among `k` bins.

@@ -23,6 +23,9 @@ from .columns import not_text, require
 # Uncompressed bytes of row groups per task.
 TASK_BYTES = 128 << 20
 
+# Rows a task reads and fingerprints at a time.
+BATCH_ROWS = 8192
+
 
 def filesystem(path: str):
     """(pyarrow filesystem, path within it) for ``path``, or None when pyarrow cannot open it."""
@@ -118,13 +121,18 @@ def _fingerprint_task(task, input_uri: str, output_uri: str, temporary: str, sch
     rows = 0
     with pq.ParquetWriter(f"{temporary}/part-{index:05d}.parquet", schema, filesystem=out_fs,
                           compression="snappy") as writer:
-        for rg in row_groups:
-            table = source.read_row_group(rg, columns=[id_column, text_column])
-            for batch in table.to_batches(max_chunksize=1 << 16):
-                ids, texts = batch.column(0), batch.column(1)
-                fps = pa.array(_native.fingerprint_arrow(ids, texts, scheme, text_column))
-                writer.write_batch(pa.RecordBatch.from_arrays([ids, fps], schema=schema))
-                rows += batch.num_rows
+        if not row_groups:
+            return 0
+        # A batch at a time, decoded on this task's thread: each batch is fingerprinted while
+        # its texts are still in the cache, and an executor's one core is not shared with
+        # pyarrow's decoding threads (a whole row group read at once took twice as long).
+        batches = source.iter_batches(batch_size=BATCH_ROWS, row_groups=row_groups,
+                                      columns=[id_column, text_column], use_threads=False)
+        for batch in batches:
+            ids, texts = batch.column(0), batch.column(1)
+            fps = pa.array(_native.fingerprint_arrow(ids, texts, scheme, text_column))
+            writer.write_batch(pa.RecordBatch.from_arrays([ids, fps], schema=schema))
+            rows += batch.num_rows
     return rows
 
 
