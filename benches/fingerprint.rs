@@ -4,7 +4,7 @@
 //! Times `Scheme::fingerprint` alone (the texts are read and parsed first), 5 rounds, median;
 //! then the default scheme's fingerprint with a verification sketch (`Scheme::document`, as
 //! an insert into a store made with `init --sketch` computes it) at 128 and 512 bytes; then
-//! the same by document length (tokens), with the sketch's cost as a ratio of throughputs.
+//! the same by document length (words, split at whitespace), with the sketch's cost as a ratio of throughputs.
 
 use std::time::Instant;
 

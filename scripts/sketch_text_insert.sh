@@ -1,28 +1,38 @@
 #!/usr/bin/env bash
 # What verification sketches cost a text insert, side by side in one run (docs/benchmarks.md,
-# "The text path"): the insert of CORPUS (JSON Lines of {"id", "text"}) into a fresh store
-# without sketches and into one with 128-byte sketches, alternating, RUNS times each, for each
-# binary given (e.g. main as it was and this build, built beside it). Prints the median
-# seconds of each and the throughput with sketches as a ratio of the throughput without.
+# "The text path"): the insert of CORPUS (JSON Lines of {"id", "text"}), COPIES times under
+# other ids (default 3), into a fresh store without sketches and into one with 128-byte
+# sketches, alternating, RUNS times each, for each binary given (e.g. main as it was and this
+# build, built beside it). Prints the median seconds of each and the throughput with sketches
+# as a ratio of the throughput without.
 #
-#   scripts/sketch_text_insert.sh CORPUS.jsonl RUNS SIMHASHDB [SIMHASHDB...]
+#   COPIES=3 scripts/sketch_text_insert.sh CORPUS.jsonl RUNS SIMHASHDB [SIMHASHDB...]
 set -euo pipefail
 corpus=${1:?usage: $0 CORPUS.jsonl RUNS SIMHASHDB [SIMHASHDB...]}
 runs=${2:?runs}
 shift 2
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS: expected a count, got '$runs'" >&2; exit 2; }
 [ $# -gt 0 ] || { echo "name at least one simhashdb binary" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+python3 - "$corpus" "$work/texts.jsonl" "${COPIES:-3}" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for copy in range(int(sys.argv[3])):
+        for line in open(sys.argv[1]):
+            d = json.loads(line)
+            out.write(json.dumps({"id": f"{d['id']}-{copy}", "text": d["text"]}) + "\n")
+PY
 
 for r in $(seq "$runs"); do
   for b in $(seq $#); do
     bin=${!b}
     for kind in plain sketch; do
       rm -rf "$work/store"
-      if [ $kind = sketch ]; then "$bin" init "$work/store" --sketch 2>/dev/null
-      else "$bin" init "$work/store" 2>/dev/null; fi
+      sketch=(); [ $kind = sketch ] && sketch=(--sketch)
+      "$bin" init "$work/store" "${sketch[@]}" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
       start=$(date +%s.%N)
-      "$bin" insert "$work/store" "$corpus" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+      "$bin" insert "$work/store" "$work/texts.jsonl" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
       end=$(date +%s.%N)
       echo "$b $kind $start $end" >>"$work/times"
     done

@@ -53,7 +53,8 @@ pub struct DatabaseOptions {
     pub refresh_after: Option<Duration>,
     /// Whether a thread of the handle's own looks, every `refresh_after`, so that reads never
     /// wait for a load; otherwise the read that finds the last look too old looks (reads on
-    /// other threads meanwhile go on with the current state).
+    /// other threads meanwhile go on with the current state). Without a `refresh_after`,
+    /// neither looks.
     pub refresh_in_background: bool,
     /// Whether the merge the store's compaction policy asks for after a write runs on a thread
     /// of its own at the lowest CPU priority after the write returns (queries go on meanwhile,

@@ -28,7 +28,7 @@
 //! `i / 8`. A text with no shingle has the all-zero sketch.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result, Setting};
 pub use crate::format::block::sketches::{MAX_BYTES, MIN_BYTES};
@@ -158,7 +158,7 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
 /// its own probe sequence (among the bins as the rounds left them).
 struct Densify {
     k: usize,
-    probes: Arc<[u16]>,
+    probes: &'static [u16],
     /// Whether the first tabled attempts are looked at for every bin without a branch: with
     /// many bins empty, which ones are is random, and mispredicted branches would cost more
     /// than the loads; with few, the branch on each bin is mostly right and cheaper.
@@ -227,40 +227,43 @@ const BRANCH_FREE_PROBES: usize = 8;
 
 /// The first [`TABLED_PROBES`] attempts of every bin's probe sequence among `k` bins, bin i's
 /// at `i * TABLED_PROBES..`. The sequences depend on `k` alone, so each size's table is
-/// computed once per process (2 bytes per attempt: 128 KiB at 128-byte sketches) and shared;
-/// walking it costs a load per attempt where computing one costs three multiplications, and
-/// a short document's sketch makes thousands of attempts.
-fn probe_table(k: usize) -> Arc<[u16]> {
-    static TABLES: Mutex<Vec<(usize, Arc<[u16]>)>> = Mutex::new(Vec::new());
+/// computed once per process and kept for its life (2 bytes per attempt: 128 KiB at 128-byte
+/// sketches, 1 MiB at 1,024; a process sketches at one size, tune at a few); walking it costs
+/// a load per attempt where computing one costs three multiplications, and a short document's
+/// sketch makes thousands of attempts.
+fn probe_table(k: usize) -> &'static [u16] {
+    type Tables = Vec<(usize, &'static [u16])>;
+    static TABLES: Mutex<Tables> = Mutex::new(Vec::new());
     thread_local! {
-        /// This thread's last table, so that the lock is taken once per size and thread.
-        static LAST: RefCell<Option<(usize, Arc<[u16]>)>> = const { RefCell::new(None) };
+        /// The tables this thread has used: the lock is taken once per size and thread.
+        static USED: RefCell<Tables> = const { RefCell::new(Vec::new()) };
     }
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((size, table)) = last.as_ref() {
-            if *size == k {
-                return table.clone();
-            }
-        }
+    let find = |tables: &Tables| tables.iter().find(|(size, _)| *size == k).map(|&(_, t)| t);
+    let shared = || {
         let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-        let table = match tables.iter().find(|(size, _)| *size == k) {
-            Some((_, table)) => table.clone(),
-            None => {
-                let table: Arc<[u16]> = (0..k)
-                    .flat_map(|i| {
-                        (1..=TABLED_PROBES as u64).map(move |attempt| {
-                            u16::try_from(probe(i, attempt, k)).expect("at most 8,192 bins")
-                        })
+        find(&tables).unwrap_or_else(|| {
+            let table: Box<[u16]> = (0..k)
+                .flat_map(|i| {
+                    (1..=TABLED_PROBES as u64).map(move |attempt| {
+                        u16::try_from(probe(i, attempt, k)).expect("at most 8,192 bins")
                     })
-                    .collect();
-                tables.push((k, table.clone()));
-                table
-            }
-        };
-        *last = Some((k, table.clone()));
-        table
+                })
+                .collect();
+            let table: &'static [u16] = Box::leak(table);
+            tables.push((k, table));
+            table
+        })
+    };
+    USED.try_with(|used| {
+        let known = find(&used.borrow());
+        known.unwrap_or_else(|| {
+            let table = shared();
+            used.borrow_mut().push((k, table));
+            table
+        })
     })
+    // A thread's locals being torn down: the shared list alone.
+    .unwrap_or_else(|_| shared())
 }
 
 /// The Jaccard similarity two sketches of the same size estimate: 2 * (agreeing bits / bits)

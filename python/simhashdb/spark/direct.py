@@ -125,7 +125,7 @@ def _fingerprint_task(task, input_uri: str, output_uri: str, temporary: str, sch
             return 0
         # A batch at a time, decoded on this task's thread: each batch is fingerprinted while
         # its texts are still in the cache, and an executor's one core is not shared with
-        # pyarrow's decoding threads (a whole row group read at once took twice as long).
+        # pyarrow's decoding threads (a whole row group decoded at once took twice as long).
         batches = source.iter_batches(batch_size=BATCH_ROWS, row_groups=row_groups,
                                       columns=[id_column, text_column], use_threads=False)
         for batch in batches:
