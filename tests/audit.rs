@@ -711,8 +711,13 @@ fn audit_keep_drop_lists_equal_dedup_of_the_replay() {
     let read = |f: &std::path::Path| std::fs::read_to_string(f).unwrap();
     let duplicates = read(&audited[0]);
     assert!(duplicates.lines().count() > 1000, "{duplicates}");
+    // The replay's matches are all of its input: dedup's batch columns are empty.
+    let replayed_duplicates: String = read(&replayed[0])
+        .lines()
+        .map(|line| format!("{}\n", line.strip_suffix("\t\t\t").unwrap()))
+        .collect();
     assert!(
-        duplicates == read(&replayed[0]),
+        duplicates == replayed_duplicates,
         "the duplicates differ from the replay's"
     );
     let kept_ids: String = read(&replayed[1])

@@ -17,10 +17,29 @@ use crate::util::{dedup_batch, path_str, simhashdb, simhashdb_bytes, text};
 /// A stored document: (id, fingerprint, batch).
 pub type Stored = (String, u64, u64);
 
+/// A store's batches as a verdict names them: number -> (label, commit time).
+pub type Batches = BTreeMap<u64, (Option<String>, String)>;
+
+/// The batches of the store at `path`.
+pub fn batches_of(path: &Path) -> Batches {
+    Snapshot::open(path)
+        .unwrap()
+        .batches()
+        .into_iter()
+        .map(|b| (b.batch, (b.label, b.committed_utc)))
+        .collect()
+}
+
 /// What greedy dedup decides for each input document, by brute force, as the JSON form of a
 /// verdict: a duplicate of the nearest stored document or earlier kept input document within
-/// `d` bits (ties: stored first, then the earliest batch, then the smallest id), else kept.
-pub fn greedy_model(stored: &[Stored], input: &[(String, u64)], d: u32) -> Vec<Value> {
+/// `d` bits (ties: stored first, then the earliest batch, then the smallest id), else kept;
+/// a stored match named with its batch, its label and commit time from `batches`.
+pub fn greedy_model(
+    stored: &[Stored],
+    batches: &Batches,
+    input: &[(String, u64)],
+    d: u32,
+) -> Vec<Value> {
     let mut kept: Vec<(String, u64)> = Vec::new();
     let mut out = Vec::new();
     for (id, fp) in input {
@@ -34,12 +53,14 @@ pub fn greedy_model(stored: &[Stored], input: &[(String, u64)], d: u32) -> Vec<V
             .filter(|k| dist(k.1) <= d)
             .min_by_key(|k| (dist(k.1), k.0.clone()));
         let verdict = match (best_stored, best_input) {
-            (Some(s), Some(k)) if dist(k.1) < dist(s.1) => duplicate(id, &k.0, dist(k.1), false),
-            (Some(s), _) => duplicate(id, &s.0, dist(s.1), true),
-            (None, Some(k)) => duplicate(id, &k.0, dist(k.1), false),
+            (Some(s), Some(k)) if dist(k.1) < dist(s.1) => duplicate(id, &k.0, dist(k.1), None),
+            (Some(s), _) => duplicate(id, &s.0, dist(s.1), Some((s.2, &batches[&s.2]))),
+            (None, Some(k)) => duplicate(id, &k.0, dist(k.1), None),
             (None, None) => {
                 kept.push((id.clone(), *fp));
-                json!({"id": id, "kept": true, "duplicate_of": null, "distance": null, "stored": null})
+                json!({"id": id, "kept": true, "duplicate_of": null, "distance": null,
+                       "stored": null, "duplicate_batch": null, "duplicate_label": null,
+                       "duplicate_committed_utc": null})
             }
         };
         out.push(verdict);
@@ -47,8 +68,17 @@ pub fn greedy_model(stored: &[Stored], input: &[(String, u64)], d: u32) -> Vec<V
     out
 }
 
-fn duplicate(id: &str, of: &str, distance: u32, stored: bool) -> Value {
-    json!({"id": id, "kept": false, "duplicate_of": of, "distance": distance, "stored": stored})
+/// A duplicate's verdict; `stored_by` the batch of a stored match.
+fn duplicate(
+    id: &str,
+    of: &str,
+    distance: u32,
+    stored_by: Option<(u64, &(Option<String>, String))>,
+) -> Value {
+    json!({"id": id, "kept": false, "duplicate_of": of, "distance": distance,
+           "stored": stored_by.is_some(), "duplicate_batch": stored_by.map(|b| b.0),
+           "duplicate_label": stored_by.and_then(|b| b.1 .0.clone()),
+           "duplicate_committed_utc": stored_by.map(|b| b.1 .1.clone())})
 }
 
 fn as_json(verdicts: &[Verdict]) -> Vec<Value> {
@@ -82,6 +112,40 @@ pub fn after_insert(
         }
     }
     model.into_iter().collect()
+}
+
+/// `dedup --duplicates`' lines for the duplicates among `verdicts` (JSON, unverified).
+pub fn duplicate_lines(verdicts: &[Value]) -> String {
+    let fields = [
+        "id",
+        "duplicate_of",
+        "distance",
+        "duplicate_batch",
+        "duplicate_label",
+        "duplicate_committed_utc",
+    ];
+    let line = |v: &Value| {
+        let field = |name: &str| match &v[name] {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        fields.map(field).join("\t") + "\n"
+    };
+    verdicts
+        .iter()
+        .filter(|v| v["kept"] == json!(false))
+        .map(line)
+        .collect()
+}
+
+/// The columns `dedup --duplicates` names batch `batch` of the store at `path` with.
+pub fn stored_by(path: &Path, batch: u64) -> String {
+    let (label, committed) = &batches_of(path)[&batch];
+    format!(
+        "{batch}\t{}\t{committed}",
+        label.as_deref().unwrap_or_default()
+    )
 }
 
 pub fn without_batches(docs: Vec<Stored>) -> Vec<(String, u64)> {
@@ -123,7 +187,7 @@ proptest! {
             .collect();
         let distance = distance_pick % (u32::from(settings.distance) + 1);
         let stored = live(&path);
-        let expected = greedy_model(&stored, &input, distance);
+        let expected = greedy_model(&stored, &batches_of(&path), &input, distance);
 
         let snapshot = store.snapshot().unwrap();
         let got = dedup_batch(&snapshot, &batch_of(&input), distance, None).unwrap();
@@ -191,7 +255,8 @@ pub fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)
         batch
             .push(&format!("near{b}"), page ^ (1 << (b + 3)))
             .unwrap();
-        store.insert(&batch, None).unwrap();
+        // The second batch has a label, which the verdicts name.
+        store.insert(&batch, (b == 1).then_some("crawl 2")).unwrap();
     }
     let new_page = 0xfedc_ba98_7654_3210u64;
     let mut input = Vec::new();
@@ -212,7 +277,7 @@ pub fn skewed(dir: &Path) -> (std::path::PathBuf, Vec<Stored>, Vec<(String, u64)
 fn skewed_inputs_and_stores_equal_the_model_in_the_library_and_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let (path, stored, input) = skewed(dir.path());
-    let expected = greedy_model(&stored, &input, 3);
+    let expected = greedy_model(&stored, &batches_of(&path), &input, 3);
     let snapshot = Snapshot::open(&path).unwrap();
     assert_eq!(
         as_json(&dedup_batch(&snapshot, &batch_of(&input), 3, None).unwrap()),
@@ -253,22 +318,11 @@ fn skewed_inputs_and_stores_equal_the_model_in_the_library_and_the_cli() {
         .map(|(l, _)| l.as_str())
         .collect();
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), expected_kept);
-    let expected_dups: String = expected
-        .iter()
-        .filter(|v| v["kept"] == json!(false))
-        .map(|v| {
-            format!(
-                "{}\t{}\t{}\n",
-                v["id"].as_str().unwrap(),
-                v["duplicate_of"].as_str().unwrap(),
-                v["distance"]
-            )
-        })
-        .collect();
+    let expected_dups = duplicate_lines(&expected);
     assert_eq!(std::fs::read_to_string(&dups).unwrap(), expected_dups);
     // The stored page's copies name the earliest batch's smallest id.
     assert!(
-        expected_dups.contains("\ts01301\t0\n"),
+        expected_dups.contains("\ts01301\t0\t1\t\t20"),
         "{}",
         &expected_dups[..200]
     );
@@ -331,7 +385,11 @@ fn tsv_text_and_stdin_pass_through() {
         tsv,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "a\told\t1\nc\tb\t1\n");
+    let first = stored_by(&path, 1);
+    assert_eq!(
+        text(&out.stdout),
+        format!("a\told\t1\t{first}\nc\tb\t1\t\t\t\n")
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("k.tsv")).unwrap(),
         "b\tffff000000000000\n"
@@ -665,7 +723,11 @@ fn parquet_rows_pass_through_with_every_column() {
         "",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "a\told\t1\nc\told\t0\nd\tb\t1\n");
+    let first = stored_by(&path, 1);
+    assert_eq!(
+        text(&out.stdout),
+        format!("a\told\t1\t{first}\nc\told\t0\t{first}\nd\tb\t1\t\t\t\n")
+    );
     let file = std::fs::File::open(&kept).unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .unwrap()
@@ -711,7 +773,10 @@ fn outputs_to_pipes_and_devices_are_written_in_place() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
-    assert_eq!(reader.join().unwrap(), "a\told\t1\n");
+    assert_eq!(
+        reader.join().unwrap(),
+        format!("a\told\t1\t{}\n", stored_by(&path, 1))
+    );
     assert!(std::fs::metadata("/dev/null")
         .unwrap()
         .file_type()

@@ -341,6 +341,7 @@ fn model_query(
 /// nearest passing match wins (stored before kept at equal distance, then batch, then id).
 fn model_dedup(
     model: &BTreeMap<String, Doc>,
+    batches: &crate::dedup::Batches,
     input: &[(String, u64, Option<Vec<u8>>)],
     d: u32,
     min: f64,
@@ -373,7 +374,7 @@ fn model_dedup(
         stored.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
         let stored = stored
             .into_iter()
-            .find_map(|(dd, _, rid, s)| check(sketch, &s).map(|j| (dd, rid, j)));
+            .find_map(|(dd, batch, rid, s)| check(sketch, &s).map(|j| (dd, rid, j, Some(batch))));
         let mut near: Vec<_> = kept
             .iter()
             .filter(|k| dist(k.1) <= d)
@@ -382,10 +383,14 @@ fn model_dedup(
         near.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         let within = near
             .into_iter()
-            .find_map(|(dd, kid, s)| check(sketch, &s).map(|j| (dd, kid, j)));
-        let verdict = |of: &str, dd: u32, stored: bool, j: Option<f64>| {
+            .find_map(|(dd, kid, s)| check(sketch, &s).map(|j| (dd, kid, j, None)));
+        let verdict = |of: &str, dd: u32, j: Option<f64>, stored_by: Option<u64>| {
+            let batch = stored_by.map(|b| &batches[&b]);
             let mut v = serde_json::json!({
-                "id": id, "kept": false, "duplicate_of": of, "distance": dd, "stored": stored,
+                "id": id, "kept": false, "duplicate_of": of, "distance": dd,
+                "stored": stored_by.is_some(), "duplicate_batch": stored_by,
+                "duplicate_label": batch.and_then(|b| b.0.clone()),
+                "duplicate_committed_utc": batch.map(|b| b.1.clone()),
             });
             match j {
                 Some(j) => v["jaccard"] = serde_json::json!(j),
@@ -394,13 +399,15 @@ fn model_dedup(
             v
         };
         out.push(match (stored, within) {
-            (Some(s), Some(k)) if k.0 < s.0 => verdict(&k.1, k.0, false, k.2),
-            (Some(s), _) => verdict(&s.1, s.0, true, s.2),
-            (None, Some(k)) => verdict(&k.1, k.0, false, k.2),
+            (Some(s), Some(k)) if k.0 < s.0 => verdict(&k.1, k.0, k.2, k.3),
+            (Some(s), _) => verdict(&s.1, s.0, s.2, s.3),
+            (None, Some(k)) => verdict(&k.1, k.0, k.2, k.3),
             (None, None) => {
                 kept.push((id.clone(), *fp, sketch.clone()));
                 serde_json::json!({
                     "id": id, "kept": true, "duplicate_of": null, "distance": null, "stored": null,
+                    "duplicate_batch": null, "duplicate_label": null,
+                    "duplicate_committed_utc": null,
                 })
             }
         });
@@ -469,7 +476,7 @@ proptest! {
             .iter()
             .map(|(id, fp, t)| (id.clone(), *fp, t.as_deref().and_then(|t| scheme.sketch(t))))
             .collect();
-        let dedup = model_dedup(&model, &digests, d, min);
+        let dedup = model_dedup(&model, &crate::dedup::batches_of(&path), &digests, d, min);
         for round in 0..2 {
             // Before the compaction, replaced documents' postings count too; after it, the
             // live ones only.
@@ -588,7 +595,8 @@ fn a_skewed_store_is_verified_as_the_model_says() {
         .iter()
         .map(|v| serde_json::to_value(v).unwrap())
         .collect();
-    assert_eq!(verdicts, model_dedup(&model, &digests, 3, 0.8));
+    let batches = crate::dedup::batches_of(&path);
+    assert_eq!(verdicts, model_dedup(&model, &batches, &digests, 3, 0.8));
 }
 
 /// Every document sketched, over three runs and then compacted: thousands of copies of one
@@ -772,7 +780,11 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
         &input,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "x\tc\t0\t1.000000\n");
+    let stored_by = crate::dedup::stored_by(&store, 1);
+    assert_eq!(
+        text(&out.stdout),
+        format!("x\tc\t0\t1.000000\t{stored_by}\n")
+    );
 
     // stats shows the sketch size; export --sketch rebuilds the store with its sketches.
     let out = simhashdb(&["stats", s, "--json"], "");

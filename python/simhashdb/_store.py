@@ -447,8 +447,10 @@ class Store:
         "inserted", "batch", "summary"}``: per document ``kept`` (bool array), ``duplicate_of``
         (its nearest match's id, None when kept; ties go to a stored document, then the
         earliest batch, then the smallest id), ``distance`` (int array, -1 when kept) and
-        ``stored`` (bool array: the match is stored, not from these ids); ``summary`` as
-        ``simhashdb dedup --json``.
+        ``stored`` (bool array: the match is stored, not from these ids); the batch that
+        stored the match: ``duplicate_batch`` (int64 array, -1 where the match is not stored),
+        ``duplicate_label`` and ``duplicate_committed_utc`` (lists, None where there is none);
+        ``summary`` as ``simhashdb dedup --json``.
 
         With ``min_jaccard`` (a store made with ``init --sketch``) a match makes a duplicate
         only when the sketches of the two texts estimate at least that word 3-shingle Jaccard
@@ -481,6 +483,12 @@ class Store:
                 [r.get("jaccard", float("nan")) for r in results], dtype=np.float64
             ),
             "unverified": np.array([r.get("unverified", False) for r in results], dtype=bool),
+            "duplicate_batch": np.array(
+                [-1 if r["duplicate_batch"] is None else r["duplicate_batch"] for r in results],
+                dtype=np.int64,
+            ),
+            "duplicate_label": [r["duplicate_label"] for r in results],
+            "duplicate_committed_utc": [r["duplicate_committed_utc"] for r in results],
             "inserted": summary["inserted"],
             "batch": summary["batch"],
             "summary": summary,
@@ -510,7 +518,8 @@ class Store:
         the kept records go to ``output`` unchanged and in input order (JSON Lines and TSV
         lines byte for byte, Parquet rows with every column, the ids of text files; None or
         ``"-"`` is stdout, for line formats), and ``duplicates`` lists every dropped document
-        as ``ID<TAB>DUPLICATE_OF<TAB>DISTANCE``. Output files appear whole or not at all. With
+        as ``ID<TAB>DUPLICATE_OF<TAB>DISTANCE`` then the match's ``BATCH<TAB>LABEL<TAB>COMMITTED``
+        (empty for a match of the input). Output files appear whole or not at all. With
         ``insert`` the kept documents become one batch atomically with the check; on any
         error (ValueError naming file and line for a malformed record, unless
         ``skip_invalid``) nothing is inserted and no output file is left. Streams the records:

@@ -17,9 +17,10 @@ from conftest import random_documents, run_cli, tsv
 
 def greedy(
     stored: List[Tuple[str, int, int]], ids: List[str], fps: List[int], distance: int
-) -> List[Tuple[str, bool, Optional[str], int]]:
-    """(id, kept, duplicate_of, distance) by brute force: the nearest stored document or
-    earlier kept input document within `distance` (ties: stored, earliest batch, smallest id)."""
+) -> List[Tuple[str, bool, Optional[str], int, int]]:
+    """(id, kept, duplicate_of, distance, batch) by brute force: the nearest stored document
+    or earlier kept input document within `distance` (ties: stored, earliest batch, smallest
+    id); batch is the stored match's, -1 for none."""
     kept: List[Tuple[str, int]] = []
     out = []
     for id, fp in zip(ids, fps):
@@ -34,9 +35,9 @@ def greedy(
                 best = (d, 1, 0, kid)
         if best is None:
             kept.append((id, fp))
-            out.append((id, True, None, -1))
+            out.append((id, True, None, -1, -1))
         else:
-            out.append((id, False, best[3], best[0]))
+            out.append((id, False, best[3], best[0], best[2] if best[1] == 0 else -1))
     return out
 
 
@@ -56,7 +57,8 @@ def skewed_store(tmp_path: Path, cli: Path) -> Tuple[Path, List[str], List[int]]
         ids, fps = random_documents(rng, 300, prefix=f"b{b}-")
         ids += [f"copy{b}-{i:04}" for i in range(500)]
         fps = list(fps) + [page] * 500
-        run_cli(cli, "insert", str(path), input=tsv(ids, fps))
+        label = ["--label", "crawl 1"] if b == 0 else []
+        run_cli(cli, "insert", str(path), *label, input=tsv(ids, fps))
     ids, fps = random_documents(rng, 1200, prefix="in")
     fps = [int(f) for f in fps]
     ids += [f"x{i:04}" for i in range(800)]
@@ -72,7 +74,21 @@ def test_dedup_equals_the_model_and_the_cli(tmp_path, cli):
     with Store.open(path) as store:
         got = store.dedup(ids, np.array(fps, dtype=np.uint64))
     assert got["id"] == ids
-    assert list(zip(got["id"], got["kept"].tolist(), got["duplicate_of"], got["distance"].tolist())) == expected
+    assert list(
+        zip(
+            got["id"],
+            got["kept"].tolist(),
+            got["duplicate_of"],
+            got["distance"].tolist(),
+            got["duplicate_batch"].tolist(),
+        )
+    ) == expected
+    # Provenance: the stored match's batch as `batches` lists it.
+    with Store.open(path) as store:
+        batches = {b["batch"]: b for b in store.batches()}
+    provenance = [(batches[b]["label"], batches[b]["committed_utc"]) if b > 0 else (None, None) for *_, b in expected]
+    assert list(zip(got["duplicate_label"], got["duplicate_committed_utc"])) == provenance
+    assert "crawl 1" in got["duplicate_label"] and None in got["duplicate_label"]
     assert got["inserted"] == 0 and got["batch"] is None
     kept = sum(1 for e in expected if e[1])
     assert got["summary"]["kept"] == kept
@@ -82,7 +98,12 @@ def test_dedup_equals_the_model_and_the_cli(tmp_path, cli):
     input = tmp_path / "in.tsv"
     input.write_text(tsv(ids, fps))
     cli_dups = run_cli(cli, "dedup", str(path), str(input), "--duplicates", "-", "--output", str(tmp_path / "cli.tsv"))
-    model_dups = "".join(f"{i}\t{of}\t{d}\n" for i, k, of, d in expected if not k)
+    def columns(batch: int) -> str:
+        if batch < 0:
+            return "\t\t"
+        return f"{batch}\t{batches[batch]['label'] or ''}\t{batches[batch]['committed_utc']}"
+
+    model_dups = "".join(f"{i}\t{of}\t{d}\t{columns(b)}\n" for i, k, of, d, b in expected if not k)
     assert cli_dups == model_dups
     with Store.open(path) as store:
         summary = store.dedup_file(input, tmp_path / "py.tsv", tmp_path / "py-dups.tsv")
@@ -98,7 +119,7 @@ def test_dedup_equals_the_model_and_the_cli(tmp_path, cli):
         assert not again["kept"].any() and again["stored"].all()
     after = {i: f for i, f, _ in stored_documents(cli, path)}
     model = {i: f for i, f, _ in stored}
-    model.update({i: f for (i, k, _, _), f in zip(expected, fps) if k})
+    model.update({i: f for (i, k, *_), f in zip(expected, fps) if k})
     assert after == model
 
 

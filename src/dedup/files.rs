@@ -34,8 +34,9 @@ pub struct DedupFiles {
     /// `stdout` writer given.
     pub output: Option<PathBuf>,
     /// Where the dropped documents go, one line `ID<TAB>DUPLICATE_OF<TAB>DISTANCE` each (and
-    /// with `min_jaccard` a fourth column: the estimated Jaccard, or `unverified`); `-`: the
-    /// `stdout` writer given.
+    /// with `min_jaccard` a fourth column: the estimated Jaccard, or `unverified`), then the
+    /// match's `BATCH<TAB>LABEL<TAB>COMMITTED` ([`crate::Verdict::duplicate_batch`] and the
+    /// two after it; empty for a match of the input); `-`: the `stdout` writer given.
     pub duplicates: Option<PathBuf>,
     /// The distance as the user gave it, checked by [`Snapshot::distance`]; None is the
     /// store's K.
@@ -297,11 +298,16 @@ impl RecordSink for Job<'_, '_> {
                 let distance = v.distance.unwrap_or_default();
                 write!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
                 match (self.verified, v.jaccard) {
-                    (false, _) => writeln!(lines),
-                    (true, Some(j)) => writeln!(lines, "\t{j:.6}"),
-                    (true, None) => writeln!(lines, "\tunverified"),
+                    (false, _) => Ok(()),
+                    (true, Some(j)) => write!(lines, "\t{j:.6}"),
+                    (true, None) => write!(lines, "\tunverified"),
                 }
                 .expect("writes to memory");
+                // The match's batch, label and commit time: empty for a match of the input.
+                let batch = v.duplicate_batch.map(|b| b.to_string()).unwrap_or_default();
+                let label = v.duplicate_label.as_deref().unwrap_or_default();
+                let committed = v.duplicate_committed_utc.as_deref().unwrap_or_default();
+                writeln!(lines, "\t{batch}\t{label}\t{committed}").expect("writes to memory");
             }
             out.write(&lines)?;
         }

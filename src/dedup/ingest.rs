@@ -38,8 +38,10 @@ use crate::write::store::Store;
 /// when a stored document, or an earlier kept document of the input, is within the distance;
 /// otherwise it is kept. A duplicate names its nearest match: smallest distance; at equal
 /// distance a stored document before one of the input, then the earliest batch, then the
-/// smallest id. Its JSON form (HTTP, Python) is
-/// `{"id", "kept", "duplicate_of", "distance", "stored"}`, the last three null for a kept
+/// smallest id. A duplicate of a stored document names the batch that stored its match (its
+/// provenance); one of a document of the same input names none. Its JSON form (HTTP, Python)
+/// is `{"id", "kept", "duplicate_of", "distance", "stored", "duplicate_batch",
+/// "duplicate_label", "duplicate_committed_utc"}`, all but the first two null for a kept
 /// document; a verified dedup adds `"jaccard"` to a duplicate verified by sketches, and
 /// `"unverified": true` to one taken without (a side had no sketch).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -63,6 +65,20 @@ pub struct Verdict {
     /// document or its match has no sketch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unverified: bool,
+    /// For a duplicate of a stored document, the number of the batch that stored its match.
+    pub duplicate_batch: Option<u64>,
+    /// That batch's label, if it was given one.
+    pub duplicate_label: Option<String>,
+    /// When that batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    pub duplicate_committed_utc: Option<String>,
+}
+
+/// A stored batch as a verdict names it: its number, label and commit time.
+#[derive(Clone, Debug)]
+struct Provenance {
+    batch: u64,
+    label: Option<String>,
+    committed_utc: String,
 }
 
 /// What a dedup did. Its JSON form is
@@ -155,6 +171,8 @@ pub(crate) struct Dedup<'s> {
     representatives: HashMap<u64, Representative>,
     /// The least estimated Jaccard similarity a match needs, when verifying with sketches.
     min_jaccard: Option<f64>,
+    /// The snapshot's batches by number, for the verdicts' provenance.
+    batches: HashMap<u64, Provenance>,
     summary: DedupSummary,
 }
 
@@ -182,6 +200,18 @@ impl<'s> Dedup<'s> {
             kept: Kept::new(snapshot.permutations(), distance),
             representatives: HashMap::new(),
             min_jaccard,
+            batches: snapshot
+                .batches()
+                .into_iter()
+                .map(|b| {
+                    let provenance = Provenance {
+                        batch: b.batch,
+                        label: b.label,
+                        committed_utc: b.committed_utc,
+                    };
+                    (b.batch, provenance)
+                })
+                .collect(),
             summary: DedupSummary {
                 distance,
                 ..DedupSummary::default()
@@ -240,11 +270,12 @@ impl<'s> Dedup<'s> {
             let verdict = match (kept, stored) {
                 (Some((d, of, check)), _) => {
                     self.summary.duplicates_within_input += 1;
-                    duplicate(id, of, d, false, check, min_jaccard)
+                    duplicate(id, of, d, None, check, min_jaccard)
                 }
-                (None, Some((d, representative, check))) => {
+                (None, Some((d, batch, representative, check))) => {
                     self.summary.duplicates_of_stored += 1;
-                    duplicate(id, representative, d, true, Some(check), min_jaccard)
+                    let stored_by = Some(&self.batches[&batch]);
+                    duplicate(id, representative, d, stored_by, Some(check), min_jaccard)
                 }
                 (None, None) => {
                     self.summary.kept += 1;
@@ -257,6 +288,9 @@ impl<'s> Dedup<'s> {
                         stored: None,
                         jaccard: None,
                         unverified: false,
+                        duplicate_batch: None,
+                        duplicate_label: None,
+                        duplicate_committed_utc: None,
                     }
                 }
             };
@@ -282,13 +316,13 @@ impl<'s> Dedup<'s> {
     }
 }
 
-/// A document's stored match: (distance, id, how verification went).
-type StoredMatch<'r> = (u32, &'r str, Check);
+/// A document's stored match: (distance, batch, id, how verification went).
+type StoredMatch<'r> = (u32, u64, &'r str, Check);
 /// A stored candidate: (distance, batch, id, sketch).
 type Candidate<'r> = (u32, u64, &'r str, Option<&'r [u8]>);
 
-/// Each document's nearest stored document that passes verification: (distance, id,
-/// check). The distinct fingerprints are looked up once each; representatives found are
+/// Each document's nearest stored document that passes verification: (distance, batch,
+/// id, check). The distinct fingerprints are looked up once each; representatives found are
 /// remembered in `representatives`.
 fn nearest_stored<'r>(
     snapshot: &Snapshot,
@@ -347,20 +381,22 @@ fn nearest_stored<'r>(
             distinct += 1;
         }
         let ours = documents.sketch(i as usize);
-        answers[i as usize] = candidates[distinct].iter().find_map(|&(d, _, id, theirs)| {
-            check(min_jaccard, ours, theirs).map(|check| (d, id, check))
-        });
+        answers[i as usize] = candidates[distinct]
+            .iter()
+            .find_map(|&(d, batch, id, theirs)| {
+                check(min_jaccard, ours, theirs).map(|check| (d, batch, id, check))
+            });
     }
     Ok(answers)
 }
 
-/// The verdict on a duplicate of `of`, as `check` verified it (in a dedup verified at
-/// `min_jaccard`).
+/// The verdict on a duplicate of `of`, stored by batch `stored_by` (None: a document of the
+/// input), as `check` verified it (in a dedup verified at `min_jaccard`).
 fn duplicate(
     id: &str,
     of: &str,
     distance: u32,
-    stored: bool,
+    stored_by: Option<&Provenance>,
     check: Option<Check>,
     min_jaccard: Option<f64>,
 ) -> Verdict {
@@ -369,7 +405,10 @@ fn duplicate(
         kept: false,
         duplicate_of: Some(of.to_string()),
         distance: Some(distance),
-        stored: Some(stored),
+        stored: Some(stored_by.is_some()),
+        duplicate_batch: stored_by.map(|b| b.batch),
+        duplicate_label: stored_by.and_then(|b| b.label.clone()),
+        duplicate_committed_utc: stored_by.map(|b| b.committed_utc.clone()),
         jaccard: match check {
             Some(Check::Passed(j)) => Some(j),
             _ => None,

@@ -22,7 +22,8 @@ use crate::{output, progress};
 /// ids of text files; inputs of one dedup are all of one of these forms. --duplicates lists every dropped document as ID<TAB>DUPLICATE_OF<TAB>DISTANCE,
 /// DUPLICATE_OF its nearest match (smallest distance; then a stored document before one of the
 /// input, the earliest batch, the smallest id); a document already stored under its own id
-/// names itself. Output files appear whole or not at all (an output may not be an input);
+/// names itself. Three more columns name the batch that stored the match: its number, label
+/// and commit time (UTC), empty for a match of the input. Output files appear whole or not at all (an output may not be an input);
 /// stdout streams, so a failed run leaves part of it there (and exits non-zero). --insert
 /// holds the writer lock from the first lookup to the commit: no other writer slips in
 /// between; on any error nothing is inserted and no output file is left. The outputs are put
@@ -52,13 +53,14 @@ pub struct Args {
     /// Write the kept records to FILE ('-' = stdout, the default for line formats).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Write the dropped documents to FILE ('-' = stdout): ID<TAB>DUPLICATE_OF<TAB>DISTANCE.
+    /// Write the dropped documents to FILE ('-' = stdout): ID<TAB>DUPLICATE_OF<TAB>DISTANCE,
+    /// then the match's BATCH<TAB>LABEL<TAB>COMMITTED (empty for a match of the input).
     #[arg(long, value_name = "FILE")]
     duplicates: Option<PathBuf>,
     /// A match makes a duplicate only when the sketches of the two documents estimate at
     /// least this word 3-shingle Jaccard similarity (a store made with `init --sketch`, text
     /// input); --duplicates then gets a fourth column, the estimate or "unverified" (a side
-    /// has no sketch: taken as the fingerprints decide).
+    /// has no sketch: taken as the fingerprints decide), before the batch columns.
     #[arg(long, value_name = "J")]
     min_jaccard: Option<f64>,
     /// Insert the kept documents as one batch, atomically with the check.
