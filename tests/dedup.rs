@@ -481,6 +481,14 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
         2,
         "no temporary file is left: {leftovers:?}"
     );
+    // Nor of a Parquet list of the duplicates.
+    let parquet = dir.path().join("dups.parquet");
+    let mut to_parquet = args;
+    to_parquet[7] = path_str(&parquet);
+    let out = simhashdb(&to_parquet, "");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    assert_eq!(tree(&path), before, "the store is unchanged");
     // Skipped with --skip-invalid, and counted.
     let mut skip = args.to_vec();
     skip.extend(["--skip-invalid", "--json"]);
@@ -504,10 +512,6 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
         (vec!["--distance", "4"], "distance"),
         (vec!["--label", "x"], "--insert"),
         (vec!["--duplicates", "-"], "stdout"),
-        (
-            vec!["--duplicates", "d.parquet", "--output", "k"],
-            "parquet",
-        ),
         (vec!["--wait", "soon", "--insert"], "--wait"),
     ] {
         let mut all = vec!["dedup", path_str(&path), path_str(&input)];

@@ -197,6 +197,100 @@ fn audit_pairs_and_clusters_as_parquet_equal_the_tsv() {
     assert_eq!(rows(&pairs).len(), 200, "two pairs in each of 100 clusters");
 }
 
+/// The keep/drop lists as Parquet hold the lines' values, nulls where a line's field is
+/// empty: audit's --duplicates and --keep, dedup's --duplicates (the `id` column is what NeMo
+/// Curator's removal workflow reads), on a store with 2,000 copies of one page.
+#[test]
+fn keep_drop_lists_as_parquet_equal_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_documents(dir.path());
+    let page = 0x0123_4567_89ab_cdefu64;
+    let copies: String = (0..2_000)
+        .map(|i| format!("copy{i:04}\t{:016x}\n", page ^ (i % 3)))
+        .collect();
+    std::fs::write(dir.path().join("copies.tsv"), copies).unwrap();
+    ok(&[
+        "insert",
+        &store,
+        path_str(&dir.path().join("copies.tsv")),
+        "--label",
+        "day 2",
+    ]);
+    let join =
+        |rows: Vec<Vec<String>>| -> String { rows.iter().map(|r| r.join("\t") + "\n").collect() };
+
+    let (dups, keep) = (
+        dir.path().join("dups.parquet"),
+        dir.path().join("keep.parquet"),
+    );
+    ok(&[
+        "audit",
+        &store,
+        "--duplicates",
+        path_str(&dups),
+        "--keep",
+        path_str(&keep),
+        "--singletons",
+    ]);
+    assert_eq!(column_names(&dups), ["id", "kept_id", "distance"]);
+    assert_eq!(column_names(&keep), ["id"]);
+    assert_eq!(
+        join(rows(&dups)),
+        ok(&["audit", &store, "--duplicates", "-"])
+    );
+    assert_eq!(
+        join(rows(&keep)),
+        ok(&["audit", &store, "--keep", "-", "--singletons"])
+    );
+    assert!(rows(&dups).len() > 2_000, "the copies are dropped");
+
+    // An input of copies (of stored documents and of each other) and new documents.
+    let input: String = (0..3_000u64)
+        .map(|i| match i % 3 {
+            0 => format!("in{i}\t{page:016x}\n"),
+            1 => format!("in{i}\t{:016x}\n", 0xfeed_0000_0000_0000u64 ^ (i % 2)),
+            _ => format!(
+                "in{i}\t{:016x}\n",
+                (i / 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 1
+            ),
+        })
+        .collect();
+    let input_file = dir.path().join("in.tsv");
+    std::fs::write(&input_file, input).unwrap();
+    let dropped = dir.path().join("dropped.parquet");
+    let dedup = |duplicates: &str| {
+        let kept = dir.path().join("kept.tsv");
+        ok(&[
+            "dedup",
+            &store,
+            path_str(&input_file),
+            "--output",
+            path_str(&kept),
+            "--duplicates",
+            duplicates,
+        ])
+    };
+    dedup(path_str(&dropped));
+    assert_eq!(
+        column_names(&dropped),
+        [
+            "id",
+            "duplicate_of",
+            "distance",
+            "duplicate_batch",
+            "duplicate_label",
+            "duplicate_committed_utc"
+        ]
+    );
+    let lines = dedup("-");
+    assert_eq!(join(rows(&dropped)), lines);
+    assert!(
+        lines.contains("\t2\tday 2\t") && lines.contains("\t\t\t\n"),
+        "{}",
+        &lines[..300]
+    );
+}
+
 #[test]
 fn fingerprint_writes_parquet_that_insert_reads_like_text() {
     let dir = tempfile::tempdir().unwrap();

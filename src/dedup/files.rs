@@ -73,6 +73,12 @@ impl DedupFiles {
                 "the kept records and the duplicates would go to the same file: name two",
             ));
         }
+        if cfg!(not(feature = "parquet")) && self.duplicates.as_deref().is_some_and(is_parquet_name)
+        {
+            return Err(Error::input(
+                "the duplicates would be a Parquet file, and this build has no Parquet support",
+            ));
+        }
         for path in [&self.output, &self.duplicates].into_iter().flatten() {
             if let Some(input) = self.inputs.iter().find(|input| same_file(input, path)) {
                 return Err(Error::input(format!(
@@ -193,13 +199,21 @@ fn run<'w>(
         })
     };
     let kept = target(files.output.as_deref())?;
+    let verified = files.min_jaccard.is_some();
     let duplicates = match &files.duplicates {
-        Some(path) => Some(target(Some(path))?),
+        #[cfg(feature = "parquet")]
+        Some(path) if is_parquet_name(path) => Some(DuplicateList::Parquet(
+            Box::new(crate::parquet::ParquetTable::dedup_duplicates(
+                path, verified,
+            )?),
+            path.clone(),
+        )),
+        Some(path) => Some(DuplicateList::Lines(target(Some(path))?)),
         None => None,
     };
     let mut job = Job {
         dedup: Dedup::new(snapshot, distance, files.min_jaccard)?,
-        verified: files.min_jaccard.is_some(),
+        verified,
         kept: KeptRecords::new(kept),
         duplicates,
         insert,
@@ -245,20 +259,88 @@ impl Target<'_> {
     }
 }
 
+/// Whether `path` names a Parquet file (its extension says so).
+fn is_parquet_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+/// Where the dropped documents go: lines, or a Parquet table (a name ending in .parquet).
+enum DuplicateList<'w> {
+    /// `ID<TAB>DUPLICATE_OF<TAB>DISTANCE[<TAB>JACCARD]<TAB>BATCH<TAB>LABEL<TAB>COMMITTED`.
+    Lines(Target<'w>),
+    /// [`crate::parquet::ParquetTable::dedup_duplicates`], and the path it goes to.
+    #[cfg(feature = "parquet")]
+    Parquet(Box<crate::parquet::ParquetTable>, PathBuf),
+}
+
+impl DuplicateList<'_> {
+    /// Lists the duplicates among `verdicts`; `verified`: the dedup verifies with sketches.
+    fn write(&mut self, verdicts: &[Verdict], verified: bool) -> Result<()> {
+        let duplicates = verdicts.iter().filter(|v| !v.kept);
+        match self {
+            DuplicateList::Lines(out) => {
+                let mut lines = Vec::new();
+                for v in duplicates {
+                    duplicate_line(&mut lines, v, verified);
+                }
+                out.write(&lines)
+            }
+            #[cfg(feature = "parquet")]
+            DuplicateList::Parquet(table, _) => {
+                for v in duplicates {
+                    table.push_dedup_duplicate(v)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Puts the list in place (see [`Target::finish`]); returns the path of a file written.
+    fn finish(self) -> Result<Option<PathBuf>> {
+        match self {
+            DuplicateList::Lines(target) => target.finish(),
+            #[cfg(feature = "parquet")]
+            DuplicateList::Parquet(table, path) => {
+                table.finish()?;
+                Ok(Some(path))
+            }
+        }
+    }
+}
+
+/// A duplicate's line: `ID<TAB>DUPLICATE_OF<TAB>DISTANCE`, the Jaccard estimate (or
+/// `unverified`) when `verified`, then the match's batch, label and commit time (empty for a
+/// match of the input).
+fn duplicate_line(lines: &mut Vec<u8>, v: &Verdict, verified: bool) {
+    let of = v.duplicate_of.as_deref().unwrap_or_default();
+    let distance = v.distance.unwrap_or_default();
+    write!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
+    match (verified, v.jaccard) {
+        (false, _) => Ok(()),
+        (true, Some(j)) => write!(lines, "\t{j:.6}"),
+        (true, None) => write!(lines, "\tunverified"),
+    }
+    .expect("writes to memory");
+    let batch = v.duplicate_batch.map(|b| b.to_string()).unwrap_or_default();
+    let label = v.duplicate_label.as_deref().unwrap_or_default();
+    let committed = v.duplicate_committed_utc.as_deref().unwrap_or_default();
+    writeln!(lines, "\t{batch}\t{label}\t{committed}").expect("writes to memory");
+}
+
 /// The outputs of a dedup, written but not yet in place.
 struct Outputs<'w> {
     kept: KeptRecords<'w>,
-    duplicates: Option<Target<'w>>,
+    duplicates: Option<DuplicateList<'w>>,
 }
 
 impl Outputs<'_> {
     /// Puts every output in place; returns the files written.
     fn finish(self) -> Result<Vec<PathBuf>> {
         let mut written = Vec::new();
-        let mut targets = vec![self.kept.finish()?];
-        targets.extend(self.duplicates);
-        for target in targets {
-            written.extend(target.finish()?);
+        written.extend(self.kept.finish()?.finish()?);
+        if let Some(list) = self.duplicates {
+            written.extend(list.finish()?);
         }
         Ok(written)
     }
@@ -267,10 +349,10 @@ impl Outputs<'_> {
 /// The state of a dedup of files: the decisions, and where their results go.
 struct Job<'s, 'w> {
     dedup: Dedup<'s>,
-    /// Whether matches are verified with sketches: the duplicates get a fourth column.
+    /// Whether matches are verified with sketches: the duplicates get a Jaccard column.
     verified: bool,
     kept: KeptRecords<'w>,
-    duplicates: Option<Target<'w>>,
+    duplicates: Option<DuplicateList<'w>>,
     insert: Option<&'w mut dyn DocumentSink>,
 }
 
@@ -291,25 +373,8 @@ impl RecordSink for Job<'_, '_> {
     ) -> Result<()> {
         let verdicts = self.dedup.decide(&documents)?;
         self.kept.write(source, &verdicts, &records)?;
-        if let Some(out) = &mut self.duplicates {
-            let mut lines = Vec::new();
-            for v in verdicts.iter().filter(|v| !v.kept) {
-                let of = v.duplicate_of.as_deref().unwrap_or_default();
-                let distance = v.distance.unwrap_or_default();
-                write!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
-                match (self.verified, v.jaccard) {
-                    (false, _) => Ok(()),
-                    (true, Some(j)) => write!(lines, "\t{j:.6}"),
-                    (true, None) => write!(lines, "\tunverified"),
-                }
-                .expect("writes to memory");
-                // The match's batch, label and commit time: empty for a match of the input.
-                let batch = v.duplicate_batch.map(|b| b.to_string()).unwrap_or_default();
-                let label = v.duplicate_label.as_deref().unwrap_or_default();
-                let committed = v.duplicate_committed_utc.as_deref().unwrap_or_default();
-                writeln!(lines, "\t{batch}\t{label}\t{committed}").expect("writes to memory");
-            }
-            out.write(&lines)?;
+        if let Some(list) = &mut self.duplicates {
+            list.write(&verdicts, self.verified)?;
         }
         if let Some(insert) = &mut self.insert {
             let mut kept = Batch::new();

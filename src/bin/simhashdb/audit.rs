@@ -32,7 +32,9 @@ use crate::{output, progress};
 /// same settings, writes. --keep: the kept documents of the clusters (with --singletons, every
 /// kept document), one id per line, in the rule's order. With none of --pairs, --clusters,
 /// --duplicates, --keep, --report, pairs go to stdout. A FILE ending in .parquet is written as
-/// Parquet: pairs (id_a, id_b, distance[, jaccard]), clusters (cluster_id, id, kept). With
+/// Parquet: pairs (id_a, id_b, distance[, jaccard]), clusters (cluster_id, id, kept),
+/// duplicates (id, kept_id, distance[, jaccard]: the ids to remove, as NeMo Curator's removal
+/// workflow reads them), kept ids (id). With
 /// --min-jaccard (from --verify-text's texts, or else from the store's sketches, `init
 /// --sketch`) pairs carry the Jaccard similarity: a fourth column, a "jaccard" field; a pair
 /// where a document has no sketch (inserted as a bare fingerprint) is kept and flagged:
@@ -97,13 +99,6 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    for (flag, path) in [("--duplicates", &args.duplicates), ("--keep", &args.keep)] {
-        if path.as_deref().is_some_and(output::is_parquet_name) {
-            return Err(usage(format!(
-                "{flag} writes text (one line per id); give a name not ending in .parquet"
-            )));
-        }
-    }
     if let Some(report) = &args.report {
         // Before the audit: a wrong name should not cost a whole audit.
         NearDuplicates::check_report_path(report).map_err(|e| usage(format!("--report {e}")))?;
@@ -176,11 +171,25 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     if let Some(path) = &args.duplicates {
-        let json = output::is_json_output(path, args.json);
-        output::write_to(Some(path), |out| write_duplicates(out, &near, json))?;
+        if output::is_parquet_name(path) {
+            let mut table = ParquetTable::audit_duplicates(path, near.is_verified())?;
+            near.for_each_duplicate(|d| -> Result<()> {
+                Ok(table.push_audit_duplicate(d.id, d.kept, d.distance, d.jaccard)?)
+            })?;
+            table.finish()?;
+        } else {
+            let json = output::is_json_output(path, args.json);
+            output::write_to(Some(path), |out| write_duplicates(out, &near, json))?;
+        }
     }
     if let Some(path) = &args.keep {
-        output::write_to(Some(path), |out| write_kept(out, &near))?;
+        if output::is_parquet_name(path) {
+            let mut table = ParquetTable::ids(path)?;
+            near.for_each_kept(|id| -> Result<()> { Ok(table.push_id(id)?) })?;
+            table.finish()?;
+        } else {
+            output::write_to(Some(path), |out| write_kept(out, &near))?;
+        }
     }
     if let Some(path) = &args.report {
         near.write_report(path)?;

@@ -23,7 +23,10 @@ use crate::{output, progress};
 /// DUPLICATE_OF its nearest match (smallest distance; then a stored document before one of the
 /// input, the earliest batch, the smallest id); a document already stored under its own id
 /// names itself. Three more columns name the batch that stored the match: its number, label
-/// and commit time (UTC), empty for a match of the input. Output files appear whole or not at all (an output may not be an input);
+/// and commit time (UTC), empty for a match of the input. A --duplicates FILE ending in
+/// .parquet is Parquet: id, duplicate_of, distance[, jaccard], duplicate_batch,
+/// duplicate_label, duplicate_committed_utc (nulls where the lines are empty); its id column
+/// is the list of ids to remove that NeMo Curator's removal workflow reads. Output files appear whole or not at all (an output may not be an input);
 /// stdout streams, so a failed run leaves part of it there (and exits non-zero). --insert
 /// holds the writer lock from the first lookup to the commit: no other writer slips in
 /// between; on any error nothing is inserted and no output file is left. The outputs are put
@@ -92,16 +95,6 @@ pub fn run(args: Args) -> Result<()> {
     if records_to_stdout && duplicates_to_stdout {
         return Err(usage(
             "the kept records and --duplicates cannot both go to stdout: give --output FILE",
-        ));
-    }
-    if args
-        .duplicates
-        .as_deref()
-        .is_some_and(output::is_parquet_name)
-    {
-        return Err(usage(
-            "--duplicates writes text (ID<TAB>DUPLICATE_OF<TAB>DISTANCE lines); give a name \
-             not ending in .parquet",
         ));
     }
     if records_to_stdout && args.inputs.iter().any(|i| output::is_parquet_name(i)) {

@@ -1,4 +1,5 @@
-//! The tables simhashdb writes, as Parquet files: documents, audit pairs and clusters.
+//! The tables simhashdb writes, as Parquet files: documents, audit pairs and clusters, and
+//! the keep/drop lists of audit and dedup.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +24,10 @@ const ROWS_PER_FLUSH: usize = 1 << 16;
 enum Cell<'a> {
     /// A string column's value.
     Text(&'a str),
+    /// A nullable string column's value.
+    MaybeText(Option<&'a str>),
+    /// A nullable int64 column's value.
+    MaybeInt64(Option<i64>),
     /// An int64 column's value (a fingerprint: its 64 bits, see [`super::fingerprint_to_i64`]).
     Int64(i64),
     /// An int32 column's value.
@@ -120,6 +125,82 @@ impl ParquetTable {
         )
     }
 
+    /// Ids: `id` (string), as `audit --keep` lists the kept documents.
+    pub fn ids(path: &Path) -> Result<ParquetTable> {
+        ParquetTable::create(path, vec![Field::new("id", DataType::Utf8, false)])
+    }
+
+    /// Appends an id to a [`ParquetTable::ids`] table.
+    pub fn push_id(&mut self, id: &str) -> Result<()> {
+        self.push(&[Cell::Text(id)])
+    }
+
+    /// The documents the audit's keep rule drops: `id`, `kept_id` (strings), `distance`
+    /// (int32), and `jaccard` (double, null where unverified) when `with_jaccard`. Its `id`
+    /// column is the list of ids to remove that NeMo Curator's removal workflow reads.
+    pub fn audit_duplicates(path: &Path, with_jaccard: bool) -> Result<ParquetTable> {
+        let mut fields = vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("kept_id", DataType::Utf8, false),
+            Field::new("distance", DataType::Int32, false),
+        ];
+        if with_jaccard {
+            fields.push(Field::new("jaccard", DataType::Float64, true));
+        }
+        ParquetTable::create(path, fields)
+    }
+
+    /// Appends a dropped document to a [`ParquetTable::audit_duplicates`] table (`jaccard`
+    /// as [`ParquetTable::push_pair`] takes it).
+    pub fn push_audit_duplicate(
+        &mut self,
+        id: &str,
+        kept_id: &str,
+        distance: u32,
+        jaccard: Option<f64>,
+    ) -> Result<()> {
+        self.push_pair(id, kept_id, distance, jaccard)
+    }
+
+    /// The documents a dedup drops: `id`, `duplicate_of` (strings), `distance` (int32),
+    /// `jaccard` (double, null where unverified) when `with_jaccard`, then the batch that
+    /// stored the match: `duplicate_batch` (int64), `duplicate_label` and
+    /// `duplicate_committed_utc` (strings), null for a match of the input. Its `id` column is
+    /// the list of ids to remove that NeMo Curator's removal workflow reads.
+    pub fn dedup_duplicates(path: &Path, with_jaccard: bool) -> Result<ParquetTable> {
+        let mut fields = vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("duplicate_of", DataType::Utf8, false),
+            Field::new("distance", DataType::Int32, false),
+        ];
+        if with_jaccard {
+            fields.push(Field::new("jaccard", DataType::Float64, true));
+        }
+        fields.extend([
+            Field::new("duplicate_batch", DataType::Int64, true),
+            Field::new("duplicate_label", DataType::Utf8, true),
+            Field::new("duplicate_committed_utc", DataType::Utf8, true),
+        ]);
+        ParquetTable::create(path, fields)
+    }
+
+    /// Appends a duplicate's verdict to a [`ParquetTable::dedup_duplicates`] table made
+    /// `with_jaccard` or not (a kept document's verdict is not a row: this panics).
+    pub fn push_dedup_duplicate(&mut self, v: &crate::Verdict) -> Result<()> {
+        let of = v.duplicate_of.as_deref().expect("a duplicate's verdict");
+        let distance = v.distance.expect("a duplicate's verdict") as i32;
+        let mut row = vec![Cell::Text(&v.id), Cell::Text(of), Cell::Int32(distance)];
+        if self.columns.len() == 7 {
+            row.push(v.jaccard.map_or(Cell::NullFloat64, Cell::Float64));
+        }
+        row.extend([
+            Cell::MaybeInt64(v.duplicate_batch.map(|b| b as i64)),
+            Cell::MaybeText(v.duplicate_label.as_deref()),
+            Cell::MaybeText(v.duplicate_committed_utc.as_deref()),
+        ]);
+        self.push(&row)
+    }
+
     fn create(path: &Path, fields: Vec<Field>) -> Result<ParquetTable> {
         let file = OutputFile::create(path)?;
         let schema = Arc::new(Schema::new(fields));
@@ -194,7 +275,9 @@ impl ParquetTable {
         for (column, cell) in self.columns.iter_mut().zip(row) {
             match (column, *cell) {
                 (Column::Text(b), Cell::Text(v)) => b.append_value(v),
+                (Column::Text(b), Cell::MaybeText(v)) => b.append_option(v),
                 (Column::Int64(b), Cell::Int64(v)) => b.append_value(v),
+                (Column::Int64(b), Cell::MaybeInt64(v)) => b.append_option(v),
                 (Column::Int32(b), Cell::Int32(v)) => b.append_value(v),
                 (Column::Float64(b), Cell::Float64(v)) => b.append_value(v),
                 (Column::Float64(b), Cell::NullFloat64) => b.append_null(),
