@@ -12,7 +12,7 @@ java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' ||
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q pytest "pandas<3" simhash-pybind "pyspark>=4.0" "pyarrow>=14"
+"$venv/bin/python" -m pip install -q pytest "pandas<3" simhash-pybind "pyspark>=4.0" "pyarrow>=14" datatrove orjson "datasets>=3"
 "$venv/bin/python" -m pip install -q .
 (cd .. && cargo build --release --bin simhashdb)
 # Run from tests/ so `import simhashdb` is the installed package, not this source tree.

@@ -163,3 +163,23 @@ def test_bad_input(tmp_path, cli):
             store.dedup(["a", "b"], [1])
         with pytest.raises(FileNotFoundError, match="missing.tsv"):
             store.dedup_file(tmp_path / "missing.tsv", tmp_path / "o.tsv")
+
+
+def test_parquet_duplicates_are_an_ids_to_remove_list(tmp_path, cli):
+    """NeMo Curator's removal workflow drops the rows whose id is in the `id` column of the
+    ids-to-remove Parquet: with `dedup --duplicates X.parquet` and `audit --duplicates
+    X.parquet` that leaves exactly the documents each keeps."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    path, ids, fps = skewed_store(tmp_path, cli)
+    input = tmp_path / "in.tsv"
+    input.write_text(tsv(ids, fps))
+    dups, kept = tmp_path / "ids_to_remove.parquet", tmp_path / "kept.tsv"
+    run_cli(cli, "dedup", str(path), str(input), "--output", str(kept), "--duplicates", str(dups))
+    remove = set(pq.read_table(dups, columns=["id"])["id"].to_pylist())
+    assert [i for i in ids if i not in remove] == [l.split("\t")[0] for l in kept.read_text().splitlines()]
+
+    audit = tmp_path / "audit_ids_to_remove.parquet"
+    run_cli(cli, "audit", str(path), "--duplicates", str(audit), "--keep", str(tmp_path / "keep.txt"), "--singletons")
+    remove = set(pq.read_table(audit, columns=["id"])["id"].to_pylist())
+    stored = [i for i, _, _ in stored_documents(cli, path)]
+    assert sorted(i for i in stored if i not in remove) == sorted((tmp_path / "keep.txt").read_text().split())

@@ -1,0 +1,363 @@
+"""simhashdb inside datatrove pipelines: near-duplicate removal against a persistent store.
+
+Three steps, in three stages of any datatrove executor (local or Slurm; tasks are separate
+processes, and no store handle crosses between them):
+
+1. :class:`SimhashSignature`, in every task after the reader: each document's fingerprint (and
+   sketch, in a store made with ``init --sketch``) computed natively with the store's scheme, a
+   batch at a time, and written to ``FOLDER/RANK.parquet`` with its id and its position in the
+   task's stream. Documents pass on unchanged.
+2. :class:`SimhashDedup`, in a stage of one task: ``simhashdb dedup`` of every signature file
+   in (task, position) order against the store (``insert=True`` remembers the kept ones as one
+   batch), then each task's drop list written to ``FOLDER/RANK.drops.parquet``.
+3. :class:`SimhashFilter`, in every task after the same reader with the same task count:
+   drops the listed documents, sending them to the exclusion writer with metadata
+   ``duplicate_of``, ``distance``, ``duplicate_batch`` (the batch that stored the match, None
+   for a match of this input) and, in a verified dedup, ``jaccard``.
+
+The documents kept are exactly those ``simhashdb dedup`` keeps of the documents in (task,
+position) order, into the same store: the same input and task count keep the same documents.
+Folders and the store are local paths (a shared file system for tasks on several machines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from typing import Any, Dict, Iterator, List, Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+from . import _native
+from ._store import Store
+
+# How a signature file records the task count it was written under.
+_WORLD_SIZE = b"simhashdb.world_size"
+_SIGNATURE = re.compile(r"^(\d{5})\.parquet$")
+
+
+def _signature_path(folder: str, rank: int) -> str:
+    return os.path.join(folder, f"{rank:05d}.parquet")
+
+
+def _drops_path(folder: str, rank: int) -> str:
+    return os.path.join(folder, f"{rank:05d}.drops.parquet")
+
+
+def _write_whole(table: pa.Table, path: str) -> None:
+    """Writes ``table`` to ``path`` whole or not at all (a temporary file renamed onto it)."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=folder)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class SimhashSignature(PipelineStep):
+    """Step 1: each document's fingerprint (and sketch, when ``store`` keeps them) with the
+    store's scheme, written to ``folder/RANK.parquet`` (columns ``id``, ``fingerprint``,
+    ``sketch`` in a store with sketches, ``rank``, ``position``) in the task's order. The text is fingerprinted
+    natively, ``batch_size`` documents a call, with the GIL released. A document's store id
+    is its ``id`` (``RANK/POSITION`` when it has none); a document with no letter or digit
+    fails the task, naming it."""
+
+    name = "🔏 simhashdb signature"
+    type = "🫂 - DEDUP"
+
+    def __init__(self, folder: str, store: str, batch_size: int = 8192) -> None:
+        super().__init__()
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size: expected a positive int, got {batch_size!r}")
+        self.folder = os.fspath(folder)
+        self.store = os.fspath(store)
+        self.batch_size = batch_size
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        with Store.open(self.store) as store:
+            scheme = store.scheme
+            sketch_bytes = store.stats().get("sketch_bytes") or 0
+        os.makedirs(self.folder, exist_ok=True)
+        schema = pa.schema(
+            [
+                ("id", pa.string()),
+                ("fingerprint", pa.int64()),
+                *([("sketch", pa.binary())] if sketch_bytes else []),
+                ("rank", pa.int32()),
+                ("position", pa.int64()),
+            ],
+            metadata={_WORLD_SIZE: str(world_size).encode()},
+        )
+        parts: List[pa.RecordBatch] = []
+        ids: List[str] = []
+        texts: List[str] = []
+        position = 0
+
+        def flush() -> None:
+            nonlocal position
+            if not ids:
+                return
+            id_array, text_array = pa.array(ids, pa.string()), pa.array(texts, pa.string())
+            with self.track_time("batch"):
+                if sketch_bytes:
+                    fps, sketches = _native.fingerprint_sketch_arrow(
+                        id_array, text_array, scheme, sketch_bytes, "text"
+                    )
+                    sketched = [pa.array(sketches)]
+                else:
+                    fps = _native.fingerprint_arrow(id_array, text_array, scheme, "text")
+                    sketched = []
+            n = len(ids)
+            columns = [
+                id_array,
+                pa.array(fps),
+                *sketched,
+                pa.array(np.full(n, rank, dtype=np.int32)),
+                pa.array(np.arange(position, position + n, dtype=np.int64)),
+            ]
+            parts.append(pa.RecordBatch.from_arrays(columns, schema=schema))
+            position += n
+            ids.clear()
+            texts.clear()
+
+        for doc in data:
+            self.stat_update("documents")
+            ids.append(doc.id if doc.id else f"{rank}/{position + len(ids)}")
+            texts.append(doc.text)
+            if len(ids) == self.batch_size:
+                flush()
+            yield doc
+        flush()
+        _write_whole(pa.Table.from_batches(parts, schema), _signature_path(self.folder, rank))
+
+
+class SimhashDedup(PipelineStep):
+    """Step 2, in a stage of one task: ``simhashdb dedup`` of the signature files of every task
+    of step 1 (in task order, each in its order) against ``store``, greedy as the CLI's: a
+    document is dropped when a stored document or an earlier kept one is within ``distance``
+    bits (default the store's K) and, with ``min_jaccard`` (a store with sketches), their
+    sketches estimate at least that Jaccard. ``insert`` stores the kept documents as one batch
+    labelled ``label``, atomically with the check. Writes each task's drop list to
+    ``folder/RANK.drops.parquet``, every dropped document to ``folder/duplicates.parquet``
+    (``dedup --duplicates X.parquet``: its ``id`` column is the ids-to-remove list of NeMo
+    Curator's removal workflow) and the dedup's summary (``dedup --json``) to
+    ``folder/dedup.json``."""
+
+    name = "🔍 simhashdb dedup"
+    type = "🫂 - DEDUP"
+
+    def __init__(
+        self,
+        folder: str,
+        store: str,
+        *,
+        insert: bool = False,
+        label: Optional[str] = None,
+        distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+    ) -> None:
+        super().__init__()
+        if label is not None and not insert:
+            raise ValueError("label: a label names the batch a dedup inserts: add insert=True")
+        self.folder = os.fspath(folder)
+        self.store = os.fspath(store)
+        self.insert = insert
+        self.label = label
+        self.distance = distance
+        self.min_jaccard = min_jaccard
+
+    def signature_files(self) -> List[str]:
+        """The signature files of step 1, in task order; ValueError unless every task of one
+        run wrote one."""
+        if not os.path.isdir(self.folder):
+            raise FileNotFoundError(f"{self.folder}: no signatures (run SimhashSignature first)")
+        ranks = sorted(int(m.group(1)) for m in map(_SIGNATURE.match, os.listdir(self.folder)) if m)
+        if not ranks:
+            raise ValueError(f"{self.folder}: no signature file (run SimhashSignature first)")
+        world_sizes = {
+            int(pq.read_schema(_signature_path(self.folder, r)).metadata[_WORLD_SIZE])
+            for r in ranks
+        }
+        if len(world_sizes) != 1 or ranks != list(range(next(iter(world_sizes)))):
+            raise ValueError(
+                f"{self.folder}: signature files of tasks {ranks}, written under task counts "
+                f"{sorted(world_sizes)}: every task of one SimhashSignature stage must have run "
+                "(and no other stage's files be there)"
+            )
+        return [_signature_path(self.folder, r) for r in ranks]
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        if world_size != 1:
+            raise ValueError(f"SimhashDedup runs in a stage of one task, not {world_size}")
+        files = self.signature_files()
+        # The dedup's outputs are in place before its commit; a run killed after the commit
+        # is found on the rerun (the pending note, and the batch it committed) and finishes
+        # from them instead of deduplicating again against its own insert.
+        kept = os.path.join(self.folder, "dedup.kept.parquet")
+        dropped = os.path.join(self.folder, "duplicates.parquet")
+        pending = os.path.join(self.folder, "dedup.pending.json")
+        summary_path = os.path.join(self.folder, "dedup.json")
+        with Store.open(self.store) as store:
+            committed = self._committed_before(store, pending, kept, dropped)
+            if committed is not None:
+                # What the killed run's summary said, as far as its outputs tell.
+                read = sum(pq.read_metadata(f).num_rows for f in files)
+                kept_rows = pq.read_metadata(kept).num_rows
+                summary = {"read": read, "kept": kept_rows, "batch": committed, "recovered": True}
+                with open(summary_path, "w") as out:
+                    json.dump(summary, out)
+            else:
+                last = max((b["batch"] for b in store.batches()), default=0)
+                with open(pending, "w") as out:
+                    json.dump({"last_batch": last, "label": self.label}, out)
+                with self.track_time("dedup"):
+                    summary = store.dedup_file(
+                        files,
+                        kept,
+                        dropped,
+                        insert=self.insert,
+                        label=self.label,
+                        distance=self.distance,
+                        min_jaccard=self.min_jaccard,
+                        format="parquet",
+                        allow_empty=True,
+                    )
+                with open(summary_path, "w") as out:
+                    json.dump(summary, out)
+        self._write_drop_lists(files, kept, dropped)
+        os.unlink(kept)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pending)
+        with open(summary_path) as summary_file:
+            summary = json.load(summary_file)
+        self.stat_update("documents", value=summary["read"])
+        self.stat_update("kept", value=summary["kept"])
+        self.stat_update("dropped", value=summary["read"] - summary["kept"])
+        if data:
+            yield from data
+
+    def _committed_before(
+        self, store: Store, pending: str, kept: str, dropped: str
+    ) -> Optional[int]:
+        """The batch an earlier run of this step inserted before it was killed, short of its
+        drop lists: its pending note and its outputs are there, and the store holds an insert
+        batch with its label after the last one it saw. None otherwise."""
+        if not (self.insert and all(map(os.path.exists, [pending, kept, dropped]))):
+            return None
+        with open(pending) as note:
+            seen = json.load(note)
+        return next(
+            (
+                b["batch"]
+                for b in store.batches()
+                if b["batch"] > seen["last_batch"]
+                and b["kind"] == "insert"
+                and b["label"] == seen["label"]
+            ),
+            None,
+        )
+
+    def _write_drop_lists(self, files: List[str], kept: str, dropped: str) -> None:
+        """Splits the dedup's outputs into each task's drop list. Both outputs are in input
+        order, so a task's documents not kept are, in order, its rows of the duplicates."""
+        kept_ranks, kept_positions = np.zeros(0, np.int32), np.zeros(0, np.int64)
+        if os.path.exists(kept):
+            table = pq.read_table(kept, columns=["rank", "position"])
+            kept_ranks, kept_positions = table["rank"].to_numpy(), table["position"].to_numpy()
+        duplicates = pq.read_table(dropped) if os.path.exists(dropped) else _no_duplicates()
+        start = 0
+        for rank, file in enumerate(files):
+            ids = pq.read_table(file, columns=["id"])["id"]
+            is_kept = np.zeros(len(ids), dtype=bool)
+            is_kept[kept_positions[kept_ranks == rank]] = True
+            positions = np.flatnonzero(~is_kept)
+            listed = duplicates.slice(start, len(positions))
+            start += len(positions)
+            if listed["id"].to_pylist() != ids.take(pa.array(positions)).to_pylist():
+                raise RuntimeError(f"{file}: the dedup's outputs do not match its documents")
+            table = listed.drop_columns(["id"]).add_column(0, "position", pa.array(positions))
+            rows = {b"simhashdb.rows": str(len(ids)).encode()}
+            _write_whole(table.replace_schema_metadata(rows), _drops_path(self.folder, rank))
+
+
+def _no_duplicates() -> pa.Table:
+    """The duplicates of a dedup that read no document."""
+    return pa.table(
+        {
+            "id": pa.array([], pa.string()),
+            "duplicate_of": pa.array([], pa.string()),
+            "distance": pa.array([], pa.int32()),
+            "duplicate_batch": pa.array([], pa.int64()),
+            "duplicate_label": pa.array([], pa.string()),
+            "duplicate_committed_utc": pa.array([], pa.string()),
+        }
+    )
+
+
+class SimhashFilter(PipelineStep):
+    """Step 3, after the reader of step 1 with the same task count: drops the documents step 2
+    listed for this task, each with metadata ``duplicate_of``, ``distance``,
+    ``duplicate_batch`` (None for a match of this input) and, in a verified dedup,
+    ``jaccard``; ``exclusion_writer`` (a datatrove writer) gets them. The task must read as
+    many documents as step 1's did, else it fails (the input or the task count changed)."""
+
+    name = "🔻 simhashdb filter"
+    type = "🔻 - FILTER"
+
+    def __init__(self, folder: str, exclusion_writer: Any = None) -> None:
+        super().__init__()
+        self.folder = os.fspath(folder)
+        self.exclusion_writer = exclusion_writer
+
+    def _drops(self, rank: int) -> tuple[Dict[int, Dict[str, Any]], int]:
+        path = _drops_path(self.folder, rank)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no drop list for task {rank} (run SimhashDedup first)")
+        table = pq.read_table(path)
+        rows = int(table.schema.metadata[b"simhashdb.rows"])
+        fields = ["duplicate_of", "distance", "duplicate_batch"]
+        if "jaccard" in table.column_names:
+            fields.append("jaccard")
+        columns = {f: table[f].to_pylist() for f in fields}
+        positions = table["position"].to_pylist()
+        drops = {p: {f: columns[f][i] for f in fields} for i, p in enumerate(positions)}
+        return drops, rows
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        drops, rows = self._drops(rank)
+        seen = 0
+        writer = self.exclusion_writer if self.exclusion_writer else contextlib.nullcontext()
+        with writer as excluded:
+            for position, doc in enumerate(data):
+                seen += 1
+                self.stat_update("total")
+                metadata = drops.get(position)
+                if metadata is None:
+                    self.stat_update("forwarded")
+                    yield doc
+                    continue
+                self.stat_update("dropped")
+                doc.metadata.update(metadata)
+                if self.exclusion_writer:
+                    excluded.write(doc, rank)
+        if seen != rows:
+            raise ValueError(
+                f"task {rank} read {seen} documents where SimhashSignature's read {rows}: "
+                "the filter must follow the same reader, over the same input, with the same "
+                "task count"
+            )
+
+
+__all__ = ["SimhashDedup", "SimhashFilter", "SimhashSignature"]
+
