@@ -51,6 +51,12 @@ def _drops_path(folder: str, rank: int) -> str:
     return os.path.join(folder, f"{rank:05d}.drops.parquet")
 
 
+def _read(path: str, columns: Optional[List[str]] = None) -> pa.Table:
+    """A Parquet file's table (through ParquetFile: pq.read_table imports pyarrow.dataset,
+    which costs a task more than its documents take)."""
+    return pq.ParquetFile(path).read(columns=columns)
+
+
 def _write_whole(table: pa.Table, path: str) -> None:
     """Writes ``table`` to ``path`` whole or not at all (a temporary file renamed onto it)."""
     folder = os.path.dirname(path) or "."
@@ -273,18 +279,20 @@ class SimhashDedup(PipelineStep):
         order, so a task's documents not kept are, in order, its rows of the duplicates."""
         kept_ranks, kept_positions = np.zeros(0, np.int32), np.zeros(0, np.int64)
         if os.path.exists(kept):
-            table = pq.read_table(kept, columns=["rank", "position"])
+            table = _read(kept, columns=["rank", "position"])
             kept_ranks, kept_positions = table["rank"].to_numpy(), table["position"].to_numpy()
-        duplicates = pq.read_table(dropped) if os.path.exists(dropped) else _no_duplicates()
+        duplicates = _read(dropped) if os.path.exists(dropped) else _no_duplicates()
         start = 0
         for rank, file in enumerate(files):
-            ids = pq.read_table(file, columns=["id"])["id"]
+            ids = _read(file, columns=["id"])["id"]
             is_kept = np.zeros(len(ids), dtype=bool)
             is_kept[kept_positions[kept_ranks == rank]] = True
             positions = np.flatnonzero(~is_kept)
             listed = duplicates.slice(start, len(positions))
             start += len(positions)
-            if listed["id"].to_pylist() != ids.take(pa.array(positions)).to_pylist():
+            # (Lists, not Arrow's take: pyarrow.compute imports pandas, a second per task.)
+            all_ids = ids.to_pylist()
+            if listed["id"].to_pylist() != [all_ids[p] for p in positions]:
                 raise RuntimeError(f"{file}: the dedup's outputs do not match its documents")
             table = listed.drop_columns(["id"]).add_column(0, "position", pa.array(positions))
             rows = {b"simhashdb.rows": str(len(ids)).encode()}
@@ -324,7 +332,7 @@ class SimhashFilter(PipelineStep):
         path = _drops_path(self.folder, rank)
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: no drop list for task {rank} (run SimhashDedup first)")
-        table = pq.read_table(path)
+        table = _read(path)
         rows = int(table.schema.metadata[b"simhashdb.rows"])
         fields = ["duplicate_of", "distance", "duplicate_batch"]
         if "jaccard" in table.column_names:
