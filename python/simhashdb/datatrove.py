@@ -64,6 +64,7 @@ def _write_whole(table: pa.Table, path: str) -> None:
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.chmod(tmp, 0o644)  # as a file made with open() would be, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -242,9 +243,9 @@ class SimhashDedup(PipelineStep):
                 with open(summary_path, "w") as out:
                     json.dump(summary, out)
         self._write_drop_lists(files, kept, dropped)
-        os.unlink(kept)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(pending)
+        for done in (kept, pending):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(done)
         with open(summary_path) as summary_file:
             summary = json.load(summary_file)
         self.stat_update("documents", value=summary["read"])
@@ -278,7 +279,8 @@ class SimhashDedup(PipelineStep):
         """Splits the dedup's outputs into each task's drop list. Both outputs are in input
         order, so a task's documents not kept are, in order, its rows of the duplicates."""
         kept_ranks, kept_positions = np.zeros(0, np.int32), np.zeros(0, np.int64)
-        if os.path.exists(kept):
+        # A dedup that read no document leaves its kept file empty (no rows, no schema).
+        if os.path.exists(kept) and os.path.getsize(kept) > 0:
             table = _read(kept, columns=["rank", "position"])
             kept_ranks, kept_positions = table["rank"].to_numpy(), table["position"].to_numpy()
         duplicates = _read(dropped) if os.path.exists(dropped) else _no_duplicates()

@@ -223,3 +223,16 @@ def test_a_dedup_killed_after_its_commit_finishes_on_the_rerun(tmp_path, cli, mo
         name = f"{rank:05}.drops.parquet"
         read = lambda folder: pq.read_table(folder / name).drop_columns(["duplicate_committed_utc"])
         assert read(Path(sigs)).equals(read(expected / "signatures"))
+
+
+def test_no_documents_at_all(tmp_path, cli):
+    input = tmp_path / "input"
+    input.mkdir()
+    (input / "empty.jsonl").write_text("")
+    store = tmp_path / "store"
+    make_store(cli, store, [{"id": "ref", "text": "a stored page of text"}])
+    work = pipeline(tmp_path, input, store, "empty", insert=True)
+    assert read_written(work / "kept") == [] and read_written(work / "removed") == []
+    summary = json.loads((work / "signatures" / "dedup.json").read_text())
+    assert summary["read"] == 0 and summary["batch"] is None
+    assert json.loads(run_cli(cli, "stats", str(store), "--json"))["documents"] == 1
