@@ -741,6 +741,31 @@ fn parquet_rows_pass_through_with_every_column() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].schema().fields(), batch.schema().fields());
     assert_eq!(rows[0], batch.slice(1, 1));
+
+    // A Parquet input of no rows keeps none: a Parquet file of its schema and no rows.
+    let empty = dir.path().join("empty.parquet");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&empty).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch.slice(0, 0)).unwrap();
+    writer.close().unwrap();
+    let args = [
+        "dedup",
+        path_str(&path),
+        path_str(&empty),
+        "--output",
+        path_str(&kept),
+    ];
+    let out = simhashdb(&args, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file = std::fs::File::open(&kept).unwrap();
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert_eq!(builder.schema().fields(), batch.schema().fields());
+    assert_eq!(builder.metadata().file_metadata().num_rows(), 0);
 }
 
 #[cfg(unix)]

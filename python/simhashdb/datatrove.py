@@ -38,8 +38,11 @@ from datatrove.pipeline.base import PipelineStep
 from . import _native
 from ._store import Store
 
-# How a signature file records the task count it was written under.
+# How a signature file records the task count and the scheme it was written under.
 _WORLD_SIZE = b"simhashdb.world_size"
+_SCHEME = b"simhashdb.scheme"
+# The longest id a store takes (bytes of UTF-8).
+_MAX_ID_BYTES = 1024
 _SIGNATURE = re.compile(r"^(\d{5})\.parquet$")
 
 
@@ -55,6 +58,21 @@ def _read(path: str, columns: Optional[List[str]] = None) -> pa.Table:
     """A Parquet file's table (through ParquetFile: pq.read_table imports pyarrow.dataset,
     which costs a task more than its documents take)."""
     return pq.ParquetFile(path).read(columns=columns)
+
+
+def _identity(files: List[str]) -> List[List[Any]]:
+    """The signature files as a dedup's record names them: name, size, modification time."""
+    return [[os.path.basename(f), os.stat(f).st_size, os.stat(f).st_mtime_ns] for f in files]
+
+
+def _write_json_whole(value: Any, path: str) -> None:
+    """Writes ``value`` as JSON to ``path`` whole or not at all."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as out:
+        json.dump(value, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
 
 
 def _write_whole(table: pa.Table, path: str) -> None:
@@ -75,10 +93,11 @@ def _write_whole(table: pa.Table, path: str) -> None:
 class SimhashSignature(PipelineStep):
     """Step 1: each document's fingerprint (and sketch, when ``store`` keeps them) with the
     store's scheme, written to ``folder/RANK.parquet`` (columns ``id``, ``fingerprint``,
-    ``sketch`` in a store with sketches, ``rank``, ``position``) in the task's order. The text is fingerprinted
-    natively, ``batch_size`` documents a call, with the GIL released. A document's store id
-    is its ``id`` (``RANK/POSITION`` when it has none); a document with no letter or digit
-    fails the task, naming it."""
+    ``sketch`` in a store with sketches, ``rank``, ``position``) in the task's order. The text
+    is fingerprinted natively, ``batch_size`` documents a call, with the GIL released. A
+    document's store id is its ``id``, which should be unique in the store (with ``insert``,
+    a later document under a stored id replaces it); a document without an id, with an id the
+    store cannot take, or with no letter or digit fails the task, naming it."""
 
     name = "🔏 simhashdb signature"
     type = "🫂 - DEDUP"
@@ -104,7 +123,10 @@ class SimhashSignature(PipelineStep):
                 ("rank", pa.int32()),
                 ("position", pa.int64()),
             ],
-            metadata={_WORLD_SIZE: str(world_size).encode()},
+            metadata={
+                _WORLD_SIZE: str(world_size).encode(),
+                _SCHEME: f"{scheme} {sketch_bytes}".encode(),
+            },
         )
         parts: List[pa.RecordBatch] = []
         ids: List[str] = []
@@ -140,13 +162,27 @@ class SimhashSignature(PipelineStep):
 
         for doc in data:
             self.stat_update("documents")
-            ids.append(doc.id if doc.id else f"{rank}/{position + len(ids)}")
+            ids.append(_checked_id(doc.id, rank, position + len(ids)))
             texts.append(doc.text)
             if len(ids) == self.batch_size:
                 flush()
             yield doc
         flush()
         _write_whole(pa.Table.from_batches(parts, schema), _signature_path(self.folder, rank))
+
+
+def _checked_id(id: Any, rank: int, position: int) -> str:
+    """A document's id as the store takes it, else ValueError naming the document."""
+    problem = None
+    if not isinstance(id, str) or not id:
+        problem = "has no id (the store names documents by id: give them unique ids)"
+    elif any(c in id for c in "\t\r\n"):
+        problem = f"has the id {id!r}, with a tab or a line end, which ids may not hold"
+    elif len(id.encode()) > _MAX_ID_BYTES:
+        problem = f"has an id of {len(id.encode())} bytes; at most {_MAX_ID_BYTES} are allowed"
+    if problem:
+        raise ValueError(f"task {rank}, document {position}: the document {problem}")
+    return id
 
 
 class SimhashDedup(PipelineStep):
@@ -158,8 +194,9 @@ class SimhashDedup(PipelineStep):
     labelled ``label``, atomically with the check. Writes each task's drop list to
     ``folder/RANK.drops.parquet``, every dropped document to ``folder/duplicates.parquet``
     (``dedup --duplicates X.parquet``: its ``id`` column is the ids-to-remove list of NeMo
-    Curator's removal workflow) and the dedup's summary (``dedup --json``) to
-    ``folder/dedup.json``."""
+    Curator's removal workflow) and its record, ``folder/dedup.json`` (``{"summary"}`` as
+    ``dedup --json`` prints it, and the signature files it decided): a rerun of a finished
+    dedup does nothing (delete the record to redo it)."""
 
     name = "🔍 simhashdb dedup"
     type = "🫂 - DEDUP"
@@ -192,15 +229,22 @@ class SimhashDedup(PipelineStep):
         ranks = sorted(int(m.group(1)) for m in map(_SIGNATURE.match, os.listdir(self.folder)) if m)
         if not ranks:
             raise ValueError(f"{self.folder}: no signature file (run SimhashSignature first)")
-        world_sizes = {
-            int(pq.read_schema(_signature_path(self.folder, r)).metadata[_WORLD_SIZE])
-            for r in ranks
-        }
+        metadata = [pq.read_schema(_signature_path(self.folder, r)).metadata for r in ranks]
+        world_sizes = {int(m[_WORLD_SIZE]) for m in metadata}
+        schemes = {m[_SCHEME].decode() for m in metadata}
         if len(world_sizes) != 1 or ranks != list(range(next(iter(world_sizes)))):
             raise ValueError(
                 f"{self.folder}: signature files of tasks {ranks}, written under task counts "
                 f"{sorted(world_sizes)}: every task of one SimhashSignature stage must have run "
                 "(and no other stage's files be there)"
+            )
+        with Store.open(self.store) as store:
+            ours = f"{store.scheme} {store.stats().get('sketch_bytes') or 0}"
+        if schemes != {ours}:
+            raise ValueError(
+                f"{self.folder}: the signatures were made with scheme and sketch bytes "
+                f"{sorted(schemes)}, and {self.store} fingerprints with {ours!r}: give "
+                "SimhashSignature and SimhashDedup the same store"
             )
         return [_signature_path(self.folder, r) for r in ranks]
 
@@ -208,72 +252,87 @@ class SimhashDedup(PipelineStep):
         if world_size != 1:
             raise ValueError(f"SimhashDedup runs in a stage of one task, not {world_size}")
         files = self.signature_files()
-        # The dedup's outputs are in place before its commit; a run killed after the commit
-        # is found on the rerun (the pending note, and the batch it committed) and finishes
-        # from them instead of deduplicating again against its own insert.
+        # A dedup is done once per set of signatures: a rerun after it finished (its record
+        # names these signature files) does nothing, for a second dedup would find every
+        # document in the batch the first inserted. The dedup's outputs are in place before
+        # its commit; a run killed after the commit, short of its record, is found on the
+        # rerun (the pending note, the batch it committed) and finishes from them.
         kept = os.path.join(self.folder, "dedup.kept.parquet")
         dropped = os.path.join(self.folder, "duplicates.parquet")
         pending = os.path.join(self.folder, "dedup.pending.json")
-        summary_path = os.path.join(self.folder, "dedup.json")
-        with Store.open(self.store) as store:
-            committed = self._committed_before(store, pending, kept, dropped)
-            if committed is not None:
-                # What the killed run's summary said, as far as its outputs tell.
-                read = sum(pq.read_metadata(f).num_rows for f in files)
-                kept_rows = pq.read_metadata(kept).num_rows
-                summary = {"read": read, "kept": kept_rows, "batch": committed, "recovered": True}
-                with open(summary_path, "w") as out:
-                    json.dump(summary, out)
-            else:
-                last = max((b["batch"] for b in store.batches()), default=0)
-                with open(pending, "w") as out:
-                    json.dump({"last_batch": last, "label": self.label}, out)
-                with self.track_time("dedup"):
-                    summary = store.dedup_file(
-                        files,
-                        kept,
-                        dropped,
-                        insert=self.insert,
-                        label=self.label,
-                        distance=self.distance,
-                        min_jaccard=self.min_jaccard,
-                        format="parquet",
-                        allow_empty=True,
-                    )
-                with open(summary_path, "w") as out:
-                    json.dump(summary, out)
-        self._write_drop_lists(files, kept, dropped)
-        for done in (kept, pending):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(done)
-        with open(summary_path) as summary_file:
-            summary = json.load(summary_file)
+        record = os.path.join(self.folder, "dedup.json")
+        signatures = _identity(files)
+        summary = self._finished(record, signatures, len(files))
+        if summary is None:
+            with Store.open(self.store) as store:
+                summary = self._committed_before(store, pending, kept, dropped, files)
+                if summary is None:
+                    last = max((b["batch"] for b in store.batches()), default=0)
+                    with open(pending, "w") as out:
+                        json.dump({"last_batch": last, "label": self.label}, out)
+                    with self.track_time("dedup"):
+                        summary = store.dedup_file(
+                            files,
+                            kept,
+                            dropped,
+                            insert=self.insert,
+                            label=self.label,
+                            distance=self.distance,
+                            min_jaccard=self.min_jaccard,
+                            format="parquet",
+                            allow_empty=True,
+                        )
+            self._write_drop_lists(files, kept, dropped)
+            _write_json_whole({"summary": summary, "signatures": signatures}, record)
+            for done in (kept, pending):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(done)
         self.stat_update("documents", value=summary["read"])
         self.stat_update("kept", value=summary["kept"])
         self.stat_update("dropped", value=summary["read"] - summary["kept"])
         if data:
             yield from data
 
+    def _finished(self, record: str, signatures: List, tasks: int) -> Optional[Dict[str, Any]]:
+        """The summary of a finished dedup of these signature files, if one is recorded."""
+        if not os.path.exists(record):
+            return None
+        with open(record) as f:
+            done = json.load(f)
+        drop_lists = all(os.path.exists(_drops_path(self.folder, r)) for r in range(tasks))
+        if done.get("signatures") != signatures or not drop_lists:
+            return None
+        return done["summary"]
+
     def _committed_before(
-        self, store: Store, pending: str, kept: str, dropped: str
-    ) -> Optional[int]:
-        """The batch an earlier run of this step inserted before it was killed, short of its
-        drop lists: its pending note and its outputs are there, and the store holds an insert
-        batch with its label after the last one it saw. None otherwise."""
+        self, store: Store, pending: str, kept: str, dropped: str, files: List[str]
+    ) -> Optional[Dict[str, Any]]:
+        """What an earlier run of this step did if it inserted its kept documents and was
+        killed before its record: its pending note and outputs are there, and the store holds
+        an insert batch after the last one it saw, with its label and its kept ids. None
+        otherwise."""
         if not (self.insert and all(map(os.path.exists, [pending, kept, dropped]))):
             return None
         with open(pending) as note:
             seen = json.load(note)
-        return next(
+        kept_ids = len(set(_read(kept, ["id"])["id"].to_pylist())) if os.path.getsize(kept) else 0
+        batch = next(
             (
                 b["batch"]
                 for b in store.batches()
                 if b["batch"] > seen["last_batch"]
                 and b["kind"] == "insert"
                 and b["label"] == seen["label"]
+                and b["inserted"] + b["replaced"] == kept_ids
             ),
             None,
         )
+        if batch is None:
+            return None
+        # The killed run's summary, as far as its outputs tell.
+        read = sum(pq.read_metadata(f).num_rows for f in files)
+        kept_rows = pq.read_metadata(kept).num_rows if kept_ids else 0
+        return {"read": read, "kept": kept_rows, "batch": batch, "recovered": True}
 
     def _write_drop_lists(self, files: List[str], kept: str, dropped: str) -> None:
         """Splits the dedup's outputs into each task's drop list. Both outputs are in input
@@ -288,7 +347,9 @@ class SimhashDedup(PipelineStep):
         for rank, file in enumerate(files):
             ids = _read(file, columns=["id"])["id"]
             is_kept = np.zeros(len(ids), dtype=bool)
-            is_kept[kept_positions[kept_ranks == rank]] = True
+            # The kept rows are in input order: this task's are one run of them.
+            start_at, end_at = np.searchsorted(kept_ranks, [rank, rank + 1])
+            is_kept[kept_positions[start_at:end_at]] = True
             positions = np.flatnonzero(~is_kept)
             listed = duplicates.slice(start, len(positions))
             start += len(positions)
@@ -351,6 +412,8 @@ class SimhashFilter(PipelineStep):
         with writer as excluded:
             for position, doc in enumerate(data):
                 seen += 1
+                if seen > rows:
+                    raise ValueError(self._mismatch(rank, f"more than {rows}", rows))
                 self.stat_update("total")
                 metadata = drops.get(position)
                 if metadata is None:
@@ -362,11 +425,14 @@ class SimhashFilter(PipelineStep):
                 if self.exclusion_writer:
                     excluded.write(doc, rank)
         if seen != rows:
-            raise ValueError(
-                f"task {rank} read {seen} documents where SimhashSignature's read {rows}: "
-                "the filter must follow the same reader, over the same input, with the same "
-                "task count"
-            )
+            raise ValueError(self._mismatch(rank, seen, rows))
+
+    @staticmethod
+    def _mismatch(rank: int, seen: Any, rows: int) -> str:
+        return (
+            f"task {rank} read {seen} documents where SimhashSignature's read {rows}: the "
+            "filter must follow the same reader, over the same input, with the same task count"
+        )
 
 
 __all__ = ["SimhashDedup", "SimhashFilter", "SimhashSignature"]

@@ -188,6 +188,19 @@ def test_the_same_input_keeps_the_same_documents_and_mistakes_are_named(tmp_path
         list(SimhashDedup(str(first / "signatures"), store=str(store)).run())
     with pytest.raises(ValueError, match="insert=True"):
         SimhashDedup(str(first / "signatures"), store=str(store), label="x")
+    # Signatures of one store deduplicated against a store of another scheme.
+    other = tmp_path / "other"
+    run_cli(cli, "init", str(other), "--scheme", "chars")
+    with pytest.raises(ValueError, match="same store"):
+        SimhashDedup(str(second / "signatures"), store=str(other)).signature_files()
+    # A document without an id, or with one the store cannot take, is named.
+    from datatrove.data import Document
+
+    for id, says in [("", "has no id"), ("a\tb", "tab"), ("x" * 1025, "1025 bytes")]:
+        docs = [Document(text="some text here", id="fine"), Document(text="more text", id=id)]
+        step = SimhashSignature(str(tmp_path / "bad"), store=str(store))
+        with pytest.raises(ValueError, match=f"task 0, document 1: .*{says}"):
+            list(step.run(iter(docs)))
 
 
 def test_a_dedup_killed_after_its_commit_finishes_on_the_rerun(tmp_path, cli, monkeypatch):
@@ -214,8 +227,11 @@ def test_a_dedup_killed_after_its_commit_finishes_on_the_rerun(tmp_path, cli, mo
         list(step.run())
     monkeypatch.setattr(SimhashDedup, "_write_drop_lists", finish)
     list(step.run())
-    labels = [b["label"] for b in json.loads("[" + ",".join(
-        run_cli(cli, "batches", str(store), "--json").splitlines()) + "]")]
+    # Run again once finished (datatrove reruns a task whose completion it did not record):
+    # nothing is done again.
+    list(SimhashDedup(sigs, store=str(store), insert=True, label="day 1").run())
+    labels = [json.loads(line)["label"] for line in
+              run_cli(cli, "batches", str(store), "--json").splitlines()]
     assert labels == ["reference", "day 1"], "inserted once"
     # The same drop lists as a run that was not killed (on a store of its own: commit times
     # aside).
@@ -233,6 +249,6 @@ def test_no_documents_at_all(tmp_path, cli):
     make_store(cli, store, [{"id": "ref", "text": "a stored page of text"}])
     work = pipeline(tmp_path, input, store, "empty", insert=True)
     assert read_written(work / "kept") == [] and read_written(work / "removed") == []
-    summary = json.loads((work / "signatures" / "dedup.json").read_text())
+    summary = json.loads((work / "signatures" / "dedup.json").read_text())["summary"]
     assert summary["read"] == 0 and summary["batch"] is None
     assert json.loads(run_cli(cli, "stats", str(store), "--json"))["documents"] == 1

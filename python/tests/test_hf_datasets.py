@@ -5,6 +5,7 @@ into the same store, on skewed data (2,000 copies of one page, in the store too)
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -42,9 +43,11 @@ def test_the_recipe_keeps_what_the_cli_keeps(tmp_path, cli):
                 input=json.dumps({"id": "stored-page", "text": page}) + "\n")
 
     out = tmp_path / "out"
+    # datasets' caches in the test's own folder, and no network.
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), str(store), str(tmp_path / "in.jsonl"), str(out), "2"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
 

@@ -12,6 +12,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::dedup::duplicate_list::{is_parquet_name, DuplicateList};
 use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
 use crate::error::{Error, Result};
 use crate::io::document::{InputFormat, ReadOptions};
@@ -229,13 +230,13 @@ fn run<'w>(
 }
 
 /// Where one output goes.
-enum Target<'w> {
+pub(crate) enum Target<'w> {
     File(OutputFile),
     Stdout(&'w mut dyn Write),
 }
 
 impl Target<'_> {
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<()> {
         match self {
             Target::File(file) => file.write_all_named(bytes),
             Target::Stdout(out) => out.write_all(bytes).map_err(|e| Error::io("<stdout>", e)),
@@ -244,7 +245,7 @@ impl Target<'_> {
 
     /// Puts a file in place (see [`OutputFile::finish`]); flushes stdout. Returns the path of
     /// a file written.
-    fn finish(self) -> Result<Option<PathBuf>> {
+    pub(crate) fn finish(self) -> Result<Option<PathBuf>> {
         match self {
             Target::File(file) => {
                 let path = file.path().to_path_buf();
@@ -257,75 +258,6 @@ impl Target<'_> {
             }
         }
     }
-}
-
-/// Whether `path` names a Parquet file (its extension says so).
-fn is_parquet_name(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
-}
-
-/// Where the dropped documents go: lines, or a Parquet table (a name ending in .parquet).
-enum DuplicateList<'w> {
-    /// `ID<TAB>DUPLICATE_OF<TAB>DISTANCE[<TAB>JACCARD]<TAB>BATCH<TAB>LABEL<TAB>COMMITTED`.
-    Lines(Target<'w>),
-    /// [`crate::parquet::ParquetTable::dedup_duplicates`], and the path it goes to.
-    #[cfg(feature = "parquet")]
-    Parquet(Box<crate::parquet::ParquetTable>, PathBuf),
-}
-
-impl DuplicateList<'_> {
-    /// Lists the duplicates among `verdicts`; `verified`: the dedup verifies with sketches.
-    fn write(&mut self, verdicts: &[Verdict], verified: bool) -> Result<()> {
-        let duplicates = verdicts.iter().filter(|v| !v.kept);
-        match self {
-            DuplicateList::Lines(out) => {
-                let mut lines = Vec::new();
-                for v in duplicates {
-                    duplicate_line(&mut lines, v, verified);
-                }
-                out.write(&lines)
-            }
-            #[cfg(feature = "parquet")]
-            DuplicateList::Parquet(table, _) => {
-                for v in duplicates {
-                    table.push_dedup_duplicate(v)?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Puts the list in place (see [`Target::finish`]); returns the path of a file written.
-    fn finish(self) -> Result<Option<PathBuf>> {
-        match self {
-            DuplicateList::Lines(target) => target.finish(),
-            #[cfg(feature = "parquet")]
-            DuplicateList::Parquet(table, path) => {
-                table.finish()?;
-                Ok(Some(path))
-            }
-        }
-    }
-}
-
-/// A duplicate's line: `ID<TAB>DUPLICATE_OF<TAB>DISTANCE`, the Jaccard estimate (or
-/// `unverified`) when `verified`, then the match's batch, label and commit time (empty for a
-/// match of the input).
-fn duplicate_line(lines: &mut Vec<u8>, v: &Verdict, verified: bool) {
-    let of = v.duplicate_of.as_deref().unwrap_or_default();
-    let distance = v.distance.unwrap_or_default();
-    write!(lines, "{}\t{of}\t{distance}", v.id).expect("writes to memory");
-    match (verified, v.jaccard) {
-        (false, _) => Ok(()),
-        (true, Some(j)) => write!(lines, "\t{j:.6}"),
-        (true, None) => write!(lines, "\tunverified"),
-    }
-    .expect("writes to memory");
-    let batch = v.duplicate_batch.map(|b| b.to_string()).unwrap_or_default();
-    let label = v.duplicate_label.as_deref().unwrap_or_default();
-    let committed = v.duplicate_committed_utc.as_deref().unwrap_or_default();
-    writeln!(lines, "\t{batch}\t{label}\t{committed}").expect("writes to memory");
 }
 
 /// The outputs of a dedup, written but not yet in place.

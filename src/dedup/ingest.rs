@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::dedup::kept::Kept;
-use crate::error::{guard_redb, Result};
+use crate::error::{guard_redb, Error, Result};
 use crate::read::snapshot::Snapshot;
 use crate::similarity::jaccard::check_min_jaccard;
 use crate::similarity::sketch;
@@ -274,8 +274,13 @@ impl<'s> Dedup<'s> {
                 }
                 (None, Some((d, batch, representative, check))) => {
                     self.summary.duplicates_of_stored += 1;
-                    let stored_by = Some(&self.batches[&batch]);
-                    duplicate(id, representative, d, stored_by, Some(check), min_jaccard)
+                    let stored_by = self.batches.get(&batch).ok_or_else(|| {
+                        Error::corrupt(format!(
+                            "{representative} was stored by batch {batch}, which the catalog \
+                             does not list"
+                        ))
+                    })?;
+                    duplicate(id, representative, d, Some(stored_by), Some(check), min_jaccard)
                 }
                 (None, None) => {
                     self.summary.kept += 1;

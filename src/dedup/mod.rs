@@ -6,6 +6,7 @@
 //! Depends on [`crate::read`], [`crate::similarity`] and below.
 
 pub(crate) mod audit;
+mod duplicate_list;
 pub(crate) mod files;
 pub(crate) mod ingest;
 mod kept;

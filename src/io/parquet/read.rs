@@ -221,6 +221,16 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         first_row += rows as u64;
         progress.advance(file_bytes * rows as u64 / total_rows.max(1));
     }
+    // A file of no rows still gives a sink of records its schema: dedup's kept rows of it
+    // are a Parquet file of no rows, not an empty file.
+    if first_row == 1 && sink.wants_records() {
+        let empty = RecordBatch::new_empty(schema.clone());
+        let records = Records::Rows {
+            batch: &empty,
+            rows: &[],
+        };
+        sink.append_records(source, Batch::new(), records)?;
+    }
     summary.warnings.extend(decider.finish()?);
     Ok(summary)
 }

@@ -184,19 +184,29 @@ impl ParquetTable {
         ParquetTable::create(path, fields)
     }
 
-    /// Appends a duplicate's verdict to a [`ParquetTable::dedup_duplicates`] table made
-    /// `with_jaccard` or not (a kept document's verdict is not a row: this panics).
-    pub fn push_dedup_duplicate(&mut self, v: &crate::Verdict) -> Result<()> {
-        let of = v.duplicate_of.as_deref().expect("a duplicate's verdict");
-        let distance = v.distance.expect("a duplicate's verdict") as i32;
-        let mut row = vec![Cell::Text(&v.id), Cell::Text(of), Cell::Int32(distance)];
+    /// Appends a dropped document to a [`ParquetTable::dedup_duplicates`] table: `jaccard`
+    /// as [`ParquetTable::push_pair`] takes it, and `stored_by` the batch that stored its
+    /// match (number, label, commit time), None for a match of the input.
+    pub fn push_dedup_duplicate(
+        &mut self,
+        id: &str,
+        duplicate_of: &str,
+        distance: u32,
+        jaccard: Option<f64>,
+        stored_by: Option<(u64, Option<&str>, &str)>,
+    ) -> Result<()> {
+        let mut row = vec![
+            Cell::Text(id),
+            Cell::Text(duplicate_of),
+            Cell::Int32(distance as i32),
+        ];
         if self.columns.len() == 7 {
-            row.push(v.jaccard.map_or(Cell::NullFloat64, Cell::Float64));
+            row.push(jaccard.map_or(Cell::NullFloat64, Cell::Float64));
         }
         row.extend([
-            Cell::MaybeInt64(v.duplicate_batch.map(|b| b as i64)),
-            Cell::MaybeText(v.duplicate_label.as_deref()),
-            Cell::MaybeText(v.duplicate_committed_utc.as_deref()),
+            Cell::MaybeInt64(stored_by.map(|(batch, ..)| batch as i64)),
+            Cell::MaybeText(stored_by.and_then(|(_, label, _)| label)),
+            Cell::MaybeText(stored_by.map(|(.., committed)| committed)),
         ]);
         self.push(&row)
     }
