@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::dedup::files::Target;
 use crate::dedup::ingest::Verdict;
+use crate::dedup::output::Target;
 use crate::error::Result;
 
 /// Whether `path` names a Parquet file (its extension says so).

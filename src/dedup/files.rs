@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dedup::duplicate_list::{is_parquet_name, DuplicateList};
 use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
+use crate::dedup::output::Target;
 use crate::error::{Error, Result};
 use crate::io::document::{InputFormat, ReadOptions};
 use crate::io::input::records::{RecordSink, Records};
@@ -227,37 +228,6 @@ fn run<'w>(
         duplicates: job.duplicates,
     };
     Ok((summary, outputs))
-}
-
-/// Where one output goes.
-pub(crate) enum Target<'w> {
-    File(OutputFile),
-    Stdout(&'w mut dyn Write),
-}
-
-impl Target<'_> {
-    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        match self {
-            Target::File(file) => file.write_all_named(bytes),
-            Target::Stdout(out) => out.write_all(bytes).map_err(|e| Error::io("<stdout>", e)),
-        }
-    }
-
-    /// Puts a file in place (see [`OutputFile::finish`]); flushes stdout. Returns the path of
-    /// a file written.
-    pub(crate) fn finish(self) -> Result<Option<PathBuf>> {
-        match self {
-            Target::File(file) => {
-                let path = file.path().to_path_buf();
-                file.finish()?;
-                Ok(Some(path))
-            }
-            Target::Stdout(out) => {
-                out.flush().map_err(|e| Error::io("<stdout>", e))?;
-                Ok(None)
-            }
-        }
-    }
 }
 
 /// The outputs of a dedup, written but not yet in place.

@@ -280,7 +280,14 @@ impl<'s> Dedup<'s> {
                              does not list"
                         ))
                     })?;
-                    duplicate(id, representative, d, Some(stored_by), Some(check), min_jaccard)
+                    duplicate(
+                        id,
+                        representative,
+                        d,
+                        Some(stored_by),
+                        Some(check),
+                        min_jaccard,
+                    )
                 }
                 (None, None) => {
                     self.summary.kept += 1;

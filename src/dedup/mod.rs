@@ -11,5 +11,6 @@ pub(crate) mod files;
 pub(crate) mod ingest;
 mod kept;
 pub(crate) mod near_duplicates;
+mod output;
 #[cfg(feature = "plot")]
 mod report;
