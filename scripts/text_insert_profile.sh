@@ -15,14 +15,7 @@ bin=${2:-target/release/simhashdb}
 copies=${COPIES:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$corpus" "$work/texts.jsonl" "$copies" <<'PY'
-import json, sys
-with open(sys.argv[2], "w") as out:
-    for copy in range(int(sys.argv[3])):
-        for line in open(sys.argv[1]):
-            d = json.loads(line)
-            out.write(json.dumps({"id": f"{d['id']}-{copy}", "text": d["text"]}) + "\n")
-PY
+python3 "$(dirname "$0")/copies.py" "$corpus" "$work/texts.jsonl" "$copies"
 
 for kind in plain sketch; do
   sketch=(); [ $kind = sketch ] && sketch=(--sketch)

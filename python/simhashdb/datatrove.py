@@ -27,12 +27,12 @@ import json
 import os
 import re
 import tempfile
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datatrove.data import Document, DocumentsPipeline
+from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from . import _native
@@ -52,6 +52,12 @@ def _signature_path(folder: str, rank: int) -> str:
 
 def _drops_path(folder: str, rank: int) -> str:
     return os.path.join(folder, f"{rank:05d}.drops.parquet")
+
+
+def _scheme_of(store_path: str) -> tuple[str, int]:
+    """The scheme the store fingerprints text with, and its sketch bytes (0: none)."""
+    with Store.open(store_path) as store:
+        return store.scheme, store.stats().get("sketch_bytes") or 0
 
 
 def _read(path: str, columns: Optional[List[str]] = None) -> pa.Table:
@@ -111,9 +117,7 @@ class SimhashSignature(PipelineStep):
         self.batch_size = batch_size
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        with Store.open(self.store) as store:
-            scheme = store.scheme
-            sketch_bytes = store.stats().get("sketch_bytes") or 0
+        scheme, sketch_bytes = _scheme_of(self.store)
         os.makedirs(self.folder, exist_ok=True)
         schema = pa.schema(
             [
@@ -238,8 +242,7 @@ class SimhashDedup(PipelineStep):
                 f"{sorted(world_sizes)}: every task of one SimhashSignature stage must have run "
                 "(and no other stage's files be there)"
             )
-        with Store.open(self.store) as store:
-            ours = f"{store.scheme} {store.stats().get('sketch_bytes') or 0}"
+        ours = "{} {}".format(*_scheme_of(self.store))
         if schemes != {ours}:
             raise ValueError(
                 f"{self.folder}: the signatures were made with scheme and sketch bytes "
@@ -315,7 +318,7 @@ class SimhashDedup(PipelineStep):
             return None
         with open(pending) as note:
             seen = json.load(note)
-        kept_ids = len(set(_read(kept, ["id"])["id"].to_pylist())) if os.path.getsize(kept) else 0
+        kept_ids = len(set(_read(kept, ["id"])["id"].to_pylist()))
         batch = next(
             (
                 b["batch"]
@@ -331,18 +334,15 @@ class SimhashDedup(PipelineStep):
             return None
         # The killed run's summary, as far as its outputs tell.
         read = sum(pq.read_metadata(f).num_rows for f in files)
-        kept_rows = pq.read_metadata(kept).num_rows if kept_ids else 0
+        kept_rows = pq.read_metadata(kept).num_rows
         return {"read": read, "kept": kept_rows, "batch": batch, "recovered": True}
 
     def _write_drop_lists(self, files: List[str], kept: str, dropped: str) -> None:
         """Splits the dedup's outputs into each task's drop list. Both outputs are in input
         order, so a task's documents not kept are, in order, its rows of the duplicates."""
-        kept_ranks, kept_positions = np.zeros(0, np.int32), np.zeros(0, np.int64)
-        # A dedup that read no document leaves its kept file empty (no rows, no schema).
-        if os.path.exists(kept) and os.path.getsize(kept) > 0:
-            table = _read(kept, columns=["rank", "position"])
-            kept_ranks, kept_positions = table["rank"].to_numpy(), table["position"].to_numpy()
-        duplicates = _read(dropped) if os.path.exists(dropped) else _no_duplicates()
+        table = _read(kept, columns=["rank", "position"])
+        kept_ranks, kept_positions = table["rank"].to_numpy(), table["position"].to_numpy()
+        duplicates = _read(dropped)
         start = 0
         for rank, file in enumerate(files):
             ids = _read(file, columns=["id"])["id"]
@@ -360,20 +360,6 @@ class SimhashDedup(PipelineStep):
             table = listed.drop_columns(["id"]).add_column(0, "position", pa.array(positions))
             rows = {b"simhashdb.rows": str(len(ids)).encode()}
             _write_whole(table.replace_schema_metadata(rows), _drops_path(self.folder, rank))
-
-
-def _no_duplicates() -> pa.Table:
-    """The duplicates of a dedup that read no document."""
-    return pa.table(
-        {
-            "id": pa.array([], pa.string()),
-            "duplicate_of": pa.array([], pa.string()),
-            "distance": pa.array([], pa.int32()),
-            "duplicate_batch": pa.array([], pa.int64()),
-            "duplicate_label": pa.array([], pa.string()),
-            "duplicate_committed_utc": pa.array([], pa.string()),
-        }
-    )
 
 
 class SimhashFilter(PipelineStep):

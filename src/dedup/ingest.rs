@@ -27,6 +27,7 @@ use rayon::prelude::*;
 
 use crate::dedup::kept::Kept;
 use crate::error::{guard_redb, Error, Result};
+use crate::format::catalog::BatchInfo;
 use crate::read::snapshot::Snapshot;
 use crate::similarity::jaccard::check_min_jaccard;
 use crate::similarity::sketch;
@@ -71,14 +72,6 @@ pub struct Verdict {
     pub duplicate_label: Option<String>,
     /// When that batch was committed, as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
     pub duplicate_committed_utc: Option<String>,
-}
-
-/// A stored batch as a verdict names it: its number, label and commit time.
-#[derive(Clone, Debug)]
-struct Provenance {
-    batch: u64,
-    label: Option<String>,
-    committed_utc: String,
 }
 
 /// What a dedup did. Its JSON form is
@@ -172,7 +165,7 @@ pub(crate) struct Dedup<'s> {
     /// The least estimated Jaccard similarity a match needs, when verifying with sketches.
     min_jaccard: Option<f64>,
     /// The snapshot's batches by number, for the verdicts' provenance.
-    batches: HashMap<u64, Provenance>,
+    batches: HashMap<u64, BatchInfo>,
     summary: DedupSummary,
 }
 
@@ -203,14 +196,7 @@ impl<'s> Dedup<'s> {
             batches: snapshot
                 .batches()
                 .into_iter()
-                .map(|b| {
-                    let provenance = Provenance {
-                        batch: b.batch,
-                        label: b.label,
-                        committed_utc: b.committed_utc,
-                    };
-                    (b.batch, provenance)
-                })
+                .map(|b| (b.batch, b))
                 .collect(),
             summary: DedupSummary {
                 distance,
@@ -408,7 +394,7 @@ fn duplicate(
     id: &str,
     of: &str,
     distance: u32,
-    stored_by: Option<&Provenance>,
+    stored_by: Option<&BatchInfo>,
     check: Option<Check>,
     min_jaccard: Option<f64>,
 ) -> Verdict {
