@@ -345,6 +345,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partitioned::fingerprint_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::fingerprint_sketch_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::keep_rule, m)?)?;
+    m.add_class::<partitioned::NativeAgainst>()?;
     m.add_function(wrap_pyfunction!(partitioned::plan, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::find_slices, m)?)?;
     m.add_function(wrap_pyfunction!(partitioned::id_hashes, m)?)?;

@@ -5,16 +5,16 @@
 
 use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use std::collections::HashMap;
 
 use arrow_array::{Array, BooleanArray, Float64Array, Int32Array, Int64Array, Int8Array};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhashdb::partitioned::{
-    components as graph_components, Blocks, Half, PartSlices, Plan, Router,
+    self, components as graph_components, Against, Blocks, Half, Kept, PartSlices, Plan, Router,
+    Row,
 };
-use simhashdb::{NearDuplicates, Scheme};
+use simhashdb::Scheme;
 
 use crate::arrow::{bools, export, import, int64s, python_repr, Column, Exported};
 use crate::errors::{guard, py_err};
@@ -110,14 +110,15 @@ fn documents_of_texts(
         .collect()
 }
 
-/// The keep rule over a task's documents: rows whose fingerprint graph has no edge to another
-/// task's (whole components of it), sorted in the rule's order. They are decided as the local
-/// audit decides (`NearDuplicates::of_ranked_documents`, the row's place its rank), verified
-/// with `sketches` at `min_jaccard` when given, the GIL released; components never meet, so
-/// one graph of them all decides each as it would alone. Returns the dropped documents in row
-/// order: `(id, kept_id, distance, jaccard)` (jaccard null where not verified).
+/// The keep rule over a task's rows (simhashdb::partitioned::keep_rule): whole components of
+/// the fingerprint graph, the documents to decide in the rule's order; rows marked in
+/// `references` (with their `batches`, null as 0) are reference documents, never dropped.
+/// Verified with `sketches` at `min_jaccard` when given, the GIL released. Returns the
+/// dropped rows in row order: `(row, kept_row, distance, jaccard)` (indices into the rows;
+/// jaccard null where not verified).
 #[pyfunction]
-#[pyo3(signature = (ids, fps, distance, sketches=None, min_jaccard=None))]
+#[pyo3(signature = (ids, fps, distance, sketches=None, min_jaccard=None, references=None, batches=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn keep_rule(
     py: Python<'_>,
     ids: &Bound<'_, PyAny>,
@@ -125,15 +126,21 @@ pub fn keep_rule(
     distance: u8,
     sketches: Option<&Bound<'_, PyAny>>,
     min_jaccard: Option<f64>,
+    references: Option<&Bound<'_, PyAny>>,
+    batches: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(Exported, Exported, Exported, Exported)> {
     guard(|| {
         let column = Column::new(import(ids, "ids")?, "the id column")?;
-        let fps = int64s(&import(fps, "fps")?, "fps")?;
-        if fps.len() != column.len() {
-            return Err(PyValueError::new_err("columns of unequal lengths"));
-        }
-        let mut ids = Vec::with_capacity(column.len());
-        for i in 0..column.len() {
+        let rows = column.len();
+        let equal = |n: usize| {
+            if n == rows {
+                Ok(())
+            } else {
+                Err(PyValueError::new_err("columns of unequal lengths"))
+            }
+        };
+        let mut ids = Vec::with_capacity(rows);
+        for i in 0..rows {
             let bytes = column
                 .bytes(i)
                 .ok_or_else(|| PyValueError::new_err("a null id"))?;
@@ -141,62 +148,136 @@ pub fn keep_rule(
                 .map_err(|e| PyValueError::new_err(format!("an id that is not UTF-8: {e}")))?;
             ids.push(id);
         }
-        let fps: Vec<u64> = fps
+        let fps: Vec<u64> = int64s(&import(fps, "fps")?, "fps")?
             .into_iter()
             .collect::<Option<_>>()
             .ok_or_else(|| PyValueError::new_err("a null fingerprint"))?;
-        let sketches: Option<Vec<Option<Vec<u8>>>> = match sketches {
-            None => None,
+        equal(fps.len())?;
+        let sketches: Vec<Option<Vec<u8>>> = match sketches {
+            None => vec![None; rows],
             Some(sketches) => {
                 let column = Column::new(import(sketches, "sketches")?, "the sketch column")?;
-                if column.len() != ids.len() {
-                    return Err(PyValueError::new_err("columns of unequal lengths"));
-                }
-                Some(
-                    (0..column.len())
-                        .map(|i| column.bytes(i).map(|b| b.into_owned()))
-                        .collect(),
-                )
+                equal(column.len())?;
+                (0..rows)
+                    .map(|i| column.bytes(i).map(|b| b.into_owned()))
+                    .collect()
             }
         };
-        if min_jaccard.is_some() && sketches.is_none() {
-            return Err(PyValueError::new_err("min_jaccard needs the sketches"));
-        }
-        let decided = detached(py, || -> simhashdb::Result<_> {
-            let documents: Vec<(&str, u64, u64)> = (0..ids.len())
-                .map(|i| (ids[i].as_str(), fps[i], i as u64))
-                .collect();
-            let mut near = NearDuplicates::of_ranked_documents(&documents, distance, None, &())?;
-            let row: HashMap<&str, usize> = (0..ids.len()).map(|i| (ids[i].as_str(), i)).collect();
-            if let (Some(min), Some(sketches)) = (min_jaccard, &sketches) {
-                near.verify_sketches_of(|id| sketches[row[id]].as_deref(), min, &())?;
+        let is_reference = match references {
+            None => vec![false; rows],
+            Some(r) => bools(&import(r, "references")?, "references")?,
+        };
+        equal(is_reference.len())?;
+        let batches: Vec<u64> = match batches {
+            None => vec![0; rows],
+            Some(b) => int64s(&import(b, "batches")?, "batches")?
+                .into_iter()
+                .map(|b| b.unwrap_or(0))
+                .collect(),
+        };
+        equal(batches.len())?;
+        let decided = detached(py, || {
+            // Each side's rows, and where each came from.
+            let (mut documents, mut references) = (Vec::new(), Vec::new());
+            let (mut document_rows, mut reference_rows) = (Vec::new(), Vec::new());
+            for i in 0..rows {
+                let row = Row {
+                    id: &ids[i],
+                    fingerprint: fps[i],
+                    sketch: sketches[i].as_deref(),
+                    batch: batches[i],
+                };
+                if is_reference[i] {
+                    references.push(row);
+                    reference_rows.push(i);
+                } else {
+                    documents.push(row);
+                    document_rows.push(i);
+                }
             }
-            let mut dropped = Vec::new();
-            near.for_each_duplicate(|d| {
-                dropped.push((row[d.id], row[d.kept], d.distance, d.jaccard));
-                Ok::<_, std::convert::Infallible>(())
-            })
-            .unwrap_or_else(|never| match never {});
-            Ok(dropped)
+            let dropped = partitioned::keep_rule(&documents, &references, distance, min_jaccard)?;
+            Ok::<_, simhashdb::Error>(
+                dropped
+                    .into_iter()
+                    .map(|d| {
+                        let kept = match d.kept {
+                            Kept::Document(k) => document_rows[k],
+                            Kept::Reference(k) => reference_rows[k],
+                        };
+                        (document_rows[d.row], kept, d.distance, d.jaccard)
+                    })
+                    .collect::<Vec<_>>(),
+            )
         })
         .map_err(py_err)?;
-        let mut id = StringBuilder::new();
-        let mut kept = StringBuilder::new();
-        let mut at = Vec::with_capacity(decided.len());
-        let mut jaccard = Vec::with_capacity(decided.len());
-        for (i, k, d, j) in decided {
-            id.append_value(&ids[i]);
-            kept.append_value(&ids[k]);
-            at.push(d as i32);
-            jaccard.push(j);
-        }
-        Ok((
-            export(id.finish()),
-            export(kept.finish()),
-            export(Int32Array::from(at)),
-            export(Float64Array::from(jaccard)),
-        ))
+        let row = Int64Array::from_iter_values(decided.iter().map(|d| d.0 as i64));
+        let kept = Int64Array::from_iter_values(decided.iter().map(|d| d.1 as i64));
+        let at = Int32Array::from_iter_values(decided.iter().map(|d| d.2 as i32));
+        let jaccard = Float64Array::from(decided.iter().map(|d| d.3).collect::<Vec<_>>());
+        Ok((export(row), export(kept), export(at), export(jaccard)))
     })
+}
+
+/// The new side's distinct fingerprints as permuted tables (simhashdb::partitioned::Against),
+/// which a task matches its part of a reference corpus against.
+#[pyclass(module = "simhashdb._native", frozen)]
+pub struct NativeAgainst {
+    inner: Against,
+}
+
+#[pymethods]
+impl NativeAgainst {
+    /// The tables of `fps` (int64 bits; nulls are not fingerprints) within `distance`, with
+    /// `blocks` blocks (None: the audit's choice for that many).
+    #[new]
+    #[pyo3(signature = (fps, distance, blocks=None))]
+    fn new(
+        py: Python<'_>,
+        fps: &Bound<'_, PyAny>,
+        distance: u8,
+        blocks: Option<u8>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let fps: Vec<u64> = int64s(&import(fps, "fps")?, "fps")?
+                .into_iter()
+                .flatten()
+                .collect();
+            let inner = detached(py, || Against::new(&fps, distance, blocks)).map_err(py_err)?;
+            Ok(NativeAgainst { inner })
+        })
+    }
+
+    /// `(reference_fp, fp, distance)`: every pair of a fingerprint of `fps` (a reference
+    /// part's; nulls skipped) and a new one within the distance, each once, the GIL released.
+    fn pairs(
+        &self,
+        py: Python<'_>,
+        fps: &Bound<'_, PyAny>,
+    ) -> PyResult<(Exported, Exported, Exported)> {
+        guard(|| {
+            let fps: Vec<u64> = int64s(&import(fps, "fps")?, "fps")?
+                .into_iter()
+                .flatten()
+                .collect();
+            let pairs = detached(py, || self.inner.pairs(&fps)).map_err(py_err)?;
+            Ok((
+                export(Int64Array::from_iter_values(
+                    pairs.iter().map(|p| p.reference as i64),
+                )),
+                export(Int64Array::from_iter_values(
+                    pairs.iter().map(|p| p.fingerprint as i64),
+                )),
+                export(Int32Array::from_iter_values(
+                    pairs.iter().map(|p| p.distance as i32),
+                )),
+            ))
+        })
+    }
+
+    /// How many distinct new fingerprints it holds.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
 }
 
 /// The plan of a partitioned audit: `(blocks, range_bits)` for `fingerprints` documents at

@@ -14,25 +14,35 @@
 //! Fingerprint pairs become document pairs in two rounds ([`Router`], then [`Blocks`]), and
 //! [`components`] are those of any graph, by the crate's one union-find.
 //!
+//! A dedup decides whole components in one task ([`keep_rule`]), optionally against a
+//! reference corpus whose documents are never dropped; the reference is matched where it is
+//! read, against the new side's tables ([`Against`]), so it is never shuffled.
+//!
 //! Slice bytes are versioned; docs/format.md ("Spark slices") draws them byte by byte.
 //!
 //! - plan.rs: [`Plan`], how the work is cut, and the number of every slice;
 //! - slices.rs: [`PartSlices`], a part's slices and their bytes;
 //! - found.rs: [`Found`], what the merged slices of one number hold;
 //! - routing.rs: [`Router`] and [`Half`], the first round of document pairs;
-//! - pairs.rs: [`Blocks`], the second round.
+//! - pairs.rs: [`Blocks`], the second round;
+//! - keep.rs: [`keep_rule`], a task's decisions, against references or not;
+//! - against.rs: [`Against`], the pairs between new data and a reference part.
 //!
-//! Depends on `similarity` (find_all's comparisons, the union-find), `tables` and `format`;
-//! no wing below it uses it.
+//! Depends on `dedup` (the keep rule's graph), `similarity` (find_all's comparisons, the
+//! union-find), `tables` and `format`; no wing below it uses it.
 
+mod against;
 mod found;
+mod keep;
 mod pairs;
 mod plan;
 mod routing;
 mod slices;
 
 pub use crate::similarity::clusters::components;
+pub use against::{Against, ReferencePair};
 pub use found::Found;
+pub use keep::{keep_rule, Dropped, Kept, Row};
 pub use pairs::Blocks;
 pub use plan::Plan;
 pub use routing::{Half, Router};

@@ -5,6 +5,10 @@
 //! pairs are verified, their Jaccard passes, or a side has no sketch); it names the nearest
 //! such kept document (the smallest distance, then the smallest id). Otherwise it is kept.
 //!
+//! A distributed dedup against reference documents (`simhashdb::partitioned::keep_rule`) adds
+//! references: documents that come first, are always kept, and at equal distance are matched
+//! before any other (by batch, then id), as a store's documents are by `dedup`.
+//!
 //! Invariants:
 //! 1. The decisions are those of `dedup` of the same documents replayed in that order into an
 //!    empty store with the same settings: the lexicographically first maximal independent
@@ -18,6 +22,8 @@
 //! deciding 8 bytes more and two links per node to its kept documents, and both ends of each
 //! edge (16 bytes an edge): never the document pairs. Time: per document, the kept documents of its node and of the nodes it has
 //! an edge to, nearest first; a page's 1e5 copies keep one and each copy looks at that one.
+
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -97,16 +103,30 @@ impl NearDuplicates {
         let mut distance = vec![0u8; n_docs];
         let mut jaccard = vec![f64::NAN; n_docs];
         let mut recent = Recent::new();
+        // At equal distance: a reference first, by batch; then the smallest id.
+        let references = self.references;
+        let tie = |k: u32| {
+            let batch = docs[k as usize].1;
+            if batch < references {
+                (0, batch)
+            } else {
+                (1, u64::from(ranks[k as usize]))
+            }
+        };
         for &d in &order {
             let d = d as usize;
             let n = node_of[d] as usize;
+            if docs[d].1 < self.references {
+                keep(d, n, &mut first_kept, &mut least_kept, &mut next_kept);
+                continue;
+            }
             let own = std::iter::once((n as u32, 0u32));
             let near = &neighbours[neighbour_starts[n]..neighbour_starts[n + 1]];
             // (distance, kept document, similarity) of the best match so far.
             let mut best: Option<(u32, u32, Option<f64>)> = None;
             let better = |best: &Option<(u32, u32, Option<f64>)>, at: u32, k: u32| match best {
                 None => true,
-                Some((bd, bk, _)) => (at, ranks[k as usize]) < (*bd, ranks[*bk as usize]),
+                Some((bd, bk, _)) => (at, tie(k)) < (*bd, tie(*bk)),
             };
             for (other, at) in own.chain(near.iter().copied()) {
                 if best.is_some_and(|(bd, ..)| at > bd) {
@@ -140,11 +160,7 @@ impl NearDuplicates {
                     distance[d] = at as u8;
                     jaccard[d] = similarity.unwrap_or(f64::NAN);
                 }
-                None => {
-                    next_kept[d] = first_kept[n];
-                    first_kept[n] = d as u32;
-                    least_kept[n] = least_kept[n].min(d as u32);
-                }
+                None => keep(d, n, &mut first_kept, &mut least_kept, &mut next_kept),
             }
         }
         Decisions {
@@ -153,6 +169,35 @@ impl NearDuplicates {
             distance,
             jaccard,
         }
+    }
+
+    /// Documents of a batch below `references` are references (see the module docs).
+    pub(crate) fn set_references(&mut self, references: u64) {
+        self.references = references;
+        self.decisions = OnceLock::new();
+    }
+
+    /// Calls `f(document, kept, distance, jaccard)` on every document the keep rule drops,
+    /// by their places in the node order: for callers that name documents by their batch.
+    pub(crate) fn for_each_dropped(&self, mut f: impl FnMut(usize, usize, u32, Option<f64>)) {
+        let decisions = self.decisions();
+        for &d in &decisions.order {
+            let k = decisions.matched[d as usize];
+            if k != NONE {
+                let jaccard = Some(decisions.jaccard[d as usize]).filter(|j| !j.is_nan());
+                f(
+                    d as usize,
+                    k as usize,
+                    u32::from(decisions.distance[d as usize]),
+                    jaccard,
+                );
+            }
+        }
+    }
+
+    /// The batch of the document at place `d` of the node order.
+    pub(crate) fn batch_of(&self, d: usize) -> u64 {
+        self.docs[d].1
     }
 
     /// Each node's neighbours `(node, distance)`, nearest first (then by node): node n's are
@@ -245,4 +290,11 @@ impl NearDuplicates {
         }
         clustered
     }
+}
+
+/// Adds document `d` of node `n` to the node's kept documents.
+fn keep(d: usize, n: usize, first: &mut [u32], least: &mut [u32], next: &mut [u32]) {
+    next[d] = first[n];
+    first[n] = d as u32;
+    least[n] = least[n].min(d as u32);
 }

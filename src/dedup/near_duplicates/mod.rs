@@ -96,6 +96,9 @@ pub struct NearDuplicates {
     /// `(id, batch)` of every live document outside the clusters, sorted by id, when
     /// singletons were asked for.
     singletons: Option<Vec<(Box<str>, u64)>>,
+    /// Documents of a batch below this are references: always kept, and at equal distance
+    /// matched before any other (see keep.rs). 0 for an audit.
+    references: u64,
 }
 
 impl NearDuplicates {
@@ -123,7 +126,7 @@ impl NearDuplicates {
         progress: &dyn Progress,
     ) -> NearDuplicates {
         let _phase = Phase::start(progress, "clusters", 1);
-        debug_assert!(ids.is_sorted_by(|a, b| (a.0, &a.1) < (b.0, &b.1)));
+        debug_assert!(ids.is_sorted_by(|a, b| (a.0, &a.1) <= (b.0, &b.1)));
         let mut nodes: Vec<u64> = Vec::new();
         let mut starts: Vec<usize> = Vec::new();
         let mut docs: Vec<(Box<str>, u64)> = Vec::with_capacity(ids.len());
@@ -155,6 +158,7 @@ impl NearDuplicates {
             pairs_at: vec![0; 65],
             unverified: 0,
             singletons: None,
+            references: 0,
         };
         near.count_unverified();
         progress.advance(1);
@@ -193,7 +197,24 @@ impl NearDuplicates {
         for &(id, fp, rank) in documents {
             latest.insert(id, (fp, rank));
         }
-        let mut fingerprints: Vec<u64> = latest.values().map(|&(fp, _)| fp).collect();
+        let ids = latest
+            .iter()
+            .map(|(id, &(fp, rank))| (fp, Box::from(*id), rank))
+            .collect();
+        Self::of_batched(latest.len() as u64, ids, distance, blocks, progress)
+    }
+
+    /// The near duplicates of `ids` `(fingerprint, id, batch)`, every one a document (an id
+    /// may be given twice), their pairs found in memory as [`NearDuplicates::of_documents`]
+    /// finds them.
+    pub(crate) fn of_batched(
+        documents: u64,
+        ids: Vec<(u64, Box<str>, u64)>,
+        distance: u8,
+        blocks: Option<u8>,
+        progress: &dyn Progress,
+    ) -> Result<NearDuplicates> {
+        let mut fingerprints: Vec<u64> = ids.iter().map(|&(fp, ..)| fp).collect();
         fingerprints.par_sort_unstable();
         fingerprints.dedup();
         let pairs = if distance == 0 {
@@ -206,12 +227,8 @@ impl NearDuplicates {
                 find_all_in(&fingerprints, &settings, progress)
             }
         };
-        let ids = latest
-            .iter()
-            .map(|(id, &(fp, rank))| (fp, Box::from(*id), rank))
-            .collect();
         Ok(NearDuplicates::build(
-            latest.len() as u64,
+            documents,
             fingerprints.len() as u64,
             ids,
             &pairs,

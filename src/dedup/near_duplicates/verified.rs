@@ -286,8 +286,20 @@ impl NearDuplicates {
         min_jaccard: f64,
         progress: &dyn Progress,
     ) -> Result<()> {
+        let sketches = self.docs.iter().map(|(id, _)| sketch_of(id)).collect();
+        self.verify_sketch_rows(sketches, min_jaccard, progress)
+    }
+
+    /// [`NearDuplicates::verify_sketches_of`] with `sketches[d]` document d's (the order of
+    /// `docs`), None for a document without one.
+    pub(crate) fn verify_sketch_rows(
+        &mut self,
+        sketches: Vec<Option<&[u8]>>,
+        min_jaccard: f64,
+        progress: &dyn Progress,
+    ) -> Result<()> {
         check_min_jaccard(min_jaccard)?;
-        let sketches: Vec<Option<&[u8]>> = self.docs.iter().map(|(id, _)| sketch_of(id)).collect();
+        assert_eq!(sketches.len(), self.docs.len(), "a row for every document");
         let bytes = sketches
             .iter()
             .flatten()

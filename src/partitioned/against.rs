@@ -1,0 +1,206 @@
+//! The fingerprint pairs between new data and a reference corpus, with the reference never
+//! moved: the new side's distinct fingerprints, as permuted tables, go to every task, and
+//! each task matches its part of the reference against them where it was read.
+//!
+//! A part's fingerprints are sorted in every table's order and walked beside the new side's
+//! keys of that table: two fingerprints within the distance share some table's leading
+//! blocks, and a pair is kept only by the first such table ([`Permutations::reports`]), so
+//! every pair comes out once per part that holds its reference fingerprint.
+
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::similarity::find_all::find_all_settings;
+use crate::tables::permutation::Permutations;
+use crate::tables::sorted_tables;
+
+/// A reference fingerprint and a new one within the distance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReferencePair {
+    /// The reference's fingerprint.
+    pub reference: u64,
+    /// The new data's fingerprint.
+    pub fingerprint: u64,
+    /// The distance between them.
+    pub distance: u32,
+}
+
+/// The new side's distinct fingerprints, held for matching reference parts against them:
+/// one sorted copy per permuted table (8 bytes a fingerprint a table).
+#[derive(Debug)]
+pub struct Against {
+    distance: u32,
+    /// The tables, None at distance 0 (equal fingerprints only: `keys` is then the sorted
+    /// fingerprints).
+    perms: Option<Permutations>,
+    /// Per table, its keys ascending.
+    keys: Vec<Vec<u64>>,
+}
+
+impl Against {
+    /// The tables of `fingerprints` (any order, repeats allowed) for pairs within `distance`
+    /// bits, with `blocks` blocks (None: those the audit of that many would use).
+    pub fn new(fingerprints: &[u64], distance: u8, blocks: Option<u8>) -> Result<Against> {
+        if distance > 63 {
+            return Err(Error::input(format!(
+                "distance {distance}: expected 0 to 63"
+            )));
+        }
+        let mut unique = fingerprints.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        if distance == 0 {
+            return Ok(Against {
+                distance: 0,
+                perms: None,
+                keys: vec![unique],
+            });
+        }
+        let settings = find_all_settings(distance, unique.len() as u64, blocks)?;
+        let perms = Permutations::new(&settings);
+        let keys = Mutex::new(vec![Vec::new(); perms.tables().len()]);
+        sorted_tables::for_each(&perms, &unique, |t, sorted| {
+            keys.lock().expect("no visit panicked")[t] = sorted.to_vec();
+            Ok(())
+        })?;
+        Ok(Against {
+            distance: u32::from(distance),
+            perms: Some(perms),
+            keys: keys.into_inner().expect("no visit panicked"),
+        })
+    }
+
+    /// How many distinct new fingerprints it holds.
+    pub fn len(&self) -> usize {
+        self.keys[0].len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every pair of a fingerprint of `references` (a part of the reference, any order,
+    /// repeats allowed) and a new one within the distance, each once, sorted.
+    pub fn pairs(&self, references: &[u64]) -> Result<Vec<ReferencePair>> {
+        let mut unique = references.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let Some(perms) = &self.perms else {
+            let new = &self.keys[0];
+            return Ok(unique
+                .into_iter()
+                .filter(|fp| new.binary_search(fp).is_ok())
+                .map(|fp| ReferencePair {
+                    reference: fp,
+                    fingerprint: fp,
+                    distance: 0,
+                })
+                .collect());
+        };
+        let found = Mutex::new(Vec::new());
+        sorted_tables::for_each(perms, &unique, |t, theirs| {
+            let mut out = Vec::new();
+            self.walk(perms, t, theirs, &mut out);
+            found.lock().expect("no visit panicked").extend(out);
+            Ok(())
+        })?;
+        let mut found = found.into_inner().expect("no visit panicked");
+        found.sort_unstable();
+        Ok(found)
+    }
+
+    /// Appends the pairs table `t` reports between `theirs` (its reference keys, ascending)
+    /// and the new side's keys of that table.
+    fn walk(&self, perms: &Permutations, t: usize, theirs: &[u64], out: &mut Vec<ReferencePair>) {
+        let table = &perms.tables()[t];
+        let shift = 64 - table.prefix_bits();
+        let ours = &self.keys[t];
+        let mut at = 0;
+        for group in theirs.chunk_by(|a, b| a >> shift == b >> shift) {
+            let prefix = group[0] >> shift;
+            // The new keys of the same prefix: skip ahead by halving (both sides ascend).
+            at += ours[at..].partition_point(|&k| k >> shift < prefix);
+            let end = at + ours[at..].partition_point(|&k| k >> shift == prefix);
+            for &x in group {
+                for &y in &ours[at..end] {
+                    let distance = (x ^ y).count_ones();
+                    if distance <= self.distance {
+                        let (x, y) = (table.unpermute(x), table.unpermute(y));
+                        if perms.reports(t, x, y) {
+                            out.push(ReferencePair {
+                                reference: x,
+                                fingerprint: y,
+                                distance,
+                            });
+                        }
+                    }
+                }
+            }
+            at = end;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn near_copies() -> impl Strategy<Value = Vec<u64>> {
+        (
+            proptest::collection::vec(any::<u64>(), 1..8),
+            proptest::collection::vec((0usize..8, 0u32..64, 0u32..64, 0u8..4), 0..60),
+        )
+            .prop_map(|(bases, variants)| {
+                let mut out = bases.clone();
+                for (b, x, y, kind) in variants {
+                    let base = bases[b % bases.len()];
+                    out.push(match kind {
+                        0 => base,
+                        1 => base ^ (1 << x),
+                        2 => base ^ (1 << x) ^ (1 << y),
+                        _ => base ^ (1 << x) ^ (1 << y) ^ (1 << ((x + y + 1) % 64)),
+                    });
+                }
+                out
+            })
+    }
+
+    proptest! {
+        /// Every pair within the distance once, equal to comparing all, for any blocks.
+        #[test]
+        fn pairs_equal_brute_force(
+            both in near_copies(),
+            split in 0usize..60,
+            distance in 0u8..5,
+            extra in 1u8..4,
+        ) {
+            let split = split.min(both.len());
+            let (new, references) = both.split_at(split);
+            let blocks = if distance == 0 { None } else { Some(distance + extra) };
+            let against = Against::new(new, distance, blocks).unwrap();
+            let got = against.pairs(references).unwrap();
+            let mut want = Vec::new();
+            for &r in references {
+                for &n in new {
+                    let d = (r ^ n).count_ones();
+                    if d <= u32::from(distance) {
+                        want.push(ReferencePair { reference: r, fingerprint: n, distance: d });
+                    }
+                }
+            }
+            want.sort_unstable();
+            want.dedup();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn a_distance_past_63_is_refused() {
+        assert!(Against::new(&[1], 64, None).is_err());
+        let against = Against::new(&[], 3, None).unwrap();
+        assert!(against.is_empty());
+        assert_eq!(against.pairs(&[1, 2]).unwrap(), []);
+    }
+}
