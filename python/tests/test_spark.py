@@ -265,6 +265,115 @@ def test_verified_dedup_equals_the_local_verified_audit(cluster, cli, tmp_path):
     assert "--min-jaccard" in done.stderr and "--text-column" in done.stderr
 
 
+def test_dedup_against_references_equals_the_cli_dedup_into_their_store(cluster, cli, tmp_path):
+    """dedup --against: new documents against a reference corpus of two batches (two Parquet
+    exports of a store made with --sketch), the hot page's 2,000 copies across both sides and
+    re-crawled ids (a new document with a reference's id, its text unchanged or not). The
+    duplicates, their matches, distances and the reference named are what the CLI's dedup of
+    the same documents (in id order) into the store drops, unverified and verified; the
+    references are never dropped; the Python API agrees; bad references are named."""
+    import pyarrow.compute as pc
+
+    docs = tmp_path / "docs.parquet"
+    corpus(docs, 12_000, seed=23)
+    table = pq.read_table(docs)
+    store = tmp_path / "store"
+    run_cli(cli, "init", str(store), "--sketch", "--expected-size", "20000")
+    for b in (1, 2):
+        part = tmp_path / f"ref{b}.in.parquet"
+        pq.write_table(table.filter(pc.equal(table["batch"], b)).select(["id", "text"]), part)
+        run_cli(cli, "insert", str(store), str(part))
+    exported = tmp_path / "export.parquet"
+    run_cli(cli, "export", str(store), "--sketch", "--output", str(exported))
+    export = pq.read_table(exported)
+    batches = sorted(set(export.column("batch").to_pylist()))
+    assert len(batches) == 2
+    refs = []
+    for b in batches:
+        ref = tmp_path / f"ref-{b}.parquet"
+        pq.write_table(export.filter(pc.equal(export["batch"], b)), ref)
+        refs.append(ref)
+    source = {b: str(ref) for b, ref in zip(batches, refs)}
+    new = table.filter(pc.equal(table["batch"], 3)).select(["id", "text"])
+    stored = table.filter(pc.not_equal(table["batch"], 3))
+    recrawled = stored.slice(0, 40).select(["id", "text"])
+    changed = pa.table({"id": recrawled["id"].to_pylist()[20:],
+                        "text": [f"fresh page {i} " + "z " * i for i in range(20)]})
+    new = pa.concat_tables([new, recrawled.slice(0, 20), changed])
+    new = new.take(pc.sort_indices(new, [("id", "ascending")]))
+    assert sum(1 for t in new["text"].to_pylist() if t == table["text"][-1].as_py()) > 100
+    new_path = tmp_path / "new.parquet"
+    pq.write_table(new, new_path)
+
+    def cli_dedup(*flags: str) -> Dict[str, Tuple]:
+        copy = tmp_path / f"copy{len(flags)}"
+        shutil.copytree(store, copy)
+        listed = tmp_path / f"local{len(flags)}.tsv"
+        run_cli(cli, "dedup", str(copy), str(new_path), "--duplicates", str(listed),
+                "--output", str(tmp_path / f"local{len(flags)}.parquet"), *flags)
+        out = {}
+        for line in listed.read_text().splitlines():
+            f = line.split("\t")
+            jaccard = round(float(f[3]), 5) if flags and f[3] else None
+            batch = f[-3]
+            out[f[0]] = (f[1], int(f[2]), source[int(batch)] if batch else None, jaccard)
+        return out
+
+    def spark_dups(path: Path) -> Dict[str, Tuple]:
+        return {r["id"]: (r["kept_id"], r["distance"], r["reference"],
+                          None if r["jaccard"] is None else round(r["jaccard"], 5))
+                for r in read_rows(path)}
+
+    plain = cli_dedup()
+    assert sum(1 for v in plain.values() if v[2] is None) > 0, "matches within the input"
+    assert sum(1 for v in plain.values() if v[2] == source[batches[1]]) > 0
+    assert all(plain[i][1] == 0 for i in recrawled["id"].to_pylist()[:20]), "re-crawled"
+    for flags, want in (((), plain), (("--min-jaccard", "0.8"), cli_dedup("--min-jaccard", "0.8"))):
+        kept, dups = tmp_path / f"kept{len(flags)}", tmp_path / f"dups{len(flags)}"
+        args = ["dedup", "--input", str(new_path), "--output", str(kept), "--duplicates", str(dups),
+                "--text-column", "text", "--scheme", "words-2-minhash", "--chunk-rows", "500",
+                *flags]
+        for ref in refs:
+            args += ["--against", str(ref)]
+        job(cluster, *args)
+        assert spark_dups(dups) == want, flags
+        assert sorted(pq.read_table(kept)["id"].to_pylist()) == sorted(
+            i for i in new["id"].to_pylist() if i not in want)
+
+    with driver(cluster) as session:
+        fps = sdb.fingerprint(session.read.parquet(str(new_path)))
+        from pyspark.sql import functions as F
+
+        references = [session.read.parquet(str(r)).drop("sketch") for r in refs]
+        # Fingerprints as hex strings read the same (half of them past 2^63).
+        references[0] = references[0].withColumn(
+            "fingerprint", F.lpad(F.hex("fingerprint"), 16, "0"))
+        kept_df, dups_df = sdb.dedup(fps, against=references)
+        named = {str(r): str(i) for i, r in enumerate(refs)}
+        assert {r["id"]: (r["kept_id"], r["distance"], r["reference"]) for r in dups_df.collect()} \
+            == {i: (k, d, named.get(ref)) for i, (k, d, ref, _) in plain.items()}
+        assert kept_df.count() == new.num_rows - len(plain)
+        with pytest.raises(ValueError, match="no column 'fingerprint'"):
+            sdb.dedup(fps, against={"texts": session.read.parquet(str(new_path))})
+        with pytest.raises(ValueError, match="against"):
+            sdb.dedup(fps, against=[])
+
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "fingerprint": ["00ff", "nothex"]}), bad)
+    done = job(cluster, "dedup", "--input", str(new_path), "--output", str(tmp_path / "no"),
+               "--text-column", "text", "--against", str(bad), check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"reference {bad}: document 'b'" in done.stderr, done.stderr[-2000:]
+    for args, message in (
+        (["audit", "--against", str(refs[0])], "--against is for dedup"),
+        (["dedup", "--against", str(tmp_path / "nothing")], "no such file"),
+        (["dedup", "--against", str(new_path)], "is --input"),
+    ):
+        done = job(cluster, *args[:1], "--input", str(new_path), "--output", str(tmp_path / "no"),
+                   *args[1:], check=False)
+        assert done.returncode == 2 and message in done.stderr, done.stderr[-2000:]
+
+
 def test_arrow_fingerprints_refuse_bad_rows_naming_them(cluster, tmp_path):
     """The Arrow path hands each batch's texts to the engine whole; a null, an empty text, one
     that is not UTF-8 (a binary column) and one past 64 MiB each fail naming the row's id."""

@@ -31,6 +31,7 @@ from pyspark.storagelevel import StorageLevel
 from . import partitioned as _partitioned
 from .columns import documents
 from .fingerprint import fingerprint, fingerprinted
+from .references import Matched, References, reference_rows
 from .tables import choose_blocks
 
 DEFAULT_DISTANCE = 3
@@ -103,6 +104,7 @@ def dedup(
     sketch_bytes: int = DEFAULT_SKETCH_BYTES,
     chunk_rows: int = CHUNK_ROWS,
     what: str = "the input",
+    against: Optional[References] = None,
 ) -> Tuple[DataFrame, DataFrame]:
     """(kept, duplicates): dedup with the keep rule of ``simhashdb dedup`` and the local audit.
     Documents are taken in order, the smallest (``order_by`` value, id) first (without
@@ -120,7 +122,20 @@ def dedup(
     ``fingerprint_column``. Without ``order_by`` this is what ``simhashdb audit
     --duplicates`` drops of a store that holds the documents in one batch (with
     ``min_jaccard``: ``audit --min-jaccard`` of a store made with ``init --sketch``); with
-    ``order_by`` a batch number, what it drops of a store holding them in those batches."""
+    ``order_by`` a batch number, what it drops of a store holding them in those batches.
+
+    ``against``: a reference corpus kept before (a DataFrame, a list of them, or a dict of
+    name to DataFrame), each with the id and fingerprint columns (the same names as ``df``'s,
+    as ``simhashdb export`` writes them: id, fingerprint), optionally ``batch`` and ``sketch``
+    (``export --sketch``). A document is then also dropped when a reference is near it (with
+    ``min_jaccard``, verified where the reference has a sketch, else taken unverified);
+    references are never dropped, and at equal distance a reference is named before a kept
+    document (the earliest batch, then the smallest id). ``duplicates`` gains a column
+    ``reference``: the name (dict key, else place in the list) of the reference matched, null
+    for a match of ``df``. This is ``simhashdb dedup`` of the documents in the same order into
+    a store holding the references. The references are read once, where they lie, and never
+    shuffled; the new documents' distinct fingerprints go to every task (8 bytes each, and
+    8 bytes a fingerprint per permuted table in each worker)."""
     _check(distance, chunk_rows)
     if min_jaccard is not None:
         if not isinstance(min_jaccard, (int, float)) or not 0.0 <= min_jaccard <= 1.0:
@@ -145,8 +160,13 @@ def dedup(
         else:
             docs = documents(df, id_column, fingerprint_column, what, order_by)
         found = _partitioned.Found(docs, distance, blocks, what, id_column, fingerprint_column)
+        matched = None
+        if against is not None:
+            references = reference_rows(against, id_column, fingerprint_column,
+                                        min_jaccard is not None)
+            matched = Matched(docs, references, distance, blocks, what)
         dropped = _partitioned.duplicates(
-            docs, found, order_by is not None, min_jaccard
+            docs, found, order_by is not None, min_jaccard, matched
         ).persist(StorageLevel.MEMORY_AND_DISK)
         count = dropped.count()
     ids = dropped.select(F.col("id").alias("__simhashdb_dropped"))

@@ -25,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
         help="fingerprint: (id, text) -> (id, fingerprint); audit: (id, fingerprint) -> "
         "(id_a, id_b, distance); clusters: (id, fingerprint) or (id_a, id_b) -> (cluster_id, id); "
         "dedup: documents -> the rows a dedup keeps, every column (and --duplicates: id, kept_id, "
-        "distance, jaccard)",
+        "distance, jaccard[, reference with --against])",
     )
     p.add_argument("--master", help="Spark master URL (spark://HOST:PORT, yarn, k8s://..., "
                    "local[N]); default: what spark-submit or the environment sets")
@@ -46,6 +46,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--duplicates", metavar="DIR",
                    help="dedup: also write (id, kept_id, distance, jaccard) of every document "
                    "dropped to DIR")
+    p.add_argument("--against", action="append", metavar="REF",
+                   help="dedup: also drop a document near a row of REF, a corpus kept before "
+                   "(Parquet of id, fingerprint and optionally batch and sketch, as `simhashdb "
+                   "export --sketch` writes it, or an earlier job's kept rows); REF's rows are "
+                   "never dropped, are read where they lie (never shuffled), and --duplicates "
+                   "names the REF matched in a column reference; repeatable")
     p.add_argument("--order-by", metavar="COLUMN",
                    help="dedup: take documents by (COLUMN, id), smallest first (default: by "
                    "id); a document is dropped when one kept before it is near it")
@@ -91,6 +97,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             usage(f"--scheme: {e}")
     if args.job != "dedup":
         for flag, value in (("--duplicates", args.duplicates), ("--order-by", args.order_by),
+                            ("--against", args.against),
                             ("--min-jaccard", args.min_jaccard),
                             ("--sketch-bytes", args.sketch_bytes)):
             if value is not None:
@@ -116,6 +123,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             usage(f"{flag} {value} is the input")
     if args.duplicates is not None and os.path.abspath(args.duplicates) == os.path.abspath(args.output):
         usage("--duplicates and --output name the same directory")
+    for ref in args.against or []:
+        for flag, value in (("--input", args.input), ("--output", args.output),
+                            ("--duplicates", args.duplicates)):
+            if value is not None and os.path.abspath(value) == os.path.abspath(ref):
+                usage(f"--against {ref} is {flag}")
+        if not os.path.exists(ref):
+            usage(f"--against {ref}: no such file or directory")
+    if args.against and len(set(map(os.path.abspath, args.against))) < len(args.against):
+        usage("--against names one reference twice")
 
     from pyspark.sql import SparkSession
     from pyspark.errors import PySparkException
@@ -190,7 +206,9 @@ def run(spark, args) -> int:
                              text_column=args.text_column, scheme=args.scheme,
                              order_by=args.order_by, min_jaccard=args.min_jaccard,
                              sketch_bytes=args.sketch_bytes or 128, chunk_rows=chunk_rows,
-                             what=what)
+                             what=what,
+                             against={ref: spark.read.parquet(ref) for ref in args.against}
+                             if args.against else None)
         if args.duplicates is not None:
             dropped.write.mode(mode).parquet(args.duplicates)
     out.write.mode(mode).parquet(args.output)

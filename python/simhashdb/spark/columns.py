@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Optional, Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+
+# 2^63 and 2^64 as Spark decimals (a Python int past int64 cannot be a literal).
+TWO_63, TWO_64 = Decimal(2**63), Decimal(2**64)
 
 # Id columns the jobs take: strings, or integers (compared and written as their decimal
 # form, as the CLI reads an integer id).
@@ -46,13 +50,13 @@ def fingerprint_long(df: DataFrame, name: str, what: str) -> Column:
     if isinstance(kind, T.LongType):
         return column
     if isinstance(kind, T.DecimalType) and kind.scale == 0:
-        wrapped = F.when(column >= F.lit(2**63), column - F.lit(2**64)).otherwise(column)
+        wrapped = F.when(column >= F.lit(TWO_63), column - F.lit(TWO_64)).otherwise(column)
         return wrapped.cast("long")
     if isinstance(kind, T.StringType):
         digits = F.regexp_replace(F.lower(F.trim(column)), "^0x", "")
         valid = digits.rlike("^[0-9a-f]{1,16}$")
         unsigned = F.conv(digits, 16, 10).cast("decimal(20,0)")
-        wrapped = F.when(unsigned >= F.lit(2**63), unsigned - F.lit(2**64)).otherwise(unsigned)
+        wrapped = F.when(unsigned >= F.lit(TWO_63), unsigned - F.lit(TWO_64)).otherwise(unsigned)
         return F.when(valid, wrapped.cast("long"))
     raise ValueError(
         f"column {name!r} in {what} has type {kind.simpleString()}, but a fingerprint needs "

@@ -126,18 +126,6 @@ class Found:
         return self.rows.where(F.col("kind") == COPIES).select(
             F.col("a").alias("fp"), F.col("c").alias("documents"))
 
-    def fingerprints(self) -> DataFrame:
-        """(fp): every fingerprint with a near duplicate or a copy, once; broadcast to every
-        task when small."""
-        pairs = self.fingerprint_pairs()
-        fps = (
-            pairs.select(F.col("fp_a").alias("fp"))
-            .union(pairs.select(F.col("fp_b").alias("fp")))
-            .union(self.copied().select("fp"))
-            .distinct()
-        )
-        return F.broadcast(fps) if 2 * self.pairs + self.copies <= BROADCAST_ROWS else fps
-
 
 def check_repeated_ids(docs: DataFrame, hashes, what: str) -> None:
     """Fails naming an id that two documents hold, among the documents whose id hash is one of
@@ -224,27 +212,32 @@ def document_pairs(docs: DataFrame, found: Found, chunk_rows: int = CHUNK_ROWS) 
         expand, "id_a string, id_b string, distance int")
 
 
-def components(found: Found) -> DataFrame:
+def components(found: Found, matched=None) -> DataFrame:
     """(fp, component): each fingerprint with a near duplicate or a copy, and the least
     fingerprint (unsigned, as int64 bits) of its component in the fingerprint graph (a
-    fingerprint with copies only is its own). Small graphs (most) are solved on the driver by
-    the engine and sent to every task; larger ones by label propagation in Spark."""
+    fingerprint with copies only is its own); with ``matched`` (a dedup's reference side,
+    references.Matched) its pairs are edges too. Small graphs (most) are solved on the driver
+    by the engine and sent to every task; larger ones by label propagation in Spark."""
     spark = found.rows.sparkSession
-    edges = found.fingerprint_pairs()
-    if found.pairs > DRIVER_EDGES:
+    # Every fingerprint is a node: a fingerprint with copies only is an edge to itself.
+    edges = found.rows.where(F.col("kind").isin(PAIR, COPIES)).select(
+        "a", F.when(F.col("kind") == PAIR, F.col("b")).otherwise(F.col("a")).alias("b"))
+    count = found.pairs + found.copies
+    if matched is not None:
+        edges = edges.unionByName(matched.edges())
+        count += matched.pairs
+    if count > DRIVER_EDGES:
         from .components import components as propagate
 
         # Label propagation orders labels as signed int64; the label only names a component.
-        labels = propagate(edges.select(F.col("fp_a").alias("src"), F.col("fp_b").alias("dst")))
+        labels = propagate(edges.select(F.col("a").alias("src"), F.col("b").alias("dst")))
         labels = labels.select(F.col("node").alias("fp"), "label")
-        return found.fingerprints().join(labels, "fp", "left").select(
+        nodes = edges.select(F.col("a").alias("fp")).union(edges.select(F.col("b").alias("fp")))
+        return nodes.distinct().join(labels, "fp", "left").select(
             "fp", F.coalesce("label", "fp").alias("component"))
     import pyarrow as pa
 
-    # Every fingerprint is a node: a fingerprint with copies only is an edge to itself.
-    graph = found.rows.where(F.col("kind").isin(PAIR, COPIES)).select(
-        "a", F.when(F.col("kind") == PAIR, F.col("b")).otherwise(F.col("a")).alias("b")
-    ).toArrow()
+    graph = edges.toArrow()
     nodes, least = (pa.array(a) for a in _native.components(
         graph.column("a").combine_chunks(), graph.column("b").combine_chunks()))
     labels = spark.createDataFrame(pa.table({"fp": nodes, "component": least}),
@@ -252,21 +245,22 @@ def components(found: Found) -> DataFrame:
     return F.broadcast(labels) if len(nodes) <= BROADCAST_ROWS else labels
 
 
-def labelled(docs: DataFrame, found: Found, *columns: str) -> DataFrame:
-    """(component, id, *columns) of every document with a near duplicate or a copy."""
-    return docs.join(components(found), "fp").select("component", "id", *columns)
+def labelled(docs: DataFrame, labels: DataFrame, *columns: str) -> DataFrame:
+    """(component, id, *columns) of every document of a fingerprint ``labels`` (fp,
+    component) holds."""
+    return docs.join(labels, "fp").select("component", "id", *columns)
 
 
 def clusters(docs: DataFrame, found: Found) -> DataFrame:
     """(cluster_id, id): the documents with a near duplicate or a copy, each cluster named by
     its smallest id."""
     component = Window.partitionBy("component")
-    return labelled(docs, found).select(
+    return labelled(docs, components(found)).select(
         F.min("id").over(component).alias("cluster_id"), "id")
 
 
 def duplicates(docs: DataFrame, found: Found, order: bool,
-               min_jaccard: Optional[float] = None) -> DataFrame:
+               min_jaccard: Optional[float] = None, matched=None) -> DataFrame:
     """(id, kept_id, distance, jaccard): every document the keep rule drops, the rule of
     ``simhashdb dedup`` and the local audit. Documents are taken in order, the smallest
     (``order``, id) first when ``order`` (a null ``order`` after every value), else the
@@ -276,18 +270,34 @@ def duplicates(docs: DataFrame, found: Found, order: bool,
     never depend on another's (no pair crosses two), so each component is decided whole in one
     task, in one pass: the documents with a near duplicate go, by component, to a task that
     sorts them in the rule's order and decides them all as the local audit does
-    (``_native.keep_rule``: one graph of the task's components)."""
+    (``_native.keep_rule``: one graph of the task's components).
+
+    With ``matched`` (references.Matched: the reference documents near these) the references
+    join their components and are never dropped; a document near one is dropped naming the
+    nearest reference or earlier kept document, at equal distance the reference (the earliest
+    batch, then the smallest id), as ``dedup`` into a store of the references; a fifth column,
+    ``reference``, names the reference the match came from (null for a match of the input)."""
     spark = docs.sparkSession
     tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    columns = ["fp"] + (["order"] if order else []) + (["sketch"] if min_jaccard is not None else [])
+    verify = min_jaccard is not None
+    columns = ["fp"] + (["order"] if order else []) + (["sketch"] if verify else [])
     distance = found.distance
     ranked = [F.col("order").asc_nulls_last()] if order else []
-    rows = (
-        labelled(docs, found, *columns)
-        .repartition(tasks, "component")
-        .sortWithinPartitions(*ranked, "id")
-    )
-    verify = min_jaccard is not None
+    labels = components(found, matched)
+    rows = labelled(docs, labels, *columns)
+    if matched is not None:
+        rows = rows.select("*", F.lit(False).alias("reference"),
+                           F.lit(None).cast("long").alias("batch"),
+                           F.lit(None).cast("string").alias("source"))
+        refs = matched.representatives().join(labels, "fp")
+        rows = rows.unionByName(refs.select(
+            "component", "id", "fp",
+            *([F.lit(None).cast(docs.schema["order"].dataType).alias("order")] if order else []),
+            *(["sketch"] if verify else []),
+            F.lit(True).alias("reference"), "batch", "source"))
+    rows = rows.repartition(tasks, "component").sortWithinPartitions(*ranked, "id")
+    against = matched is not None
+    names = ["id", "kept_id", "distance", "jaccard"] + (["reference"] if against else [])
 
     def decide(batches: Iterator) -> Iterator:
         import pyarrow as pa
@@ -299,12 +309,17 @@ def duplicates(docs: DataFrame, found: Found, order: bool,
         if table.num_rows == 0:
             return
         column = lambda name: table.column(name).chunk(0)  # noqa: E731
-        out = _native.keep_rule(column("id"), column("fp"), distance,
-                                column("sketch") if verify else None, min_jaccard)
-        yield pa.RecordBatch.from_arrays([pa.array(o) for o in out],
-                                         names=["id", "kept_id", "distance", "jaccard"])
+        row, kept, at, jaccard = (pa.array(o) for o in _native.keep_rule(
+            column("id"), column("fp"), distance, column("sketch") if verify else None,
+            min_jaccard, column("reference") if against else None,
+            column("batch") if against else None))
+        out = [column("id").take(row), column("id").take(kept), at, jaccard]
+        if against:
+            out.append(column("source").take(kept))
+        yield pa.RecordBatch.from_arrays(out, names=names)
 
-    return rows.mapInArrow(decide, "id string, kept_id string, distance int, jaccard double")
+    schema = "id string, kept_id string, distance int, jaccard double"
+    return rows.mapInArrow(decide, schema + (", reference string" if against else ""))
 
 
 def pair_clusters(pairs: DataFrame) -> DataFrame:
