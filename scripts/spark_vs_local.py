@@ -4,6 +4,11 @@ throughput per core.
 
     target/python-venv/bin/python scripts/spark_vs_local.py --documents 10000000 [--runs 3]
     target/python-venv/bin/python scripts/spark_vs_local.py --texts 1000000 [--runs 3]
+    target/python-venv/bin/python scripts/spark_vs_local.py --documents 10000000 --against 1000000
+
+With --against, a day of new fingerprints (--against of them) is deduplicated against the
+--documents as a reference: the Spark `dedup --against` job against the CLI's `dedup` of the
+day into a store holding the reference (a fresh copy each run), the same duplicates checked.
 
 Fingerprints: random, a tenth with a near duplicate (1 to 3 bits flipped), one in a hundred
 copied, and 2,000 copies of one page. Each run times the CLI's insert + audit --pairs, the
@@ -64,6 +69,34 @@ def fingerprints(n: int, path: Path) -> None:
                    row_group_size=1 << 20)
 
 
+def day_against(reference: Path, new: int, path: Path) -> None:
+    """A day of ``new`` documents against the reference's fingerprints: 20% copies of a
+    reference document, 10% within 1 to 3 bits of one, 10% copies or 1-bit copies of an
+    earlier document of the day, 60% new; ids sorted (the order both sides take them)."""
+    rng = np.random.default_rng(17)
+    ref = pq.read_table(reference, columns=["fingerprint"]).column("fingerprint").to_numpy()
+    ref = ref.view(np.uint64)
+    fps = rng.integers(0, 2**64, size=new, dtype=np.uint64)
+    kind = rng.random(new)
+    copied = kind < 0.2
+    fps[copied] = ref[rng.integers(0, len(ref), copied.sum())]
+    near = (kind >= 0.2) & (kind < 0.3)
+    flips = np.zeros(near.sum(), dtype=np.uint64)
+    for k in range(3):
+        bit = rng.integers(0, 64, len(flips)).astype(np.uint64)
+        flips ^= np.where(rng.random(len(flips)) < [1, 0.6, 0.3][k],
+                          np.left_shift(np.uint64(1), bit), np.uint64(0))
+    fps[near] = ref[rng.integers(0, len(ref), near.sum())] ^ flips
+    earlier = np.flatnonzero((kind >= 0.3) & (kind < 0.4))
+    earlier = earlier[earlier > 0]
+    source = (rng.random(len(earlier)) * earlier).astype(np.int64)
+    one_bit = np.left_shift(np.uint64(1), rng.integers(0, 64, len(earlier)).astype(np.uint64))
+    fps[earlier] = fps[source] ^ np.where(rng.random(len(earlier)) < 0.5, one_bit, np.uint64(0))
+    ids = pa.array([f"n{i:09d}" for i in range(new)])
+    pq.write_table(pa.table({"id": ids, "fingerprint": fps.view(np.int64)}), path,
+                   row_group_size=1 << 20)
+
+
 def texts(n: int, path: Path) -> None:
     rng = np.random.default_rng(5)
     words = np.array([f"w{i}" for i in range(50000)])
@@ -98,6 +131,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--documents", type=int, help="audit and dedup this many fingerprints both ways")
     p.add_argument("--texts", type=int, help="fingerprint this many texts both ways")
+    p.add_argument("--against", type=int, metavar="NEW",
+                   help="dedup NEW fingerprints against a reference of --documents: the Spark "
+                   "dedup --against job, the CLI's dedup into a store of the reference")
     p.add_argument("--runs", type=int, default=1, help="runs of each, medians printed last")
     p.add_argument("--workers", type=int, default=2, help="one-core workers")
     p.add_argument("--memory", default="4g", help="per worker and executor")
@@ -116,7 +152,42 @@ def main() -> None:
         times.setdefault(name, []).append(seconds)
 
     with standalone_cluster(work / "cluster", workers=args.workers, memory=args.memory) as cluster:
-        if args.documents:
+        if args.against:
+            n, m = args.documents, args.against
+            data, day = work / f"fp{n}.parquet", work / f"day{m}-of-{n}.parquet"
+            if not data.exists():
+                fingerprints(n, data)
+            if not day.exists():
+                day_against(data, m, day)
+            store = work / f"reference{n}"
+            if not store.exists():
+                timed([CLI, "init", str(store), "--expected-size", str(n),
+                       "--distance", str(args.distance)])
+                timed([CLI, "insert", str(store), str(data)])
+            for run in range(args.runs):
+                copy = work / "reference-copy"
+                subprocess.run(["rm", "-rf", str(copy)])
+                subprocess.run(["cp", "-r", str(store), str(copy)], check=True)
+                local_dups = work / "local-day-dups.tsv"
+                local = timed([CLI, "dedup", str(copy), str(day), "--output",
+                               str(work / "local-kept.parquet"), "--duplicates", str(local_dups)])
+                kept, dups = work / "spark-day-kept", work / "spark-day-dups"
+                subprocess.run(["rm", "-rf", str(kept), str(dups)])
+                spark = job(cluster, "dedup", "--input", str(day), "--against", str(data),
+                            "--output", str(kept), "--duplicates", str(dups),
+                            "--distance", str(args.distance), *conf)
+                same = duplicates_of(local_dups) == duplicates_of(dups)
+                note("cli dedup", local)
+                note("spark dedup --against", spark)
+                print(f"run {run + 1}: {m} new against {n}: CLI dedup into the store "
+                      f"{local:.1f} s; spark dedup --against {spark:.1f} s (same duplicates: "
+                      f"{same}, {len(duplicates_of(dups))}); {args.workers} x 1 core", flush=True)
+                if not same:
+                    sys.exit("the answers differ")
+            cli, spark = (statistics.median(times[k]) for k in ("cli dedup", "spark dedup --against"))
+            print(f"medians of {args.runs}: CLI dedup {cli:.1f} s, spark dedup --against "
+                  f"{spark:.1f} s: ratio {spark / cli:.2f}", flush=True)
+        elif args.documents:
             n = args.documents
             data = work / f"fp{n}.parquet"
             if not data.exists():

@@ -119,9 +119,10 @@ impl Against {
         let mut at = 0;
         for group in theirs.chunk_by(|a, b| a >> shift == b >> shift) {
             let prefix = group[0] >> shift;
-            // The new keys of the same prefix: skip ahead by halving (both sides ascend).
-            at += ours[at..].partition_point(|&k| k >> shift < prefix);
-            let end = at + ours[at..].partition_point(|&k| k >> shift == prefix);
+            // The new keys of the same prefix, found by galloping from the last group's end:
+            // both sides ascend, and a binary search over all of them missed the cache.
+            at = gallop(ours, at, |k| k >> shift < prefix);
+            let end = gallop(ours, at, |k| k >> shift == prefix);
             for &x in group {
                 for &y in &ours[at..end] {
                     let distance = (x ^ y).count_ones();
@@ -140,6 +141,19 @@ impl Against {
             at = end;
         }
     }
+}
+
+/// The first index from `from` on where `before` stops holding (it holds for a prefix of
+/// `keys[from..]`): steps of 1, 2, 4, ... then halving, so a short skip costs a few looks.
+fn gallop(keys: &[u64], from: usize, before: impl Fn(u64) -> bool) -> usize {
+    let mut step = 1;
+    let mut low = from;
+    while low + step <= keys.len() && before(keys[low + step - 1]) {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step).min(keys.len());
+    low + keys[low..high].partition_point(|&k| before(k))
 }
 
 #[cfg(test)]

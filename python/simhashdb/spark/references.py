@@ -24,6 +24,8 @@ from .. import _native
 from .columns import fingerprint_long, id_string, require
 
 DOCUMENT, PAIR = 0, 1
+# Reference rows matched at a time in a task (their columns are held meanwhile).
+CHUNK_ROWS = 1 << 18
 SCHEMA = ("kind byte, id string, fp long, other long, distance int, batch long, "
           "sketch binary, source string")
 
@@ -115,7 +117,7 @@ class Matched:
                 _tables.clear()
                 against = _native.NativeAgainst(pa.array(shared.value), *plan)
                 _tables[token] = against
-            for batch in batches:
+            for batch in chunks(batches):
                 check(batch, what)
                 ref, fp, at = (pa.array(a) for a in against.pairs(batch.column("fp")))
                 if len(ref) == 0:
@@ -144,6 +146,22 @@ class Matched:
         """(id, fp, batch, sketch, source): the matched reference documents."""
         return self.rows.where(F.col("kind") == DOCUMENT).select(
             "id", "fp", "batch", "sketch", "source")
+
+
+def chunks(batches: Iterator) -> Iterator:
+    """``batches`` regrouped into batches of about ``CHUNK_ROWS`` rows: matching a batch sorts
+    its fingerprints in every table's order, which costs less per row in larger batches."""
+    import pyarrow as pa
+
+    held, rows = [], 0
+    for batch in batches:
+        held.append(batch)
+        rows += batch.num_rows
+        if rows >= CHUNK_ROWS:
+            yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+            held, rows = [], 0
+    if rows:
+        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
 
 
 def check(batch, what: str) -> None:
