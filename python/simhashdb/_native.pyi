@@ -243,7 +243,16 @@ def keep_rule(
     distance: int,
     sketches: Any = None,
     min_jaccard: Optional[float] = None,
+    references: Any = None,
+    batches: Any = None,
 ) -> Tuple[Exported, Exported, Exported, Exported]: ...
+
+class NativeAgainst:
+    """The new side's distinct fingerprints as permuted tables, matched against reference parts."""
+
+    def __init__(self, fps: Any, distance: int, blocks: Optional[int] = None) -> None: ...
+    def pairs(self, fps: Any) -> Tuple[Exported, Exported, Exported]: ...
+    def __len__(self) -> int: ...
 def plan(
     fingerprints: int, distance: int, tasks: int, blocks: Optional[int] = None
 ) -> Tuple[int, int]: ...
