@@ -11,8 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhashdb::partitioned::{
-    self, components as graph_components, Against, Blocks, Half, Kept, PartSlices, Plan, Router,
-    Row,
+    self, components as graph_components, Against, Blocks, Half, PartSlices, Plan, Router, Row,
 };
 use simhashdb::Scheme;
 
@@ -177,37 +176,20 @@ pub fn keep_rule(
         };
         equal(batches.len())?;
         let decided = detached(py, || {
-            // Each side's rows, and where each came from.
-            let (mut documents, mut references) = (Vec::new(), Vec::new());
-            let (mut document_rows, mut reference_rows) = (Vec::new(), Vec::new());
-            for i in 0..rows {
-                let row = Row {
+            let rows: Vec<Row<'_>> = (0..rows)
+                .map(|i| Row {
                     id: &ids[i],
                     fingerprint: fps[i],
                     sketch: sketches[i].as_deref(),
+                    reference: is_reference[i],
                     batch: batches[i],
-                };
-                if is_reference[i] {
-                    references.push(row);
-                    reference_rows.push(i);
-                } else {
-                    documents.push(row);
-                    document_rows.push(i);
-                }
-            }
-            let dropped = partitioned::keep_rule(&documents, &references, distance, min_jaccard)?;
-            Ok::<_, simhashdb::Error>(
-                dropped
-                    .into_iter()
-                    .map(|d| {
-                        let kept = match d.kept {
-                            Kept::Document(k) => document_rows[k],
-                            Kept::Reference(k) => reference_rows[k],
-                        };
-                        (document_rows[d.row], kept, d.distance, d.jaccard)
-                    })
-                    .collect::<Vec<_>>(),
-            )
+                })
+                .collect();
+            let mut dropped = Vec::new();
+            partitioned::keep_rule(&rows, distance, min_jaccard, |r, k, d, j| {
+                dropped.push((r, k, d, j))
+            })
+            .map(|()| dropped)
         })
         .map_err(py_err)?;
         let row = Int64Array::from_iter_values(decided.iter().map(|d| d.0 as i64));
@@ -259,17 +241,19 @@ impl NativeAgainst {
                 .into_iter()
                 .flatten()
                 .collect();
-            let pairs = detached(py, || self.inner.pairs(&fps)).map_err(py_err)?;
+            let (mut reference, mut fp, mut at) = (Vec::new(), Vec::new(), Vec::new());
+            detached(py, || {
+                self.inner.pairs(&fps, |r, f, d| {
+                    reference.push(r as i64);
+                    fp.push(f as i64);
+                    at.push(d as i32);
+                })
+            })
+            .map_err(py_err)?;
             Ok((
-                export(Int64Array::from_iter_values(
-                    pairs.iter().map(|p| p.reference as i64),
-                )),
-                export(Int64Array::from_iter_values(
-                    pairs.iter().map(|p| p.fingerprint as i64),
-                )),
-                export(Int32Array::from_iter_values(
-                    pairs.iter().map(|p| p.distance as i32),
-                )),
+                export(Int64Array::from(reference)),
+                export(Int64Array::from(fp)),
+                export(Int32Array::from(at)),
             ))
         })
     }

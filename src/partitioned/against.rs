@@ -14,17 +14,6 @@ use crate::similarity::find_all::find_all_settings;
 use crate::tables::permutation::Permutations;
 use crate::tables::sorted_tables;
 
-/// A reference fingerprint and a new one within the distance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ReferencePair {
-    /// The reference's fingerprint.
-    pub reference: u64,
-    /// The new data's fingerprint.
-    pub fingerprint: u64,
-    /// The distance between them.
-    pub distance: u32,
-}
-
 /// The new side's distinct fingerprints, held for matching reference parts against them:
 /// one sorted copy per permuted table (8 bytes a fingerprint a table).
 #[derive(Debug)]
@@ -80,23 +69,21 @@ impl Against {
         self.len() == 0
     }
 
-    /// Every pair of a fingerprint of `references` (a part of the reference, any order,
-    /// repeats allowed) and a new one within the distance, each once, sorted.
-    pub fn pairs(&self, references: &[u64]) -> Result<Vec<ReferencePair>> {
+    /// Calls `f(reference, fingerprint, distance)` for every pair of a fingerprint of
+    /// `references` (a part of the reference, any order, repeats allowed) and a new one
+    /// within the distance, each once, in ascending order.
+    pub fn pairs(&self, references: &[u64], mut f: impl FnMut(u64, u64, u32)) -> Result<()> {
         let mut unique = references.to_vec();
         unique.sort_unstable();
         unique.dedup();
         let Some(perms) = &self.perms else {
             let new = &self.keys[0];
-            return Ok(unique
-                .into_iter()
-                .filter(|fp| new.binary_search(fp).is_ok())
-                .map(|fp| ReferencePair {
-                    reference: fp,
-                    fingerprint: fp,
-                    distance: 0,
-                })
-                .collect());
+            for fp in unique {
+                if new.binary_search(&fp).is_ok() {
+                    f(fp, fp, 0);
+                }
+            }
+            return Ok(());
         };
         let found = Mutex::new(Vec::new());
         sorted_tables::for_each(perms, &unique, |t, theirs| {
@@ -107,12 +94,15 @@ impl Against {
         })?;
         let mut found = found.into_inner().expect("no visit panicked");
         found.sort_unstable();
-        Ok(found)
+        for (reference, fingerprint, distance) in found {
+            f(reference, fingerprint, distance);
+        }
+        Ok(())
     }
 
     /// Appends the pairs table `t` reports between `theirs` (its reference keys, ascending)
     /// and the new side's keys of that table.
-    fn walk(&self, perms: &Permutations, t: usize, theirs: &[u64], out: &mut Vec<ReferencePair>) {
+    fn walk(&self, perms: &Permutations, t: usize, theirs: &[u64], out: &mut Vec<(u64, u64, u32)>) {
         let table = &perms.tables()[t];
         let shift = 64 - table.prefix_bits();
         let ours = &self.keys[t];
@@ -129,11 +119,7 @@ impl Against {
                     if distance <= self.distance {
                         let (x, y) = (table.unpermute(x), table.unpermute(y));
                         if perms.reports(t, x, y) {
-                            out.push(ReferencePair {
-                                reference: x,
-                                fingerprint: y,
-                                distance,
-                            });
+                            out.push((x, y, distance));
                         }
                     }
                 }
@@ -194,13 +180,14 @@ mod tests {
             let (new, references) = both.split_at(split);
             let blocks = if distance == 0 { None } else { Some(distance + extra) };
             let against = Against::new(new, distance, blocks).unwrap();
-            let got = against.pairs(references).unwrap();
+            let mut got = Vec::new();
+            against.pairs(references, |r, n, d| got.push((r, n, d))).unwrap();
             let mut want = Vec::new();
             for &r in references {
                 for &n in new {
                     let d = (r ^ n).count_ones();
                     if d <= u32::from(distance) {
-                        want.push(ReferencePair { reference: r, fingerprint: n, distance: d });
+                        want.push((r, n, d));
                     }
                 }
             }
@@ -215,6 +202,6 @@ mod tests {
         assert!(Against::new(&[1], 64, None).is_err());
         let against = Against::new(&[], 3, None).unwrap();
         assert!(against.is_empty());
-        assert_eq!(against.pairs(&[1, 2]).unwrap(), []);
+        against.pairs(&[1, 2], |_, _, _| panic!("no pair")).unwrap();
     }
 }

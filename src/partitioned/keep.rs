@@ -22,50 +22,35 @@ pub struct Row<'a> {
     /// Its verification sketch (all of one size), None where it has none: its matches are
     /// then taken unverified.
     pub sketch: Option<&'a [u8]>,
+    /// Whether it is a reference: never dropped, matched before a document at equal distance.
+    pub reference: bool,
     /// A reference's batch in the store it came from (0 for none); ignored for the documents
     /// decided.
     pub batch: u64,
 }
 
-/// Which row a dropped document's match is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kept {
-    /// A document decided before it (an index into the documents).
-    Document(usize),
-    /// A reference (an index into the references).
-    Reference(usize),
-}
-
-/// A document [`keep_rule`] drops.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Dropped {
-    /// The document (an index into the documents).
-    pub row: usize,
-    /// Its match: the nearest kept document or reference.
-    pub kept: Kept,
-    /// The distance between the two.
-    pub distance: u32,
-    /// Their Jaccard estimate, when verified (None for a match taken unverified).
-    pub jaccard: Option<f64>,
-}
-
-/// The documents `documents` (in the rule's order) drops, in that order, against
-/// `references`: see the module docs. Verified at `min_jaccard` when given; a job's task holds
-/// whole components, so each is decided as it would be alone. Memory: the rows' ids and the
-/// fingerprint pairs among them.
+/// Calls `dropped(row, kept, distance, jaccard)` for every row of a document the keep rule
+/// drops, in row order: `kept` is the row of its match (a reference or a document before it),
+/// `jaccard` their estimate when verified (None for a match taken unverified). The documents
+/// are taken in row order, against the reference rows: see the module docs. Verified at
+/// `min_jaccard` when given; a job's task holds whole components, so each is decided as it
+/// would be alone. Memory: the rows' ids and the fingerprint pairs among them.
 pub fn keep_rule(
-    documents: &[Row<'_>],
-    references: &[Row<'_>],
+    rows: &[Row<'_>],
     distance: u8,
     min_jaccard: Option<f64>,
-) -> Result<Vec<Dropped>> {
+    mut dropped: impl FnMut(usize, usize, u32, Option<f64>),
+) -> Result<()> {
     if distance > 63 {
         return Err(Error::input(format!(
             "distance {distance}: expected 0 to 63"
         )));
     }
+    let (references, documents): (Vec<usize>, Vec<usize>) =
+        (0..rows.len()).partition(|&r| rows[r].reference);
     // One reference per fingerprint (its earliest batch's smallest id), then in (batch, id)
     // order: its place there is its batch in the graph, so references come first.
+    let references: Vec<&Row<'_>> = references.into_iter().map(|r| &rows[r]).collect();
     let mut chosen: Vec<usize> = (0..references.len()).collect();
     chosen.sort_unstable_by_key(|&r| {
         let row = &references[r];
@@ -88,13 +73,16 @@ pub fn keep_rule(
             documents
                 .iter()
                 .enumerate()
-                .map(|(i, row)| (row.fingerprint, row.id.into(), first + i as u64)),
+                .map(|(i, &r)| (rows[r].fingerprint, rows[r].id.into(), first + i as u64)),
         )
         .collect();
-    let row_of = |batch: u64| -> (bool, usize) {
+    // A graph document's row: its batch is its place among the chosen references, or
+    // `first` + its place among the documents.
+    let reference_rows: Vec<usize> = (0..rows.len()).filter(|&r| rows[r].reference).collect();
+    let row_of = |batch: u64| -> usize {
         match batch.checked_sub(first) {
-            Some(i) => (false, i as usize),
-            None => (true, chosen[batch as usize]),
+            Some(i) => documents[i as usize],
+            None => reference_rows[chosen[batch as usize]],
         }
     };
     let count = ids.len() as u64;
@@ -102,28 +90,19 @@ pub fn keep_rule(
     near.set_references(first);
     if let Some(min) = min_jaccard {
         let sketches = (0..count as usize)
-            .map(|d| match row_of(near.batch_of(d)) {
-                (true, r) => references[r].sketch,
-                (false, i) => documents[i].sketch,
-            })
+            .map(|d| rows[row_of(near.batch_of(d))].sketch)
             .collect();
         near.verify_sketch_rows(sketches, min, &())?;
     }
-    let mut dropped = Vec::new();
     near.for_each_dropped(|d, k, distance, jaccard| {
-        let (_, row) = row_of(near.batch_of(d));
-        let kept = match row_of(near.batch_of(k)) {
-            (true, r) => Kept::Reference(r),
-            (false, i) => Kept::Document(i),
-        };
-        dropped.push(Dropped {
-            row,
-            kept,
+        dropped(
+            row_of(near.batch_of(d)),
+            row_of(near.batch_of(k)),
             distance,
             jaccard,
-        });
+        );
     });
-    Ok(dropped)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -131,7 +110,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// `dedup` into a store of `references` as docs/cli.md words it, document by document.
+    /// A dropped row: (row, kept row, distance, jaccard).
+    type Dropped = (usize, usize, u32, Option<f64>);
+
+    /// The rows `keep_rule` drops.
+    fn dropped(rows: &[Row<'_>], distance: u8, min_jaccard: Option<f64>) -> Result<Vec<Dropped>> {
+        let mut out = Vec::new();
+        keep_rule(rows, distance, min_jaccard, |r, k, d, j| {
+            out.push((r, k, d, j))
+        })?;
+        Ok(out)
+    }
+
+    /// `dedup` into a store of `references` as docs/cli.md words it, document by document; rows
+    /// numbered references first.
     fn model(
         documents: &[Row<'_>],
         references: &[Row<'_>],
@@ -159,6 +151,7 @@ mod tests {
                 None => represented.push(r),
             }
         }
+        let first = references.len();
         let mut kept: Vec<usize> = Vec::new();
         let mut out = Vec::new();
         for (i, row) in documents.iter().enumerate() {
@@ -194,18 +187,13 @@ mod tests {
                 })
                 .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
             let found = match (stored, earlier) {
-                (Some(s), Some(e)) if e.0 < s.0 => Some((Kept::Document(e.2), e.0, e.3)),
-                (Some(s), _) => Some((Kept::Reference(s.3), s.0, s.4)),
-                (None, Some(e)) => Some((Kept::Document(e.2), e.0, e.3)),
+                (Some(s), Some(e)) if e.0 < s.0 => Some((first + e.2, e.0, e.3)),
+                (Some(s), _) => Some((s.3, s.0, s.4)),
+                (None, Some(e)) => Some((first + e.2, e.0, e.3)),
                 (None, None) => None,
             };
             match found {
-                Some((kept, distance, jaccard)) => out.push(Dropped {
-                    row: i,
-                    kept,
-                    distance,
-                    jaccard,
-                }),
+                Some((k, distance, jaccard)) => out.push((first + i, k, distance, jaccard)),
                 None => kept.push(i),
             }
         }
@@ -252,6 +240,7 @@ mod tests {
                 id: match unique { Some(i) => &hot_names[i], None => &names[*id as usize] },
                 fingerprint: *fp,
                 sketch: sketches.get(*sketch as usize).map(|s| &s[..]),
+                reference: false,
                 batch: *batch,
             };
             let mut documents: Vec<Row<'_>> = Vec::new();
@@ -265,16 +254,21 @@ mod tests {
             let mut seen = std::collections::HashSet::new();
             for r in &refs {
                 if seen.insert(r.1) {
-                    references.push(row(r, None));
+                    references.push(Row { reference: true, ..row(r, None) });
                 }
             }
             // A hot page: copies in the references and among the documents.
             for i in 0..hot {
-                let target = if i % 2 == 0 { &mut references } else { &mut documents };
-                target.push(row(&(0, 0, (i % 3) as u64, (i % 5) as u8), Some(i)));
+                let hot = row(&(0, 0, (i % 3) as u64, (i % 5) as u8), Some(i));
+                if i % 2 == 0 {
+                    references.push(Row { reference: true, ..hot });
+                } else {
+                    documents.push(hot);
+                }
             }
             let min = verified.then_some(0.5);
-            let got = keep_rule(&documents, &references, distance, min).unwrap();
+            let rows: Vec<Row<'_>> = references.iter().chain(&documents).copied().collect();
+            let got = dropped(&rows, distance, min).unwrap();
             let want = model(&documents, &references, u32::from(distance), min);
             prop_assert_eq!(got, want);
         }
@@ -289,28 +283,13 @@ mod tests {
                 id,
                 fingerprint,
                 sketch: None,
+                reference: false,
                 batch: 0,
             })
             .collect();
-        let dropped = keep_rule(&documents, &[], 1, None).unwrap();
+        let out = dropped(&documents, 1, None).unwrap();
         // a kept, b drops to a, c kept (2 from a), d drops to c: no chain drops d.
-        assert_eq!(
-            dropped,
-            [
-                Dropped {
-                    row: 1,
-                    kept: Kept::Document(0),
-                    distance: 1,
-                    jaccard: None
-                },
-                Dropped {
-                    row: 3,
-                    kept: Kept::Document(2),
-                    distance: 1,
-                    jaccard: None
-                },
-            ]
-        );
-        assert!(keep_rule(&documents, &[], 64, None).is_err());
+        assert_eq!(out, [(1, 0, 1, None), (3, 2, 1, None)]);
+        assert!(dropped(&documents, 64, None).is_err());
     }
 }

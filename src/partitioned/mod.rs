@@ -40,9 +40,9 @@ mod routing;
 mod slices;
 
 pub use crate::similarity::clusters::components;
-pub use against::{Against, ReferencePair};
+pub use against::Against;
 pub use found::Found;
-pub use keep::{keep_rule, Dropped, Kept, Row};
+pub use keep::{keep_rule, Row};
 pub use pairs::Blocks;
 pub use plan::Plan;
 pub use routing::{Half, Router};
