@@ -147,35 +147,16 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn near_copies() -> impl Strategy<Value = Vec<u64>> {
-        (
-            proptest::collection::vec(any::<u64>(), 1..8),
-            proptest::collection::vec((0usize..8, 0u32..64, 0u32..64, 0u8..4), 0..60),
-        )
-            .prop_map(|(bases, variants)| {
-                let mut out = bases.clone();
-                for (b, x, y, kind) in variants {
-                    let base = bases[b % bases.len()];
-                    out.push(match kind {
-                        0 => base,
-                        1 => base ^ (1 << x),
-                        2 => base ^ (1 << x) ^ (1 << y),
-                        _ => base ^ (1 << x) ^ (1 << y) ^ (1 << ((x + y + 1) % 64)),
-                    });
-                }
-                out
-            })
-    }
-
     proptest! {
         /// Every pair within the distance once, equal to comparing all, for any blocks.
         #[test]
         fn pairs_equal_brute_force(
-            both in near_copies(),
-            split in 0usize..60,
+            docs in super::super::tests::documents(),
+            split in 0usize..240,
             distance in 0u8..5,
             extra in 1u8..4,
         ) {
+            let both: Vec<u64> = docs.iter().map(|d| d.0).collect();
             let split = split.min(both.len());
             let (new, references) = both.split_at(split);
             let blocks = if distance == 0 { None } else { Some(distance + extra) };

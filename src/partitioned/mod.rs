@@ -89,7 +89,7 @@ mod tests {
         all
     }
 
-    fn documents() -> impl Strategy<Value = Vec<(u64, String)>> {
+    pub(super) fn documents() -> impl Strategy<Value = Vec<(u64, String)>> {
         // Few base fingerprints with near copies and exact copies, and random ones.
         (
             proptest::collection::vec(any::<u64>(), 1..40),
