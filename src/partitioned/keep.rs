@@ -46,43 +46,25 @@ pub fn keep_rule(
             "distance {distance}: expected 0 to 63"
         )));
     }
-    let (references, documents): (Vec<usize>, Vec<usize>) =
+    // The reference rows kept: one per fingerprint (its earliest batch's smallest id), in
+    // (batch, id) order; a place there is its batch in the graph, so references come first.
+    let (mut chosen, documents): (Vec<usize>, Vec<usize>) =
         (0..rows.len()).partition(|&r| rows[r].reference);
-    // One reference per fingerprint (its earliest batch's smallest id), then in (batch, id)
-    // order: its place there is its batch in the graph, so references come first.
-    let references: Vec<&Row<'_>> = references.into_iter().map(|r| &rows[r]).collect();
-    let mut chosen: Vec<usize> = (0..references.len()).collect();
-    chosen.sort_unstable_by_key(|&r| {
-        let row = &references[r];
-        (row.fingerprint, row.batch, row.id)
-    });
-    chosen.dedup_by_key(|r| references[*r].fingerprint);
-    chosen.sort_unstable_by_key(|&r| (references[r].batch, references[r].id));
+    chosen.sort_unstable_by_key(|&r| (rows[r].fingerprint, rows[r].batch, rows[r].id));
+    chosen.dedup_by_key(|r| rows[*r].fingerprint);
+    chosen.sort_unstable_by_key(|&r| (rows[r].batch, rows[r].id));
     let first = chosen.len() as u64;
     let ids: Vec<(u64, Box<str>, u64)> = chosen
         .iter()
+        .chain(&documents)
         .enumerate()
-        .map(|(place, &r)| {
-            (
-                references[r].fingerprint,
-                references[r].id.into(),
-                place as u64,
-            )
-        })
-        .chain(
-            documents
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| (rows[r].fingerprint, rows[r].id.into(), first + i as u64)),
-        )
+        .map(|(place, &r)| (rows[r].fingerprint, rows[r].id.into(), place as u64))
         .collect();
-    // A graph document's row: its batch is its place among the chosen references, or
-    // `first` + its place among the documents.
-    let reference_rows: Vec<usize> = (0..rows.len()).filter(|&r| rows[r].reference).collect();
+    // A graph document's batch is its place in `chosen` then `documents`.
     let row_of = |batch: u64| -> usize {
         match batch.checked_sub(first) {
             Some(i) => documents[i as usize],
-            None => reference_rows[chosen[batch as usize]],
+            None => chosen[batch as usize],
         }
     };
     let count = ids.len() as u64;

@@ -134,7 +134,6 @@ class Matched:
         counts = {r["kind"]: r["rows"] for r in
                   self.rows.groupBy("kind").agg(F.count(F.lit(1)).alias("rows")).collect()}
         self.pairs = counts.get(PAIR, 0)
-        self.documents = counts.get(DOCUMENT, 0)
         shared.unpersist()
 
     def edges(self) -> DataFrame:
