@@ -47,13 +47,13 @@
 //!   [`Store::compact_if_due`]), and [`Store::compact`] merges them all.
 //!
 //! # The API
-//! Every item is listed in tests/public_api.rs; methods, fields and associated constants
-//! belong to their type.
+//! Every item is listed in tests/public_api.rs (at most 60 in a default build; the opt-in
+//! features' apart); methods, fields and associated constants belong to their type.
 //! - Operations, one call each with an options struct and a serde answer, for every client:
 //!   [`Store::insert_from`] / [`Database::insert_from`] ([`InsertOptions`]) and
-//!   [`Store::dedup_from`] / [`Database::dedup_from`] ([`DedupOptions`], a [`Deduplicated`])
-//!   read a [`Source`]; [`Snapshot::near_duplicates`] verifies as a [`Verification`]
-//!   says; every file a command writes appears whole or not at all ([`OutputFile`]).
+//!   [`Store::dedup_from`] / [`Database::dedup_from`] ([`DedupOptions`], a [`DedupSummary`]
+//!   with each document's [`Verdict`]) read a [`Source`]; [`Snapshot::near_duplicates`]
+//!   verifies as a [`Verification`] says; every file a command writes appears whole or not at all ([`OutputFile`]).
 //! - Writing: [`Store`] (create, open, [`Store::insert`], [`Store::begin_insert`] for batches
 //!   of any size ([`Insertion`]), [`Store::delete`], [`Store::expire`], [`Store::compact`],
 //!   [`Store::repair`], [`Store::verify`], [`Store::migrate`]), fed by a [`Batch`] or a
@@ -75,11 +75,13 @@
 //!   [`Verification`] says.
 //! - Dedup on ingest: [`Snapshot::dedup_from`] keeps the documents of a new input that no
 //!   stored document and no earlier kept one is near ([`Verdict`]s, a [`DedupSummary`]);
-//!   [`Store::dedup_from`] inserts them in the same write; [`DedupFiles`] streams files through,
-//!   the kept records written unchanged ([`Snapshot::dedup_files`], [`Store::dedup_files`]).
-//! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints), [`seomoz`]
-//!   (simhash-py's functions); [`tune`] picks a scheme and distance for a corpus;
-//!   [`partitioned`] cuts find_all into pieces a cluster runs (the Spark jobs).
+//!   [`Store::dedup_from`] inserts them in the same write; [`Store::dedup_files`] streams files
+//!   through, the kept records written unchanged.
+//! - Without a store: [`find_all`], [`Scheme`] (text to fingerprints); [`tune`] picks a
+//!   scheme and distance for a corpus.
+//! - Opt-in features, each a module of its own: `partitioned` (`simhashdb::partitioned`
+//!   cuts find_all into pieces a cluster runs: the protocol of the Spark jobs) and `seomoz`
+//!   (`simhashdb::seomoz`: simhash-py's functions, bit for bit).
 //! - Input as users write it: a [`Source`] (files, directories, stdin, bytes in memory) read
 //!   into a [`Batch`] (or as queries, [`Source::queries`], or ids, [`Source::ids`]),
 //!   the one fingerprint parser ([`FingerprintFormat`]), one
@@ -106,6 +108,7 @@ mod format;
 mod io;
 mod maintenance;
 mod operations;
+#[cfg(feature = "partitioned")]
 pub mod partitioned;
 mod read;
 mod run;
@@ -117,12 +120,13 @@ mod write;
 
 #[cfg(feature = "parquet")]
 pub use io::parquet;
+#[cfg(feature = "seomoz")]
 pub use similarity::fingerprint::seomoz;
 
 pub use database::{Database, DatabaseOptions, Event};
-pub use dedup::files::DedupFiles;
 pub use dedup::ingest::{DedupSummary, Verdict};
 pub use dedup::near_duplicates::{AuditSummary, Cluster, Duplicate, NearDuplicates, PairCursor};
+pub use dedup::options::DedupOptions;
 pub use error::{Error, ErrorKind, Result, Setting};
 pub use format::catalog::BatchInfo;
 pub use format::settings::{CompactionPolicy, Settings};
@@ -135,7 +139,6 @@ pub use io::source::Source;
 pub use maintenance::repair::{RepairReport, RunRepair};
 pub use maintenance::verify::{Finding, Report};
 pub use operations::audit::Verification;
-pub use operations::dedup::{DedupOptions, Deduplicated};
 pub use read::debris::Debris;
 pub use read::reader::ReaderStats;
 pub use read::snapshot::{Document, Match, OpenOptions, Snapshot};

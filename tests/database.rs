@@ -291,7 +291,7 @@ fn insert_and_dedup_from_a_source_through_the_handle() {
     let only_read = db
         .dedup_from(source(), &DedupOptions::default(), &read)
         .unwrap();
-    assert_eq!(only_read.summary.duplicates_of_stored, 1);
+    assert_eq!(only_read.duplicates_of_stored, 1);
     assert_eq!(
         db.current().documents(),
         1,
@@ -302,10 +302,11 @@ fn insert_and_dedup_from_a_source_through_the_handle() {
         ..DedupOptions::default()
     };
     let answer = db.dedup_from(source(), &inserting, &read).unwrap();
-    let kept: Vec<bool> = answer.results.iter().map(|v| v.kept).collect();
+    let verdicts = answer.results.as_deref().unwrap();
+    let kept: Vec<bool> = verdicts.iter().map(|v| v.kept).collect();
     assert_eq!(kept, [false, true]);
-    assert_eq!(answer.results[0].duplicate_of.as_deref(), Some("a"));
-    assert_eq!(answer.summary.inserted, 1);
+    assert_eq!(verdicts[0].duplicate_of.as_deref(), Some("a"));
+    assert_eq!(answer.inserted, 1);
     assert_eq!(db.current().documents(), 2);
 
     // A bad label is refused before anything is read or written.

@@ -38,11 +38,11 @@ pub fn dedup_batch(
     let options = simhashdb::DedupOptions {
         distance: Some(i64::from(d)),
         min_jaccard: min,
-        insert: None,
+        ..simhashdb::DedupOptions::default()
     };
     let source = simhashdb::Source::Documents(batch.clone());
     let answer = snapshot.dedup_from(source, &options, &simhashdb::ReadOptions::default(), &())?;
-    Ok(answer.results)
+    Ok(answer.results.unwrap_or_default())
 }
 
 /// Every pair of live documents within `d` bits, each once with `a < b`, sorted: the audit's

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 use simhashdb::{
-    Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupFiles, DedupOptions,
+    Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupOptions,
     ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Snapshot, Source,
     Stats, Store, Verification,
 };
@@ -464,6 +464,7 @@ impl NativeStore {
                 distance,
                 min_jaccard,
                 insert: insert.then(|| insert_options(label, true)),
+                ..DedupOptions::default()
             };
             let (read, source) = (ReadOptions::default(), Source::Documents(batch));
             let database = self.database()?;
@@ -512,32 +513,23 @@ impl NativeStore {
                 allow_empty || !insert,
             )?;
             // The store and the distance are checked before the rejects file is made.
-            let options = |snapshot: &Snapshot| -> simhashdb::Result<ReadOptions> {
-                snapshot.distance(distance)?;
-                let mut options = read.clone();
-                skips.apply(&mut options)?;
-                Ok(options)
+            self.read(py, false, |snapshot| {
+                snapshot.distance(distance).map_err(py_err)
+            })?;
+            let mut read = read;
+            skips.apply(&mut read).map_err(py_err)?;
+            let options = DedupOptions {
+                distance,
+                min_jaccard,
+                insert: insert.then(|| insert_options(label.as_deref(), true)),
+                output,
+                duplicates,
             };
-            let mut files = DedupFiles::new(paths);
-            files.distance = distance;
-            files.output = output;
-            files.duplicates = duplicates;
-            files.label = label;
-            files.min_jaccard = min_jaccard;
-            let mut stdout = std::io::stdout();
-            let summary = if insert {
-                self.write(py, |store| {
-                    let options = options(&store.snapshot()?)?;
-                    store.dedup_files(&files, &options, &mut stdout, &())
-                })?
-            } else {
-                self.read(py, false, |snapshot| {
-                    let options = options(snapshot).map_err(py_err)?;
-                    snapshot
-                        .dedup_files(&files, &options, &mut stdout, &())
-                        .map_err(py_err)
-                })?
-            };
+            let database = self.database()?;
+            let summary = detached(py, || {
+                database.dedup_files(&paths, &options, &read, &mut std::io::stdout())
+            })
+            .map_err(py_err)?;
             Ok(json_of(&summary))
         })
     }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dedup::duplicate_list::{is_parquet_name, DuplicateList};
 use crate::dedup::ingest::{Dedup, DedupSummary, Verdict};
+use crate::dedup::options::DedupOptions;
 use crate::dedup::output::Target;
 use crate::error::{Error, Result};
 use crate::io::document::{InputFormat, ReadOptions};
@@ -25,81 +26,45 @@ use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, DocumentSink};
 use crate::write::store::Store;
 
-/// A dedup of files (see [`Store::dedup_files`] and [`Snapshot::dedup_files`]).
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct DedupFiles {
-    /// Input files and directories, read as `insert` reads them; `-` is stdin.
-    pub inputs: Vec<PathBuf>,
-    /// Where the kept records go: the input lines as read (TSV, JSON Lines), the rows with
-    /// every column (Parquet: needs a file), or the ids (text files). None or `-`: the
-    /// `stdout` writer given.
-    pub output: Option<PathBuf>,
-    /// Where the dropped documents go, one line `ID<TAB>DUPLICATE_OF<TAB>DISTANCE` each (and
-    /// with `min_jaccard` a fourth column: the estimated Jaccard, or `unverified`), then the
-    /// match's `BATCH<TAB>LABEL<TAB>COMMITTED` ([`crate::Verdict::duplicate_batch`] and the
-    /// two after it; empty for a match of the input); `-`: the `stdout` writer given.
-    pub duplicates: Option<PathBuf>,
-    /// The distance as the user gave it, checked by [`Snapshot::distance`]; None is the
-    /// store's K.
-    pub distance: Option<i64>,
-    /// The least Jaccard similarity a match needs, estimated from sketches (a store made with
-    /// sketches; see [`crate::DedupOptions::min_jaccard`]); None: the fingerprints decide
-    /// alone.
-    pub min_jaccard: Option<f64>,
-    /// The label of the batch the kept documents are inserted as.
-    pub label: Option<String>,
-}
-
-impl DedupFiles {
-    /// A dedup of `inputs` at the store's distance, its kept records to stdout.
-    pub fn new(inputs: Vec<PathBuf>) -> Self {
-        DedupFiles {
-            inputs,
-            ..DedupFiles::default()
+/// Checks what can be checked before reading: one target at most is stdout, the two files
+/// differ, neither is a directory nor an input.
+fn check_outputs(inputs: &[PathBuf], options: &DedupOptions) -> Result<()> {
+    let (output, duplicates) = (&options.output, &options.duplicates);
+    let output_is_stdout = output.as_deref().is_none_or(is_stdout);
+    if output_is_stdout && duplicates.as_deref().is_some_and(is_stdout) {
+        return Err(Error::input(
+            "the kept records and the duplicates cannot both go to stdout ('-'): name a file \
+             for one of them",
+        ));
+    }
+    if output.is_some() && output == duplicates && !output_is_stdout {
+        return Err(Error::input(
+            "the kept records and the duplicates would go to the same file: name two",
+        ));
+    }
+    if cfg!(not(feature = "parquet")) && duplicates.as_deref().is_some_and(is_parquet_name) {
+        return Err(Error::input(
+            "the duplicates would be a Parquet file, and this build has no Parquet support",
+        ));
+    }
+    for path in [output, duplicates].into_iter().flatten() {
+        if let Some(input) = inputs.iter().find(|input| same_file(input, path)) {
+            return Err(Error::input(format!(
+                "{} is an input, and would be replaced by an output: name another file",
+                input.display()
+            )));
+        }
+        if path.is_dir() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "an output is a file, and this is a directory",
+                ),
+            ));
         }
     }
-
-    /// Checks what can be checked before reading: one target at most is stdout, the two
-    /// files differ, neither is a directory.
-    fn check(&self) -> Result<()> {
-        let output_is_stdout = self.output.as_deref().is_none_or(is_stdout);
-        if output_is_stdout && self.duplicates.as_deref().is_some_and(is_stdout) {
-            return Err(Error::input(
-                "the kept records and the duplicates cannot both go to stdout ('-'): name a \
-                 file for one of them",
-            ));
-        }
-        if self.output.is_some() && self.output == self.duplicates && !output_is_stdout {
-            return Err(Error::input(
-                "the kept records and the duplicates would go to the same file: name two",
-            ));
-        }
-        if cfg!(not(feature = "parquet")) && self.duplicates.as_deref().is_some_and(is_parquet_name)
-        {
-            return Err(Error::input(
-                "the duplicates would be a Parquet file, and this build has no Parquet support",
-            ));
-        }
-        for path in [&self.output, &self.duplicates].into_iter().flatten() {
-            if let Some(input) = self.inputs.iter().find(|input| same_file(input, path)) {
-                return Err(Error::input(format!(
-                    "{} is an input, and would be replaced by an output: name another file",
-                    input.display()
-                )));
-            }
-            if path.is_dir() {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::IsADirectory,
-                        "an output is a file, and this is a directory",
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 fn is_stdout(path: &Path) -> bool {
@@ -118,46 +83,74 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 impl Snapshot {
-    /// Dedups the documents of `files.inputs` (read as `options` say, text fingerprinted with
-    /// the store's scheme) against this state of the store, in input order (see [`crate::Verdict`]),
-    /// and writes the kept records and the duplicates where `files`
-    /// says; nothing is inserted. `stdout` takes what goes to `-`.
+    /// Dedups the documents of `inputs` (files and directories read as `insert` reads them,
+    /// as `read` says, text fingerprinted with the store's scheme; `-` is stdin) against this
+    /// state of the store, in input order (see [`crate::Verdict`]), and writes the kept
+    /// records and the duplicates where `options` say; nothing is inserted (an
+    /// `options.insert` is refused: [`Store::dedup_files`] inserts). `stdout` takes what goes
+    /// to `-`. The records stream through: memory holds the decisions, not the records.
     pub fn dedup_files(
         &self,
-        files: &DedupFiles,
-        options: &ReadOptions,
+        inputs: &[PathBuf],
+        options: &DedupOptions,
+        read: &ReadOptions,
         stdout: &mut dyn Write,
         progress: &dyn Progress,
     ) -> Result<DedupSummary> {
-        let (summary, outputs) = run(self, files, options, stdout, None, progress)?;
+        options.check_reads_only()?;
+        let (summary, outputs) = run(self, inputs, options, read, stdout, None, progress)?;
         outputs.finish()?;
         Ok(summary)
     }
 }
 
 impl Store {
-    /// [`Snapshot::dedup_files`], inserting the kept documents as one batch labelled
-    /// `files.label`, atomically with the check: this handle's writer lock keeps every other
+    /// [`Snapshot::dedup_files`], and with `options.insert` the kept documents inserted as
+    /// one batch atomically with the check: this handle's writer lock keeps every other
     /// writer out from the first lookup to the commit. On any error nothing is inserted and
     /// no output file is left.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// # let day = dir.path().join("day.tsv");
+    /// # let kept = dir.path().join("kept.tsv");
+    /// use simhashdb::{DedupOptions, InsertOptions, ReadOptions, Settings, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// std::fs::write(&day, "a\t0123456789abcdef\nb\t0123456789abcdee\n").unwrap();
+    /// let options = DedupOptions {
+    ///     insert: Some(InsertOptions::default()),
+    ///     output: Some(kept.clone()),
+    ///     ..DedupOptions::default()
+    /// };
+    /// let read = ReadOptions::default();
+    /// let summary = store.dedup_files(&[day], &options, &read, &mut std::io::stdout(), &())?;
+    /// assert_eq!((summary.kept, summary.inserted), (1, 1)); // b is 1 bit from a
+    /// assert_eq!(std::fs::read_to_string(&kept).unwrap(), "a\t0123456789abcdef\n");
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn dedup_files(
         &mut self,
-        files: &DedupFiles,
-        options: &ReadOptions,
+        inputs: &[PathBuf],
+        options: &DedupOptions,
+        read: &ReadOptions,
         stdout: &mut dyn Write,
         progress: &dyn Progress,
     ) -> Result<DedupSummary> {
-        if let Some(label) = &files.label {
-            crate::write::batch::check_label(label)?;
-        }
         // The cache of a batch of queries (see `OpenOptions::for_batch`).
         let cache = batch_cache_bytes(self.catalog());
         let snapshot = Snapshot::from_catalog(self.dir(), self.catalog().clone(), cache)?;
-        let mut insertion = self.begin_insert(files.label.as_deref());
+        let Some(insert) = &options.insert else {
+            return snapshot.dedup_files(inputs, options, read, stdout, progress);
+        };
+        insert.check()?;
+        let mut insertion = self.begin_insert_as(insert);
         let (mut summary, outputs) = run(
             &snapshot,
-            files,
+            inputs,
             options,
+            read,
             stdout,
             Some(&mut insertion),
             progress,
@@ -184,15 +177,16 @@ impl Store {
 /// Reads, decides and writes; returns the outputs still to be put in place.
 fn run<'w>(
     snapshot: &Snapshot,
-    files: &DedupFiles,
-    options: &ReadOptions,
+    inputs: &[PathBuf],
+    options: &DedupOptions,
+    read: &ReadOptions,
     stdout: &'w mut dyn Write,
     insert: Option<&'w mut dyn DocumentSink>,
     progress: &dyn Progress,
 ) -> Result<(DedupSummary, Outputs<'w>)> {
-    let distance = snapshot.distance(files.distance)?;
-    let options = &options.with_store_scheme(snapshot.text_scheme(), snapshot.dir());
-    files.check()?;
+    let distance = snapshot.distance(options.distance)?;
+    let read = &read.with_store_scheme(snapshot.text_scheme(), snapshot.dir());
+    check_outputs(inputs, options)?;
     let mut stdout = Some(stdout);
     let mut target = |path: Option<&Path>| -> Result<Target<'w>> {
         Ok(match path.filter(|p| !is_stdout(p)) {
@@ -200,9 +194,9 @@ fn run<'w>(
             None => Target::Stdout(stdout.take().expect("checked: one target is stdout")),
         })
     };
-    let kept = target(files.output.as_deref())?;
-    let verified = files.min_jaccard.is_some();
-    let duplicates = match &files.duplicates {
+    let kept = target(options.output.as_deref())?;
+    let verified = options.min_jaccard.is_some();
+    let duplicates = match &options.duplicates {
         #[cfg(feature = "parquet")]
         Some(path) if is_parquet_name(path) => Some(DuplicateList::Parquet(
             Box::new(crate::parquet::ParquetTable::dedup_duplicates(
@@ -214,14 +208,14 @@ fn run<'w>(
         None => None,
     };
     let mut job = Job {
-        dedup: Dedup::new(snapshot, distance, files.min_jaccard)?,
+        dedup: Dedup::new(snapshot, distance, options.min_jaccard)?,
         verified,
         kept: KeptRecords::new(kept),
         duplicates,
         insert,
     };
-    let read = read_records(&files.inputs, options, &mut job, progress)?;
-    job.dedup.record_read(read);
+    let summary = read_records(inputs, read, &mut job, progress)?;
+    job.dedup.record_read(summary);
     let summary = job.dedup.summary();
     let outputs = Outputs {
         kept: job.kept,

@@ -74,10 +74,11 @@ pub struct Verdict {
     pub duplicate_committed_utc: Option<String>,
 }
 
-/// What a dedup did. Its JSON form is
+/// What a dedup did, and for a dedup of a source each document's verdict. Its JSON form is
 /// `{"read", "skipped", "kept", "duplicates_of_stored", "duplicates_within_input",
-/// "inserted", "replaced", "superseded", "batch", "distance"}`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// "inserted", "replaced", "superseded", "batch", "distance"}`, and `"results"` when it holds
+/// them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct DedupSummary {
     /// Documents read (valid ones; invalid ones skipped are `skipped`).
@@ -113,9 +114,21 @@ pub struct DedupSummary {
     pub batch: Option<u64>,
     /// The distance documents were compared at.
     pub distance: u32,
+    /// One verdict per document read, in input order: a dedup of a source
+    /// ([`crate::Store::dedup_from`]) answers them; a dedup of files writes them out instead (None).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<Verdict>>,
 }
 
 impl DedupSummary {
+    /// Notes the invalid records skipped and the warnings of reading the input.
+    pub(crate) fn record_read(&mut self, read: ReadSummary) {
+        self.skipped += read.skipped;
+        self.skipped_files += read.skipped_files;
+        self.first_skipped.extend(read.first_skipped);
+        self.warnings.extend(read.warnings);
+    }
+
     /// Takes the counts of the insert of the kept documents.
     pub(crate) fn count_insert(&mut self, insert: &InsertSummary) {
         self.inserted = insert.inserted;
@@ -307,10 +320,7 @@ impl<'s> Dedup<'s> {
 
     /// Notes the invalid records skipped while reading the input.
     pub(crate) fn record_read(&mut self, read: ReadSummary) {
-        self.summary.skipped += read.skipped;
-        self.summary.skipped_files += read.skipped_files;
-        self.summary.first_skipped.extend(read.first_skipped);
-        self.summary.warnings.extend(read.warnings);
+        self.summary.record_read(read);
     }
 }
 
@@ -474,12 +484,7 @@ impl Store {
             }
         }
         if !kept.is_empty() {
-            let mut insertion = self
-                .begin_insert(insert.label.as_deref())
-                .run_documents(insert.run_documents);
-            if !insert.compact {
-                insertion = insertion.compact_after(false);
-            }
+            let mut insertion = self.begin_insert_as(insert);
             insertion.write(&kept)?;
             summary.count_insert(&insertion.commit()?);
         }

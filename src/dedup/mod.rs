@@ -11,6 +11,7 @@ pub(crate) mod files;
 pub(crate) mod ingest;
 mod kept;
 pub(crate) mod near_duplicates;
+pub(crate) mod options;
 mod output;
 #[cfg(feature = "plot")]
 mod report;

@@ -35,12 +35,7 @@ impl Store {
     ) -> Result<InsertSummary> {
         options.check()?;
         let read = read.with_store_scheme(self.text_scheme(), self.dir());
-        // A store whose merges a Database runs in the background leaves them to it.
-        let compact = options.compact && self.compact_inserts;
-        let mut insertion = self
-            .begin_insert(options.label.as_deref())
-            .run_documents(options.run_documents)
-            .compact_after(compact);
+        let mut insertion = self.begin_insert_as(options);
         for source in sources {
             let summary = source.read_into(&read, &mut insertion, progress)?;
             insertion.record_read(summary);

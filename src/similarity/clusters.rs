@@ -4,10 +4,13 @@
 //! `simhashdb::partitioned::components`), the documents of [`crate::NearDuplicates`], and
 //! `tune`'s groups of true pairs.
 
+#[cfg(feature = "seomoz")]
 use crate::similarity::find_all::FingerprintPair;
 
 /// The groups of fingerprints the pairs connect (seomoz's `find_clusters`): members sorted,
 /// groups ordered by their first member.
+#[cfg(feature = "seomoz")]
+#[cfg(feature = "seomoz")]
 pub(crate) fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
     let edges: Vec<(u64, u64)> = pairs.iter().map(|p| (p.a, p.b)).collect();
     let (nodes, least) = labelled(&edges);
@@ -27,6 +30,8 @@ pub(crate) fn fingerprint_clusters(pairs: &[FingerprintPair]) -> Vec<Vec<u64>> {
 
 /// The connected components of the graph of `edges` (pairs of nodes: fingerprints, ids...):
 /// each node of an edge with the least node of its component, ascending by node.
+#[cfg(feature = "partitioned")]
+#[cfg(feature = "partitioned")]
 pub fn components<T: Ord + Clone>(edges: &[(T, T)]) -> Vec<(T, T)> {
     let (nodes, least) = labelled(edges);
     nodes
@@ -40,6 +45,8 @@ pub fn components<T: Ord + Clone>(edges: &[(T, T)]) -> Vec<(T, T)> {
 /// its component. Nodes are numbered by one sort of the edges' ends, which leaves each end's
 /// number in place for its edge: a search per end (through a pointer per comparison) or a
 /// hash table of the nodes costs more than that sort.
+#[cfg(any(feature = "partitioned", feature = "seomoz"))]
+#[cfg(any(feature = "partitioned", feature = "seomoz"))]
 fn labelled<T: Ord>(edges: &[(T, T)]) -> (Vec<&T>, Vec<u32>) {
     let mut ends: Vec<(&T, usize)> = edges
         .iter()
@@ -101,9 +108,11 @@ impl UnionFind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(all(feature = "partitioned", feature = "seomoz"))]
     use proptest::prelude::*;
 
     /// Each node's least connected node, by a search from every node.
+    #[cfg(all(feature = "partitioned", feature = "seomoz"))]
     fn brute_force(edges: &[(u8, u8)]) -> Vec<(u8, u8)> {
         let mut nodes: Vec<u8> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
         nodes.sort_unstable();
@@ -129,6 +138,7 @@ mod tests {
             .collect()
     }
 
+    #[cfg(all(feature = "partitioned", feature = "seomoz"))]
     proptest! {
         /// Components and fingerprint clusters are those a search finds, on graphs with
         /// self loops, repeated edges and long chains.

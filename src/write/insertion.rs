@@ -74,6 +74,15 @@ impl Store {
     pub fn begin_insert(&mut self, label: Option<&str>) -> Insertion<'_> {
         Insertion::new(self, label)
     }
+
+    /// An insertion as `options` say (checked by the caller).
+    pub(crate) fn begin_insert_as(&mut self, options: &InsertOptions) -> Insertion<'_> {
+        // A store whose merges a Database runs in the background leaves them to it.
+        let compact = options.compact && self.compact_inserts;
+        self.begin_insert(options.label.as_deref())
+            .run_documents(options.run_documents)
+            .compact_after(compact)
+    }
 }
 
 /// How an insert writes its batch.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use simhashdb::{DedupFiles, DedupSummary, InputFormat, OpenOptions, Snapshot};
+use simhashdb::{DedupOptions, DedupSummary, InputFormat, InsertOptions, OpenOptions, Snapshot};
 
 use crate::documents::{self, FieldArgs};
 use crate::exit_codes::usage;
@@ -116,14 +116,14 @@ pub fn run(args: Args) -> Result<()> {
     let bar = progress::reading(&inputs, "reading");
     let tell = |n: u64| bar.inc(n);
     let mut out = output::stdout();
-    let files = files(&args, inputs);
+    let dedup = dedup_options(&args);
     // The store and the distance are checked before the rejects file is made.
     let summary = if args.insert {
         let mut store = crate::writer::open(&args.store, &args.wait)?;
         store.snapshot()?.distance(args.distance)?;
         let options = read_options(&args)?;
         store
-            .dedup_files(&files, &options, &mut out, &tell)
+            .dedup_files(&inputs, &dedup, &options, &mut out, &tell)
             .with_context(|| {
                 format!(
                     "{}: nothing was inserted; {outputs_left}",
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> Result<()> {
         snapshot.distance(args.distance)?;
         let options = read_options(&args)?;
         snapshot
-            .dedup_files(&files, &options, &mut out, &tell)
+            .dedup_files(&inputs, &dedup, &options, &mut out, &tell)
             .with_context(|| format!("{}: {outputs_left}", args.store.display()))?
     };
     bar.finish_and_clear();
@@ -154,14 +154,18 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn files(args: &Args, inputs: Vec<PathBuf>) -> DedupFiles {
-    let mut files = DedupFiles::new(inputs);
-    files.distance = args.distance;
-    files.output = args.output.clone();
-    files.duplicates = args.duplicates.clone();
-    files.label = args.label.clone();
-    files.min_jaccard = args.min_jaccard;
-    files
+/// The dedup the flags ask for.
+fn dedup_options(args: &Args) -> DedupOptions {
+    DedupOptions {
+        distance: args.distance,
+        min_jaccard: args.min_jaccard,
+        insert: args.insert.then(|| InsertOptions {
+            label: args.label.clone(),
+            ..InsertOptions::default()
+        }),
+        output: args.output.clone(),
+        duplicates: args.duplicates.clone(),
+    }
 }
 
 /// How the inputs are read (text fingerprinted with the store's scheme, which the library

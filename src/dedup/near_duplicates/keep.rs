@@ -23,8 +23,6 @@
 //! edge (16 bytes an edge): never the document pairs. Time: per document, the kept documents of its node and of the nodes it has
 //! an edge to, nearest first; a page's 1e5 copies keep one and each copy looks at that one.
 
-use std::sync::OnceLock;
-
 use rayon::prelude::*;
 
 use super::verified::Recent;
@@ -172,13 +170,15 @@ impl NearDuplicates {
     }
 
     /// Documents of a batch below `references` are references (see the module docs).
+    #[cfg(feature = "partitioned")]
     pub(crate) fn set_references(&mut self, references: u64) {
         self.references = references;
-        self.decisions = OnceLock::new();
+        self.decisions = std::sync::OnceLock::new();
     }
 
     /// Calls `f(document, kept, distance, jaccard)` on every document the keep rule drops,
     /// by their places in the node order: for callers that name documents by their batch.
+    #[cfg(feature = "partitioned")]
     pub(crate) fn for_each_dropped(&self, mut f: impl FnMut(usize, usize, u32, Option<f64>)) {
         let decisions = self.decisions();
         for &d in &decisions.order {
@@ -196,6 +196,7 @@ impl NearDuplicates {
     }
 
     /// The batch of the document at place `d` of the node order.
+    #[cfg(feature = "partitioned")]
     pub(crate) fn batch_of(&self, d: usize) -> u64 {
         self.docs[d].1
     }

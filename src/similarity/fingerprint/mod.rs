@@ -10,7 +10,7 @@
 //!   default, see [`minhash`]), or from the simhash bit vote over each distinct feature once
 //!   (`set`) or each occurrence (`count`).
 //!   A text with fewer tokens (or characters) than one shingle is one shingle of all of them.
-//! - `seomoz`: seomoz simhash-py 0.4 bit for bit (see [`seomoz`]).
+//! - `seomoz`: seomoz simhash-py 0.4 bit for bit (see `seomoz`).
 //!
 //! In the bit vote, bit i (0 = least significant) is set iff the weights of the features whose
 //! hash has bit i set outweigh those whose hash has it clear. A text with no features is 0.
@@ -56,6 +56,17 @@ pub(crate) enum Weighting {
 /// settings: text inserted or queried is always fingerprinted with the store's scheme, and
 /// in a store that keeps verification sketches also sketched ([`Scheme::with_sketch`],
 /// [`Scheme::document`]).
+///
+/// ```
+/// use simhashdb::Scheme;
+///
+/// let scheme = Scheme::from_name("words-2-minhash")?;
+/// let a = scheme.fingerprint("the quick brown fox jumps over the lazy dog by the river bank");
+/// let b = scheme.fingerprint("the quick brown fox jumps over the lazy dog by the river banks");
+/// let c = scheme.fingerprint("an entirely different sentence about storing fingerprints");
+/// assert!((a ^ b).count_ones() < (a ^ c).count_ones()); // near texts, near fingerprints
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scheme {
     kind: Kind,

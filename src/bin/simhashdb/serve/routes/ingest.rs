@@ -100,6 +100,7 @@ pub(super) async fn dedup(
             label: params.label,
             ..InsertOptions::default()
         }),
+        ..DedupOptions::default()
     };
     if let Some(insert) = &options.insert {
         insert.check()?;
@@ -133,7 +134,7 @@ pub(super) async fn dedup(
         .await?
     };
     let mut json = json_of(&answer)?;
-    json["first_skipped"] = json!(answer.summary.first_skipped);
+    json["first_skipped"] = json!(answer.first_skipped);
     skips.answer(&mut json);
     Ok(Json(json))
 }

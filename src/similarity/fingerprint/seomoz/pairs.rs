@@ -1,69 +1,12 @@
-//! seomoz simhash-py 0.4, bit for bit, so its users can bring their stored fingerprints.
-//!
-//! - `unsigned_hash(bytes)`: the first 8 bytes of MD5(bytes), read big-endian.
-//! - `compute(hashes)`: bit i (0 = least significant) counts +1 for each hash with bit i set
-//!   and -1 for each with it clear (repeats count each time); set iff the count is > 0;
-//!   no hashes -> 0.
-//! - text (simhash-py's README pipeline): tokens = the text split on whitespace as Python's
-//!   `str.split()` does; every window of 4 consecutive tokens joined by one space, UTF-8
-//!   encoded, hashed with `unsigned_hash`, then `compute`. Fewer than 4 tokens -> 0.
-//! - `find_all(hashes, number_of_blocks, different_bits)`: every pair of distinct values within
-//!   `different_bits` bits, as (smaller, larger); simhash-cpp's argument checks. Any valid
-//!   (blocks, bits) gives the same pairs, so blocks only choose the tables (or, where this
-//!   engine's tables cannot take them, a scan of all pairs gives the same answer).
-//! - `find_clusters`: the connected components of `find_all`'s pairs.
+//! simhash-cpp's pair search (feature `seomoz`): `find_all` and `find_clusters`, with its
+//! argument checks, on this engine's tables.
 
-use md5::{Digest, Md5};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, Setting};
 use crate::format::settings::Settings;
 use crate::similarity::clusters::fingerprint_clusters;
 use crate::similarity::find_all::{find_all_settings, FingerprintPair};
-
-/// Tokens per shingle in simhash-py's README pipeline.
-pub(crate) const SHINGLE: usize = 4;
-
-/// The first 8 bytes of the MD5 digest of `bytes`, big-endian.
-///
-/// ```
-/// assert_eq!(simhashdb::seomoz::unsigned_hash(b"hello"), 0x5d41402abc4b2a76);
-/// ```
-pub fn unsigned_hash(bytes: &[u8]) -> u64 {
-    let digest = Md5::digest(bytes);
-    u64::from_be_bytes(digest[..8].try_into().expect("MD5 has 16 bytes"))
-}
-
-/// simhash-py's `compute`: the bit vote over `hashes`, repeats included.
-pub fn compute(hashes: &[u64]) -> u64 {
-    super::vote(hashes)
-}
-
-/// Whether Python's `str.isspace()` holds: Unicode White_Space plus the four ASCII
-/// information separators U+001C..U+001F, which Python also splits on.
-fn is_python_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// The fingerprint simhash-py's README pipeline gives `text`.
-///
-/// ```
-/// let seomoz = simhashdb::Scheme::from_name("seomoz")?;
-/// assert_eq!(seomoz.fingerprint("The quick brown fox jumps over the lazy dog"), 0xa103cb172b8a9085);
-/// assert_eq!(seomoz.fingerprint("three tokens only"), 0);
-/// # Ok::<(), simhashdb::Error>(())
-/// ```
-pub(crate) fn fingerprint(text: &str) -> u64 {
-    let tokens: Vec<&str> = text
-        .split(is_python_space)
-        .filter(|t| !t.is_empty())
-        .collect();
-    let hashes: Vec<u64> = tokens
-        .windows(SHINGLE)
-        .map(|w| unsigned_hash(w.join(" ").as_bytes()))
-        .collect();
-    compute(&hashes)
-}
 
 /// simhash-cpp's `find_all`: every pair of distinct values of `hashes` within
 /// `different_bits` bits, sorted by (a, b). Fails as simhash-cpp does when `number_of_blocks`
@@ -122,6 +65,13 @@ pub fn find_all(
 
 /// simhash-cpp's `find_clusters`: the groups of values that [`find_all`]'s pairs connect,
 /// each sorted, ordered by their smallest value. Values in no pair are in no cluster.
+///
+/// ```
+/// use simhashdb::seomoz::find_clusters;
+/// let clusters = find_clusters(&[0b0000, 0b0011, 0b1111, 0xff00], 6, 2)?;
+/// assert_eq!(clusters, [vec![0b0000, 0b0011, 0b1111]]); // a chain joins; 0xff00 is alone
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 pub fn find_clusters(
     hashes: &[u64],
     number_of_blocks: usize,
@@ -157,18 +107,6 @@ fn all_pairs_within(hashes: &[u64], distance: u32) -> Vec<FingerprintPair> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_like_python_str_split() {
-        // U+001F splits in Python, not in Rust's split_whitespace; U+200B splits in neither.
-        let a = fingerprint("a\u{1f}b c d");
-        assert_eq!(a, fingerprint("a b c d"));
-        assert_ne!(fingerprint("a\u{200b}b c d e"), fingerprint("a b c d e"));
-        assert_eq!(
-            fingerprint("  a\t\tb\nc\u{3000}d  "),
-            fingerprint("a b c d")
-        );
-    }
 
     /// simhash-py's own test vectors (test/test.py), at every block count it tries.
     #[test]
@@ -241,10 +179,5 @@ mod tests {
             clusters.unwrap(),
             [vec![0b0, 0b1, 0b11, 0b111], vec![far, far ^ 1]]
         );
-    }
-
-    #[test]
-    fn four_tokens_are_one_shingle() {
-        assert_eq!(fingerprint("a b c d"), unsigned_hash(b"a b c d"));
     }
 }
