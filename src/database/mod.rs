@@ -84,6 +84,22 @@ impl Default for DatabaseOptions {
 /// reads from any thread ([`Database::snapshot`]), one write at a time ([`Database::write`],
 /// the writer lock held for that write only), commits visible when the write returns, other
 /// processes' commits and merges as its [`DatabaseOptions`] say.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Database, DatabaseOptions, InsertOptions, ReadOptions, Settings, Source, Store};
+///
+/// Store::create(&path, Settings::default())?;
+/// let db = Database::open(&path, DatabaseOptions::default())?;
+/// let reader = db.clone(); // for another thread
+/// let body = b"a\t0123456789abcdef\n";
+/// let source = Source::Bytes { bytes: body, name: "body" };
+/// db.insert_from([source], &InsertOptions::default(), &ReadOptions::default())?;
+/// let matches = reader.snapshot()?.query(0x0123_4567_89ab_cdee, 3)?; // seen at once
+/// assert_eq!(matches[0].id, "a");
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Database {
     shared: Arc<Shared>,

@@ -12,6 +12,17 @@ use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, DocumentSink, ReadSummary};
 
 /// Where the documents of an insert or a dedup come from.
+///
+/// ```
+/// use simhashdb::{Batch, ReadOptions, Source};
+///
+/// let body = b"{\"id\": \"a\", \"fingerprint\": \"0123456789abcdef\"}\n";
+/// let mut batch = Batch::new();
+/// let source = Source::Bytes { bytes: body, name: "body" }; // JSON Lines, detected
+/// let summary = source.read(&ReadOptions::default(), &mut batch, &())?;
+/// assert_eq!((summary.lines, batch.id(0), batch.fingerprint(0)), (1, "a", 0x0123456789abcdef));
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 pub enum Source<'a> {
     /// Files and directories in any format the reader detects or is told, `-` for stdin.
     Files(&'a [PathBuf]),

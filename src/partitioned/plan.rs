@@ -11,6 +11,39 @@ const MAX_RANGE_BITS: u8 = 16;
 /// How a partitioned audit is cut: the permuted tables of `blocks` blocks at `distance`, each
 /// cut into `2^range_bits` ranges of keys, and as many ranges of id hashes. Distance 0 needs
 /// no table: its one "table" is the fingerprints themselves, for the copies.
+///
+/// A whole audit in one process, as a cluster runs it: each part (a Spark partition) cuts
+/// its fingerprints into slices, the slices of one number meet in one task, which finds the
+/// pairs among them.
+///
+/// ```
+/// use simhashdb::partitioned::{PartSlices, Plan};
+/// use std::collections::BTreeMap;
+/// use std::sync::Mutex;
+///
+/// let plan = Plan::for_size(4, 3, 2)?; // 4 fingerprints, distance 3, 2 tasks
+/// let parts: [&[(u64, &str)]; 2] = [&[(0b0000, "a"), (0b0111, "b")], &[(0b0111, "c"), (!0, "d")]];
+/// let shuffled = Mutex::new(BTreeMap::<u32, Vec<Vec<u8>>>::new());
+/// for part in parts {
+///     let mut slices = PartSlices::new(&plan);
+///     for &(fingerprint, id) in part {
+///         slices.push(fingerprint, id.as_bytes());
+///     }
+///     slices.finish(|number, bytes| {
+///         shuffled.lock().unwrap().entry(number).or_default().push(bytes.to_vec());
+///         Ok(())
+///     })?;
+/// }
+/// let (mut pairs, mut copies) = (Vec::new(), Vec::new());
+/// for (number, slices) in shuffled.into_inner().unwrap() {
+///     let found = plan.find(number, slices.iter().map(|s| &s[..]))?;
+///     pairs.extend(found.pairs.iter().map(|p| (p.a, p.b, p.distance)));
+///     copies.extend(found.copies);
+/// }
+/// assert_eq!(pairs, [(0b0000, 0b0111, 3)]); // b and c share 0b0111: a copy, not a pair
+/// assert_eq!(copies, [(0b0111, 2)]);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub(super) blocks: u8,

@@ -136,6 +136,32 @@ pub(crate) enum TruthSource {
 /// ([`Tuning::write_text`], what `simhashdb tune` prints), as JSON ([`Tuning::json_lines`], what
 /// `tune --json` prints and Python's `simhashdb.tune` returns) or as a picture
 /// ([`Tuning::write_plot`]).
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use simhashdb::tune::{TuneOptions, Tuning};
+/// use simhashdb::Scheme;
+///
+/// let corpus = dir.path().join("corpus.jsonl");
+/// let text = "the store keeps every fingerprint of every page it has seen so far";
+/// std::fs::write(&corpus, format!(
+///     "{{\"id\": \"a\", \"text\": \"{text}\"}}\n\
+///      {{\"id\": \"b\", \"text\": \"{text} today\"}}\n\
+///      {{\"id\": \"c\", \"text\": \"a page about something else entirely, with other words\"}}\n"
+/// )).unwrap();
+/// let options = TuneOptions {
+///     min_jaccard: 0.8,
+///     schemes: vec![Scheme::from_name("words-1-minhash")?],
+///     max_distance: 6,
+///     sketch_bytes: vec![],
+///     ..TuneOptions::default()
+/// };
+/// let tuning = Tuning::measure(&[corpus], &options, &())?;
+/// let mut report = Vec::new();
+/// tuning.write_text(&mut report).unwrap(); // what `simhashdb tune` prints
+/// assert!(String::from_utf8(report).unwrap().contains("words-1-minhash"));
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Tuning {
     /// Distinct documents in the corpus.

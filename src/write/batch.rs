@@ -12,6 +12,16 @@ use crate::tables::radix;
 pub(crate) const MAX_ID_BYTES: usize = 1024;
 
 /// Documents to insert together: all of them or none.
+///
+/// ```
+/// use simhashdb::Batch;
+///
+/// let mut batch = Batch::new();
+/// batch.push("https://example.com/a", 0x0123_4567_89ab_cdef)?;
+/// assert!(batch.push("", 1).is_err()); // ids are 1 to 1,024 bytes
+/// assert_eq!(batch.len(), 1);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Batch {
     ids: String,

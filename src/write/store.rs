@@ -33,6 +33,23 @@ use crate::sys::progress::Progress;
 use crate::write::commit::PendingCommit;
 
 /// A store open for writing. Only one may exist per store at a time, across processes.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Batch, ExpireSelector, Settings, Store};
+///
+/// let mut store = Store::create(&path, Settings::default())?; // m = 5, K = 3
+/// let mut day = Batch::new();
+/// day.push("a", 0x0123_4567_89ab_cdef)?;
+/// day.push("b", 0xfedc_ba98_7654_3210)?;
+/// store.insert(&day, Some("day-1"))?;
+/// assert_eq!(store.delete(["b"])?.deleted, 1);
+/// store.expire(&ExpireSelector::Label("day-1".into()))?; // every document of day 1
+/// store.compact()?;
+/// assert_eq!(store.snapshot()?.documents(), 0);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 pub struct Store {
     dir: PathBuf,
     catalog: Catalog,

@@ -65,7 +65,23 @@ fn pairs_compared_all(fingerprints: &[u64], distance: u32) -> Vec<FingerprintPai
 
 /// The near duplicates of a store or of a list of documents: see the module docs. Made by
 /// [`crate::Snapshot::near_duplicates`] or [`NearDuplicates::of_documents`].
-
+///
+/// ```
+/// use simhashdb::NearDuplicates;
+///
+/// // A chain: a-b and b-c are 2 bits apart, a-c 4 bits: beyond the distance.
+/// let documents = [("a".to_string(), 0b0000u64), ("b".into(), 0b0011), ("c".into(), 0b1111)];
+/// let near = NearDuplicates::of_documents(&documents, 2, None, &())?;
+/// let mut dropped = Vec::new();
+/// near.for_each_duplicate(|d| {
+///     dropped.push((d.id.to_string(), d.kept.to_string()));
+///     Ok::<(), simhashdb::Error>(())
+/// })?;
+/// // b goes (a is kept); c stays: it is near no kept document.
+/// assert_eq!(dropped, [("b".to_string(), "a".to_string())]);
+/// assert_eq!(near.summary().clusters, 1);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct NearDuplicates {
     /// Documents the audit looked at, and their distinct fingerprints.

@@ -51,6 +51,18 @@ enum Column {
 /// A Parquet file being written, row by row, with one of the schemas simhashdb writes
 /// (docs/format.md). The rows go to a temporary file beside `path` that [`ParquetTable::finish`]
 /// renames to `path`, so a reader never sees half a file, and a failed write leaves none.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use simhashdb::parquet::ParquetTable;
+///
+/// let path = dir.path().join("pairs.parquet");
+/// let mut pairs = ParquetTable::pairs(&path, false)?; // a, b, distance
+/// pairs.push_pair("a", "b", 1, None)?;
+/// assert_eq!(pairs.finish()?, 1); // rows written
+/// assert!(path.is_file());
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 pub struct ParquetTable {
     path: PathBuf,
     schema: SchemaRef,

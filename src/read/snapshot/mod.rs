@@ -205,7 +205,31 @@ impl Document {
     }
 }
 
-/// A read-only view of a store at one commit.
+/// A read-only view of a store at one commit: queries, lookups, the audit and dry runs read
+/// one state, whatever writers commit meanwhile.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{Batch, Settings, Snapshot, Store, Verification};
+///
+/// let mut store = Store::create(&path, Settings::default())?;
+/// let mut batch = Batch::new();
+/// batch.push("a", 0x0123_4567_89ab_cdef)?;
+/// batch.push("b", 0x0123_4567_89ab_cdee)?; // 1 bit from "a"
+/// store.insert(&batch, None)?;
+///
+/// let snapshot = Snapshot::open(&path)?;
+/// assert_eq!(snapshot.get("b")?, Some(0x0123_4567_89ab_cdee));
+/// let near = snapshot.near_duplicates(3, &Verification::None, &())?;
+/// let mut pairs = Vec::new();
+/// near.for_each_pair(|a, b, distance, _| {
+///     pairs.push((a.to_string(), b.to_string(), distance));
+///     Ok::<(), simhashdb::Error>(())
+/// })?;
+/// assert_eq!(pairs, [("a".to_string(), "b".to_string(), 1)]);
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 pub struct Snapshot {
     dir: PathBuf,
     catalog: Catalog,
