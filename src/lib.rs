@@ -47,8 +47,8 @@
 //!   [`Store::compact_if_due`]), and [`Store::compact`] merges them all.
 //!
 //! # The API
-//! Every item is listed in tests/public_api.rs (at most 60 in a default build; the opt-in
-//! features' apart); methods, fields and associated constants belong to their type.
+//! Every item is listed in tests/public_api.rs (the opt-in features' apart); methods, fields
+//! and associated constants belong to their type.
 //! - Operations, one call each with an options struct and a serde answer, for every client:
 //!   [`Store::insert_from`] / [`Database::insert_from`] ([`InsertOptions`]) and
 //!   [`Store::dedup_from`] / [`Database::dedup_from`] ([`DedupOptions`], a [`DedupSummary`]

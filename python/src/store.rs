@@ -1,14 +1,13 @@
 //! A store held open by a Python process: the library's [`Database`] handle, shared by every
 //! thread, with the GIL released around everything that touches the store.
 //!
-//! The handle follows commits (any process's batch is seen within
-//! [`REFRESH_INTERVAL`]; this process's own at once) and opens the store for writing, taking
+//! The handle follows commits (any process's batch is seen within the library's default
+//! refresh interval, 100 ms; this process's own at once) and opens the store for writing, taking
 //! its writer lock, for each write call only: a Python process holding a store open never
 //! blocks a CLI `insert` between its own writes.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,15 +16,12 @@ use rayon::prelude::*;
 use simhashdb::{
     Batch, CompactionPolicy, CreateOptions, Database, DatabaseOptions, DedupOptions,
     ExpireSelector, FingerprintFormat, InputFormat, InsertOptions, ReadOptions, Snapshot, Source,
-    Stats, Store, Verification,
+    Store, Verification,
 };
 
 use crate::errors::{guard, py_err};
 use crate::work::detached;
 use crate::{bytes_of, digest_all, fingerprint_all, scheme_of, u64s_from_bytes};
-
-/// How old the handle's view of the catalog may get before a read looks again.
-const REFRESH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Documents fingerprinted per step of `insert_documents` (the GIL is held only to take them).
 const TEXT_CHUNK: usize = 8192;
@@ -61,7 +57,6 @@ impl NativeStore {
         let options = DatabaseOptions {
             pin_bytes: pin_bytes.unwrap_or(defaults.pin_bytes),
             cache_bytes: cache_bytes.unwrap_or(defaults.cache_bytes),
-            refresh_after: Some(REFRESH_INTERVAL),
             ..defaults
         };
         let database = Database::open(&dir, options)?;
@@ -81,7 +76,7 @@ impl NativeStore {
     }
 
     /// The committed state, looked for first if the last look is older than
-    /// [`REFRESH_INTERVAL`], or always with `now`. Call with the GIL released.
+    /// the library's default refresh interval, or always with `now`. Call with the GIL released.
     fn snapshot(&self, now: bool) -> PyResult<Arc<Snapshot>> {
         let database = self.database()?;
         if now {
@@ -425,7 +420,7 @@ impl NativeStore {
     /// Greedy dedup of (id, fingerprint) documents (`fingerprints` little-endian u64 bytes, or
     /// None with `texts` fingerprinted with the store's scheme) against the store and each
     /// other; with `insert`, the kept ones become one batch in the same write. Returns the
-    /// verdicts and the summary as one JSON object {"results": [...], "summary": {...}}.
+    /// summary as JSON: `DedupSummary`'s fields with the verdicts in `results`.
     #[pyo3(signature = (ids, fingerprints, texts, distance, insert, label, min_jaccard))]
     #[allow(clippy::too_many_arguments)]
     fn dedup(
@@ -666,10 +661,6 @@ impl NativeStore {
     /// Deletes ids in one batch (or previews it); the summary as JSON.
     fn delete(&self, py: Python<'_>, ids: Vec<String>, dry_run: bool) -> PyResult<String> {
         guard(|| {
-            for (i, id) in ids.iter().enumerate() {
-                simhashdb::Batch::check_id(id)
-                    .map_err(|e| PyValueError::new_err(format!("ids[{i}]: {e}")))?;
-            }
             let ids = ids.iter().map(String::as_str);
             let summary = if dry_run {
                 // A dry run reads the committed state: no lock, nothing written.
@@ -742,10 +733,12 @@ impl NativeStore {
     /// `stats --json`.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
-            self.read(py, true, |snapshot| {
-                let stats = Stats::of(snapshot).map_err(py_err)?;
-                Ok(json_of(&stats))
-            })
+            let database = self.database()?;
+            let stats = detached(py, || {
+                database.refresh()?;
+                database.store_stats()
+            });
+            Ok(json_of(&stats.map_err(py_err)?))
         })
     }
 

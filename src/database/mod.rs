@@ -10,7 +10,8 @@
 //! asks for runs inside the write, or in the background at the lowest CPU priority (the next
 //! write waits for it) as [`DatabaseOptions::compact_in_background`] says.
 //!
-//! Depends on [`crate::write`], [`crate::read`] and below.
+//! Depends on [`crate::write`], [`crate::read`] and [`crate::sys`]; docs/design.md's table of
+//! wings says what it may depend on.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -76,8 +76,8 @@ pub struct Verdict {
 
 /// What a dedup did, and for a dedup of a source each document's verdict. Its JSON form is
 /// `{"read", "skipped", "kept", "duplicates_of_stored", "duplicates_within_input",
-/// "inserted", "replaced", "superseded", "batch", "distance"}`, and `"results"` when it holds
-/// them.
+/// "unverified", "inserted", "replaced", "superseded", "batch", "distance"}`, with
+/// `"warnings"` when there are any and `"results"` when it holds them.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct DedupSummary {

@@ -3,7 +3,7 @@
 //! one at a time, clusters, the documents a dedup keeps and drops, verification against the
 //! texts ([`near_duplicates`]).
 //!
-//! Depends on [`crate::read`], [`crate::similarity`] and below.
+//! Depends on [`crate::io`], [`crate::write`], [`crate::read`], [`crate::similarity`] and below.
 
 pub(crate) mod audit;
 mod duplicate_list;

@@ -31,6 +31,33 @@ enum Target {
     Memory(Vec<u8>),
 }
 
+/// The records kept in memory, as a request's answer lists them:
+/// `[{"line", "reason", "record"}]` (the record as text, invalid UTF-8 replaced); a file's
+/// rejects are in the file, and its JSON form is empty.
+impl serde::Serialize for Rejects {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        /// One skipped record in the answer.
+        #[derive(serde::Serialize)]
+        struct Reject {
+            line: Option<u64>,
+            reason: String,
+            record: String,
+        }
+        serializer.collect_seq(
+            self.lines()
+                .into_iter()
+                .map(|(_, line, reason, record)| Reject {
+                    line,
+                    reason,
+                    record: String::from_utf8_lossy(&record).into_owned(),
+                }),
+        )
+    }
+}
+
 impl std::fmt::Debug for Rejects {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Rejects").field(&self.path).finish()
@@ -47,7 +74,7 @@ impl Rejects {
         })
     }
 
-    /// Rejects kept in memory, for [`Rejects::lines`].
+    /// Rejects kept in memory, which its JSON form lists (a request's answer).
     pub fn in_memory() -> Rejects {
         Rejects {
             path: None,
@@ -62,7 +89,7 @@ impl Rejects {
 
     /// The rejects lines held in memory, each as (source, line, reason, record); empty for
     /// a file.
-    pub fn lines(&self) -> Vec<(String, Option<u64>, String, Vec<u8>)> {
+    fn lines(&self) -> Vec<(String, Option<u64>, String, Vec<u8>)> {
         let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let Target::Memory(bytes) = &*out else {
             return Vec::new();

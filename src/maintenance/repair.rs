@@ -34,7 +34,9 @@ use crate::sys::progress::{Phase, Progress};
 use crate::tables::permutation::Permutations;
 use crate::write::store::Store;
 
-/// What [`Store::repair`] found and did.
+/// What [`Store::repair`] found and did. Its JSON form is the last line of `repair --json`
+/// (each run's [`RunRepair`] is a line before it): `{"runs_checked", "runs_damaged",
+/// "committed", "dry_run"}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RepairReport {
@@ -45,6 +47,23 @@ pub struct RepairReport {
     /// Whether the repaired runs were committed (false for a dry run or when nothing was
     /// damaged).
     pub committed: bool,
+    /// Whether this is [`Store::preview_repair`]'s: nothing was changed.
+    pub dry_run: bool,
+}
+
+impl serde::Serialize for RepairReport {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("RepairReport", 4)?;
+        out.serialize_field("runs_checked", &self.runs_checked)?;
+        out.serialize_field("runs_damaged", &self.runs.len())?;
+        out.serialize_field("committed", &self.committed)?;
+        out.serialize_field("dry_run", &self.dry_run)?;
+        out.end()
+    }
 }
 
 /// One damaged run and its repair; its JSON form (a line of `repair --json`) has these
@@ -163,6 +182,7 @@ impl RepairPlan {
                 .map(|(i, r)| r.report(self.catalog.runs[*i].id))
                 .collect(),
             committed: false,
+            dry_run: false,
         }
     }
 }
@@ -233,9 +253,27 @@ impl Store {
     /// What [`Store::repair`] would rebuild in the store at `dir`, without doing it: it takes
     /// no lock and changes no byte (a dry run reads the catalog and every run; a damaged
     /// store is what it is for, so it does not open the runs as a [`Snapshot`] would).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("a", 0x0123_4567_89ab_cdef)?;
+    /// store.insert(&batch, None)?;
+    /// let plan = Store::preview_repair(&path, &())?;
+    /// assert_eq!((plan.runs_checked, plan.runs.len()), (1, 0)); // nothing damaged
+    /// assert!(!store.repair()?.committed); // so nothing to commit
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn preview_repair(dir: &Path, progress: &dyn Progress) -> Result<RepairReport> {
         let catalog = Catalog::read(dir)?;
-        Ok(RepairPlan::make(dir, catalog, progress)?.report())
+        Ok(RepairReport {
+            dry_run: true,
+            ..RepairPlan::make(dir, catalog, progress)?.report()
+        })
     }
 }
 

@@ -9,6 +9,30 @@ use crate::read::snapshot::Snapshot;
 use crate::sys::progress::Progress;
 
 /// How an audit checks its candidate pairs beyond their fingerprints' distance.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("store");
+/// use simhashdb::{CompactionPolicy, InsertOptions, ReadOptions, Scheme, Settings, Source, Store, Verification};
+///
+/// // A store that keeps a 128-byte sketch of every text inserted.
+/// let scheme = Scheme::default().with_sketch(128)?;
+/// let mut store = Store::create_with(&path, Settings::default(), scheme, CompactionPolicy::default())?;
+/// let text = "the store keeps every fingerprint of every page it has seen so far";
+/// let body = format!("{{\"id\": \"a\", \"text\": \"{text}\"}}\n{{\"id\": \"b\", \"text\": \"{text}\"}}\n");
+/// let source = Source::Bytes { bytes: body.as_bytes(), name: "body" };
+/// store.insert_from([source], &InsertOptions::default(), &ReadOptions::default(), &())?;
+///
+/// let verification = Verification::Sketches { min_jaccard: 0.8 };
+/// let near = store.snapshot()?.near_duplicates(3, &verification, &())?;
+/// let mut pairs = Vec::new();
+/// near.for_each_pair(|a, b, _, jaccard| {
+///     pairs.push((a.to_string(), b.to_string(), jaccard));
+///     Ok::<(), simhashdb::Error>(())
+/// })?;
+/// assert_eq!(pairs, [("a".into(), "b".into(), Some(1.0))]); // the same text: estimate 1
+/// # Ok::<(), simhashdb::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub enum Verification {
     /// Every pair within the distance is a near duplicate.

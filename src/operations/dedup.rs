@@ -40,6 +40,28 @@ impl Snapshot {
     /// Dedups the documents of `source` against this state of the store and each other,
     /// greedily in input order (see [`Verdict`]); nothing is inserted (an `options.insert` is
     /// refused: [`Store::dedup_from`] inserts).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, DedupOptions, ReadOptions, Settings, Snapshot, Source, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut stored = Batch::new();
+    /// stored.push("a", 0x0123_4567_89ab_cdef)?;
+    /// store.insert(&stored, None)?;
+    /// let mut day = Batch::new();
+    /// day.push("b", 0x0123_4567_89ab_cdee)?; // 1 bit from the stored a
+    /// day.push("c", 0xfedc_ba98_7654_3210)?; // new
+    /// day.push("d", 0xfedc_ba98_7654_3211)?; // 1 bit from c, kept before it
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let options = DedupOptions::default(); // the store's K
+    /// let answer = snapshot.dedup_from(Source::Documents(day), &options, &ReadOptions::default(), &())?;
+    /// let kept: Vec<bool> = answer.results.unwrap().iter().map(|v| v.kept).collect();
+    /// assert_eq!(kept, [false, true, false]);
+    /// assert_eq!((answer.duplicates_of_stored, answer.duplicates_within_input), (1, 1));
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn dedup_from(
         &self,
         source: Source<'_>,

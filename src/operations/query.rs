@@ -55,6 +55,23 @@ impl Snapshot {
 
     /// The query for `text`, fingerprinted (and sketched, in a store that keeps sketches) with
     /// the store's scheme; an error for a store of bare fingerprints or an unreadable text.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{InsertOptions, ReadOptions, Settings, Snapshot, Source, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?; // words-2-minhash
+    /// let text = "the store keeps every fingerprint of every page it has seen";
+    /// let body = format!("{{\"id\": \"a\", \"text\": \"{text}\"}}\n");
+    /// let source = Source::Bytes { bytes: body.as_bytes(), name: "body" };
+    /// store.insert_from([source], &InsertOptions::default(), &ReadOptions::default(), &())?;
+    /// let snapshot = Snapshot::open(&path)?;
+    /// let query = snapshot.text_query(text)?; // the same scheme as the stored text's
+    /// let answers = snapshot.query_many(&[query], 0, None)?;
+    /// assert_eq!(answers[0][0].id, "a");
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn text_query(&self, text: &str) -> Result<Query> {
         let (fingerprint, sketch) = self.text_scheme()?.document(text)?;
         Ok(Query {

@@ -81,6 +81,21 @@ pub struct TableStats {
 
 impl Stats {
     /// Reads the stats of a snapshot, walking the store's files for their sizes.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Snapshot, Stats, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("a", 0x0123_4567_89ab_cdef)?;
+    /// batch.push("b", 0x0123_4567_89ab_cdef)?; // a copy: one fingerprint, two documents
+    /// store.insert(&batch, None)?;
+    /// let stats = Stats::of(&Snapshot::open(&path)?)?;
+    /// assert_eq!((stats.documents, stats.fingerprints, stats.tables), (2, 1, 10));
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn of(snapshot: &Snapshot) -> Result<Self> {
         let catalog = snapshot.catalog();
         let settings = &catalog.settings;

@@ -11,11 +11,13 @@ use crate::format::catalog::{BatchKind, BatchMeta, Catalog};
 use crate::read::snapshot::Snapshot;
 use crate::run::RunContents;
 use crate::sys::dates;
+use crate::write::batch::check_id;
 use crate::write::store::Store;
 
 impl Store {
     /// Deletes documents by id, all or nothing. Their fingerprints stop matching at once and
-    /// leave the tables at the next compaction.
+    /// leave the tables at the next compaction. An id no batch could hold (see
+    /// [`crate::Batch::check_id`]) is refused by its place, `ids[i]`, and nothing is deleted.
     pub fn delete<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> Result<DeleteSummary> {
         let (live, summary) = plan_delete(&self.snapshot()?, ids)?;
         self.delete_sorted(&live, BatchKind::Delete, None, summary, &[])
@@ -58,6 +60,21 @@ impl Store {
 impl Snapshot {
     /// What [`Store::delete`] would do to this state, without doing it: `batch` is None in
     /// the summary.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Snapshot, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("a", 0x0123_4567_89ab_cdef)?;
+    /// store.insert(&batch, None)?;
+    /// let plan = Snapshot::open(&path)?.preview_delete(["a", "gone", "a"])?;
+    /// assert_eq!((plan.deleted, plan.not_found, plan.repeated), (1, 1, 1));
+    /// assert_eq!(store.snapshot()?.documents(), 1); // a dry run changes nothing
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn preview_delete<'a>(
         &self,
         ids: impl IntoIterator<Item = &'a str>,
@@ -86,10 +103,15 @@ fn plan_delete<'a>(
     snapshot: &Snapshot,
     ids: impl IntoIterator<Item = &'a str>,
 ) -> Result<(Vec<(u64, &'a str)>, DeleteSummary)> {
+    // An id no batch can hold is a caller's mistake, not an id "not found".
     let mut keys: Vec<(u64, &str)> = ids
         .into_iter()
-        .map(|id| (id_hash(id.as_bytes()), id))
-        .collect();
+        .enumerate()
+        .map(|(i, id)| match check_id(id) {
+            Ok(()) => Ok((id_hash(id.as_bytes()), id)),
+            Err(e) => Err(Error::input(format!("ids[{i}]: {e}"))),
+        })
+        .collect::<Result<_>>()?;
     let asked = keys.len() as u64;
     keys.par_sort_unstable();
     keys.dedup();
@@ -292,5 +314,33 @@ impl serde::Serialize for DeleteSummary {
         }
         out.serialize_field("dry_run", &self.dry_run)?;
         out.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::settings::Settings;
+    use crate::write::batch::Batch;
+    use crate::write::store::Store;
+
+    #[test]
+    fn an_id_no_batch_could_hold_is_refused_by_its_place_and_nothing_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+        let mut batch = Batch::new();
+        batch.push("a", 1).unwrap();
+        store.insert(&batch, None).unwrap();
+        for bad in ["", "tab\there"] {
+            let e = store.delete(["a", bad]).unwrap_err();
+            assert!(e.to_string().starts_with("ids[1]: "), "{e}");
+            let e = store
+                .snapshot()
+                .unwrap()
+                .preview_delete(["a", bad])
+                .unwrap_err();
+            assert!(e.to_string().starts_with("ids[1]: "), "{e}");
+        }
+        assert_eq!(store.snapshot().unwrap().get("a").unwrap(), Some(1));
+        assert_eq!(store.delete(["a"]).unwrap().deleted, 1);
     }
 }

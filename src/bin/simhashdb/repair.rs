@@ -118,21 +118,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let damaged = report.runs.len();
     if args.json {
-        /// The last line of `repair --json`.
-        #[derive(serde::Serialize)]
-        struct Outcome {
-            runs_checked: usize,
-            runs_damaged: usize,
-            committed: bool,
-            dry_run: bool,
-        }
-        let outcome = Outcome {
-            runs_checked: report.runs_checked,
-            runs_damaged: damaged,
-            committed: report.committed,
-            dry_run: args.dry_run,
-        };
-        output::json_line(&mut out, &outcome)?;
+        output::json_line(&mut out, &report)?;
     } else if damaged == 0 {
         writeln!(out, "no damage found in {} runs", report.runs_checked)?;
     } else if report.committed {

@@ -50,6 +50,21 @@ impl Store {
     /// what it finds, so it runs on a private copy of each file, one at a time, in the
     /// system's temporary directory (`TMPDIR`): it needs as much free space there as the
     /// largest file of the store, and reads every byte of the store once more.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("store");
+    /// use simhashdb::{Batch, Settings, Store};
+    ///
+    /// let mut store = Store::create(&path, Settings::default())?;
+    /// let mut batch = Batch::new();
+    /// batch.push("a", 0x0123_4567_89ab_cdef)?;
+    /// store.insert(&batch, None)?;
+    /// let report = Store::verify(&path, false, &())?;
+    /// assert!(report.findings.is_empty()); // each one names its file, table and block
+    /// assert_eq!(report.documents, 1);
+    /// # Ok::<(), simhashdb::Error>(())
+    /// ```
     pub fn verify(dir: &Path, deep: bool, progress: &dyn Progress) -> Result<Report> {
         verify_store(dir, deep, progress)
     }

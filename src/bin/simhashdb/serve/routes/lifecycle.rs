@@ -23,9 +23,6 @@ pub(super) async fn delete(
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
     let body: DeleteBody = parse_json(&read_body(&service, &headers, body).await?)?;
-    for (i, id) in body.ids.iter().enumerate() {
-        Batch::check_id(id).map_err(|e| ApiError::bad_request(format!("ids[{i}]: {e}")))?;
-    }
     let answer = if params.dry_run {
         // A dry run reads the current state: no lock, nothing written (a read-only server
         // answers it too).

@@ -14,8 +14,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use simhashdb::{
-    Batch, CompactSummary, DedupOptions, ExpireSelector, FingerprintFormat, InputFormat,
-    InsertOptions, Match, MaxSkipped, ReadOptions, Rejects, Snapshot, Source,
+    CompactSummary, DedupOptions, ExpireSelector, FingerprintFormat, InputFormat, InsertOptions,
+    Match, MaxSkipped, ReadOptions, Rejects, Snapshot, Source,
 };
 
 use super::api_error::ApiError;

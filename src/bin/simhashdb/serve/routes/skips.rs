@@ -42,17 +42,6 @@ impl Skips {
         let Some(rejects) = &self.options.rejects else {
             return;
         };
-        let rejects: Vec<Value> = rejects
-            .lines()
-            .into_iter()
-            .map(|(_, line, reason, record)| {
-                json!({
-                    "line": line,
-                    "reason": reason,
-                    "record": String::from_utf8_lossy(&record),
-                })
-            })
-            .collect();
         answer["rejects"] = json!(rejects);
     }
 }
