@@ -94,17 +94,24 @@ fn batch_of(docs: &[Input], scheme: &Scheme) -> Batch {
 /// (an unchanged fingerprint keeps its batch and sketch, as `insert` writes nothing for it).
 fn model_of(batches: &[Vec<Input>], scheme: &Scheme) -> BTreeMap<String, Doc> {
     let mut model: BTreeMap<String, Doc> = BTreeMap::new();
-    for (b, docs) in batches.iter().enumerate() {
+    // A batch that changes nothing is not recorded, so it takes no number.
+    let mut number = 0;
+    for docs in batches {
         let mut last: BTreeMap<&str, &Input> = BTreeMap::new();
         for doc in docs {
             last.insert(&doc.0, doc);
         }
-        for (id, (_, fp, text)) in last {
-            if model.get(id).is_some_and(|d| d.0 == *fp) {
-                continue;
-            }
+        let changed: Vec<_> = last
+            .into_iter()
+            .filter(|(id, (_, fp, _))| !model.get(*id).is_some_and(|d| d.0 == *fp))
+            .collect();
+        if changed.is_empty() {
+            continue;
+        }
+        number += 1;
+        for (id, (_, fp, text)) in changed {
             let sketch = text.as_deref().and_then(|t| scheme.sketch(t));
-            model.insert(id.to_string(), (*fp, b as u64 + 1, sketch));
+            model.insert(id.to_string(), (*fp, number, sketch));
         }
     }
     model
