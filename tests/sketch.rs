@@ -103,7 +103,7 @@ fn model_of(batches: &[Vec<Input>], scheme: &Scheme) -> BTreeMap<String, Doc> {
         }
         let changed: Vec<_> = last
             .into_iter()
-            .filter(|(id, (_, fp, _))| !model.get(*id).is_some_and(|d| d.0 == *fp))
+            .filter(|(id, (_, fp, _))| model.get(*id).is_none_or(|d| d.0 != *fp))
             .collect();
         if changed.is_empty() {
             continue;
