@@ -322,3 +322,86 @@ fn insert_and_dedup_from_a_source_through_the_handle() {
     assert_eq!(e.kind(), simhashdb::ErrorKind::Usage, "{e}");
     assert_eq!(db.current().documents(), 2);
 }
+
+/// The handle's dedup of files: one that only reads writes its outputs and stores nothing;
+/// one that inserts commits the kept documents. A snapshot refuses to insert, and a dedup of
+/// a source refuses output files, rather than ignoring either.
+#[test]
+fn dedup_of_files_through_the_handle_and_what_each_dedup_refuses() {
+    use simhashdb::{DedupOptions, ErrorKind, InsertOptions, ReadOptions, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    Store::create(&path, Settings::default()).unwrap();
+    let db = Database::open(&path, options(None, false, false)).unwrap();
+    let read = ReadOptions::default();
+    let stored = Source::Bytes {
+        bytes: b"a\t0123456789abcdef\n",
+        name: "body",
+    };
+    db.insert_from([stored], &InsertOptions::default(), &read)
+        .unwrap();
+    // b is 1 bit from the stored a; c is far from everything.
+    let day = dir.path().join("day.tsv");
+    std::fs::write(&day, "b\t0123456789abcdee\nc\tfedcba9876543210\n").unwrap();
+    let (kept, dropped) = (dir.path().join("kept.tsv"), dir.path().join("dropped.tsv"));
+    let only_read = DedupOptions {
+        output: Some(kept.clone()),
+        duplicates: Some(dropped.clone()),
+        ..DedupOptions::default()
+    };
+    let mut stdout = Vec::new();
+    let summary = db
+        .dedup_files(&[day.clone()], &only_read, &read, &mut stdout)
+        .unwrap();
+    assert_eq!((summary.kept, summary.duplicates_of_stored), (1, 1));
+    assert_eq!(
+        summary.results, None,
+        "a dedup of files writes its verdicts out"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        "c\tfedcba9876543210\n"
+    );
+    assert!(std::fs::read_to_string(&dropped)
+        .unwrap()
+        .starts_with("b\ta\t1\t"));
+    assert!(stdout.is_empty());
+    assert_eq!(
+        db.current().documents(),
+        1,
+        "a dedup that only reads stores nothing"
+    );
+
+    let inserting = DedupOptions {
+        insert: Some(InsertOptions::default()),
+        ..only_read.clone()
+    };
+    let summary = db
+        .dedup_files(&[day.clone()], &inserting, &read, &mut stdout)
+        .unwrap();
+    assert_eq!((summary.inserted, summary.batch.is_some()), (1, true));
+    assert_eq!(db.current().documents(), 2);
+
+    // A snapshot only reads: an insert asked of it is refused, not ignored.
+    let snapshot = db.current();
+    let e = snapshot
+        .dedup_files(&[day.clone()], &inserting, &read, &mut stdout, &())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Input, "{e}");
+    let source = Source::Bytes {
+        bytes: b"d\t0000000000000001\n",
+        name: "body",
+    };
+    let e = snapshot
+        .dedup_from(source, &inserting, &read, &())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Input, "{e}");
+    // A dedup of a source answers its verdicts: output files are refused, not ignored.
+    let source = Source::Bytes {
+        bytes: b"d\t0000000000000001\n",
+        name: "body",
+    };
+    let e = db.dedup_from(source, &only_read, &read).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Input, "{e}");
+    assert_eq!(db.current().documents(), 2);
+}
