@@ -343,6 +343,7 @@ fn dedup_of_files_through_the_handle_and_what_each_dedup_refuses() {
     // b is 1 bit from the stored a; c is far from everything.
     let day = dir.path().join("day.tsv");
     std::fs::write(&day, "b\t0123456789abcdee\nc\tfedcba9876543210\n").unwrap();
+    let inputs = [day];
     let (kept, dropped) = (dir.path().join("kept.tsv"), dir.path().join("dropped.tsv"));
     let only_read = DedupOptions {
         output: Some(kept.clone()),
@@ -351,7 +352,7 @@ fn dedup_of_files_through_the_handle_and_what_each_dedup_refuses() {
     };
     let mut stdout = Vec::new();
     let summary = db
-        .dedup_files(&[day.clone()], &only_read, &read, &mut stdout)
+        .dedup_files(&inputs, &only_read, &read, &mut stdout)
         .unwrap();
     assert_eq!((summary.kept, summary.duplicates_of_stored), (1, 1));
     assert_eq!(
@@ -377,7 +378,7 @@ fn dedup_of_files_through_the_handle_and_what_each_dedup_refuses() {
         ..only_read.clone()
     };
     let summary = db
-        .dedup_files(&[day.clone()], &inserting, &read, &mut stdout)
+        .dedup_files(&inputs, &inserting, &read, &mut stdout)
         .unwrap();
     assert_eq!((summary.inserted, summary.batch.is_some()), (1, true));
     assert_eq!(db.current().documents(), 2);
@@ -385,7 +386,7 @@ fn dedup_of_files_through_the_handle_and_what_each_dedup_refuses() {
     // A snapshot only reads: an insert asked of it is refused, not ignored.
     let snapshot = db.current();
     let e = snapshot
-        .dedup_files(&[day.clone()], &inserting, &read, &mut stdout, &())
+        .dedup_files(&inputs, &inserting, &read, &mut stdout, &())
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Input, "{e}");
     let source = Source::Bytes {
