@@ -10,16 +10,19 @@
 //!   --tables      tables (default 4: m = 4, K = 3)
 //!   --threads     threads the probes are spread over (default 2)
 //!   --cache-mib   redb cache of the reader (default 25, what `query` gives a 1e7 store)
-//! Each round opens the file afresh (as a `query` process does) and runs every probe three
-//! ways: the redb step only; plus the block checksum; plus decoding the 16-bit prefix range.
-//! Prints one JSON object per round; five rounds.
+//!   --prefix-bits the key bits a probe fixes (default 16: m = 4; 26 for m = 5 at 1e9)
+//! The tables are written twice, in each key block layout (format 5's Elias-Fano blocks and
+//! format 3's restart blocks), and each round measures both, side by side. Each round opens
+//! the file afresh (as a `query` process does) and runs every probe three ways: the redb step
+//! only; plus the block checksum; plus decoding the prefix range. Prints one JSON
+//! object per round and layout (five rounds), then the medians.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use redb::{Database, ReadableDatabase, TableDefinition};
-use simhashdb::internals::KeyBlock;
+use simhashdb::internals::{KeyBlock, KeyCodec};
 
 mod common;
 use common::{append_blocks, encode_blocks, splitmix, Args};
@@ -43,30 +46,39 @@ fn main() {
     let tables = args.number("--tables", 4.0) as usize;
     let threads = args.number("--threads", 2.0) as usize;
     let cache = (args.number("--cache-mib", 25.0) as usize) << 20;
+    let prefix_bits = args.number("--prefix-bits", 16.0) as u32;
+    // The key bits a probe's range leaves free.
+    let suffix = u64::MAX >> prefix_bits;
     let dir = PathBuf::from(
         args.flag("--dir")
             .unwrap_or_else(|| "bench-data/redb-probe".into()),
     );
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tables.redb");
+    let codecs = [
+        ("restarts", KeyCodec::Restarts),
+        ("elias_fano", KeyCodec::EliasFano),
+    ];
 
     let mut rng = 7u64;
     let mut keys: Vec<u64> = (0..fingerprints).map(|_| splitmix(&mut rng)).collect();
     keys.sort_unstable();
     keys.dedup();
-    let _ = std::fs::remove_file(&path);
-    {
+    let mut in_memory = Vec::new();
+    for (name, codec) in codecs {
+        let path = dir.join(format!("{name}.redb"));
+        let _ = std::fs::remove_file(&path);
         let db = Database::builder()
             .set_cache_size(256 << 20)
             .create(&path)
             .unwrap();
-        let blocks = encode_blocks(&keys);
+        let blocks = encode_blocks(codec, &keys);
         let txn = db.begin_write().unwrap();
         for t in 0..tables {
             let blocks = blocks.iter().map(|(last, b)| (*last, &b[..]));
             append_blocks(&txn, &format!("t{t:03}"), blocks);
         }
         txn.commit().unwrap();
+        in_memory.push(blocks);
     }
     let probes: Vec<u64> = (0..queries).map(|_| splitmix(&mut rng)).collect();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -74,57 +86,99 @@ fn main() {
         .build()
         .unwrap();
 
+    let mut figures: Vec<Vec<[f64; 4]>> = vec![Vec::new(); codecs.len()];
     for round in 0..5 {
-        let mut seconds = Vec::new();
-        for work in [Work::Lookup, Work::Checksum, Work::Decode] {
+        for (c, (name, _)) in codecs.iter().enumerate() {
+            let path = dir.join(format!("{name}.redb"));
+            let bytes: usize = in_memory[c].iter().map(|(_, b)| b.len()).sum();
+            // The decoding alone: the blocks in memory, each probe's block found by binary
+            // search, on one thread.
             let start = Instant::now();
-            let db = redb::Builder::new()
-                .set_cache_size(cache)
-                .open_read_only(&path)
-                .unwrap();
-            let txn = db.begin_read().unwrap();
-            let opened: Vec<_> = (0..tables)
-                .map(|t| txn.open_table(table(t)).unwrap())
-                .collect();
-            let found: u64 = pool.install(|| {
-                probes
-                    .par_iter()
-                    .map(|&q| {
-                        let (lo, hi) = (q & !0xffff_ffff_ffff, q | 0xffff_ffff_ffff);
-                        let mut found = 0u64;
-                        for table in &opened {
-                            for item in table.range(lo..).unwrap() {
-                                let (last, block) = item.unwrap();
-                                let bytes = block.value();
-                                match work {
-                                    Work::Lookup => found += u64::from(bytes[bytes.len() / 2]),
-                                    Work::Checksum => {
-                                        found += KeyBlock::parse(bytes).unwrap().len() as u64
+            let mut found = 0u64;
+            for _ in 0..tables {
+                for &q in &probes {
+                    let (lo, hi) = (q & !suffix, q | suffix);
+                    let blocks = &in_memory[c];
+                    let mut b = blocks.partition_point(|(last, _)| *last < lo);
+                    while b < blocks.len() {
+                        let (last, bytes) = &blocks[b];
+                        let block = KeyBlock::parse(bytes).unwrap();
+                        block.for_each_in(lo, hi, |_| found += 1).unwrap();
+                        if *last >= hi {
+                            break;
+                        }
+                        b += 1;
+                    }
+                }
+            }
+            let memory_s = start.elapsed().as_secs_f64();
+            std::hint::black_box(found);
+            let mut seconds = Vec::new();
+            for work in [Work::Lookup, Work::Checksum, Work::Decode] {
+                let start = Instant::now();
+                let db = redb::Builder::new()
+                    .set_cache_size(cache)
+                    .open_read_only(&path)
+                    .unwrap();
+                let txn = db.begin_read().unwrap();
+                let opened: Vec<_> = (0..tables)
+                    .map(|t| txn.open_table(table(t)).unwrap())
+                    .collect();
+                let found: u64 = pool.install(|| {
+                    probes
+                        .par_iter()
+                        .map(|&q| {
+                            let (lo, hi) = (q & !suffix, q | suffix);
+                            let mut found = 0u64;
+                            for table in &opened {
+                                for item in table.range(lo..).unwrap() {
+                                    let (last, block) = item.unwrap();
+                                    let bytes = block.value();
+                                    match work {
+                                        Work::Lookup => found += u64::from(bytes[bytes.len() / 2]),
+                                        Work::Checksum => {
+                                            found += KeyBlock::parse(bytes).unwrap().len() as u64
+                                        }
+                                        Work::Decode => KeyBlock::parse(bytes)
+                                            .unwrap()
+                                            .for_each_in(lo, hi, |_| found += 1)
+                                            .unwrap(),
                                     }
-                                    Work::Decode => KeyBlock::parse(bytes)
-                                        .unwrap()
-                                        .for_each_in(lo, hi, |_| found += 1)
-                                        .unwrap(),
-                                }
-                                if last.value() >= hi {
-                                    break;
+                                    if last.value() >= hi {
+                                        break;
+                                    }
                                 }
                             }
-                        }
-                        found
-                    })
-                    .sum()
-            });
-            seconds.push(start.elapsed().as_secs_f64());
-            std::hint::black_box(found);
-        }
-        println!(
-            "{{\"figure\":\"redb_probe\",\"round\":{round},\"fingerprints\":{},\"tables\":{tables},\"queries\":{queries},\"threads\":{threads},\"cache_mib\":{},\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4}}}",
+                            found
+                        })
+                        .sum()
+                });
+                seconds.push(start.elapsed().as_secs_f64());
+                std::hint::black_box(found);
+            }
+            println!(
+            "{{\"figure\":\"redb_probe\",\"layout\":\"{name}\",\"block_bytes\":{bytes},\"memory_decode_s\":{memory_s:.4},\"round\":{round},\"fingerprints\":{},\"tables\":{tables},\"queries\":{queries},\"threads\":{threads},\"cache_mib\":{},\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4}}}",
             keys.len(),
             cache >> 20,
             seconds[0],
             seconds[1],
             seconds[2],
+        );
+            figures[c].push([seconds[0], seconds[1], seconds[2], memory_s]);
+        }
+    }
+    for ((name, _), rounds) in codecs.iter().zip(&mut figures) {
+        let median = |i: usize| {
+            let mut v: Vec<f64> = rounds.iter().map(|r| r[i]).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "{{\"figure\":\"redb_probe_median\",\"layout\":\"{name}\",\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4},\"memory_decode_s\":{:.4}}}",
+            median(0),
+            median(1),
+            median(2),
+            median(3),
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

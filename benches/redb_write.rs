@@ -47,7 +47,7 @@ fn main() {
         let mut keys_of_file: Vec<u64> = (0..per_table / f).map(|_| splitmix(&mut rng)).collect();
         keys_of_file.sort_unstable();
         keys_of_file.dedup();
-        let blocks = encode_blocks(&keys_of_file);
+        let blocks = encode_blocks(simhashdb::internals::KeyCodec::EliasFano, &keys_of_file);
         let bytes: usize = blocks.iter().map(|(_, b)| b.len()).sum::<usize>() * TABLES * f;
         let written = keys_of_file.len() * TABLES * f;
 

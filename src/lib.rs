@@ -157,5 +157,5 @@ pub use write::store::{CreateOptions, Store};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::format::block::keys::{encode as encode_key_blocks, KeyBlock};
+    pub use crate::format::block::keys::{encode as encode_key_blocks, KeyBlock, KeyCodec};
 }

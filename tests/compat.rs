@@ -23,7 +23,7 @@ fn fixture_documents(batch: u64) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Format 4: a store with 64-byte sketches; half of each batch inserted as text (with
+/// The current format (4 on): a store with 64-byte sketches; half of each batch inserted as text (with
 /// sketches), half as bare fingerprints.
 fn write_current_fixture(dir: &Path) {
     let store_dir = dir.join("store");
@@ -101,16 +101,18 @@ fn every_format_version_opens_with_its_contents() {
         let tmp = tempfile::tempdir().unwrap();
         let store = tmp.path().join("store");
         copy_dir(&fixture.join("store"), &store);
-        let model: BTreeMap<String, u64> = std::fs::read_to_string(fixture.join("documents.tsv"))
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let (id, fp) = l.split_once('\t').unwrap();
-                (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
-            })
-            .collect();
-        // Versions 1 and 2 need `migrate`, which brings them to 3 (no sketches); 3 (a
-        // store without sketches) and 4 open as they are, and migrate leaves them.
+        let mut model: BTreeMap<String, u64> =
+            std::fs::read_to_string(fixture.join("documents.tsv"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let (id, fp) = l.split_once('\t').unwrap();
+                    (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
+                })
+                .collect();
+        // Versions 1 and 2 need `migrate` before they open; 3 and 4 open as they are and
+        // take new batches staying at their version (their blocks in their own layout, so
+        // that the builds that wrote them keep opening them).
         if version < 3 {
             let err = Snapshot::open(&store)
                 .err()
@@ -120,24 +122,25 @@ fn every_format_version_opens_with_its_contents() {
                     && err.to_string().contains("simhashdb migrate"),
                 "{err}"
             );
-            assert_eq!(Store::migrate(&store).unwrap(), version);
+        } else {
+            let kept = format!("kept-at-v{version}");
+            insert_one(&store, &kept, 0x0123_4567_89ab_cdef);
+            assert_eq!(Snapshot::open(&store).unwrap().format_version(), version);
+            let elias_fano = version >= 5;
+            assert!(key_blocks(&store, true).iter().all(|&ef| ef == elias_fano));
+            assert_verifies(&store, version);
+            model.insert(kept, 0x0123_4567_89ab_cdef);
         }
-        let again = Store::migrate(&store).unwrap();
-        assert_eq!(
-            again,
-            version.max(3),
-            "migrating a current store is a no-op"
-        );
+        // `migrate` brings every version to the current one and is then a no-op.
+        assert_eq!(Store::migrate(&store).unwrap(), version);
+        assert_eq!(Store::migrate(&store).unwrap(), Store::FORMAT_VERSION);
         assert_eq!(
             Snapshot::open(&store).unwrap().format_version(),
-            version.max(3)
+            Store::FORMAT_VERSION
         );
-        let report = simhashdb::Store::verify(&store, false, &()).unwrap();
-        assert!(
-            report.findings.is_empty(),
-            "v{version}: {:?}",
-            report.findings
-        );
+        assert_verifies(&store, version);
+        // Every run's key blocks were rewritten.
+        assert!(key_blocks(&store, false).iter().all(|&ef| ef), "v{version}");
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
@@ -171,13 +174,78 @@ fn every_format_version_opens_with_its_contents() {
                 "v{version} {id}"
             );
         }
-        // And it takes a new batch, staying at its version.
-        let mut store = Store::open(&store).unwrap();
-        let mut b = Batch::new();
-        b.push("after-open", 7).unwrap();
-        assert_eq!(store.insert(&b, None).unwrap().inserted, 1);
-        drop(store);
-        let after = Snapshot::open(&tmp.path().join("store")).unwrap();
-        assert_eq!(after.format_version(), version.max(3), "v{version}");
+        // And it takes a new batch in the current format, beside the blocks it had.
+        drop(snapshot);
+        insert_one(&store, "after-migrate", 7);
+        model.insert("after-migrate".into(), 7);
+        assert!(key_blocks(&store, true).iter().all(|&ef| ef));
+        assert_verifies(&store, version);
+        let after = Snapshot::open(&store).unwrap();
+        assert_eq!(after.format_version(), Store::FORMAT_VERSION, "v{version}");
+        for fp in [7, 0x0123_4567_89ab_cdef] {
+            assert_eq!(
+                query_tuples(&after, fp, 3),
+                brute_force(&model, fp, 3),
+                "v{version}"
+            );
+        }
     }
+}
+
+/// Whether each key block of the newest run (or of every run) of the store at `dir` is an
+/// Elias-Fano block (format 5) rather than a restart block (formats 3 and 4): docs/format.md,
+/// "Key blocks".
+fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    if newest_only {
+        runs.drain(..runs.len() - 1);
+    }
+    let files = runs
+        .iter()
+        .flat_map(|run| std::fs::read_dir(run).unwrap().map(|f| f.unwrap()));
+    let mut layouts = Vec::new();
+    for file in files {
+        let path = file.path();
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("shard-")
+        {
+            continue;
+        }
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_read().unwrap();
+        for table in txn.list_tables().unwrap() {
+            let def = TableDefinition::<u64, &[u8]>::new(table.name());
+            for block in txn.open_table(def).unwrap().iter().unwrap() {
+                layouts.push(block.unwrap().1.value()[6..8] == [0, 0]);
+            }
+        }
+    }
+    assert!(!layouts.is_empty());
+    layouts
+}
+
+/// Inserts one document into the store at `dir`.
+fn insert_one(dir: &Path, id: &str, fingerprint: u64) {
+    let mut store = Store::open(dir).unwrap();
+    let mut batch = Batch::new();
+    batch.push(id, fingerprint).unwrap();
+    assert_eq!(store.insert(&batch, None).unwrap().inserted, 1);
+}
+
+/// `verify` of the store at `dir` (a fixture of format `version`) finds nothing.
+fn assert_verifies(dir: &Path, version: u32) {
+    let report = simhashdb::Store::verify(dir, false, &()).unwrap();
+    assert!(
+        report.findings.is_empty(),
+        "v{version}: {:?}",
+        report.findings
+    );
 }

@@ -291,39 +291,62 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
 
 #[test]
 fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1/store");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut first_micros = None;
-    for round in 0..10 {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("s");
-        crate::compat::copy_dir(&fixture, &store);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
-            .args(["migrate", store.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        match first_micros {
-            None => {
-                assert!(child.wait().unwrap().success());
-                first_micros = Some(started.elapsed().as_micros() as u64);
+    // Format 1 goes through every step; 3 and 4 (with sketches) rewrite their key blocks.
+    for version in [1u64, 3, 4] {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"));
+        let documents = std::fs::read_to_string(fixture.join("documents.tsv")).unwrap();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ version);
+        let mut first_micros = None;
+        for round in 0..10 {
+            let what = format!("v{version} migrate round {round}");
+            let dir = tempfile::tempdir().unwrap();
+            let store = dir.path().join("s");
+            crate::compat::copy_dir(&fixture.join("store"), &store);
+            let mut child = Command::new(env!("CARGO_BIN_EXE_simhashdb"))
+                .args(["migrate", store.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let started = Instant::now();
+            match first_micros {
+                None => {
+                    assert!(child.wait().unwrap().success());
+                    first_micros = Some(started.elapsed().as_micros() as u64);
+                }
+                Some(t) => {
+                    std::thread::sleep(Duration::from_micros(rng.next() % (t * 3 / 2 + 1)));
+                    let _ = child.kill();
+                    child.wait().unwrap();
+                }
             }
-            Some(t) => {
-                std::thread::sleep(Duration::from_micros(rng.next() % (t * 3 / 2 + 1)));
-                let _ = child.kill();
-                child.wait().unwrap();
+            // Versions 3 and up open at every moment; 1 and 2 ask for the upgrade.
+            match Snapshot::open(&store) {
+                Ok(_) => {}
+                Err(e) => assert!(
+                    version < 3 && e.to_string().contains("upgrade required"),
+                    "{what}: {e}"
+                ),
             }
+            simhashdb::Store::migrate(&store).unwrap();
+            assert_clean(&store, &what);
+            let snapshot = Snapshot::open(&store).unwrap();
+            assert_eq!(snapshot.format_version(), Store::FORMAT_VERSION, "{what}");
+            let mut held = 0;
+            for line in documents.lines() {
+                let (id, fp) = line.split_once('\t').unwrap();
+                let fp = u64::from_str_radix(fp, 16).unwrap();
+                assert_eq!(snapshot.get(id).unwrap(), Some(fp), "{what}: {id}");
+                assert!(
+                    crate::util::query_tuples(&snapshot, fp, 0)
+                        .iter()
+                        .any(|(_, _, i)| i == id),
+                    "{what}: query {fp:016x}"
+                );
+                held += 1;
+            }
+            assert_eq!(snapshot.documents(), held, "{what}");
         }
-        match Snapshot::open(&store) {
-            Ok(_) => {}
-            Err(e) => assert!(
-                e.to_string().contains("upgrade required"),
-                "round {round}: {e}"
-            ),
-        }
-        simhashdb::Store::migrate(&store).unwrap();
-        assert_clean(&store, &format!("migrate round {round}"));
     }
 }

@@ -87,9 +87,9 @@ pub fn append_blocks<'b>(
 
 /// Strictly increasing `keys` encoded as a run encodes them: `(last key, block)` per block.
 #[cfg(feature = "internals")]
-pub fn encode_blocks(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
+pub fn encode_blocks(codec: simhashdb::internals::KeyCodec, keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
     let mut blocks = Vec::new();
-    simhashdb::internals::encode_key_blocks(keys, |last, block| {
+    simhashdb::internals::encode_key_blocks(codec, keys, |last, block| {
         blocks.push((last, block.to_vec()));
         Ok(())
     })

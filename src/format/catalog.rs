@@ -19,6 +19,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::block::keys::KeyCodec;
 use crate::format::block::sketches::{
     MAX_BYTES as MAX_SKETCH_BYTES, MIN_BYTES as MIN_SKETCH_BYTES,
 };
@@ -27,16 +28,17 @@ use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::sys::file_backend::{injected, Op};
 
-/// The format version this build writes for a store with verification sketches. See
-/// migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 4;
+/// The format version this build writes: new stores are created in it, and `migrate`
+/// upgrades older ones to it. See migrations/ for the history.
+pub(crate) const FORMAT_VERSION: u32 = 5;
 
-/// The version a store without sketches is written as: version 4 without sketches is version
-/// 3 byte for byte, so builds that know only version 3 keep opening such stores.
-pub(crate) const SKETCHLESS_VERSION: u32 = 3;
+/// The versions this build opens as they are, and keeps writing in their own format so that
+/// the builds that wrote them keep opening them.
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, FORMAT_VERSION];
 
-/// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]).
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2];
+/// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
+/// 1 and 2 must be upgraded before they open; 3 and 4 open as they are.
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -44,9 +46,12 @@ const HEADER_BYTES: usize = 16;
 const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 
 /// Everything a reader needs to see one consistent state of the store.
-#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub(crate) struct Catalog {
+    /// The format version the store is written in (the catalog file's header; not in the
+    /// payload): 3, 4 or 5. Runs written into the store take its format's layout.
+    pub format: u32,
     /// The settings the store was created with.
     pub settings: Settings,
     /// When `insert` merges runs by itself.
@@ -202,6 +207,7 @@ impl Catalog {
     /// A new, empty catalog.
     pub(crate) fn new(settings: Settings) -> Self {
         Catalog {
+            format: FORMAT_VERSION,
             settings,
             compaction: CompactionPolicy::default(),
             scheme: None,
@@ -228,29 +234,36 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2, 3 or 4 (versions 2 and 3 share their
-    /// structs, which are version 4's without sketches).
+    /// The catalog of a payload of `version` 2 to 5 (versions 2 and 3 share their structs,
+    /// which are version 4's without sketches; version 5's are version 4's).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
-        if version >= FORMAT_VERSION {
-            let catalog: Catalog = decode_payload(payload)?;
-            let sizes = MIN_SKETCH_BYTES..=MAX_SKETCH_BYTES;
-            if !sizes.contains(&catalog.sketch_bytes) {
-                return Err(Error::corrupt(format!(
-                    "a format 4 catalog gives sketches of {} bytes (64 to 1024)",
-                    catalog.sketch_bytes
-                )));
-            }
-            return Ok(catalog);
+        if version < 4 {
+            return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
         }
-        decode_payload::<v3::Catalog>(payload).map(Catalog::from)
+        let catalog = decode_payload::<v4::Catalog>(payload)?.with_format(version);
+        let sizes = MIN_SKETCH_BYTES..=MAX_SKETCH_BYTES;
+        // Format 5 keeps sketches or not; format 4 is the format of stores that keep them.
+        let none_allowed = version >= 5 && catalog.sketch_bytes == 0;
+        if !none_allowed && !sizes.contains(&catalog.sketch_bytes) {
+            return Err(Error::corrupt(format!(
+                "a format {version} catalog gives sketches of {} bytes (64 to 1024)",
+                catalog.sketch_bytes
+            )));
+        }
+        Ok(catalog)
     }
 
-    /// The format version this catalog is written as: 4 for a store with sketches, else 3.
+    /// The format version this catalog is written as: the store's.
     pub(crate) fn version(&self) -> u32 {
-        if self.sketch_bytes == 0 {
-            SKETCHLESS_VERSION
+        self.format
+    }
+
+    /// How runs written into this store lay out their key blocks.
+    pub(crate) fn key_codec(&self) -> KeyCodec {
+        if self.format >= 5 {
+            KeyCodec::EliasFano
         } else {
-            FORMAT_VERSION
+            KeyCodec::Restarts
         }
     }
 
@@ -259,14 +272,15 @@ impl Catalog {
         self.encode_as(self.version())
     }
 
-    /// The catalog file's bytes marked as format `version`: version 4's structs, or for
-    /// versions 2 and 3 (a migration step, a store without sketches) theirs.
+    /// The catalog file's bytes marked as format `version`: version 4's structs (also
+    /// version 5's), or for versions 2 and 3 (a migration step, a store without sketches)
+    /// theirs.
     pub(crate) fn encode_as(&self, version: u32) -> Vec<u8> {
         let config = bincode::config::standard();
-        let payload = if version >= FORMAT_VERSION {
-            bincode::encode_to_vec(self, config)
+        let payload = if version >= 4 {
+            bincode::encode_to_vec(v4::Catalog::from(self.clone()), config)
         } else {
-            debug_assert_eq!(self.sketch_bytes, 0, "only format 4 keeps sketches");
+            debug_assert_eq!(self.sketch_bytes, 0, "only format 4 on keeps sketches");
             bincode::encode_to_vec(v3::Catalog::from(self.clone()), config)
         }
         .expect("encoding to a Vec cannot fail");
@@ -374,15 +388,14 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Whether this build opens stores of format `version` as they are (4, and 3: a store
-/// without sketches).
+/// Whether this build opens stores of format `version` as they are (3, 4 and 5).
 pub(crate) fn is_current(version: u32) -> bool {
-    version == FORMAT_VERSION || version == SKETCHLESS_VERSION
+    OPENABLE_VERSIONS.contains(&version)
 }
 
 /// Decides what to do with a store of format `version`: open it, ask for `migrate`, or refuse.
 pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
-    if version == FORMAT_VERSION || version == SKETCHLESS_VERSION {
+    if is_current(version) {
         Ok(())
     } else if UPGRADABLE_VERSIONS.contains(&version) {
         Err(Error::UpgradeRequired {
@@ -396,6 +409,59 @@ pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
             found: version,
             current: FORMAT_VERSION,
         })
+    }
+}
+
+/// Format 4's catalog struct (also format 5's: the same fields), frozen.
+mod v4 {
+    use super::{BatchMeta, CompactionPolicy, RunMeta, Settings};
+
+    #[derive(bincode::Encode, bincode::Decode)]
+    pub(super) struct Catalog {
+        settings: Settings,
+        compaction: CompactionPolicy,
+        scheme: Option<String>,
+        next_run: u64,
+        next_batch: u64,
+        documents: u64,
+        runs: Vec<RunMeta>,
+        batches: Vec<BatchMeta>,
+        sketch_bytes: u16,
+    }
+
+    impl Catalog {
+        /// The catalog of a store of `format` (4 or 5) that this payload describes.
+        pub(super) fn with_format(self, format: u32) -> super::Catalog {
+            let c = self;
+            super::Catalog {
+                format,
+                settings: c.settings,
+                compaction: c.compaction,
+                scheme: c.scheme,
+                next_run: c.next_run,
+                next_batch: c.next_batch,
+                documents: c.documents,
+                runs: c.runs,
+                batches: c.batches,
+                sketch_bytes: c.sketch_bytes,
+            }
+        }
+    }
+
+    impl From<super::Catalog> for Catalog {
+        fn from(c: super::Catalog) -> Self {
+            Catalog {
+                settings: c.settings,
+                compaction: c.compaction,
+                scheme: c.scheme,
+                next_run: c.next_run,
+                next_batch: c.next_batch,
+                documents: c.documents,
+                runs: c.runs,
+                batches: c.batches,
+                sketch_bytes: c.sketch_bytes,
+            }
+        }
     }
 }
 
@@ -427,9 +493,12 @@ mod v3 {
         postings_bytes: u64,
     }
 
-    impl From<Catalog> for super::Catalog {
-        fn from(c: Catalog) -> Self {
+    impl Catalog {
+        /// The catalog of a store of `format` (2 or 3) that this payload describes.
+        pub(super) fn with_format(self, format: u32) -> super::Catalog {
+            let c = self;
             super::Catalog {
+                format,
                 settings: c.settings,
                 compaction: c.compaction,
                 scheme: c.scheme,

@@ -12,9 +12,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::format::block::keys::KeyCodec;
 use crate::format::catalog::{
-    check_settings, commit_bytes, decode_payload, is_current, read_file, unseal, BatchKind,
-    BatchMeta, Catalog, RunMeta,
+    check_settings, commit_bytes, decode_payload, read_file, unseal, BatchKind, BatchMeta, Catalog,
+    RunMeta, FORMAT_VERSION,
 };
 use crate::format::layout;
 use crate::format::settings::CompactionPolicy;
@@ -28,9 +29,10 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` from format 1 or 2 to format 3 (a store without sketches:
-    /// the text they would be made from is not in the store), taking the writer lock, and
-    /// returns the version it had. A store at version 3 or 4 is left untouched.
+    /// Upgrades the store at `dir` from format 1, 2, 3 or 4 to format 5, taking the writer
+    /// lock, and returns the version it had. A store of format 1 or 2 gets no sketches (the
+    /// text they would be made from is not in the store). Runs written before the upgrade
+    /// keep their blocks, which format 5 reads as they are, until a compaction rewrites them.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -43,7 +45,7 @@ impl Store {
 
 fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
     let (from, _) = unseal(&read_file(dir)?, dir)?;
-    if is_current(from) {
+    if from == FORMAT_VERSION {
         return Ok(from);
     }
     let _lock = WriterLock::acquire_within(dir, &layout::lock_file(dir), wait)?;
@@ -51,7 +53,7 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
         // Re-read under the lock: another process may have migrated meanwhile.
         let bytes = read_file(dir)?;
         let (version, payload) = unseal(&bytes, dir)?;
-        if is_current(version) {
+        if version == FORMAT_VERSION {
             return Ok(from);
         }
         match version {
@@ -64,6 +66,13 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 let catalog = Catalog::decode_version(2, payload)?;
                 check_settings(&catalog.settings, dir)?;
                 v2::to_v3(dir, catalog, reformat::CHUNK)?;
+            }
+            3 | 4 => {
+                let catalog = Catalog::decode_version(version, payload)?;
+                check_settings(&catalog.settings, dir)?;
+                rewrite_runs(dir, catalog, 5, |old, old_dir, run_dir, id| {
+                    reformat::tables_as(old, old_dir, run_dir, id, KeyCodec::EliasFano)
+                })?;
             }
             other => {
                 return Err(Error::corrupt(format!(
@@ -81,39 +90,51 @@ mod v2 {
 
     /// Rewrites every run's docs file with batches in its postings (see
     /// [`crate::run::reformat`]) and commits the catalog naming the new runs, as version 3.
-    /// Like a compaction: a crash before the commit leaves version 2 and new runs that the
-    /// next writer (or this step, run again) removes as debris; after it, the old runs are
-    /// debris.
     pub fn to_v3(dir: &Path, catalog: Catalog, chunk: usize) -> Result<()> {
-        debris::remove(dir, &debris::unnamed(dir, &catalog)?)?;
-        let perms = Permutations::new(&catalog.settings);
-        let shards = usize::from(catalog.settings.shards);
-        let caches = FileCaches {
-            docs: SCAN_CACHE_BYTES,
-            tables: 0,
-        };
-        let mut pending = PendingCommit::new(dir, &catalog);
-        let mut runs = Vec::with_capacity(catalog.runs.len());
-        for meta in &catalog.runs {
-            let old_dir = layout::run_dir(dir, meta.id);
-            let old = RunReader::new(
-                meta.clone(),
-                old_dir.clone(),
-                shards,
-                perms.tables().len(),
-                caches,
-            )?;
-            runs.push(pending.write_run(|run_dir, id| {
-                reformat::postings_with_batches(&old, &old_dir, run_dir, id, chunk)
-            })?);
-        }
-        pending.catalog_mut().runs = runs;
-        pending.commit()?;
-        for meta in &catalog.runs {
-            let _ = std::fs::remove_dir_all(layout::run_dir(dir, meta.id));
-        }
-        layout::sync_dir(&layout::runs_dir(dir))
+        rewrite_runs(dir, catalog, 3, |old, old_dir, run_dir, id| {
+            reformat::postings_with_batches(old, old_dir, run_dir, id, chunk)
+        })
     }
+}
+
+/// Rewrites every run of the store at `dir` (whose catalog is `catalog`) with
+/// `rewrite(old run, its directory, the new run's directory, the new run's id)` and commits
+/// the catalog naming the new runs as format `format`. Like a compaction: a crash before the
+/// commit leaves the old version and new runs that the next writer (or this step, run again)
+/// removes as debris; after it, the old runs are debris.
+fn rewrite_runs(
+    dir: &Path,
+    catalog: Catalog,
+    format: u32,
+    rewrite: impl Fn(&RunReader, &Path, &Path, u64) -> Result<RunMeta>,
+) -> Result<()> {
+    debris::remove(dir, &debris::unnamed(dir, &catalog)?)?;
+    let perms = Permutations::new(&catalog.settings);
+    let shards = usize::from(catalog.settings.shards);
+    let caches = FileCaches {
+        docs: SCAN_CACHE_BYTES,
+        tables: 0,
+    };
+    let mut pending = PendingCommit::new(dir, &catalog);
+    pending.catalog_mut().format = format;
+    let mut runs = Vec::with_capacity(catalog.runs.len());
+    for meta in &catalog.runs {
+        let old_dir = layout::run_dir(dir, meta.id);
+        let old = RunReader::new(
+            meta.clone(),
+            old_dir.clone(),
+            shards,
+            perms.tables().len(),
+            caches,
+        )?;
+        runs.push(pending.write_run(|run_dir, id| rewrite(&old, &old_dir, run_dir, id))?);
+    }
+    pending.catalog_mut().runs = runs;
+    pending.commit()?;
+    for meta in &catalog.runs {
+        let _ = std::fs::remove_dir_all(layout::run_dir(dir, meta.id));
+    }
+    layout::sync_dir(&layout::runs_dir(dir))
 }
 
 /// Format version 1 (simhashdb 0.1.0). Version 2 added the compaction policy, the fingerprint
@@ -205,6 +226,7 @@ mod v1 {
                 })
                 .collect(),
             sketch_bytes: 0,
+            format: 2,
         }
     }
 }

@@ -227,9 +227,13 @@ impl Store {
                 sketches: &sketches,
                 fingerprints: &r.fingerprints,
             };
-            let shards = usize::from(catalog.settings.shards);
-            let new = pending
-                .write_run(|dir, id| write_run(dir, id, &perms, shards, &contents, progress))?;
+            let tables = (
+                &perms,
+                usize::from(catalog.settings.shards),
+                catalog.key_codec(),
+            );
+            let new =
+                pending.write_run(|dir, id| write_run(dir, id, tables, &contents, progress))?;
             entry.replaced_by = Some(new.id);
             pending.catalog_mut().runs[*i] = new;
         }

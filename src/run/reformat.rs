@@ -1,18 +1,26 @@
-//! Rewriting a committed run in the next format version, for `migrate`.
+//! Rewriting a committed run in the next format version, for `migrate`. Each step rewrites
+//! only what changed and hard-links the rest (no bytes copied).
 //!
-//! Format 3 added the batch to each posting; everything else of a run is unchanged. So a
-//! format 2 run becomes a new run whose shard files are hard links to the old ones (no bytes
-//! copied) and whose docs file holds the old docs blocks as they were and the postings
-//! rebuilt with each document's batch, looked up in the docs table a chunk of postings at a
-//! time: memory holds one chunk, whatever the run's size.
+//! Format 3 added the batch to each posting. So a format 2 run becomes a new run whose shard
+//! files are hard links to the old ones and whose docs file holds the old docs blocks as they
+//! were and the postings rebuilt with each document's batch, looked up in the docs table a
+//! chunk of postings at a time: memory holds one chunk, whatever the run's size.
+//!
+//! Format 5 changed the layout of key blocks. So a format 3 or 4 run becomes a new run whose
+//! docs file is a hard link to the old one and whose shard files are rewritten a table at a
+//! time, the shard files in parallel: memory holds [`KEY_CHUNK`] keys per file at a time.
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::write::{append_entries, RunFile};
 use super::{RunReader, DOCS, DOCS_TABLE, POSTINGS};
-use crate::error::{Error, Result};
+
+use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{EntryWriter, Payload, PayloadReader};
+use crate::format::block::keys::KeyCodec;
 use crate::format::block::postings::Posting;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
@@ -20,6 +28,9 @@ use crate::sys::writeback::Cached;
 
 /// Postings looked up and written per step: 1M, about 50 MB with their ids.
 pub(crate) const CHUNK: usize = 1 << 20;
+
+/// Keys gathered per shard file before they are encoded and appended: 8 MB.
+const KEY_CHUNK: usize = 1 << 20;
 
 /// A format 2 posting: no payload.
 struct BarePosting;
@@ -86,6 +97,67 @@ pub(crate) fn postings_with_batches(
     Ok(RunMeta {
         id,
         postings_bytes,
+        ..meta.clone()
+    })
+}
+
+/// Writes `old`, a run stored in `old_dir`, as run `id` in `run_dir` with its key blocks in
+/// `codec`'s layout; returns the new run's description.
+pub(crate) fn tables_as(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+    codec: KeyCodec,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    let (from, to) = (layout::docs_file(old_dir), layout::docs_file(run_dir));
+    std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
+    let tables = meta.table_bytes.len();
+    let per_file = old.shards() / usize::from(meta.shard_files);
+    let written: Vec<Result<Vec<u64>>> = meta
+        .present_files
+        .par_iter()
+        .map(|&f| {
+            let f = usize::from(f);
+            let file = RunFile::when_written(layout::shard_file(run_dir, f), Cached::Keep);
+            let Some(old_file) = old.shard(f * per_file)? else {
+                return Err(Error::corrupt(format!(
+                    "run {} lists shard file {f}, which it lacks",
+                    meta.id
+                )));
+            };
+            let mut bytes = vec![0u64; tables];
+            let (mut keys, mut pending) = (Vec::new(), Vec::with_capacity(KEY_CHUNK));
+            for (t, bytes) in bytes.iter_mut().enumerate() {
+                let mut scan = old_file.scan(t, 0, u64::MAX)?;
+                loop {
+                    let more = scan.next_block(&mut keys)?;
+                    pending.extend_from_slice(&keys);
+                    if pending.len() >= KEY_CHUNK || (!more && !pending.is_empty()) {
+                        *bytes += file.append_keys(t, &pending, codec)?;
+                        pending.clear();
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+            }
+            file.finish()?;
+            Ok(bytes)
+        })
+        .collect();
+    let mut table_bytes = vec![0u64; tables];
+    for bytes in all_or_cause(written)? {
+        table_bytes
+            .iter_mut()
+            .zip(bytes)
+            .for_each(|(sum, b)| *sum += b);
+    }
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        table_bytes,
         ..meta.clone()
     })
 }

@@ -21,7 +21,7 @@ use redb::{Database, TableDefinition};
 use super::{table_name, RunContents, DOCS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::entries;
-use crate::format::block::keys;
+use crate::format::block::keys::{self, KeyCodec};
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
@@ -56,12 +56,12 @@ pub(crate) fn shard_file_count(fingerprints: usize, tables: usize, shards: usize
 /// peak grows with it (docs/benchmarks.md, "The writer's cache").
 const WRITER_CACHE_BYTES: usize = 32 << 20;
 
-/// Writes run `id` into `run_dir` and returns its description for the catalog.
+/// Writes run `id` into `run_dir`, its key blocks in `codec`'s layout, and returns its
+/// description for the catalog.
 pub(crate) fn write_run(
     run_dir: &Path,
     id: u64,
-    perms: &Permutations,
-    shards: usize,
+    (perms, shards, codec): (&Permutations, usize, KeyCodec),
     contents: &RunContents<'_>,
     progress: &dyn Progress,
 ) -> Result<RunMeta> {
@@ -70,7 +70,12 @@ pub(crate) fn write_run(
         || {
             let tables = perms.tables().len() as u64;
             let _phase = Phase::start(progress, "writing tables", tables);
-            write_tables(run_dir, perms, shards, contents.fingerprints, progress)
+            write_tables(
+                run_dir,
+                (perms, shards, codec),
+                contents.fingerprints,
+                progress,
+            )
         },
     );
     let (docs_bytes, postings_bytes, (sketches, sketches_bytes)) = docs?;
@@ -158,11 +163,11 @@ impl RunFile {
         Appender::new(self, Target::Entries(def))
     }
 
-    /// Appends strictly increasing `keys`, greater than any it holds, to permuted table `t`;
-    /// returns the bytes of blocks written.
-    pub(crate) fn append_keys(&self, t: usize, keys: &[u64]) -> Result<u64> {
+    /// Appends strictly increasing `keys`, greater than any it holds, to permuted table `t`
+    /// as blocks of `codec`; returns the bytes of blocks written.
+    pub(crate) fn append_keys(&self, t: usize, keys: &[u64], codec: KeyCodec) -> Result<u64> {
         let mut appender = Appender::new(self, Target::Keys(table_name(t)));
-        keys::encode(keys, |last, block| {
+        keys::encode(codec, keys, |last, block| {
             appender.push(&<u64 as redb::Value>::as_bytes(&last), block)
         })?;
         appender.finish()
@@ -433,8 +438,7 @@ fn failed_before(path: &Path) -> Error {
 /// bytes per table).
 fn write_tables(
     run_dir: &Path,
-    perms: &Permutations,
-    shards: usize,
+    (perms, shards, codec): (&Permutations, usize, KeyCodec),
     fingerprints: &[u64],
     progress: &dyn Progress,
 ) -> Result<(u16, Vec<u16>, Vec<u64>)> {
@@ -451,7 +455,7 @@ fn write_tables(
             let file = perms.shard_of(keys[start]) / shards_per_file;
             let end = start
                 + keys[start..].partition_point(|&k| perms.shard_of(k) / shards_per_file == file);
-            let written = writers[file].append_keys(t, &keys[start..end])?;
+            let written = writers[file].append_keys(t, &keys[start..end], codec)?;
             bytes[t].fetch_add(written, Ordering::Relaxed);
             start = end;
         }
@@ -483,13 +487,15 @@ mod tests {
         let writer = RunFile::when_written(layout::shard_file(dir.path(), 0), Cached::Keep);
         // The file is created, then its first write fails.
         let plan = plan::install(Fault::FailWrite(0));
-        let first = writer.append_keys(0, &[1, 2, 3]);
+        let first = writer.append_keys(0, &[1, 2, 3], KeyCodec::EliasFano);
         plan::clear();
         assert!(plan.fired.load(std::sync::atomic::Ordering::SeqCst));
         let first = first.unwrap_err();
         assert!(first.to_string().contains("injected fault"), "{first}");
         // Another table's writer must not try to create the file again ("File exists").
-        let second = writer.append_keys(1, &[4]).unwrap_err();
+        let second = writer
+            .append_keys(1, &[4], KeyCodec::EliasFano)
+            .unwrap_err();
         assert!(second.follows_earlier_io_error(), "{second}");
         assert!(first.cause(second).to_string().contains("injected fault"));
         assert!(writer.finish().unwrap_err().follows_earlier_io_error());

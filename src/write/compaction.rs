@@ -70,8 +70,11 @@ impl Store {
                 start == 0,
                 dir,
                 id,
-                snapshot.permutations(),
-                usize::from(snapshot.settings().shards),
+                (
+                    snapshot.permutations(),
+                    usize::from(snapshot.settings().shards),
+                    self.catalog().key_codec(),
+                ),
                 self.progress(),
             )?;
             let meta = m.meta.clone();

@@ -128,9 +128,10 @@ impl CreateOptions {
 }
 
 impl Store {
-    /// The newest format version this build writes (docs/format.md): 4, for stores that keep
-    /// verification sketches; a store without them is written as version 3, which older
-    /// builds open too. Versions 1 and 2 are upgraded by [`Store::migrate`].
+    /// The format version this build creates stores in (docs/format.md): 5. Stores of
+    /// versions 3 and 4 open as they are and stay at their version, which older builds open
+    /// too; [`Store::migrate`] upgrades them, and must upgrade versions 1 and 2 before they
+    /// open.
     pub const FORMAT_VERSION: u32 = crate::format::catalog::FORMAT_VERSION;
 
     /// Creates a store in `dir`, which must not exist or be an empty directory, with the

@@ -32,7 +32,7 @@ pub struct Args {
     scheme: SchemeArgs,
     /// Keep a verification sketch of each document inserted as text, so that `audit`, `query`
     /// and `dedup` can check candidates' word 3-shingle Jaccard with --min-jaccard without
-    /// the text (format 4; stores without sketches stay format 3).
+    /// the text.
     #[arg(long)]
     sketch: bool,
     /// Bytes of each sketch: more estimate the Jaccard more closely (standard error at

@@ -45,12 +45,12 @@ fn decode_every_way(block: &[u8], lo: u64, hi: u64) {
     }
 }
 
-/// A valid key block of `keys` (sorted, made distinct).
-fn key_block(mut keys: Vec<u64>) -> Vec<u8> {
+/// A valid key block of `codec` of `keys` (sorted, made distinct).
+fn key_block(codec: keys::KeyCodec, mut keys: Vec<u64>) -> Vec<u8> {
     keys.sort_unstable();
     keys.dedup();
     let mut first = None;
-    keys::encode(&keys, |_, block| {
+    keys::encode(codec, &keys, |_, block| {
         first.get_or_insert_with(|| block.to_vec());
         Ok(())
     })
@@ -85,6 +85,12 @@ proptest! {
     fn arbitrary_sealed_bodies_never_panic(body in vec(any::<u8>(), 0..700), lo: u64, hi: u64) {
         decode_every_way(&sealed(&body), lo, hi);
         decode_every_way(&body, lo, hi);
+        // Marked as an Elias-Fano key block.
+        let mut marked = body.clone();
+        if marked.len() >= 4 {
+            marked[2..4].fill(0);
+            decode_every_way(&sealed(&marked), lo, hi);
+        }
     }
 
     #[test]
@@ -94,8 +100,10 @@ proptest! {
         keep: usize,
         lo: u64,
         hi: u64,
+        elias_fano: bool,
     ) {
-        let block = key_block(keys);
+        let codec = if elias_fano { keys::KeyCodec::EliasFano } else { keys::KeyCodec::Restarts };
+        let block = key_block(codec, keys);
         decode_every_way(&mutated(&block, &edits, keep), lo, hi);
     }
 

@@ -363,7 +363,8 @@ impl Snapshot {
         &self.perms
     }
 
-    /// The store's on-disk format version: 4 with sketches, 3 without (docs/format.md).
+    /// The store's on-disk format version: 5, or 3 or 4 for a store an older build made and
+    /// `migrate` has not upgraded (docs/format.md).
     pub fn format_version(&self) -> u32 {
         self.catalog.version()
     }

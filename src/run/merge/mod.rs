@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use super::write::{shard_file_count, Appender, RunFile};
 use super::{RunReader, DOCS, POSTINGS, SKETCHES};
 use crate::error::{Error, Result};
+use crate::format::block::keys::KeyCodec;
 use crate::format::catalog::RunMeta;
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
@@ -64,8 +65,7 @@ pub(crate) fn merge_runs(
     full: bool,
     out_dir: &Path,
     id: u64,
-    perms: &Permutations,
-    shards: usize,
+    (perms, shards, codec): (&Permutations, usize, KeyCodec),
     progress: &dyn Progress,
 ) -> Result<Merged> {
     let _phase = Phase::start(progress, &format!("merging {} runs", inputs.len()), 0);
@@ -134,7 +134,10 @@ pub(crate) fn merge_runs(
                         perms,
                         (f * per_file, (f + 1) * per_file),
                         &dead,
-                        RunFile::when_written(layout::shard_file(out_dir, f), cached),
+                        (
+                            RunFile::when_written(layout::shard_file(out_dir, f), cached),
+                            codec,
+                        ),
                     );
                     progress.advance(1);
                     merged

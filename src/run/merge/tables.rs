@@ -7,6 +7,7 @@ use super::cursor::{Cursor, KeyChain};
 use super::dead::DeadSet;
 use super::sorted::merge_sorted;
 use crate::error::{all_or_cause, Result};
+use crate::format::block::keys::KeyCodec;
 use crate::run::write::RunFile;
 use crate::run::RunReader;
 use crate::tables::permutation::Permutations;
@@ -23,11 +24,11 @@ pub(super) fn merge_shard_file(
     perms: &Permutations,
     shards: (usize, usize),
     dead: &DeadSet,
-    file: RunFile,
+    (file, codec): (RunFile, KeyCodec),
 ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
     let results: Vec<Result<(u64, u64)>> = (0..perms.tables().len())
         .into_par_iter()
-        .map(|t| merge_table(inputs, perms, t, shards, dead, &file))
+        .map(|t| merge_table(inputs, perms, t, shards, dead, (&file, codec)))
         .collect();
     let written = all_or_cause(results)?;
     Ok(file.finish()?.then(|| written.into_iter().unzip()))
@@ -41,7 +42,7 @@ fn merge_table(
     t: usize,
     (first, end): (usize, usize),
     dead: &DeadSet,
-    file: &RunFile,
+    (file, codec): (&RunFile, KeyCodec),
 ) -> Result<(u64, u64)> {
     let (lo, hi) = perms.shard_keys(first, end);
     let table = &perms.tables()[t];
@@ -62,7 +63,7 @@ fn merge_table(
         if pending.is_empty() {
             return Ok(());
         }
-        bytes += file.append_keys(t, pending)?;
+        bytes += file.append_keys(t, pending, codec)?;
         count += pending.len() as u64;
         pending.clear();
         Ok(())

@@ -1,4 +1,4 @@
-//! Key blocks: a strictly increasing run of permuted u64 keys, delta-encoded.
+//! Key blocks of formats 3 and 4: LEB128 deltas with a full key every 64 keys.
 //!
 //! ```text
 //! offset      size  field
@@ -12,8 +12,8 @@
 //! A probe binary-searches the restart keys and decodes at most one group of 64 keys before
 //! reaching its range.
 
-use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
 use crate::error::{Error, Result};
+use crate::format::block::{seal, varint, Reader, CRC_BYTES, TARGET_BYTES};
 
 /// Keys per restart group.
 pub const RESTART_INTERVAL: usize = 64;
@@ -83,20 +83,16 @@ pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> R
 }
 
 /// A checked view of one key block.
-pub struct KeyBlock<'a> {
+pub struct RestartBlock<'a> {
     n: usize,
     restart_keys: &'a [u8],
     restart_offsets: &'a [u8],
     deltas: &'a [u8],
 }
 
-impl<'a> KeyBlock<'a> {
-    /// Verifies the checksum and the header of a block.
-    pub fn parse(block: &'a [u8]) -> Result<Self> {
-        Self::parse_body(unseal(block)?)
-    }
-
-    fn parse_body(body: &'a [u8]) -> Result<Self> {
+impl<'a> RestartBlock<'a> {
+    /// Checks the header of a block's bytes after its checksum.
+    pub fn parse(body: &'a [u8]) -> Result<Self> {
         let mut reader = Reader::new(body);
         let n = usize::from(reader.u16()?);
         let r = usize::from(reader.u16()?);
@@ -108,7 +104,7 @@ impl<'a> KeyBlock<'a> {
         let restart_keys = reader.take(8 * r)?;
         let restart_offsets = reader.take(2 * r)?;
         let deltas = &body[reader.pos..];
-        Ok(KeyBlock {
+        Ok(RestartBlock {
             n,
             restart_keys,
             restart_offsets,
@@ -117,15 +113,8 @@ impl<'a> KeyBlock<'a> {
     }
 
     /// Number of keys in the block.
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn len(&self) -> usize {
         self.n
-    }
-
-    /// Always false: a block holds at least one key.
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     fn restart_key(&self, g: usize) -> u64 {
@@ -160,17 +149,6 @@ impl<'a> KeyBlock<'a> {
             }
         }
         Ok(())
-    }
-
-    /// Calls `f` on every key of the block, in order, checking that keys strictly increase;
-    /// returns the last key.
-    pub fn for_each(&self, mut f: impl FnMut(u64)) -> Result<u64> {
-        let mut last = 0;
-        self.for_each_in(0, u64::MAX, |key| {
-            last = key;
-            f(key)
-        })?;
-        Ok(last)
     }
 
     /// Decodes group `g`, calling `f` until it returns false; returns whether the whole group
@@ -222,6 +200,7 @@ impl<'a> KeyBlock<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::block::keys::KeyBlock;
     use proptest::prelude::*;
 
     fn blocks_of(keys: &[u64]) -> Vec<(u64, Vec<u8>)> {
