@@ -620,6 +620,23 @@ mod tests {
     }
 
     #[test]
+    fn only_format_5_may_keep_no_sketches() {
+        let catalog = catalog_of_one_batch();
+        assert_eq!((catalog.format, catalog.sketch_bytes), (5, 0));
+        let dir = Path::new("s");
+        assert_eq!(
+            Catalog::decode(&catalog.encode_as(5), dir).unwrap(),
+            catalog
+        );
+        let err = Catalog::decode(&catalog.encode_as(4), dir).unwrap_err();
+        assert!(err.to_string().contains("sketches of 0 bytes"), "{err}");
+        // Format 3's structs have no sketches at all.
+        let v3 = Catalog::decode(&catalog.encode_as(3), dir).unwrap();
+        assert_eq!((v3.format, v3.key_codec()), (3, KeyCodec::Restarts));
+        assert_eq!(catalog.key_codec(), KeyCodec::EliasFano);
+    }
+
+    #[test]
     fn newer_versions_are_refused_by_name() {
         let mut bytes = Catalog::new(Settings::default()).encode();
         bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
