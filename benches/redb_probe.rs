@@ -15,7 +15,9 @@
 //! format 3's restart blocks), and each round measures both, side by side. Each round opens
 //! the file afresh (as a `query` process does) and runs every probe three ways: the redb step
 //! only; plus the block checksum; plus decoding the prefix range. Prints one JSON
-//! object per round and layout (five rounds), then the medians.
+//! object per round and layout (five rounds), then the medians. `memory_decode_s` is the
+//! probes' decoding alone (blocks in memory, one thread); `memory_scan_s` decodes every block
+//! whole, as pinning a run does.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -86,7 +88,7 @@ fn main() {
         .build()
         .unwrap();
 
-    let mut figures: Vec<Vec<[f64; 4]>> = vec![Vec::new(); codecs.len()];
+    let mut figures: Vec<Vec<[f64; 5]>> = vec![Vec::new(); codecs.len()];
     for round in 0..5 {
         for (c, (name, _)) in codecs.iter().enumerate() {
             let path = dir.join(format!("{name}.redb"));
@@ -112,6 +114,13 @@ fn main() {
                 }
             }
             let memory_s = start.elapsed().as_secs_f64();
+            // Every block decoded whole, as pinning a run or a merge does.
+            let start = Instant::now();
+            for (_, bytes) in &in_memory[c] {
+                let block = KeyBlock::parse(bytes).unwrap();
+                found += block.for_each(|k| found ^= k).unwrap();
+            }
+            let scan_s = start.elapsed().as_secs_f64();
             std::hint::black_box(found);
             let mut seconds = Vec::new();
             for work in [Work::Lookup, Work::Checksum, Work::Decode] {
@@ -157,14 +166,14 @@ fn main() {
                 std::hint::black_box(found);
             }
             println!(
-            "{{\"figure\":\"redb_probe\",\"layout\":\"{name}\",\"block_bytes\":{bytes},\"memory_decode_s\":{memory_s:.4},\"round\":{round},\"fingerprints\":{},\"tables\":{tables},\"queries\":{queries},\"threads\":{threads},\"cache_mib\":{},\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4}}}",
+            "{{\"figure\":\"redb_probe\",\"layout\":\"{name}\",\"block_bytes\":{bytes},\"memory_decode_s\":{memory_s:.4},\"memory_scan_s\":{scan_s:.4},\"round\":{round},\"fingerprints\":{},\"tables\":{tables},\"queries\":{queries},\"threads\":{threads},\"cache_mib\":{},\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4}}}",
             keys.len(),
             cache >> 20,
             seconds[0],
             seconds[1],
             seconds[2],
         );
-            figures[c].push([seconds[0], seconds[1], seconds[2], memory_s]);
+            figures[c].push([seconds[0], seconds[1], seconds[2], memory_s, scan_s]);
         }
     }
     for ((name, _), rounds) in codecs.iter().zip(&mut figures) {
@@ -174,11 +183,12 @@ fn main() {
             v[v.len() / 2]
         };
         println!(
-            "{{\"figure\":\"redb_probe_median\",\"layout\":\"{name}\",\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4},\"memory_decode_s\":{:.4}}}",
+            "{{\"figure\":\"redb_probe_median\",\"layout\":\"{name}\",\"lookup_s\":{:.4},\"lookup_checksum_s\":{:.4},\"lookup_checksum_decode_s\":{:.4},\"memory_decode_s\":{:.4},\"memory_scan_s\":{:.4}}}",
             median(0),
             median(1),
             median(2),
             median(3),
+            median(4),
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

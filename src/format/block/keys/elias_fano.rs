@@ -119,7 +119,7 @@ impl<'a> EliasFanoBlock<'a> {
         let mark = reader.u16()?;
         let first = reader.u64()?;
         let l = u32::from(reader.take(1)?[0]);
-        if n == 0 || mark != 0 || l > 63 {
+        if n == 0 || mark != 0 || l > 63 || (n > 1 && first == u64::MAX) {
             return Err(Error::corrupt(format!(
                 "Elias-Fano key block header says {n} keys of {l} low bits (mark {mark})"
             )));
@@ -168,7 +168,9 @@ impl<'a> EliasFanoBlock<'a> {
             return Ok(());
         };
         let words = self.highs.len().div_ceil(8);
-        let mut previous = None;
+        // Keys strictly increase from the first (parse made sure a later key can exist).
+        let (base, mut previous) = (self.first + 1, self.first);
+        let corrupt = || Error::corrupt("Elias-Fano key block keys do not increase");
         while i < self.n - 1 {
             while word == 0 {
                 w += 1;
@@ -180,15 +182,17 @@ impl<'a> EliasFanoBlock<'a> {
             let bit = w * 64 + word.trailing_zeros() as usize;
             word &= word - 1;
             // Every set bit at or after the seek is value i's, at bit high + i.
-            let high = (bit - i) as u128;
-            let value = high << self.l | u128::from(self.low(i));
-            i += 1;
-            let key = u128::from(self.first) + 1 + value;
-            if key > u128::from(u64::MAX) || previous.is_some_and(|p| value <= p) {
-                return Err(Error::corrupt("Elias-Fano key block keys do not increase"));
+            let high = (bit - i) as u64;
+            let shifted = high << self.l;
+            if shifted >> self.l != high {
+                return Err(corrupt());
             }
-            previous = Some(value);
-            let key = key as u64;
+            let key = base
+                .checked_add(shifted | self.low(i))
+                .filter(|&key| key > previous)
+                .ok_or_else(corrupt)?;
+            i += 1;
+            previous = key;
             if key > hi {
                 break;
             }
