@@ -31,8 +31,9 @@ use crate::write::store::Store;
 impl Store {
     /// Upgrades the store at `dir` from format 1, 2, 3 or 4 to format 5, taking the writer
     /// lock, and returns the version it had. A store of format 1 or 2 gets no sketches (the
-    /// text they would be made from is not in the store). Runs written before the upgrade
-    /// keep their blocks, which format 5 reads as they are, until a compaction rewrites them.
+    /// text they would be made from is not in the store). A step that changes run files
+    /// writes every run anew, as a compaction does (from format 3 or 4, each run's key blocks
+    /// in format 5's layout), so it needs free disk for what it rewrites until its commit.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
