@@ -131,6 +131,8 @@ fn rewrite_runs(
         runs.push(pending.write_run(|run_dir, id| rewrite(&old, &old_dir, run_dir, id))?);
     }
     pending.catalog_mut().runs = runs;
+    // The new runs' directory entries are durable before a catalog names them.
+    layout::sync_dir(&layout::runs_dir(dir))?;
     pending.commit()?;
     for meta in &catalog.runs {
         let _ = std::fs::remove_dir_all(layout::run_dir(dir, meta.id));

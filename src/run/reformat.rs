@@ -113,37 +113,50 @@ pub(crate) fn tables_as(
     let meta = old.meta();
     let (from, to) = (layout::docs_file(old_dir), layout::docs_file(run_dir));
     std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
-    let tables = meta.table_bytes.len();
-    let per_file = old.shards() / usize::from(meta.shard_files);
+    let tables = old.tables();
+    // As the reader groups shards into files.
+    let files = usize::from(meta.shard_files).clamp(1, old.shards());
+    let per_file = old.shards() / files;
     let written: Vec<Result<Vec<u64>>> = meta
         .present_files
         .par_iter()
         .map(|&f| {
             let f = usize::from(f);
-            let file = RunFile::when_written(layout::shard_file(run_dir, f), Cached::Keep);
-            let Some(old_file) = old.shard(f * per_file)? else {
-                return Err(Error::corrupt(format!(
-                    "run {} lists shard file {f}, which it lacks",
+            let lacking = || {
+                Error::corrupt(format!(
+                    "run {} lists shard file {f}, which it lacks (it has {files})",
                     meta.id
-                )));
+                ))
             };
+            if f >= files {
+                return Err(lacking());
+            }
+            let file = RunFile::when_written(layout::shard_file(run_dir, f), Cached::Keep);
+            let old_file = old.shard(f * per_file)?.ok_or_else(lacking)?;
             let mut bytes = vec![0u64; tables];
             let (mut keys, mut pending) = (Vec::new(), Vec::with_capacity(KEY_CHUNK));
             for (t, bytes) in bytes.iter_mut().enumerate() {
                 let mut scan = old_file.scan(t, 0, u64::MAX)?;
                 loop {
                     let more = scan.next_block(&mut keys)?;
-                    pending.extend_from_slice(&keys);
-                    if pending.len() >= KEY_CHUNK || (!more && !pending.is_empty()) {
+                    if pending.len() + keys.len() > KEY_CHUNK {
                         *bytes += file.append_keys(t, &pending, codec)?;
                         pending.clear();
                     }
+                    pending.extend_from_slice(&keys);
                     if !more {
                         break;
                     }
                 }
+                if !pending.is_empty() {
+                    *bytes += file.append_keys(t, &pending, codec)?;
+                    pending.clear();
+                }
             }
-            file.finish()?;
+            // A present file held keys: a rewrite without any lost them.
+            if !file.finish()? {
+                return Err(lacking());
+            }
             Ok(bytes)
         })
         .collect();

@@ -94,6 +94,36 @@ proptest! {
     }
 
     #[test]
+    fn elias_fano_blocks_of_any_values_never_panic(
+        n in 1usize..700,
+        first: u64,
+        l in 0u8..64,
+        lows in vec(any::<u8>(), 0..6000),
+        gaps in vec(any::<u8>(), 700),
+        lo: u64,
+        hi: u64,
+    ) {
+        // A block that passes every check of the header and the high area (exactly n - 1
+        // high bits, the last byte not zero), with any values in them.
+        let mut body = Vec::new();
+        body.extend_from_slice(&(n as u16).to_le_bytes());
+        body.extend_from_slice(&[0, 0]);
+        body.extend_from_slice(&first.to_le_bytes());
+        body.push(l);
+        let low_bytes = ((n - 1) * usize::from(l)).div_ceil(8);
+        body.extend((0..low_bytes).map(|i| lows.get(i).copied().unwrap_or(0)));
+        let mut bit = 0usize;
+        let mut highs = Vec::new();
+        for (i, gap) in gaps.iter().take(n - 1).enumerate() {
+            bit += usize::from(gap % 16) + usize::from(i > 0);
+            highs.resize(bit / 8 + 1, 0);
+            highs[bit / 8] |= 1 << (bit % 8);
+        }
+        body.extend_from_slice(&highs);
+        decode_every_way(&sealed(&body), lo, hi);
+    }
+
+    #[test]
     fn mutated_key_blocks_never_panic(
         keys in vec(any::<u64>(), 1..400),
         edits in vec((any::<usize>(), any::<u8>()), 1..6),

@@ -145,6 +145,11 @@ impl RunReader {
         self.pinned.as_ref().and_then(|p| p.keys())
     }
 
+    /// The number of permuted tables.
+    pub fn tables(&self) -> usize {
+        self.tables
+    }
+
     /// The number of shards.
     pub fn shards(&self) -> usize {
         self.files.len() * self.shards_per_file

@@ -13,8 +13,8 @@
 //!               is 0 (bits counted from the least significant of the area's first byte); the
 //!               area ends with the byte that holds the last set bit (H = 0 when n = 1)
 //! ```
-//! With l = floor(log2((v_last + 1) / (n - 1))), a key costs l + 2 bits or less: within a
-//! bit of the entropy of a random sorted set. A probe skips to its bucket by counting the
+//! With l = floor(log2((v_last + 1) / (n - 1))), a key costs at most log2 of the mean gap
+//! plus 2 bits: within a bit of the entropy of a random sorted set. A probe skips to its bucket by counting the
 //! zeros of the high bits a word at a time, then decodes forward.
 
 use crate::error::{Error, Result};
@@ -162,13 +162,17 @@ impl<'a> EliasFanoBlock<'a> {
         if lo <= self.first {
             f(self.first);
         }
+        if self.n == 1 {
+            return Ok(());
+        }
         // The least value whose key can be >= lo, and its bucket (its high part).
         let target = lo.saturating_sub(self.first.saturating_add(1));
         let Some((mut w, mut word, mut i)) = self.seek(target >> self.l) else {
             return Ok(());
         };
         let words = self.highs.len().div_ceil(8);
-        // Keys strictly increase from the first (parse made sure a later key can exist).
+        // Keys strictly increase from the first (parse made sure a later key can exist, so
+        // the first is below u64::MAX).
         let (base, mut previous) = (self.first + 1, self.first);
         let corrupt = || Error::corrupt("Elias-Fano key block keys do not increase");
         while i < self.n - 1 {
