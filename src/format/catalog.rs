@@ -253,11 +253,6 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The format version this catalog is written as: the store's.
-    pub(crate) fn version(&self) -> u32 {
-        self.format
-    }
-
     /// How runs written into this store lay out their key blocks.
     pub(crate) fn key_codec(&self) -> KeyCodec {
         if self.format >= 5 {
@@ -267,9 +262,9 @@ impl Catalog {
         }
     }
 
-    /// The catalog file's bytes, as [`Catalog::version`].
+    /// The catalog file's bytes, in the store's format.
     pub(crate) fn encode(&self) -> Vec<u8> {
-        self.encode_as(self.version())
+        self.encode_as(self.format)
     }
 
     /// The catalog file's bytes marked as format `version`: version 4's structs (also
@@ -432,18 +427,17 @@ mod v4 {
     impl Catalog {
         /// The catalog of a store of `format` (4 or 5) that this payload describes.
         pub(super) fn with_format(self, format: u32) -> super::Catalog {
-            let c = self;
             super::Catalog {
                 format,
-                settings: c.settings,
-                compaction: c.compaction,
-                scheme: c.scheme,
-                next_run: c.next_run,
-                next_batch: c.next_batch,
-                documents: c.documents,
-                runs: c.runs,
-                batches: c.batches,
-                sketch_bytes: c.sketch_bytes,
+                settings: self.settings,
+                compaction: self.compaction,
+                scheme: self.scheme,
+                next_run: self.next_run,
+                next_batch: self.next_batch,
+                documents: self.documents,
+                runs: self.runs,
+                batches: self.batches,
+                sketch_bytes: self.sketch_bytes,
             }
         }
     }
@@ -496,16 +490,15 @@ mod v3 {
     impl Catalog {
         /// The catalog of a store of `format` (2 or 3) that this payload describes.
         pub(super) fn with_format(self, format: u32) -> super::Catalog {
-            let c = self;
             super::Catalog {
                 format,
-                settings: c.settings,
-                compaction: c.compaction,
-                scheme: c.scheme,
-                next_run: c.next_run,
-                next_batch: c.next_batch,
-                documents: c.documents,
-                runs: c
+                settings: self.settings,
+                compaction: self.compaction,
+                scheme: self.scheme,
+                next_run: self.next_run,
+                next_batch: self.next_batch,
+                documents: self.documents,
+                runs: self
                     .runs
                     .into_iter()
                     .map(|r| super::RunMeta {
@@ -521,7 +514,7 @@ mod v3 {
                         sketches_bytes: 0,
                     })
                     .collect(),
-                batches: c.batches,
+                batches: self.batches,
                 sketch_bytes: 0,
             }
         }

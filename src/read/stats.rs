@@ -145,7 +145,7 @@ impl Stats {
             distance: settings.distance,
             shards: settings.shards,
             tables: tables.len(),
-            format_version: catalog.version(),
+            format_version: catalog.format,
             scheme: catalog.scheme.clone(),
             documents: catalog.documents,
             batches: catalog.batches.len(),

@@ -366,7 +366,7 @@ impl Snapshot {
     /// The store's on-disk format version: 5, or 3 or 4 for a store an older build made and
     /// `migrate` has not upgraded (docs/format.md).
     pub fn format_version(&self) -> u32 {
-        self.catalog.version()
+        self.catalog.format
     }
 }
 
