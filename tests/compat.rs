@@ -110,9 +110,9 @@ fn every_format_version_opens_with_its_contents() {
                     (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
                 })
                 .collect();
-        // Versions 1 and 2 need `migrate` before they open; 3 and 4 open as they are and
-        // take new batches staying at their version (their blocks in their own layout, so
-        // that the builds that wrote them keep opening them).
+        // Versions 1 and 2 need `migrate` before they open; 3 to 5 open as they are and
+        // take new batches staying at their version (their blocks in their own layout and
+        // no id filter, so that the builds that wrote them keep opening them).
         if version < 3 {
             let err = Snapshot::open(&store)
                 .err()
@@ -128,6 +128,8 @@ fn every_format_version_opens_with_its_contents() {
             assert_eq!(Snapshot::open(&store).unwrap().format_version(), version);
             let elias_fano = version >= 5;
             assert!(key_blocks(&store, true).iter().all(|&ef| ef == elias_fano));
+            let filtered = version >= 6;
+            assert!(id_filters(&store, true).iter().all(|&f| f == filtered));
             assert_verifies(&store, version);
             model.insert(kept, 0x0123_4567_89ab_cdef);
         }
@@ -139,8 +141,9 @@ fn every_format_version_opens_with_its_contents() {
             Store::FORMAT_VERSION
         );
         assert_verifies(&store, version);
-        // Every run's key blocks were rewritten.
+        // Every run's key blocks were rewritten, and every run has an id filter.
         assert!(key_blocks(&store, false).iter().all(|&ef| ef), "v{version}");
+        assert!(id_filters(&store, false).iter().all(|&f| f), "v{version}");
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
@@ -179,6 +182,7 @@ fn every_format_version_opens_with_its_contents() {
         insert_one(&store, "after-migrate", 7);
         model.insert("after-migrate".into(), 7);
         assert!(key_blocks(&store, true).iter().all(|&ef| ef));
+        assert!(id_filters(&store, true).iter().all(|&f| f));
         assert_verifies(&store, version);
         let after = Snapshot::open(&store).unwrap();
         assert_eq!(after.format_version(), Store::FORMAT_VERSION, "v{version}");
@@ -230,6 +234,32 @@ fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
     }
     assert!(!layouts.is_empty());
     layouts
+}
+
+/// Whether the docs file of the newest run (or of every run) of the store at `dir` holds an id
+/// filter (format 6): docs/format.md, "Id filters".
+fn id_filters(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, TableHandle};
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    if newest_only {
+        runs.drain(..runs.len() - 1);
+    }
+    runs.iter()
+        .map(|run| {
+            let db = redb::Database::open(run.join("docs.redb")).unwrap();
+            let txn = db.begin_read().unwrap();
+            let names: Vec<String> = txn
+                .list_tables()
+                .unwrap()
+                .map(|t| t.name().to_string())
+                .collect();
+            names.iter().any(|n| n == "ids")
+        })
+        .collect()
 }
 
 /// Inserts one document into the store at `dir`.

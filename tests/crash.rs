@@ -291,8 +291,9 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
 
 #[test]
 fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
-    // Format 1 goes through every step; 3 and 4 (with sketches) rewrite their key blocks.
-    for version in [1u64, 3, 4] {
+    // Format 1 goes through every step; 3 and 4 (with sketches) rewrite their key blocks,
+    // then add id filters as 5 does.
+    for version in [1u64, 3, 4, 5] {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"));
         let documents = std::fs::read_to_string(fixture.join("documents.tsv")).unwrap();

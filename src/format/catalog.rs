@@ -30,15 +30,15 @@ use crate::sys::file_backend::{injected, Op};
 
 /// The format version this build writes: new stores are created in it, and `migrate`
 /// upgrades older ones to it. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 5;
+pub(crate) const FORMAT_VERSION: u32 = 6;
 
 /// The versions this build opens as they are, and keeps writing in their own format so that
 /// the builds that wrote them keep opening them.
-const OPENABLE_VERSIONS: &[u32] = &[3, 4, FORMAT_VERSION];
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, FORMAT_VERSION];
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
-/// 1 and 2 must be upgraded before they open; 3 and 4 open as they are.
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4];
+/// 1 and 2 must be upgraded before they open; 3, 4 and 5 open as they are.
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -50,7 +50,7 @@ const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 #[non_exhaustive]
 pub(crate) struct Catalog {
     /// The format version the store is written in (the catalog file's header; not in the
-    /// payload): 3, 4 or 5. Runs written into the store take its format's layout.
+    /// payload): 3, 4, 5 or 6. Runs written into the store take its format's layout.
     pub format: u32,
     /// The settings the store was created with.
     pub settings: Settings,
@@ -73,6 +73,24 @@ pub(crate) struct Catalog {
     /// Bytes of each document's verification sketch, or 0 when the store keeps none (format
     /// 4; fixed at creation).
     pub sketch_bytes: u16,
+}
+
+/// How the runs written into a store are laid out: what its format version decides for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunFormat {
+    /// The layout of key blocks (format 5 on: Elias-Fano).
+    pub codec: KeyCodec,
+    /// Whether each run has an id filter (format 6 on).
+    pub id_filter: bool,
+}
+
+impl RunFormat {
+    /// The layout of the format this build writes.
+    #[cfg(test)]
+    pub(crate) const CURRENT: RunFormat = RunFormat {
+        codec: KeyCodec::EliasFano,
+        id_filter: true,
+    };
 }
 
 /// One immutable run: the documents, postings and new fingerprints of one batch.
@@ -101,6 +119,11 @@ pub(crate) struct RunMeta {
     pub sketches: u64,
     /// Block bytes of the sketches table (format 4).
     pub sketches_bytes: u64,
+    /// Bits of each id-hash prefix in the run's id filter (format 6; see
+    /// [`crate::format::block::id_filter`]), or 0 when the run has no filter.
+    pub id_bits: u8,
+    /// Block bytes of the id filter (format 6).
+    pub ids_bytes: u64,
 }
 
 impl RunMeta {
@@ -110,6 +133,7 @@ impl RunMeta {
             + self.docs_bytes
             + self.postings_bytes
             + self.sketches_bytes
+            + self.ids_bytes
     }
 }
 
@@ -234,15 +258,20 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2 to 5 (versions 2 and 3 share their structs,
-    /// which are version 4's without sketches; version 5's are version 4's).
+    /// The catalog of a payload of `version` 2 to 6 (versions 2 and 3 share their structs,
+    /// which are version 4's without sketches; version 5's are version 4's; version 6's add
+    /// each run's id filter).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version < 4 {
             return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
         }
-        let catalog = decode_payload::<v4::Catalog>(payload)?.with_format(version);
+        let catalog = if version < 6 {
+            decode_payload::<v4::Catalog<v4::RunMeta>>(payload)?.with_format(version)
+        } else {
+            decode_payload::<v4::Catalog<RunMeta>>(payload)?.with_format(version)
+        };
         let sizes = MIN_SKETCH_BYTES..=MAX_SKETCH_BYTES;
-        // Format 5 keeps sketches or not; format 4 is the format of stores that keep them.
+        // Format 5 on keeps sketches or not; format 4 is the format of stores that keep them.
         let none_allowed = version >= 5 && catalog.sketch_bytes == 0;
         if !none_allowed && !sizes.contains(&catalog.sketch_bytes) {
             return Err(Error::corrupt(format!(
@@ -250,15 +279,29 @@ impl Catalog {
                 catalog.sketch_bytes
             )));
         }
+        // Format 6 runs have a filter, whose prefixes have 1 to 64 bits.
+        if let Some(run) = catalog
+            .runs
+            .iter()
+            .find(|r| (version >= 6) != (1..=64).contains(&r.id_bits))
+        {
+            return Err(Error::corrupt(format!(
+                "a format {version} catalog gives run {} an id filter of {} bits",
+                run.id, run.id_bits
+            )));
+        }
         Ok(catalog)
     }
 
-    /// How runs written into this store lay out their key blocks.
-    pub(crate) fn key_codec(&self) -> KeyCodec {
-        if self.format >= 5 {
-            KeyCodec::EliasFano
-        } else {
-            KeyCodec::Restarts
+    /// How runs written into this store are laid out.
+    pub(crate) fn run_format(&self) -> RunFormat {
+        RunFormat {
+            codec: if self.format >= 5 {
+                KeyCodec::EliasFano
+            } else {
+                KeyCodec::Restarts
+            },
+            id_filter: self.format >= 6,
         }
     }
 
@@ -267,13 +310,15 @@ impl Catalog {
         self.encode_as(self.format)
     }
 
-    /// The catalog file's bytes marked as format `version`: version 4's structs (also
-    /// version 5's), or for versions 2 and 3 (a migration step, a store without sketches)
-    /// theirs.
+    /// The catalog file's bytes marked as format `version`: version 6's structs, version 4's
+    /// (also version 5's), or for versions 2 and 3 (a migration step, a store without
+    /// sketches) theirs.
     pub(crate) fn encode_as(&self, version: u32) -> Vec<u8> {
         let config = bincode::config::standard();
-        let payload = if version >= 4 {
-            bincode::encode_to_vec(v4::Catalog::from(self.clone()), config)
+        let payload = if version >= 6 {
+            bincode::encode_to_vec(v4::Catalog::<RunMeta>::from(self.clone()), config)
+        } else if version >= 4 {
+            bincode::encode_to_vec(v4::Catalog::<v4::RunMeta>::from(self.clone()), config)
         } else {
             debug_assert_eq!(self.sketch_bytes, 0, "only format 4 on keeps sketches");
             bincode::encode_to_vec(v3::Catalog::from(self.clone()), config)
@@ -383,7 +428,7 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Whether this build opens stores of format `version` as they are (3, 4 and 5).
+/// Whether this build opens stores of format `version` as they are (3 to 6).
 pub(crate) fn is_current(version: u32) -> bool {
     OPENABLE_VERSIONS.contains(&version)
 }
@@ -407,25 +452,77 @@ pub(crate) fn check_version(version: u32, dir: &Path) -> Result<()> {
     }
 }
 
-/// Format 4's catalog struct (also format 5's: the same fields), frozen.
+/// Format 4's catalog struct (also format 5's: the same fields), frozen; with its runs of
+/// type `R`, it is also format 6's, whose runs are [`super::RunMeta`].
 mod v4 {
-    use super::{BatchMeta, CompactionPolicy, RunMeta, Settings};
+    use super::{BatchMeta, CompactionPolicy, Settings};
 
     #[derive(bincode::Encode, bincode::Decode)]
-    pub(super) struct Catalog {
+    pub(super) struct Catalog<R> {
         settings: Settings,
         compaction: CompactionPolicy,
         scheme: Option<String>,
         next_run: u64,
         next_batch: u64,
         documents: u64,
-        runs: Vec<RunMeta>,
+        runs: Vec<R>,
         batches: Vec<BatchMeta>,
         sketch_bytes: u16,
     }
 
-    impl Catalog {
-        /// The catalog of a store of `format` (4 or 5) that this payload describes.
+    /// A run of formats 4 and 5: no id filter.
+    #[derive(bincode::Encode, bincode::Decode)]
+    pub(super) struct RunMeta {
+        id: u64,
+        shard_files: u16,
+        present_files: Vec<u16>,
+        fingerprints: u64,
+        documents: u64,
+        table_bytes: Vec<u64>,
+        docs_bytes: u64,
+        postings_bytes: u64,
+        sketches: u64,
+        sketches_bytes: u64,
+    }
+
+    impl From<RunMeta> for super::RunMeta {
+        fn from(r: RunMeta) -> Self {
+            super::RunMeta {
+                id: r.id,
+                shard_files: r.shard_files,
+                present_files: r.present_files,
+                fingerprints: r.fingerprints,
+                documents: r.documents,
+                table_bytes: r.table_bytes,
+                docs_bytes: r.docs_bytes,
+                postings_bytes: r.postings_bytes,
+                sketches: r.sketches,
+                sketches_bytes: r.sketches_bytes,
+                id_bits: 0,
+                ids_bytes: 0,
+            }
+        }
+    }
+
+    impl From<super::RunMeta> for RunMeta {
+        fn from(r: super::RunMeta) -> Self {
+            RunMeta {
+                id: r.id,
+                shard_files: r.shard_files,
+                present_files: r.present_files,
+                fingerprints: r.fingerprints,
+                documents: r.documents,
+                table_bytes: r.table_bytes,
+                docs_bytes: r.docs_bytes,
+                postings_bytes: r.postings_bytes,
+                sketches: r.sketches,
+                sketches_bytes: r.sketches_bytes,
+            }
+        }
+    }
+
+    impl<R: Into<super::RunMeta>> Catalog<R> {
+        /// The catalog of a store of `format` (4, 5 or 6) that this payload describes.
         pub(super) fn with_format(self, format: u32) -> super::Catalog {
             super::Catalog {
                 format,
@@ -435,14 +532,14 @@ mod v4 {
                 next_run: self.next_run,
                 next_batch: self.next_batch,
                 documents: self.documents,
-                runs: self.runs,
+                runs: self.runs.into_iter().map(Into::into).collect(),
                 batches: self.batches,
                 sketch_bytes: self.sketch_bytes,
             }
         }
     }
 
-    impl From<super::Catalog> for Catalog {
+    impl<R: From<super::RunMeta>> From<super::Catalog> for Catalog<R> {
         fn from(c: super::Catalog) -> Self {
             Catalog {
                 settings: c.settings,
@@ -451,7 +548,7 @@ mod v4 {
                 next_run: c.next_run,
                 next_batch: c.next_batch,
                 documents: c.documents,
-                runs: c.runs,
+                runs: c.runs.into_iter().map(R::from).collect(),
                 batches: c.batches,
                 sketch_bytes: c.sketch_bytes,
             }
@@ -512,6 +609,8 @@ mod v3 {
                         postings_bytes: r.postings_bytes,
                         sketches: 0,
                         sketches_bytes: 0,
+                        id_bits: 0,
+                        ids_bytes: 0,
                     })
                     .collect(),
                 batches: self.batches,
@@ -562,7 +661,7 @@ mod tests {
         /// version this build reads: never a panic.
         #[test]
         fn catalog_payloads_never_panic(
-            version in 2u32..=5,
+            version in 2u32..=6,
             arbitrary in proptest::collection::vec(any::<u8>(), 0..400),
             edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6),
             keep: usize,
@@ -613,20 +712,49 @@ mod tests {
     }
 
     #[test]
-    fn only_format_5_may_keep_no_sketches() {
+    fn only_format_5_on_may_keep_no_sketches() {
         let catalog = catalog_of_one_batch();
-        assert_eq!((catalog.format, catalog.sketch_bytes), (5, 0));
+        assert_eq!((catalog.format, catalog.sketch_bytes), (6, 0));
         let dir = Path::new("s");
-        assert_eq!(
-            Catalog::decode(&catalog.encode_as(5), dir).unwrap(),
-            catalog
-        );
+        assert_eq!(Catalog::decode(&catalog.encode(), dir).unwrap(), catalog);
+        let v5 = Catalog::decode(&catalog.encode_as(5), dir).unwrap();
+        assert_eq!((v5.format, v5.sketch_bytes), (5, 0));
         let err = Catalog::decode(&catalog.encode_as(4), dir).unwrap_err();
         assert!(err.to_string().contains("sketches of 0 bytes"), "{err}");
         // Format 3's structs have no sketches at all.
         let v3 = Catalog::decode(&catalog.encode_as(3), dir).unwrap();
-        assert_eq!((v3.format, v3.key_codec()), (3, KeyCodec::Restarts));
-        assert_eq!(catalog.key_codec(), KeyCodec::EliasFano);
+        assert_eq!((v3.format, v3.run_format().codec), (3, KeyCodec::Restarts));
+        assert_eq!(catalog.run_format(), RunFormat::CURRENT);
+    }
+
+    /// Format 6 runs name their filter's width; earlier formats' runs have none.
+    #[test]
+    fn every_format_6_run_has_an_id_filter() {
+        let mut catalog = catalog_of_one_batch();
+        catalog.runs.push(RunMeta {
+            id: 1,
+            shard_files: 1,
+            present_files: vec![0],
+            fingerprints: 3,
+            documents: 3,
+            table_bytes: vec![10; 10],
+            docs_bytes: 20,
+            postings_bytes: 20,
+            sketches: 0,
+            sketches_bytes: 0,
+            id_bits: 10,
+            ids_bytes: 14,
+        });
+        let dir = Path::new("s");
+        assert_eq!(Catalog::decode(&catalog.encode(), dir).unwrap(), catalog);
+        // Written as format 5, the run loses its filter, which format 5 does not know.
+        let v5 = Catalog::decode(&catalog.encode_as(5), dir).unwrap();
+        assert_eq!((v5.runs[0].id_bits, v5.runs[0].ids_bytes), (0, 0));
+        for bits in [0, 65] {
+            catalog.runs[0].id_bits = bits;
+            let err = Catalog::decode(&catalog.encode(), dir).unwrap_err();
+            assert!(err.to_string().contains("id filter of"), "{err}");
+        }
     }
 
     #[test]

@@ -29,11 +29,12 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` from format 1, 2, 3 or 4 to format 5, taking the writer
+    /// Upgrades the store at `dir` from format 1, 2, 3, 4 or 5 to format 6, taking the writer
     /// lock, and returns the version it had. A store of format 1 or 2 gets no sketches (the
     /// text they would be made from is not in the store). A step that changes run files
     /// writes every run anew, as a compaction does (from format 3 or 4, each run's key blocks
-    /// in format 5's layout), so it needs free disk for what it rewrites until its commit.
+    /// in format 5's layout; from format 5, each run's docs file copied with an id filter
+    /// added), so it needs free disk for what it rewrites until its commit.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -73,6 +74,13 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 check_settings(&catalog.settings, dir)?;
                 rewrite_runs(dir, catalog, 5, |old, old_dir, run_dir, id| {
                     reformat::tables_as(old, old_dir, run_dir, id, KeyCodec::EliasFano)
+                })?;
+            }
+            5 => {
+                let catalog = Catalog::decode_version(version, payload)?;
+                check_settings(&catalog.settings, dir)?;
+                rewrite_runs(dir, catalog, 6, |old, old_dir, run_dir, id| {
+                    reformat::with_id_filter(old, old_dir, run_dir, id)
                 })?;
             }
             other => {
@@ -211,6 +219,8 @@ mod v1 {
                     postings_bytes: r.postings_bytes,
                     sketches: 0,
                     sketches_bytes: 0,
+                    id_bits: 0,
+                    ids_bytes: 0,
                 })
                 .collect(),
             batches: old

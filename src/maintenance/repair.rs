@@ -230,7 +230,7 @@ impl Store {
             let tables = (
                 &perms,
                 usize::from(catalog.settings.shards),
-                catalog.key_codec(),
+                catalog.run_format(),
             );
             let new =
                 pending.write_run(|dir, id| write_run(dir, id, tables, &contents, progress))?;

@@ -34,6 +34,8 @@ pub struct Stats {
     pub docs_bytes: u64,
     /// Block bytes of the postings.
     pub postings_bytes: u64,
+    /// Block bytes of the runs' id filters (format 6; 0 before).
+    pub id_filter_bytes: u64,
     /// Bytes of each document's verification sketch, or None when the store keeps none.
     pub sketch_bytes: Option<u16>,
     /// Sketches held (documents inserted as text; dead ones until the next compaction).
@@ -154,6 +156,7 @@ impl Stats {
             per_table,
             docs_bytes: catalog.runs.iter().map(|r| r.docs_bytes).sum(),
             postings_bytes: catalog.runs.iter().map(|r| r.postings_bytes).sum(),
+            id_filter_bytes: catalog.runs.iter().map(|r| r.ids_bytes).sum(),
             sketch_bytes: snapshot.sketch_bytes(),
             sketches,
             sketches_block_bytes,

@@ -1,7 +1,8 @@
 //! Runs: the immutable files one batch (or one compaction) writes, and the one place that
 //! reads and merges them.
 //!
-//! A run holds a docs file (tables "docs", "postings" and, with sketches, "sketches": entry blocks) and shard files
+//! A run holds a docs file (tables "docs", "postings" and, with sketches, "sketches": entry
+//! blocks; from format 6 "ids", the id filter: key blocks) and shard files
 //! (tables "t000".."tNNN": key blocks of the permuted keys whose leading log2(S) bits fall in
 //! the file's shards); [`crate::format::layout`] names them. Every table maps a block's last key to the
 //! block (see [`crate::format::block`]). A run is never modified after it is written, so readers need
@@ -41,6 +42,10 @@ pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(
 /// run holds none).
 pub(crate) const SKETCHES_TABLE: &str = "sketches";
 pub(crate) const SKETCHES: TableDefinition<&[u8], &[u8]> = TableDefinition::new(SKETCHES_TABLE);
+
+/// The redb key table of a docs file that holds the run's id filter (format 6; see
+/// [`crate::format::block::id_filter`]).
+pub(crate) const IDS: &str = "ids";
 
 /// The redb table name of permuted table `t`.
 pub(crate) fn table_name(t: usize) -> String {

@@ -9,17 +9,22 @@
 //! Format 5 changed the layout of key blocks. So a format 3 or 4 run becomes a new run whose
 //! docs file is a hard link to the old one and whose shard files are rewritten a table at a
 //! time, the shard files in parallel: memory holds [`KEY_CHUNK`] keys per file at a time.
+//!
+//! Format 6 added each run's id filter, a table of the docs file. So a format 5 run becomes a
+//! new run whose shard files are hard links to the old ones and whose docs file is a copy of
+//! the old one with the filter added, made from a scan of its docs blocks (one at a time).
 
 use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::write::{append_entries, RunFile};
-use super::{RunReader, DOCS, DOCS_TABLE, POSTINGS};
+use super::write::{append_entries, KeyStream, RunFile};
+use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{EntryWriter, Payload, PayloadReader};
+use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::postings::Posting;
 use crate::format::catalog::RunMeta;
@@ -171,6 +176,49 @@ pub(crate) fn tables_as(
     Ok(RunMeta {
         id,
         table_bytes,
+        ..meta.clone()
+    })
+}
+
+/// Writes `old`, a format 5 run stored in `old_dir`, as run `id` in `run_dir`, with an id
+/// filter; returns the new run's description.
+pub(crate) fn with_id_filter(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    for &f in &meta.present_files {
+        let (from, to) = (
+            layout::shard_file(old_dir, usize::from(f)),
+            layout::shard_file(run_dir, usize::from(f)),
+        );
+        std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
+    }
+    let (from, to) = (layout::docs_file(old_dir), layout::docs_file(run_dir));
+    std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
+    let file = RunFile::reopen(&to, Cached::Keep)?;
+    let bits = id_filter::bits_for(meta.documents);
+    let mut ids = KeyStream::new(&file, IDS, KeyCodec::EliasFano);
+    let mut scan = old.docs()?.scan_documents()?;
+    let mut block = Vec::new();
+    loop {
+        let more = scan.next_block(&mut block)?;
+        for (hash, _, _) in block.drain(..) {
+            ids.push(id_filter::prefix(hash, bits))?;
+        }
+        if !more {
+            break;
+        }
+    }
+    let ids_bytes = ids.finish()?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        id_bits: bits,
+        ids_bytes,
         ..meta.clone()
     })
 }

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
-use super::{table_name, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE};
+use super::{
+    table_name, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
+};
 use crate::error::{guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
@@ -81,6 +83,13 @@ pub(crate) fn salvage(
                     |out, k, id, posting| out.postings.push((k, id, posting.batch)),
                 )
             });
+            if meta.id_bits > 0 {
+                // A lost filter comes back from the docs entries: only the damage is kept.
+                guarded(&docs_path, IDS, &mut out, |out| {
+                    keys_of(&db, (IDS, true), &docs_path, out, |_, _| {});
+                    Vec::new()
+                });
+            }
             if meta.sketches > 0 {
                 out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
                     entries_of::<SketchEntry>(
@@ -111,7 +120,7 @@ pub(crate) fn salvage(
             let name = table_name(t);
             // Lost keys come back from the other tables: only the damage is kept.
             guarded(&path, &name, &mut out, |out| {
-                keys_of(&db, &name, &path, out, |out, key| {
+                keys_of(&db, (&name, false), &path, out, |out, key| {
                     if keep {
                         out.fingerprints.push(table.unpermute(key));
                     }
@@ -280,11 +289,12 @@ fn entries_of<P: Payload>(
     lost
 }
 
-/// Reads the intact blocks of permuted table `name` of a shard file, handing each key to
-/// `push`; what is damaged goes to `out.damage`.
+/// Reads the intact blocks of key table `name` (a permuted table of a shard file, or a docs
+/// file's id filter), handing each key to `push`; what is damaged goes to `out.damage`, and
+/// so does a missing table that is `required`.
 fn keys_of(
     db: &ReadOnlyDatabase,
-    name: &str,
+    (name, required): (&str, bool),
     path: &Path,
     out: &mut Salvaged,
     mut push: impl FnMut(&mut Salvaged, u64),
@@ -299,7 +309,12 @@ fn keys_of(
     };
     let table = match txn.open_table(TableDefinition::<u64, &[u8]>::new(name)) {
         Ok(table) => table,
-        Err(redb::TableError::TableDoesNotExist(_)) => return,
+        Err(redb::TableError::TableDoesNotExist(_)) => {
+            if required {
+                out.damage.push(format!("{place}: missing"));
+            }
+            return;
+        }
         Err(e) => {
             out.damage.push(format!("{place}: unreadable: {e}"));
             return;

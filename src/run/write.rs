@@ -18,13 +18,13 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use redb::{Database, TableDefinition};
 
-use super::{table_name, RunContents, DOCS, POSTINGS, SKETCHES};
+use super::{table_name, RunContents, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
-use crate::format::block::entries;
 use crate::format::block::keys::{self, KeyCodec};
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::SketchEntry;
-use crate::format::catalog::RunMeta;
+use crate::format::block::{entries, id_filter};
+use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
 use crate::sys::prefetch;
 use crate::sys::progress::{Phase, Progress};
@@ -56,17 +56,18 @@ pub(crate) fn shard_file_count(fingerprints: usize, tables: usize, shards: usize
 /// peak grows with it (docs/benchmarks.md, "The writer's cache").
 const WRITER_CACHE_BYTES: usize = 32 << 20;
 
-/// Writes run `id` into `run_dir`, its key blocks in `codec`'s layout, and returns its
-/// description for the catalog.
+/// Writes run `id` into `run_dir`, laid out as `format` says, and returns its description for
+/// the catalog.
 pub(crate) fn write_run(
     run_dir: &Path,
     id: u64,
-    (perms, shards, codec): (&Permutations, usize, KeyCodec),
+    (perms, shards, format): (&Permutations, usize, RunFormat),
     contents: &RunContents<'_>,
     progress: &dyn Progress,
 ) -> Result<RunMeta> {
+    let codec = format.codec;
     let (docs, tables) = rayon::join(
-        || write_docs(run_dir, contents),
+        || write_docs(run_dir, contents, format),
         || {
             let tables = perms.tables().len() as u64;
             let _phase = Phase::start(progress, "writing tables", tables);
@@ -78,7 +79,7 @@ pub(crate) fn write_run(
             )
         },
     );
-    let (docs_bytes, postings_bytes, (sketches, sketches_bytes)) = docs?;
+    let ((docs_bytes, postings_bytes, (sketches, sketches_bytes)), (id_bits, ids_bytes)) = docs?;
     let (shard_files, present_files, table_bytes) = tables?;
     sync_dir(run_dir)?;
     if let Some(parent) = run_dir.parent() {
@@ -95,16 +96,23 @@ pub(crate) fn write_run(
         postings_bytes,
         sketches,
         sketches_bytes,
+        id_bits,
+        ids_bytes,
     })
 }
 
 /// Creates a new redb file for writing a run, whose written pages `cached` says what to do
 /// with.
 pub(crate) fn create_db(path: &Path, cached: Cached) -> Result<Database> {
+    open_db(path, cached, true)
+}
+
+/// Opens a redb file for writing a run: a new one, or (`new` false) one a writer closed.
+fn open_db(path: &Path, cached: Cached, new: bool) -> Result<Database> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .create_new(true)
+        .create_new(new)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     Database::builder()
@@ -145,6 +153,16 @@ impl RunFile {
         })
     }
 
+    /// The redb file at `path`, which a writer closed, opened to take more tables (a copy of
+    /// a committed run's file, being made into a new run's).
+    pub(crate) fn reopen(path: &Path, cached: Cached) -> Result<RunFile> {
+        Ok(RunFile {
+            path: path.to_path_buf(),
+            db: Mutex::new(Some(Some(open_db(path, cached, false)?))),
+            cached,
+        })
+    }
+
     /// The file at `path`, created when its first block comes.
     pub(crate) fn when_written(path: PathBuf, cached: Cached) -> RunFile {
         RunFile {
@@ -163,10 +181,27 @@ impl RunFile {
         Appender::new(self, Target::Entries(def))
     }
 
+    /// An appender of key blocks (filed under their last key) to the key table `name`, which
+    /// must be empty or hold only smaller keys.
+    pub(crate) fn keys(&self, name: &str) -> Appender<'_> {
+        Appender::new(self, Target::Keys(name.to_string()))
+    }
+
     /// Appends strictly increasing `keys`, greater than any it holds, to permuted table `t`
     /// as blocks of `codec`; returns the bytes of blocks written.
     pub(crate) fn append_keys(&self, t: usize, keys: &[u64], codec: KeyCodec) -> Result<u64> {
-        let mut appender = Appender::new(self, Target::Keys(table_name(t)));
+        self.append_keys_to(table_name(t), keys, codec)
+    }
+
+    /// Appends strictly increasing `keys`, greater than any it holds, to the key table `name`
+    /// as blocks of `codec`; returns the bytes of blocks written.
+    pub(crate) fn append_keys_to(
+        &self,
+        name: String,
+        keys: &[u64],
+        codec: KeyCodec,
+    ) -> Result<u64> {
+        let mut appender = Appender::new(self, Target::Keys(name));
         keys::encode(codec, keys, |last, block| {
             appender.push(&<u64 as redb::Value>::as_bytes(&last), block)
         })?;
@@ -355,10 +390,18 @@ thread_local! {
     static SPARE: std::cell::Cell<EncodedBlocks> = std::cell::Cell::new(EncodedBlocks::default());
 }
 
-/// Writes docs.redb; returns (docs bytes, postings bytes, (sketches, sketches bytes)).
-/// Documents, postings and sketches are tables of one file, written at once from several
-/// threads; a run without sketches has no sketches table.
-fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (u64, u64))> {
+/// What [`write_docs`] wrote: (docs bytes, postings bytes, (sketches, sketches bytes)) and
+/// (the id filter's prefix bits, its bytes).
+type DocsWritten = ((u64, u64, (u64, u64)), (u8, u64));
+
+/// Writes docs.redb. Documents, postings and sketches are tables of one file, written at once
+/// from several threads; a run without sketches has no sketches table. The id filter, where
+/// `format` has one, is written last.
+fn write_docs(
+    run_dir: &Path,
+    contents: &RunContents<'_>,
+    format: RunFormat,
+) -> Result<DocsWritten> {
     let path = layout::docs_file(run_dir);
     let file = RunFile::create(&path, Cached::Keep)?;
     let documents = prefetch::ahead(contents.documents, |d| d.1.as_bytes())
@@ -378,8 +421,19 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (
         );
         Ok((sketched, append_all_entries(&file, SKETCHES, entries)?))
     };
-    let (docs_bytes, (postings_bytes, sketches)) = rayon::join(
-        || append_all_entries(&file, DOCS, documents),
+    let write_ids = || -> Result<(u8, u64)> {
+        if !format.id_filter {
+            return Ok((0, 0));
+        }
+        let bits = id_filter::bits_for(contents.documents.len() as u64);
+        let mut ids = KeyStream::new(&file, IDS, format.codec);
+        for &(hash, _, _) in contents.documents {
+            ids.push(id_filter::prefix(hash, bits))?;
+        }
+        Ok((bits, ids.finish()?))
+    };
+    let ((docs_bytes, ids), (postings_bytes, sketches)) = rayon::join(
+        || rayon::join(|| append_all_entries(&file, DOCS, documents), write_ids),
         || {
             rayon::join(
                 || append_all_entries(&file, POSTINGS, postings),
@@ -387,19 +441,74 @@ fn write_docs(run_dir: &Path, contents: &RunContents<'_>) -> Result<(u64, u64, (
             )
         },
     );
-    let bytes = match (docs_bytes, postings_bytes, sketches) {
-        (Ok(docs), Ok(postings), Ok(sketches)) => (docs, postings, sketches),
-        (docs, postings, sketches) => {
+    let bytes = match (docs_bytes, postings_bytes, sketches, ids) {
+        (Ok(docs), Ok(postings), Ok(sketches), Ok(ids)) => ((docs, postings, sketches), ids),
+        (docs, postings, sketches, ids) => {
             return Err(all_or_cause(vec![
                 docs.map(|_| ()),
                 postings.map(|_| ()),
                 sketches.map(|_| ()),
+                ids.map(|_| ()),
             ])
             .expect_err("one failed"))
         }
     };
     file.finish()?;
     Ok(bytes)
+}
+
+/// Appends ascending keys, repeats allowed and dropped, to a key table of a run file, encoding
+/// [`KEY_CHUNK`] keys at a time: memory holds one chunk, whatever the table's size.
+pub(crate) struct KeyStream<'f> {
+    appender: Appender<'f>,
+    codec: KeyCodec,
+    chunk: Vec<u64>,
+    previous: Option<u64>,
+}
+
+/// Keys a [`KeyStream`] encodes at a time: 512 KB.
+const KEY_CHUNK: usize = 1 << 16;
+
+impl<'f> KeyStream<'f> {
+    /// A stream into the key table `name` of `file` (empty), as blocks of `codec`.
+    pub(crate) fn new(file: &'f RunFile, name: &str, codec: KeyCodec) -> Self {
+        KeyStream {
+            appender: file.keys(name),
+            codec,
+            chunk: Vec::with_capacity(KEY_CHUNK),
+            previous: None,
+        }
+    }
+
+    /// Appends `key`, at least the one before.
+    pub(crate) fn push(&mut self, key: u64) -> Result<()> {
+        if self.previous == Some(key) {
+            return Ok(());
+        }
+        self.previous = Some(key);
+        if self.chunk.len() == KEY_CHUNK {
+            self.flush()?;
+        }
+        self.chunk.push(key);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let appender = &mut self.appender;
+        keys::encode(self.codec, &self.chunk, |last, block| {
+            appender.push(&<u64 as redb::Value>::as_bytes(&last), block)
+        })?;
+        self.chunk.clear();
+        Ok(())
+    }
+
+    /// Appends what is left; returns the bytes of blocks written.
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        if !self.chunk.is_empty() {
+            self.flush()?;
+        }
+        self.appender.finish()
+    }
 }
 
 /// Appends `entries` (ascending, after any the table holds) to table `def` as entry blocks;

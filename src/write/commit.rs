@@ -80,12 +80,12 @@ impl PendingCommit {
     ) -> Result<()> {
         let settings = self.next.settings;
         let perms = Permutations::new(&settings);
-        let codec = self.next.key_codec();
+        let format = self.next.run_format();
         let meta = self.write_run(|dir, id| {
             write_run(
                 dir,
                 id,
-                (&perms, usize::from(settings.shards), codec),
+                (&perms, usize::from(settings.shards), format),
                 contents,
                 progress,
             )

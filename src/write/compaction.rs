@@ -73,7 +73,7 @@ impl Store {
                 (
                     snapshot.permutations(),
                     usize::from(snapshot.settings().shards),
-                    self.catalog().key_codec(),
+                    self.catalog().run_format(),
                 ),
                 self.progress(),
             )?;

@@ -1,5 +1,5 @@
 //! (tests) Scans of a written run's docs file, cut at any key, add up to the whole scan;
-//! its sorted lookups find what single ones find.
+//! its sorted lookups find what single ones find, and its id filter skips ids it lacks.
 
 use std::sync::MutexGuard;
 
@@ -107,5 +107,43 @@ fn sorted_lookups_find_what_single_lookups_find_at_every_density() {
             found > 0 && found < wanted.len(),
             "{name}: some stored, some absent"
         );
+    }
+}
+
+/// The id filter lets every stored id through and few others (about one in 2^8); an absent
+/// id it lets through is absent from single and sorted lookups alike.
+#[test]
+fn the_id_filter_passes_every_stored_id_and_few_others() {
+    let mut batch = Batch::new();
+    for i in 0..2000u64 {
+        batch.push(&format!("doc-{i}"), i).unwrap();
+    }
+    let (_serial, _dir, snapshot) = one_run(&batch);
+    let run = &snapshot.runs()[0];
+    assert_eq!(run.meta().id_bits, 19);
+    let docs = run.docs().unwrap();
+    let mut ids: Vec<(u64, String)> = (0..2000u64)
+        .map(|i| format!("doc-{i}"))
+        .chain((0..100_000u64).map(|i| format!("absent-{i}")))
+        .map(|id| (id_hash(id.as_bytes()), id))
+        .collect();
+    ids.sort();
+    let mut passed_absent = 0;
+    for (hash, id) in &ids {
+        let stored = id.starts_with("doc-");
+        let passes = docs.may_mention(*hash).unwrap();
+        assert!(passes || !stored, "{id} is stored");
+        passed_absent += usize::from(passes && !stored);
+        assert_eq!(docs.state_of(id).unwrap().is_some(), stored, "{id}");
+    }
+    assert!(
+        (50..1000).contains(&passed_absent),
+        "{passed_absent} of 100,000 passed"
+    );
+    let wanted: Vec<(u64, &str)> = ids.iter().map(|(h, id)| (*h, id.as_str())).collect();
+    let mut states = vec![None; wanted.len()];
+    docs.states_sorted(&wanted, &mut states).unwrap();
+    for ((_, id), state) in wanted.iter().zip(&states) {
+        assert_eq!(state.is_some(), id.starts_with("doc-"), "{id}");
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod docs;
 pub mod entries;
+pub mod id_filter;
 pub mod keys;
 pub mod postings;
 pub mod sketches;

@@ -1,5 +1,6 @@
-//! The checks of a run's docs file: its docs, postings and sketches tables, every block, the
-//! catalog's counts and sizes, and the postings and sketches against the documents.
+//! The checks of a run's docs file: its docs, postings and sketches tables and its id filter,
+//! every block, the catalog's counts and sizes, and the postings, sketches and filter against
+//! the documents.
 
 use std::path::Path;
 
@@ -8,9 +9,11 @@ use super::report::Report;
 use crate::error::Result;
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
+use crate::format::block::id_filter;
+use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
 use crate::format::layout::docs_file;
-use crate::run::{EntryScan, RunReader, DOCS_TABLE, POSTINGS_TABLE, SKETCHES_TABLE};
+use crate::run::{EntryScan, RunReader, DOCS_TABLE, IDS, POSTINGS_TABLE, SKETCHES_TABLE};
 
 /// Walks every block of entry table `table` of `file`: checks each block and the
 /// order across blocks, calls `f` on each entry, and compares the block bytes with `bytes`
@@ -69,23 +72,80 @@ fn check_entries<P: Payload>(
     Ok(entries)
 }
 
+/// The id filter of one run (format 6): every block, the order across blocks, the catalog's
+/// bytes, and its prefixes against `expected`, those of the run's document entries.
+fn check_id_filter(
+    run: &RunReader,
+    path: &Path,
+    expected: Digest,
+    report: &mut Report,
+) -> Result<()> {
+    let (mut found, mut bytes, mut previous) = (Digest::default(), 0u64, None);
+    let mut damaged = false;
+    let walked = run.docs()?.for_each_id_filter_block(|last, block| {
+        report.blocks += 1;
+        bytes += block.len() as u64;
+        let mut keys = Vec::new();
+        let parsed = KeyBlock::parse(block).and_then(|b| b.for_each(|k| keys.push(k)));
+        if let Err(e) = parsed {
+            damaged = true;
+            return report.absorb(Err(e.at(path, IDS, Some(format!("{last:016x}")))));
+        }
+        if keys.last() != Some(&last) || previous.is_some_and(|p| keys[0] <= p) {
+            report.find(
+                path,
+                Some(IDS),
+                format!("block {last:016x} is out of order"),
+            );
+        }
+        previous = Some(last);
+        keys.iter().for_each(|&k| found.add(k));
+        Ok(())
+    })?;
+    if walked.is_none() {
+        return Ok(());
+    }
+    if bytes != run.meta().ids_bytes {
+        let says = run.meta().ids_bytes;
+        let problem = format!("holds {bytes} block bytes; the catalog says {says}");
+        report.find(path, Some(IDS), problem);
+    }
+    if !damaged && found != expected {
+        let problem = format!(
+            "the id filter ({} prefixes) differs from the document entries' ({})",
+            found.count, expected.count
+        );
+        report.find(path, Some(IDS), problem);
+    }
+    Ok(())
+}
+
 /// The docs and postings tables of one run.
 pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
     let path = docs_file(run_dir);
     let docs = run.docs()?;
     let mut live = Digest::default();
+    let (bits, mut prefixes, mut last_prefix) = (run.meta().id_bits, Digest::default(), None);
     let entries = check_entries(
         docs.scan_documents()?,
         &path,
         DOCS_TABLE,
         run.meta().docs_bytes,
         report,
-        |_, id, state| {
+        |hash, id, state| {
             if let DocState::Live { fingerprint, batch } = state {
                 live.add(document_hash(*fingerprint, id, *batch));
             }
+            if bits > 0 {
+                let prefix = id_filter::prefix(hash, bits);
+                if last_prefix != Some(prefix) {
+                    prefixes.add(prefix);
+                    last_prefix = Some(prefix);
+                }
+            }
         },
     )?;
+    check_id_filter(run, &path, prefixes, report)?;
     if entries != run.meta().documents {
         report.find(
             &path,

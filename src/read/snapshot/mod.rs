@@ -391,6 +391,8 @@ mod tests {
             postings_bytes: 0,
             sketches: 0,
             sketches_bytes: 0,
+            id_bits: 9,
+            ids_bytes: 0,
         };
         catalog.runs = vec![run(640 << 20), run(640 << 20)];
         assert_eq!(batch_cache_bytes(&catalog), 200 << 20);
@@ -412,6 +414,8 @@ mod tests {
             postings_bytes: 0,
             sketches: 0,
             sketches_bytes: 0,
+            id_bits: 9,
+            ids_bytes: 0,
         };
         // Two runs of 3 shard files and a docs file each: 8 files.
         catalog.runs = vec![run(3), run(3)];

@@ -9,6 +9,8 @@ use super::dead::MulHasher;
 use crate::error::Result;
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Payload};
+use crate::format::block::id_filter;
+use crate::format::block::keys::{self, KeyCodec};
 use crate::run::write::{Appender, EncodedBlocks};
 use crate::run::RunReader;
 use crate::sys::ordered;
@@ -93,14 +95,17 @@ pub(super) const PART_ENTRIES: u64 = 1 << 17;
 /// same order, on the calling thread while the ranges after it are being merged. That thread
 /// sets the pace; appending groups of ranges in turn with merging the next group left the
 /// cores waiting for each group's slowest range.
+///
+/// With `align` > 0, each range starts at a multiple of 2^`align` (so that each prefix of an
+/// id filter falls within one range); `parts` must then be at most 2^(64 - `align`).
 pub(super) fn merge_in_parts<T: Send>(
-    parts: u64,
+    (parts, align): (u64, u32),
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
     out: &mut Appender<'_>,
     mut each: impl FnMut(T) -> Result<()>,
 ) -> Result<EntryCounts> {
     let bounds = |i: u64| {
-        let start = |i: u64| ((u128::from(i) << 64) / u128::from(parts)) as u64;
+        let start = |i: u64| (((u128::from(i) << 64) / u128::from(parts)) as u64 >> align) << align;
         let end = if i + 1 == parts {
             u64::MAX
         } else {
@@ -130,19 +135,22 @@ pub(super) fn merge_in_parts<T: Send>(
     Ok(total)
 }
 
-/// Merges the documents whose id hashes are within `lo..=hi`.
+/// Merges the documents whose id hashes are within `lo..=hi`; with `filter` = (prefix bits,
+/// codec), also encodes the id filter's blocks of the range (which must hold whole prefixes).
 pub(super) fn merge_documents(
     inputs: &[RunReader],
     full: bool,
     (lo, hi): (u64, u64),
+    filter: Option<(u8, KeyCodec)>,
     emit: &mut Emit<'_>,
-) -> Result<(EntryCounts, Changed)> {
+) -> Result<(EntryCounts, (Changed, EncodedBlocks))> {
     let mut cursors = inputs
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
     let mut sink = EntrySink::new(emit);
     let mut changed = Changed::default();
+    let mut prefixes: Vec<u64> = Vec::new();
     let mut same = Vec::new();
     loop {
         smallest(&cursors, &mut same);
@@ -159,13 +167,26 @@ pub(super) fn merge_documents(
         let keep = !(full && matches!(state, DocState::Deleted { .. }));
         if keep {
             sink.push(*hash, id, &state)?;
+            if let Some((bits, _)) = filter {
+                let prefix = id_filter::prefix(*hash, bits);
+                if prefixes.last() != Some(&prefix) {
+                    prefixes.push(prefix);
+                }
+            }
         }
         sink.counts.read += same.len() as u64;
         for &i in &same {
             cursors[i].advance()?;
         }
     }
-    Ok((sink.finish()?, changed))
+    let mut ids = EncodedBlocks::default();
+    if let Some((_, codec)) = filter {
+        keys::encode(codec, &prefixes, |last, block| {
+            ids.push(&<u64 as redb::Value>::as_bytes(&last), block);
+            Ok(())
+        })?;
+    }
+    Ok((sink.finish()?, (changed, ids)))
 }
 
 /// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the

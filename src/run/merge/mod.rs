@@ -4,7 +4,7 @@
 //! run outside the merge can override what they say. The merged run keeps, in one pass over
 //! each table:
 //! - **docs**: each id's newest entry; a deletion is dropped when the merge is full (no older
-//!   run is left for it to override);
+//!   run is left for it to override); the id filter (format 6) is made of what is kept;
 //! - **postings**: the `(fingerprint, id)` pairs that are still live;
 //! - **tables**: every key except those of *dead* fingerprints, whose every posting is gone.
 //!
@@ -25,10 +25,10 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::write::{shard_file_count, Appender, RunFile};
-use super::{RunReader, DOCS, POSTINGS, SKETCHES};
+use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{Error, Result};
-use crate::format::block::keys::KeyCodec;
-use crate::format::catalog::RunMeta;
+use crate::format::block::id_filter;
+use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
 use crate::sys::writeback::Cached;
@@ -65,31 +65,43 @@ pub(crate) fn merge_runs(
     full: bool,
     out_dir: &Path,
     id: u64,
-    (perms, shards, codec): (&Permutations, usize, KeyCodec),
+    (perms, shards, format): (&Permutations, usize, RunFormat),
     progress: &dyn Progress,
 ) -> Result<Merged> {
+    let codec = format.codec;
     let _phase = Phase::start(progress, &format!("merging {} runs", inputs.len()), 0);
     // The output is at most the inputs' size.
     let cached = Cached::for_output(inputs.iter().map(|r| r.meta().bytes()).sum());
     let docs_path = layout::docs_file(out_dir);
     let docs_file = RunFile::create(&docs_path, cached)?;
     let documents: u64 = inputs.iter().map(|r| r.meta().documents).sum();
-    // At least two ranges per thread, so that small merges (and the tests) split too.
-    let parts = documents
+    // The filter is sized for the inputs' entries, at least the output's.
+    let id_bits = format.id_filter.then(|| id_filter::bits_for(documents));
+    // At least two ranges per thread, so that small merges (and the tests) split too; no
+    // more than the filter has prefixes, since ranges start where a prefix's hashes do.
+    let mut parts = documents
         .div_ceil(PART_ENTRIES)
         .max(2 * rayon::current_num_threads() as u64);
+    if let Some(bits) = id_bits.filter(|&b| b < 64) {
+        parts = parts.min(1 << bits);
+    }
     let mut changed = Changed::default();
     let mut appender = docs_file.entries(DOCS);
+    let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
-        parts,
-        |keys, emit| merge_documents(inputs, full, keys, emit),
+        (parts, id_bits.map_or(0, |b| 64 - u32::from(b))),
+        |keys, emit| merge_documents(inputs, full, keys, id_bits.map(|b| (b, codec)), emit),
         &mut appender,
-        |part| {
-            changed.extend(part);
+        |(part_changed, part_ids)| {
+            changed.extend(part_changed);
+            if let Some(out) = ids_out.as_mut() {
+                out.push_all(part_ids)?;
+            }
             Ok(())
         },
     )?;
     appender.finish()?;
+    let ids_bytes = ids_out.map(Appender::finish).transpose()?.unwrap_or(0);
     let mut dead = Vec::new();
     // Sketches are merged with the postings they belong to, into their own table.
     let sketched = inputs.iter().any(|r| r.meta().sketches > 0);
@@ -97,7 +109,7 @@ pub(crate) fn merge_runs(
     let mut postings_out = docs_file.entries(POSTINGS);
     let mut sketches_out = sketched.then(|| docs_file.entries(SKETCHES));
     let postings = merge_in_parts(
-        parts,
+        (parts, 0),
         |keys, emit| merge_postings(inputs, &changed, sketched, keys, emit),
         &mut postings_out,
         |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
@@ -159,6 +171,8 @@ pub(crate) fn merge_runs(
         postings_bytes: postings.bytes,
         sketches: sketches.written,
         sketches_bytes: sketches.bytes,
+        id_bits: id_bits.unwrap_or(0),
+        ids_bytes,
     };
     let mut table_entries = 0;
     let mut keys = vec![0u64; tables];

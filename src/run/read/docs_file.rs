@@ -4,15 +4,19 @@
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableError};
+use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
 use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{self, block_key};
+use crate::format::block::id_filter;
+use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::{self, SketchEntry};
-use crate::run::{EntryScan, DOCS, DOCS_TABLE, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE};
+use crate::run::{
+    EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
+};
 
 /// One open docs file of a run.
 pub struct DocsFile {
@@ -21,13 +25,16 @@ pub struct DocsFile {
     postings: ReadOnlyTable<&'static [u8], &'static [u8]>,
     /// None in a run that holds no sketches.
     sketches: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+    /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
+    ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
     _db: ReadOnlyDatabase,
 }
 
 impl DocsFile {
-    /// The docs file at `path`, open in `db`: its docs and postings tables, and its sketches
-    /// table where it has one.
-    pub(super) fn open(path: &Path, db: ReadOnlyDatabase) -> Result<DocsFile> {
+    /// The docs file at `path`, open in `db`: its docs and postings tables, its sketches
+    /// table where it has one, and its id filter of `id_bits` bits where the run has one
+    /// (`id_bits` > 0).
+    pub(super) fn open(path: &Path, db: ReadOnlyDatabase, id_bits: u8) -> Result<DocsFile> {
         let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
         let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
         let sketches = match txn.open_table(SKETCHES) {
@@ -35,10 +42,19 @@ impl DocsFile {
             Err(TableError::TableDoesNotExist(_)) => None,
             Err(e) => return Err(Error::redb(path, e)),
         };
+        let ids = match id_bits {
+            0 => None,
+            bits => Some((
+                txn.open_table(TableDefinition::<u64, &[u8]>::new(IDS))
+                    .map_err(|e| Error::redb(path, e))?,
+                bits,
+            )),
+        };
         Ok(DocsFile {
             docs: open(DOCS)?,
             postings: open(POSTINGS)?,
             sketches,
+            ids,
             path: path.to_path_buf(),
             _db: db,
         })
@@ -264,9 +280,52 @@ impl DocsFile {
         Ok(())
     }
 
+    /// Whether the run's id filter lets an id of hash `id_hash` be in the run (always, in a run
+    /// without a filter).
+    pub fn may_mention(&self, id_hash: u64) -> Result<bool> {
+        let Some((table, bits)) = &self.ids else {
+            return Ok(true);
+        };
+        let prefix = id_filter::prefix(id_hash, *bits);
+        let mut range = table
+            .range(prefix..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let Some(item) = range.next() else {
+            return Ok(false);
+        };
+        let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        let mut found = false;
+        KeyBlock::parse(block.value())
+            .and_then(|b| b.for_each_in(prefix, prefix, |_| found = true))
+            .map_err(|e| e.at(&self.path, IDS, Some(format!("{:016x}", last.value()))))?;
+        Ok(found)
+    }
+
+    /// Calls `f(last_key, block)` on every block of the id filter, in order, unchecked;
+    /// returns the filter's prefix bits, or None (and calls nothing) in a run without one.
+    pub fn for_each_id_filter_block(
+        &self,
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<Option<u8>> {
+        let Some((table, bits)) = &self.ids else {
+            return Ok(None);
+        };
+        let range = table
+            .range::<u64>(..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            f(last.value(), block.value())?;
+        }
+        Ok(Some(*bits))
+    }
+
     /// What this run says of `id`, if anything.
     pub fn state_of(&self, id: &str) -> Result<Option<DocState>> {
         let hash = id_hash(id.as_bytes());
+        if !self.may_mention(hash)? {
+            return Ok(None);
+        }
         let key = block_key(hash, id.as_bytes());
         let mut range = self
             .docs
@@ -290,7 +349,8 @@ impl DocsFile {
     /// For documents ordered by `(id_hash, id)`, fills `states[i]` with what this run says of
     /// document i, where `states[i]` is still None. Chunks of the documents are looked up in
     /// parallel; within a chunk each block is read once and merged with the documents it
-    /// covers, with no copy of its entries.
+    /// covers, with no copy of its entries. Where the run has an id filter, only the
+    /// documents still None that it may mention are looked up.
     pub fn states_sorted(
         &self,
         documents: &[(u64, &str)],
@@ -301,7 +361,63 @@ impl DocsFile {
         documents
             .par_chunks(CHUNK)
             .zip(states.par_chunks_mut(CHUNK))
-            .try_for_each(|(documents, states)| self.states_sorted_chunk(documents, states))
+            .try_for_each(
+                |(documents, states)| match self.mentioned(documents, states)? {
+                    None => self.states_sorted_chunk(documents, states),
+                    Some(candidates) => {
+                        let wanted: Vec<(u64, &str)> =
+                            candidates.iter().map(|&i| documents[i]).collect();
+                        let mut found = vec![None; wanted.len()];
+                        self.states_sorted_chunk(&wanted, &mut found)?;
+                        for (&i, state) in candidates.iter().zip(found) {
+                            if state.is_some() {
+                                states[i] = state;
+                            }
+                        }
+                        Ok(())
+                    }
+                },
+            )
+    }
+
+    /// The documents (ordered by `(id_hash, id)`) whose state is still None and that the id
+    /// filter may mention, by index; None in a run without a filter. Each filter block that
+    /// covers a document is read once.
+    fn mentioned(
+        &self,
+        documents: &[(u64, &str)],
+        states: &[Option<DocState>],
+    ) -> Result<Option<Vec<usize>>> {
+        let Some((table, bits)) = &self.ids else {
+            return Ok(None);
+        };
+        let prefix = |i: usize| id_filter::prefix(documents[i].0, *bits);
+        let mut out = Vec::new();
+        let mut keys = Vec::new();
+        let mut i = 0;
+        while i < documents.len() {
+            if states[i].is_some() {
+                i += 1;
+                continue;
+            }
+            let mut range = table
+                .range(prefix(i)..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some(item) = range.next() else { break };
+            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let last = last.value();
+            keys.clear();
+            KeyBlock::parse(block.value())
+                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .map_err(|e| e.at(&self.path, IDS, Some(format!("{last:016x}"))))?;
+            while i < documents.len() && prefix(i) <= last {
+                if states[i].is_none() && keys.binary_search(&prefix(i)).is_ok() {
+                    out.push(i);
+                }
+                i += 1;
+            }
+        }
+        Ok(Some(out))
     }
 
     fn states_sorted_chunk(

@@ -206,6 +206,9 @@ impl RunReader {
 
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
-        self.docs.get(self.caches.docs, DocsFile::open)
+        let id_bits = self.meta.id_bits;
+        self.docs.get(self.caches.docs, |path, db| {
+            DocsFile::open(path, db, id_bits)
+        })
     }
 }
