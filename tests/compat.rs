@@ -130,6 +130,7 @@ fn every_format_version_opens_with_its_contents() {
             assert!(key_blocks(&store, true).iter().all(|&ef| ef == elias_fano));
             let filtered = version >= 6;
             assert!(id_filters(&store, true).iter().all(|&f| f == filtered));
+            assert!(docs_keys_hashed(&store).iter().all(|&h| h == filtered));
             assert_verifies(&store, version);
             model.insert(kept, 0x0123_4567_89ab_cdef);
         }
@@ -183,6 +184,7 @@ fn every_format_version_opens_with_its_contents() {
         model.insert("after-migrate".into(), 7);
         assert!(key_blocks(&store, true).iter().all(|&ef| ef));
         assert!(id_filters(&store, true).iter().all(|&f| f));
+        assert!(docs_keys_hashed(&store).iter().all(|&h| h));
         assert_verifies(&store, version);
         let after = Snapshot::open(&store).unwrap();
         assert_eq!(after.format_version(), Store::FORMAT_VERSION, "v{version}");
@@ -260,6 +262,29 @@ fn id_filters(dir: &Path, newest_only: bool) -> Vec<bool> {
             names.iter().any(|n| n == "ids")
         })
         .collect()
+}
+
+/// Whether each docs block of the newest run of the store at `dir` leaves its keys out (bit
+/// 15 of its entry count, format 6): docs/format.md, "Entry blocks".
+fn docs_keys_hashed(dir: &Path) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    let db = redb::Database::open(runs.last().unwrap().join("docs.redb")).unwrap();
+    let txn = db.begin_read().unwrap();
+    let table = txn
+        .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))
+        .unwrap();
+    let hashed: Vec<bool> = table
+        .iter()
+        .unwrap()
+        .map(|block| block.unwrap().1.value()[5] & 0x80 != 0)
+        .collect();
+    assert!(!hashed.is_empty());
+    hashed
 }
 
 /// Inserts one document into the store at `dir`.

@@ -19,6 +19,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::block::entries::Keys;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::sketches::{
     MAX_BYTES as MAX_SKETCH_BYTES, MIN_BYTES as MIN_SKETCH_BYTES,
@@ -82,6 +83,8 @@ pub(crate) struct RunFormat {
     pub codec: KeyCodec,
     /// Whether each run has an id filter (format 6 on).
     pub id_filter: bool,
+    /// Where the keys of docs blocks come from (format 6 on: the ids' hashes, not stored).
+    pub doc_keys: Keys,
 }
 
 impl RunFormat {
@@ -90,6 +93,7 @@ impl RunFormat {
     pub(crate) const CURRENT: RunFormat = RunFormat {
         codec: KeyCodec::EliasFano,
         id_filter: true,
+        doc_keys: Keys::IdHashes,
     };
 }
 
@@ -302,6 +306,11 @@ impl Catalog {
                 KeyCodec::Restarts
             },
             id_filter: self.format >= 6,
+            doc_keys: if self.format >= 6 {
+                Keys::IdHashes
+            } else {
+                Keys::Stored
+            },
         }
     }
 

@@ -23,7 +23,7 @@ use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
-use crate::format::block::entries::{EntryWriter, Payload, PayloadReader};
+use crate::format::block::entries::{EntryWriter, Keys, Payload, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::postings::Posting;
@@ -77,7 +77,7 @@ pub(crate) fn postings_with_batches(
             bytes += block.len() as u64;
             emit(key, block)
         };
-        let mut writer = EntryWriter::new();
+        let mut writer = EntryWriter::new(Keys::Stored);
         let mut scan = docs.scan_postings_as::<BarePosting>(0, u64::MAX)?;
         let mut chunk: Vec<(u64, String)> = Vec::new();
         let mut block = Vec::new();

@@ -20,6 +20,7 @@ use redb::{Database, TableDefinition};
 
 use super::{table_name, RunContents, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Error, Result};
+use crate::format::block::entries::Keys;
 use crate::format::block::keys::{self, KeyCodec};
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::SketchEntry;
@@ -419,7 +420,10 @@ fn write_docs(
                 Some((fp, id.as_bytes(), SketchEntry { batch, sketch }))
             },
         );
-        Ok((sketched, append_all_entries(&file, SKETCHES, entries)?))
+        Ok((
+            sketched,
+            append_all_entries(&file, (SKETCHES, Keys::Stored), entries)?,
+        ))
     };
     let write_ids = || -> Result<(u8, u64)> {
         if !format.id_filter {
@@ -433,10 +437,15 @@ fn write_docs(
         Ok((bits, ids.finish()?))
     };
     let ((docs_bytes, ids), (postings_bytes, sketches)) = rayon::join(
-        || rayon::join(|| append_all_entries(&file, DOCS, documents), write_ids),
         || {
             rayon::join(
-                || append_all_entries(&file, POSTINGS, postings),
+                || append_all_entries(&file, (DOCS, format.doc_keys), documents),
+                write_ids,
+            )
+        },
+        || {
+            rayon::join(
+                || append_all_entries(&file, (POSTINGS, Keys::Stored), postings),
                 write_sketches,
             )
         },
@@ -511,15 +520,15 @@ impl<'f> KeyStream<'f> {
     }
 }
 
-/// Appends `entries` (ascending, after any the table holds) to table `def` as entry blocks;
-/// returns the bytes of blocks written.
+/// Appends `entries` (ascending, after any the table holds) to table `def` as entry blocks
+/// whose keys are as `keys` says; returns the bytes of blocks written.
 fn append_all_entries<'e, P: entries::Payload + 'e>(
     file: &RunFile,
-    def: TableDefinition<'static, &'static [u8], &'static [u8]>,
+    (def, keys): (TableDefinition<'static, &'static [u8], &'static [u8]>, Keys),
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
 ) -> Result<u64> {
     let mut appender = file.entries(def);
-    entries::encode(entries, |key, block| appender.push(key, block))?;
+    entries::encode(keys, entries, |key, block| appender.push(key, block))?;
     appender.finish()
 }
 

@@ -5,6 +5,7 @@
 //! little-endian.
 
 use super::entries::{Payload, PayloadReader};
+pub use super::id_hash::id_hash;
 use crate::error::Result;
 
 /// What a run says of an id: the newest run that mentions an id decides.
@@ -39,10 +40,4 @@ impl Payload for DocState {
             }
         })
     }
-}
-
-/// The stable 64-bit hash that orders documents: XXH3-64 with seed 0 of the id's UTF-8 bytes.
-/// It spreads ids evenly so a batch sorts by radix, and it never changes between versions.
-pub fn id_hash(id: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(id)
 }

@@ -4,17 +4,34 @@
 //! ```text
 //! offset  size  field
 //! 0       4     crc32 (IEEE) of bytes 4..end, little-endian
-//! 4       2     n: number of entries (u16 LE), >= 1
+//! 4       2     n: number of entries (u16 LE), >= 1; with bit 15 set (format 6), the keys
+//!               are not stored: n is the low 15 bits and each key is the id's hash
 //! 6       ...   n entries, each:
-//!                 LEB128(key - previous key; the first entry's previous key is 0)
+//!                 LEB128(key - previous key; the first entry's previous key is 0), unless
+//!                   bit 15 of n is set
 //!                 LEB128(id length in bytes), then the id (UTF-8)
 //!                 payload (its layout belongs to the block kind)
 //! ```
 //! Entries are ordered by `(key, id bytes)`; the redb key of a block is its last entry's
 //! `key` as 8 big-endian bytes followed by its id, so redb's byte order is the entries' order.
+//! A docs entry's key is [`id_hash`] of its id: format 6 computes it instead of storing it
+//! ([`Keys::IdHashes`]), about 6 bytes a document.
 
+use super::id_hash::id_hash;
 use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
 use crate::error::{Error, Result};
+
+/// Where the keys of an entry block come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    /// Stored with each entry as a delta (postings and sketches; docs before format 6).
+    Stored,
+    /// Not stored: each entry's key is [`id_hash`] of its id (docs, format 6 on).
+    IdHashes,
+}
+
+/// Bit 15 of a block's entry count: its keys are the ids' hashes.
+const ID_HASH_KEYS: u16 = 1 << 15;
 
 /// What an entry carries besides its key and id.
 pub trait Payload: Sized {
@@ -50,13 +67,14 @@ pub fn block_key(key: u64, id: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Cuts entries, which must be strictly increasing by `(key, id)`, into blocks and hands each
-/// to `emit(block_key, block)`.
+/// Cuts entries, which must be strictly increasing by `(key, id)`, into blocks whose keys are
+/// as `keys` says and hands each to `emit(block_key, block)`.
 pub fn encode<'e, P: Payload + 'e>(
+    keys: Keys,
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
     mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
-    let mut writer = EntryWriter::new();
+    let mut writer = EntryWriter::new(keys);
     for (key, id, payload) in entries {
         writer.push(key, id, &payload, &mut emit)?;
     }
@@ -65,6 +83,7 @@ pub fn encode<'e, P: Payload + 'e>(
 
 /// Builds entry blocks one entry at a time, for writers that produce entries as a stream.
 pub struct EntryWriter {
+    keys: Keys,
     block: Vec<u8>,
     count: u16,
     prev_key: u64,
@@ -72,17 +91,14 @@ pub struct EntryWriter {
     last_id: std::ops::Range<usize>,
 }
 
-impl Default for EntryWriter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl EntryWriter {
-    pub fn new() -> Self {
+    /// A writer of blocks whose keys are as `keys` says (with [`Keys::IdHashes`], every key
+    /// pushed must be its id's hash).
+    pub fn new(keys: Keys) -> Self {
         let mut block = Vec::with_capacity(TARGET_BYTES + 64);
         block.extend_from_slice(&[0; CRC_BYTES + 2]);
         EntryWriter {
+            keys,
             block,
             count: 0,
             prev_key: 0,
@@ -101,12 +117,23 @@ impl EntryWriter {
     ) -> Result<()> {
         // Encode onto the running block; if it does not fit, take it back, close the block and
         // encode again onto a fresh one (the delta base changes).
+        let delta = match self.keys {
+            Keys::Stored => Some(key - self.prev_key),
+            Keys::IdHashes => {
+                debug_assert_eq!(key, id_hash(id), "a docs entry's key is its id's hash");
+                None
+            }
+        };
+        let most = match self.keys {
+            Keys::Stored => u16::MAX,
+            Keys::IdHashes => ID_HASH_KEYS - 1,
+        };
         let end = self.block.len();
-        let mut id_at = encode_entry(key - self.prev_key, id, payload, &mut self.block);
-        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == u16::MAX) {
+        let mut id_at = encode_entry(delta, id, payload, &mut self.block);
+        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == most) {
             self.block.truncate(end);
             self.emit_block(emit)?;
-            id_at = encode_entry(key, id, payload, &mut self.block);
+            id_at = encode_entry(delta.map(|_| key), id, payload, &mut self.block);
         }
         self.count += 1;
         self.prev_key = key;
@@ -123,7 +150,11 @@ impl EntryWriter {
     }
 
     fn emit_block(&mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
-        self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&self.count.to_le_bytes());
+        let n = match self.keys {
+            Keys::Stored => self.count,
+            Keys::IdHashes => self.count | ID_HASH_KEYS,
+        };
+        self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&n.to_le_bytes());
         seal(&mut self.block);
         let last_id = &self.block[self.last_id.clone()];
         emit(&block_key(self.prev_key, last_id), &self.block)?;
@@ -135,9 +166,12 @@ impl EntryWriter {
     }
 }
 
-/// Appends one entry to `out`; returns where its id starts.
-fn encode_entry(delta: u64, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) -> usize {
-    varint::encode(delta, out);
+/// Appends one entry to `out`, its key's delta first where keys are stored; returns where its
+/// id starts.
+fn encode_entry(delta: Option<u64>, id: &[u8], payload: &impl Payload, out: &mut Vec<u8>) -> usize {
+    if let Some(delta) = delta {
+        varint::encode(delta, out);
+    }
     varint::encode(id.len() as u64, out);
     let id_at = out.len();
     out.extend_from_slice(id);
@@ -160,12 +194,29 @@ pub fn decode_each<'a>(
     let body = unseal(block)?;
     let mut reader = Reader::new(body);
     let n = reader.u16()?;
+    let hashed = n & ID_HASH_KEYS != 0;
+    let n = n & !ID_HASH_KEYS;
     if n == 0 {
         return Err(Error::corrupt("entry block holds no entries"));
     }
     let mut key = 0u64;
     let mut prev_id: &[u8] = &[];
     for i in 0..n {
+        if hashed {
+            let len = usize::try_from(reader.varint()?).unwrap_or(usize::MAX);
+            let id = reader.take(len)?;
+            let prev_key = key;
+            key = id_hash(id);
+            if i > 0 && (key, id) <= (prev_key, prev_id) {
+                return Err(Error::corrupt("entry block entries are out of order"));
+            }
+            let id_str = utf8(id)?;
+            if !read(key, id_str, &mut PayloadReader(&mut reader))? {
+                return Ok(());
+            }
+            prev_id = id;
+            continue;
+        }
         let delta = reader.varint()?;
         key = key
             .checked_add(delta)
@@ -216,17 +267,31 @@ mod tests {
     }
 
     proptest! {
-        /// Blocks decode to the entries pushed, in order, each filed under its last entry.
+        /// Blocks decode to the entries pushed, in order, each filed under its last entry,
+        /// with keys stored or computed from the ids.
         #[test]
         fn decodes_what_it_encodes(
             mut entries in proptest::collection::btree_set(
-                (any::<u64>(), "[a-z0-9]{1,40}"),
+                (any::<u64>(), "[a-z0-9]{0,40}"),
                 1..2000,
             ).prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+            hashed: bool,
         ) {
+            let keys = if hashed {
+                // Keys are the ids' hashes: one entry per id.
+                for (key, id) in entries.iter_mut() {
+                    *key = id_hash(id.as_bytes());
+                }
+                entries.sort();
+                entries.dedup();
+                Keys::IdHashes
+            } else {
+                Keys::Stored
+            };
             entries.sort();
             let mut blocks: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             encode(
+                keys,
                 entries.iter().map(|(k, id)| (*k, id.as_bytes(), Empty)),
                 |key, block| {
                     blocks.push((key.to_vec(), block.to_vec()));

@@ -2,7 +2,7 @@
 //! does not mention can skip its docs blocks.
 //!
 //! A run of n document entries keeps the distinct top [`bits_for`]`(n)` bits of the
-//! [`id_hash`](super::docs::id_hash) of every id it mentions (live or deleted), as a key
+//! [`id_hash`](super::id_hash::id_hash) of every id it mentions (live or deleted), as a key
 //! table ("ids" in the docs file, key blocks of the Elias-Fano layout). An id whose prefix is
 //! absent is not in the run; one whose prefix is present may be, and is looked up. With 8
 //! bits more than log2(n), about one id in 256 that the run does not mention is looked up

@@ -9,6 +9,7 @@
 pub mod docs;
 pub mod entries;
 pub mod id_filter;
+pub mod id_hash;
 pub mod keys;
 pub mod postings;
 pub mod sketches;

@@ -58,8 +58,17 @@ fn key_block(codec: keys::KeyCodec, mut keys: Vec<u64>) -> Vec<u8> {
     first.unwrap()
 }
 
-/// A valid docs block of `ids` (made sorted and distinct).
-fn docs_block(mut ids: Vec<(u64, String)>) -> Vec<u8> {
+/// A valid docs block of `ids` (made sorted and distinct), its keys stored or (`hashed`)
+/// the ids' hashes.
+fn docs_block(mut ids: Vec<(u64, String)>, hashed: bool) -> Vec<u8> {
+    let keys = if hashed {
+        for (key, id) in ids.iter_mut() {
+            *key = super::docs::id_hash(id.as_bytes());
+        }
+        entries::Keys::IdHashes
+    } else {
+        entries::Keys::Stored
+    };
     ids.sort();
     ids.dedup();
     let mut first = None;
@@ -70,7 +79,7 @@ fn docs_block(mut ids: Vec<(u64, String)>) -> Vec<u8> {
         };
         (*k, id.as_bytes(), state)
     });
-    entries::encode(entries, |_, block| {
+    entries::encode(keys, entries, |_, block| {
         first.get_or_insert_with(|| block.to_vec());
         Ok(())
     })
@@ -142,8 +151,9 @@ proptest! {
         ids in vec((any::<u64>(), "[a-z0-9/]{1,30}"), 1..100),
         edits in vec((any::<usize>(), any::<u8>()), 1..6),
         keep: usize,
+        hashed: bool,
     ) {
-        let block = docs_block(ids);
+        let block = docs_block(ids, hashed);
         decode_every_way(&mutated(&block, &edits, keep), 0, u64::MAX);
     }
 }

@@ -8,9 +8,10 @@ use super::cursor::{smallest, Cursor};
 use super::dead::MulHasher;
 use crate::error::Result;
 use crate::format::block::docs::DocState;
-use crate::format::block::entries::{EntryWriter, Payload};
+use crate::format::block::entries::{EntryWriter, Keys, Payload};
 use crate::format::block::id_filter;
-use crate::format::block::keys::{self, KeyCodec};
+use crate::format::block::keys;
+use crate::format::catalog::RunFormat;
 use crate::run::write::{Appender, EncodedBlocks};
 use crate::run::RunReader;
 use crate::sys::ordered;
@@ -45,9 +46,9 @@ struct EntrySink<'e, 'a> {
 }
 
 impl<'e, 'a> EntrySink<'e, 'a> {
-    fn new(emit: &'e mut Emit<'a>) -> Self {
+    fn new(emit: &'e mut Emit<'a>, keys: Keys) -> Self {
         EntrySink {
-            writer: EntryWriter::new(),
+            writer: EntryWriter::new(keys),
             counts: EntryCounts {
                 read: 0,
                 written: 0,
@@ -135,20 +136,22 @@ pub(super) fn merge_in_parts<T: Send>(
     Ok(total)
 }
 
-/// Merges the documents whose id hashes are within `lo..=hi`; with `filter` = (prefix bits,
-/// codec), also encodes the id filter's blocks of the range (which must hold whole prefixes).
+/// Merges the documents whose id hashes are within `lo..=hi` into blocks whose keys are as
+/// `format` says; where it has an id filter (of `id_bits`), also encodes the filter's blocks
+/// of the range (which must hold whole prefixes).
 pub(super) fn merge_documents(
     inputs: &[RunReader],
     full: bool,
     (lo, hi): (u64, u64),
-    filter: Option<(u8, KeyCodec)>,
+    (format, id_bits): (RunFormat, u8),
     emit: &mut Emit<'_>,
 ) -> Result<(EntryCounts, (Changed, EncodedBlocks))> {
+    let filter = format.id_filter.then_some((id_bits, format.codec));
     let mut cursors = inputs
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
-    let mut sink = EntrySink::new(emit);
+    let mut sink = EntrySink::new(emit, format.doc_keys);
     let mut changed = Changed::default();
     let mut prefixes: Vec<u64> = Vec::new();
     let mut same = Vec::new();
@@ -215,8 +218,8 @@ pub(super) fn merge_postings(
         sketch_blocks.push(key, block);
         Ok(())
     };
-    let mut sketch_sink = EntrySink::new(&mut keep_block);
-    let mut sink = EntrySink::new(emit);
+    let mut sketch_sink = EntrySink::new(&mut keep_block, Keys::Stored);
+    let mut sink = EntrySink::new(emit, Keys::Stored);
     let mut dead = Vec::new();
     // The fingerprint being walked, and whether it has a live posting so far.
     let mut current: Option<(u64, bool)> = None;

@@ -90,7 +90,10 @@ pub(crate) fn merge_runs(
     let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
         (parts, id_bits.map_or(0, |b| 64 - u32::from(b))),
-        |keys, emit| merge_documents(inputs, full, keys, id_bits.map(|b| (b, codec)), emit),
+        |keys, emit| {
+            let filter = (format, id_bits.unwrap_or(0));
+            merge_documents(inputs, full, keys, filter, emit)
+        },
         &mut appender,
         |(part_changed, part_ids)| {
             changed.extend(part_changed);
