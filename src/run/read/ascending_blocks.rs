@@ -1,49 +1,53 @@
-//! The blocks of an entry table for keys asked for in ascending order.
+//! The blocks of a table (entry blocks or key blocks) for keys asked for in ascending order.
 
-use redb::ReadOnlyTable;
+use std::borrow::Borrow;
 
-/// The blocks of an entry table, found for keys asked for in ascending order: a key's block
-/// is the first whose redb key (its last entry's) is at least it. Each is looked for among
-/// the few blocks after the last one found before the table is searched from its root
-/// again: for keys as dense as a batch's or an audit's that is the next block or the one
-/// after, and a step along a leaf costs less than a descent.
-pub(super) struct AscendingBlocks<'t> {
-    table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>,
+use redb::{AccessGuard, ReadOnlyTable};
+
+/// The blocks of a table, found for keys asked for in ascending order: a key's block is the
+/// first whose redb key (its last entry's) is at least it. Each is looked for among the few
+/// blocks after the last one found before the table is searched from its root again: for
+/// keys as dense as a batch's or an audit's that is the next block or the one after, and a
+/// step along a leaf costs less than a descent.
+pub(super) struct AscendingBlocks<'t, K: redb::Key + 'static> {
+    table: &'t ReadOnlyTable<K, &'static [u8]>,
     /// Positioned after the last block found.
-    after: Option<redb::Range<'static, &'static [u8], &'static [u8]>>,
+    after: Option<redb::Range<'static, K, &'static [u8]>>,
 }
 
 /// A block's redb key and the block.
-pub(super) type Block = (
-    redb::AccessGuard<'static, &'static [u8]>,
-    redb::AccessGuard<'static, &'static [u8]>,
-);
+pub(super) type Block<K> = (AccessGuard<'static, K>, AccessGuard<'static, &'static [u8]>);
 
-impl<'t> AscendingBlocks<'t> {
+impl<'t, K: redb::Key + 'static> AscendingBlocks<'t, K> {
     /// Blocks stepped over before the table is searched instead.
     const STEPS: usize = 4;
 
-    pub(super) fn new(table: &'t ReadOnlyTable<&'static [u8], &'static [u8]>) -> Self {
+    pub(super) fn new(table: &'t ReadOnlyTable<K, &'static [u8]>) -> Self {
         AscendingBlocks { table, after: None }
     }
 
     /// The first block whose key is at least `key`, or None when there is none; `key` must
-    /// not be below a key asked for before.
-    pub(super) fn at_least(
+    /// not be below a key asked for before. `reaches(last)` says whether a block's redb key
+    /// `last` is at least `key`.
+    pub(super) fn at_least<'k, KR>(
         &mut self,
-        key: &[u8],
-    ) -> std::result::Result<Option<Block>, redb::StorageError> {
+        key: KR,
+        reaches: impl Fn(&AccessGuard<'static, K>) -> bool,
+    ) -> std::result::Result<Option<Block<K>>, redb::StorageError>
+    where
+        KR: Borrow<K::SelfType<'k>> + 'k,
+    {
         if let Some(after) = self.after.as_mut() {
             for item in after.take(Self::STEPS) {
                 // A page stepped over that cannot be read is left to the search, which reads
                 // only the pages a lookup of `key` needs, as a lookup of it alone would.
                 let Ok((last, block)) = item else { break };
-                if last.value() >= key {
+                if reaches(&last) {
                     return Ok(Some((last, block)));
                 }
             }
         }
-        let mut range = self.table.range(key..)?;
+        let mut range = self.table.range::<KR>(key..)?;
         let found = range.next().transpose()?;
         self.after = Some(range);
         Ok(found)

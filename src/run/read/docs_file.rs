@@ -126,7 +126,7 @@ impl DocsFile {
                     let (fp, id, _) = documents[i];
                     let key = block_key(fp, id.as_bytes());
                     let item = blocks
-                        .at_least(&key)
+                        .at_least(&key[..], |last| last.value() >= &key[..])
                         .map_err(|e| Error::redb(&self.path, e))?;
                     let Some((last, block)) = item else { break };
                     let last = split_block_key(last.value()).ok_or_else(|| {
@@ -186,7 +186,7 @@ impl DocsFile {
         while next < wanted.len() {
             let key = block_key(wanted[next], b"").max(std::mem::take(&mut after));
             let item = blocks
-                .at_least(&key)
+                .at_least(&key[..], |last| last.value() >= &key[..])
                 .map_err(|e| Error::redb(&self.path, e))?;
             let Some((last, block)) = item else { break };
             entries::decode_each(block.value(), |fp, id, reader| {
@@ -382,7 +382,7 @@ impl DocsFile {
 
     /// The documents (ordered by `(id_hash, id)`) whose state is still None and that the id
     /// filter may mention, by index; None in a run without a filter. Each filter block that
-    /// covers a document is read once.
+    /// covers a document is read once and walked beside the documents it covers.
     fn mentioned(
         &self,
         documents: &[(u64, &str)],
@@ -392,30 +392,41 @@ impl DocsFile {
             return Ok(None);
         };
         let prefix = |i: usize| id_filter::prefix(documents[i].0, *bits);
+        let mut blocks = AscendingBlocks::new(table);
         let mut out = Vec::new();
-        let mut keys = Vec::new();
         let mut i = 0;
         while i < documents.len() {
             if states[i].is_some() {
                 i += 1;
                 continue;
             }
-            let mut range = table
-                .range(prefix(i)..)
+            let wanted = prefix(i);
+            let item = blocks
+                .at_least(wanted, |last| last.value() >= wanted)
                 .map_err(|e| Error::redb(&self.path, e))?;
-            let Some(item) = range.next() else { break };
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
             let last = last.value();
-            keys.clear();
+            // The documents this block covers, i..end, merged with its keys as they decode.
+            let end =
+                i + documents[i..].partition_point(|&(h, _)| id_filter::prefix(h, *bits) <= last);
+            // Only the keys from the first document's prefix to the last one's are decoded.
+            let span = (wanted, prefix(end - 1));
             KeyBlock::parse(block.value())
-                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .and_then(|b| {
+                    b.for_each_in(span.0, span.1, |key| {
+                        while i < end && prefix(i) < key {
+                            i += 1;
+                        }
+                        while i < end && prefix(i) == key {
+                            if states[i].is_none() {
+                                out.push(i);
+                            }
+                            i += 1;
+                        }
+                    })
+                })
                 .map_err(|e| e.at(&self.path, IDS, Some(format!("{last:016x}"))))?;
-            while i < documents.len() && prefix(i) <= last {
-                if states[i].is_none() && keys.binary_search(&prefix(i)).is_ok() {
-                    out.push(i);
-                }
-                i += 1;
-            }
+            i = end;
         }
         Ok(Some(out))
     }
@@ -431,7 +442,7 @@ impl DocsFile {
             let (hash, id) = documents[i];
             let key = block_key(hash, id.as_bytes());
             let item = blocks
-                .at_least(&key)
+                .at_least(&key[..], |last| last.value() >= &key[..])
                 .map_err(|e| Error::redb(&self.path, e))?;
             let Some((last, block)) = item else { break };
             let last = split_block_key(last.value()).ok_or_else(|| {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
+use super::ascending_blocks::AscendingBlocks;
 use crate::error::{Error, Result};
 use crate::format::block::keys::KeyBlock;
 use crate::run::{table_name, KeyScan};
@@ -91,31 +92,38 @@ impl ShardFile {
     }
 
     /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are
-    /// the fingerprints themselves).
+    /// the fingerprints themselves). Each block that covers a fingerprint is read once and
+    /// walked beside the fingerprints it covers.
     pub fn contains_sorted(&self, fingerprints: &[u64], found: &mut [bool]) -> Result<()> {
         let Some(table) = &self.tables[0] else {
             return Ok(());
         };
+        let mut blocks = AscendingBlocks::new(table);
         let mut i = 0;
-        let mut keys = Vec::new();
         while i < fingerprints.len() {
-            // The block that may hold fingerprints[i]; then every later fingerprint it covers.
-            let mut range = table
-                .range(fingerprints[i]..)
+            let wanted = fingerprints[i];
+            let item = blocks
+                .at_least(wanted, |last| last.value() >= wanted)
                 .map_err(|e| Error::redb(&self.path, e))?;
-            let Some(item) = range.next() else { break };
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
             let last = last.value();
-            keys.clear();
+            let end = i + fingerprints[i..].partition_point(|&fp| fp <= last);
+            // Only the keys from the first fingerprint to the last one it covers are decoded.
+            let span = (wanted, fingerprints[end - 1]);
             KeyBlock::parse(block.value())
-                .and_then(|b| b.for_each(|k| keys.push(k)))
+                .and_then(|b| {
+                    b.for_each_in(span.0, span.1, |key| {
+                        while i < end && fingerprints[i] < key {
+                            i += 1;
+                        }
+                        if i < end && fingerprints[i] == key {
+                            found[i] = true;
+                            i += 1;
+                        }
+                    })
+                })
                 .map_err(|e| e.at(&self.path, "t000", Some(format!("{last:016x}"))))?;
-            while i < fingerprints.len() && fingerprints[i] <= last {
-                if keys.binary_search(&fingerprints[i]).is_ok() {
-                    found[i] = true;
-                }
-                i += 1;
-            }
+            i = end;
         }
         Ok(())
     }
