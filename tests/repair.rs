@@ -532,3 +532,87 @@ fn repair_restores_each_lost_document_with_its_own_batch_in_a_merged_run() {
         .findings
         .is_empty());
 }
+
+/// A run's id filter (format 6) that is missing, or whose blocks are intact but hold another
+/// run's prefixes, is a finding of `verify`; lookups name the missing table instead of
+/// answering; `repair` rebuilds the filter from the docs entries and every id is found again.
+#[test]
+fn a_missing_or_wrong_id_filter_is_found_and_repaired() {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    const IDS: TableDefinition<u64, &[u8]> = TableDefinition::new("ids");
+    for case in ["missing", "another run's"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        let mut store = Store::create(&dir, Settings::default()).unwrap();
+        // Two runs of as many documents: filters of one width.
+        for run in 0..2u64 {
+            let mut batch = Batch::new();
+            for i in 0..2000u64 {
+                let fp = (run << 32 | i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                batch.push(&format!("run{run}-doc{i}"), fp).unwrap();
+            }
+            store.insert(&batch, None).unwrap();
+        }
+        drop(store);
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("docs.redb"))
+            .collect();
+        runs.sort();
+        assert_eq!(runs.len(), 2);
+        let other: Vec<(u64, Vec<u8>)> = {
+            let db = redb::Database::open(&runs[1]).unwrap();
+            let txn = db.begin_read().unwrap();
+            let table = txn.open_table(IDS).unwrap();
+            let blocks = table.iter().unwrap();
+            blocks
+                .map(|b| b.unwrap())
+                .map(|(k, v)| (k.value(), v.value().to_vec()))
+                .collect()
+        };
+        {
+            let db = redb::Database::open(&runs[0]).unwrap();
+            let txn = db.begin_write().unwrap();
+            assert!(txn.delete_table(IDS).unwrap());
+            if case == "another run's" {
+                let mut table = txn.open_table(IDS).unwrap();
+                for (key, block) in &other {
+                    table.insert(key, block.as_slice()).unwrap();
+                }
+            }
+            txn.commit().unwrap();
+        }
+        let report = Store::verify(&dir, false, &()).unwrap();
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.table.as_deref() == Some("ids")),
+            "{case}: {:?}",
+            report.findings
+        );
+        if case == "missing" {
+            let err = Snapshot::open(&dir).unwrap().get("run0-doc7").unwrap_err();
+            assert!(
+                err.to_string().contains("ids") && err.to_string().contains("docs.redb"),
+                "{err}"
+            );
+        }
+        let repaired = Store::open(&dir).unwrap().repair().unwrap();
+        assert!(repaired.committed, "{case}: {repaired:?}");
+        assert_eq!(repaired.runs.len(), 1, "{case}: {repaired:?}");
+        let report = Store::verify(&dir, false, &()).unwrap();
+        assert!(report.findings.is_empty(), "{case}: {:?}", report.findings);
+        let snapshot = Snapshot::open(&dir).unwrap();
+        for run in 0..2u64 {
+            for i in (0..2000u64).step_by(7) {
+                let fp = (run << 32 | i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                assert_eq!(
+                    snapshot.get(&format!("run{run}-doc{i}")).unwrap(),
+                    Some(fp),
+                    "{case}"
+                );
+            }
+        }
+    }
+}

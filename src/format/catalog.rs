@@ -327,6 +327,10 @@ impl Catalog {
         let payload = if version >= 6 {
             bincode::encode_to_vec(v4::Catalog::<RunMeta>::from(self.clone()), config)
         } else if version >= 4 {
+            debug_assert!(
+                self.runs.iter().all(|r| r.id_bits == 0),
+                "only format 6 on has id filters"
+            );
             bincode::encode_to_vec(v4::Catalog::<v4::RunMeta>::from(self.clone()), config)
         } else {
             debug_assert_eq!(self.sketch_bytes, 0, "only format 4 on keeps sketches");

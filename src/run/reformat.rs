@@ -205,7 +205,7 @@ pub(crate) fn with_id_filter(
     let mut block = Vec::new();
     loop {
         let more = scan.next_block(&mut block)?;
-        for (hash, _, _) in block.drain(..) {
+        for &(hash, _, _) in &block {
             ids.push(id_filter::prefix(hash, bits))?;
         }
         if !more {

@@ -15,6 +15,7 @@ use super::{
 use crate::error::{guard_redb, Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
+use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::Posting;
 use crate::format::block::sketches::SketchEntry;
@@ -60,46 +61,72 @@ pub(crate) fn salvage(
     let docs_path = layout::docs_file(run_dir);
     match open(&docs_path, &mut out)? {
         Some(db) => {
+            // The distinct id-hash prefixes of the intact docs entries, for the filter's check.
+            let mut prefixes = Sequence::default();
             out.lost_documents = guarded(&docs_path, DOCS_TABLE, &mut out, |out| {
                 entries_of::<DocState>(
                     &db,
-                    DOCS,
-                    DOCS_TABLE,
+                    (DOCS, DOCS_TABLE),
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, state| out.documents.push((k, id, state)),
+                    |out, k, id, state| {
+                        if meta.id_bits > 0 {
+                            prefixes.add_distinct(id_filter::prefix(k, meta.id_bits));
+                        }
+                        if let (Some(id), Some(state)) = (id, state) {
+                            out.documents.push((k, id, state));
+                        }
+                    },
                 )
             });
             // Lost postings come back from the docs entries: only the damage is kept.
             guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
                 entries_of::<Posting>(
                     &db,
-                    POSTINGS,
-                    POSTINGS_TABLE,
+                    (POSTINGS, POSTINGS_TABLE),
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, posting| out.postings.push((k, id, posting.batch)),
+                    |out, k, id, posting| {
+                        if let (Some(id), Some(posting)) = (id, posting) {
+                            out.postings.push((k, id, posting.batch));
+                        }
+                    },
                 )
             });
             if meta.id_bits > 0 {
-                // A lost filter comes back from the docs entries: only the damage is kept.
+                // A lost filter comes back from the docs entries: only the damage is kept. One
+                // whose blocks are intact must hold exactly the docs entries' prefixes.
+                let damage_before = out.damage.len();
+                let mut filter = Sequence::default();
                 guarded(&docs_path, IDS, &mut out, |out| {
-                    keys_of(&db, (IDS, true), &docs_path, out, |_, _| {});
+                    keys_of(&db, (IDS, true), &docs_path, out, |_, key| filter.add(key));
                     Vec::new()
                 });
+                let intact = out.damage.len() == damage_before && out.lost_documents.is_empty();
+                if intact && filter != prefixes {
+                    out.damage.push(format!(
+                        "{} table {IDS}: holds {} prefixes, not the {} of the docs entries",
+                        docs_path.display(),
+                        filter.count,
+                        prefixes.count
+                    ));
+                }
             }
             if meta.sketches > 0 {
                 out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
                     entries_of::<SketchEntry>(
                         &db,
-                        SKETCHES,
-                        SKETCHES_TABLE,
+                        (SKETCHES, SKETCHES_TABLE),
                         &docs_path,
                         keep,
                         out,
-                        |out, k, id, entry| out.sketches.push((k, id, entry)),
+                        |out, k, id, entry| {
+                            if let (Some(id), Some(entry)) = (id, entry) {
+                                out.sketches.push((k, id, entry));
+                            }
+                        },
                     )
                 });
             }
@@ -213,16 +240,40 @@ fn open(path: &Path, out: &mut Salvaged) -> Result<Option<ReadOnlyDatabase>> {
     }
 }
 
-/// Reads the intact blocks of an entry table, handing each entry to `push` (when `keep`);
-/// returns the key-hash ranges whose entries were lost.
+/// A sequence of keys, as much of it as two copies of one sequence must agree on.
+#[derive(Default, PartialEq, Eq)]
+struct Sequence {
+    count: u64,
+    hash: u64,
+    last: Option<u64>,
+}
+
+impl Sequence {
+    fn add(&mut self, key: u64) {
+        self.count += 1;
+        self.hash = (self.hash ^ key)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+        self.last = Some(key);
+    }
+
+    /// Adds `key` unless it repeats the last one.
+    fn add_distinct(&mut self, key: u64) {
+        if self.last != Some(key) {
+            self.add(key);
+        }
+    }
+}
+
+/// Reads the intact blocks of an entry table, handing each entry's key to `push`, with its id
+/// and payload when `keep`; returns the key-hash ranges whose entries were lost.
 fn entries_of<P: Payload>(
     db: &ReadOnlyDatabase,
-    def: TableDefinition<&[u8], &[u8]>,
-    name: &str,
+    (def, name): (TableDefinition<&[u8], &[u8]>, &str),
     path: &Path,
     keep: bool,
     out: &mut Salvaged,
-    mut push: impl FnMut(&mut Salvaged, u64, String, P),
+    mut push: impl FnMut(&mut Salvaged, u64, Option<String>, Option<P>),
 ) -> Vec<(u64, u64)> {
     let place = format!("{} table {name}", path.display());
     let mut lost = Vec::new();
@@ -275,10 +326,14 @@ fn entries_of<P: Payload>(
         match decoded {
             Ok(()) if keep => {
                 for (k, id, payload) in block_entries.drain(..) {
-                    push(out, k, id, payload);
+                    push(out, k, Some(id), Some(payload));
                 }
             }
-            Ok(()) => {}
+            Ok(()) => {
+                for (k, _, _) in block_entries.drain(..) {
+                    push(out, k, None, None);
+                }
+            }
             Err(e) => {
                 out.damage.push(format!("{place}: block {last:016x}: {e}"));
                 lost.push((after, last));

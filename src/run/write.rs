@@ -395,9 +395,9 @@ thread_local! {
 /// (the id filter's prefix bits, its bytes).
 type DocsWritten = ((u64, u64, (u64, u64)), (u8, u64));
 
-/// Writes docs.redb. Documents, postings and sketches are tables of one file, written at once
-/// from several threads; a run without sketches has no sketches table. The id filter, where
-/// `format` has one, is written last.
+/// Writes docs.redb. Documents, postings, sketches and the id filter (where `format` has one)
+/// are tables of one file, written at once from several threads; a run without sketches has
+/// no sketches table.
 fn write_docs(
     run_dir: &Path,
     contents: &RunContents<'_>,

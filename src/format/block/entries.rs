@@ -124,10 +124,8 @@ impl EntryWriter {
                 None
             }
         };
-        let most = match self.keys {
-            Keys::Stored => u16::MAX,
-            Keys::IdHashes => ID_HASH_KEYS - 1,
-        };
+        // Either way a count leaves bit 15 clear.
+        let most = ID_HASH_KEYS - 1;
         let end = self.block.len();
         let mut id_at = encode_entry(delta, id, payload, &mut self.block);
         if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == most) {

@@ -105,18 +105,10 @@ pub(super) fn merge_in_parts<T: Send>(
     out: &mut Appender<'_>,
     mut each: impl FnMut(T) -> Result<()>,
 ) -> Result<EntryCounts> {
-    let bounds = |i: u64| {
-        let start = |i: u64| (((u128::from(i) << 64) / u128::from(parts)) as u64 >> align) << align;
-        let end = if i + 1 == parts {
-            u64::MAX
-        } else {
-            start(i + 1) - 1
-        };
-        (start(i), end)
-    };
     let merge = |i: usize| -> Result<(EncodedBlocks, EntryCounts, T)> {
         let mut blocks = EncodedBlocks::default();
-        let (counts, extra) = merge_part(bounds(i as u64), &mut |key, block| {
+        let bounds = part_bounds((parts, align), i as u64);
+        let (counts, extra) = merge_part(bounds, &mut |key, block| {
             blocks.push(key, block);
             Ok(())
         })?;
@@ -134,6 +126,18 @@ pub(super) fn merge_in_parts<T: Send>(
         each(extra)
     })?;
     Ok(total)
+}
+
+/// The key range `lo..=hi` of part `i` of `parts` equal parts of the u64 key space, each
+/// starting at a multiple of 2^`align` (`parts` at most 2^(64 - `align`)).
+fn part_bounds((parts, align): (u64, u32), i: u64) -> (u64, u64) {
+    let start = |i: u64| (((u128::from(i) << 64) / u128::from(parts)) as u64 >> align) << align;
+    let end = if i + 1 == parts {
+        u64::MAX
+    } else {
+        start(i + 1) - 1
+    };
+    (start(i), end)
 }
 
 /// Merges the documents whose id hashes are within `lo..=hi` into blocks whose keys are as
@@ -268,4 +272,35 @@ pub(super) fn merge_postings(
         counts,
     };
     Ok((sink.finish()?, (dead, sketches)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::part_bounds;
+
+    /// Parts tile the key space in order, each starting where an id filter's prefix does.
+    #[test]
+    fn parts_tile_the_keys_and_start_at_prefix_boundaries() {
+        for bits in [9u32, 20, 63, 64] {
+            let align = 64 - bits;
+            // As merge_runs caps them: at most one part per prefix.
+            let most = 1u64 << bits.min(20);
+            for parts in [1u64, 2, 3, 5, 7, 1000, most].map(|p| p.min(most)) {
+                let mut next = 0u64;
+                for i in 0..parts {
+                    let (lo, hi) = part_bounds((parts, align), i);
+                    assert_eq!(lo, next, "bits {bits}, parts {parts}, part {i}");
+                    assert!(lo <= hi, "bits {bits}, parts {parts}, part {i}");
+                    if align > 0 {
+                        assert_eq!(lo % (1 << align), 0, "bits {bits}, parts {parts}");
+                    }
+                    if i + 1 == parts {
+                        assert_eq!(hi, u64::MAX);
+                    } else {
+                        next = hi + 1;
+                    }
+                }
+            }
+        }
+    }
 }

@@ -44,11 +44,17 @@ impl DocsFile {
         };
         let ids = match id_bits {
             0 => None,
-            bits => Some((
-                txn.open_table(TableDefinition::<u64, &[u8]>::new(IDS))
-                    .map_err(|e| Error::redb(path, e))?,
-                bits,
-            )),
+            bits => match txn.open_table(TableDefinition::<u64, &[u8]>::new(IDS)) {
+                Ok(table) => Some((table, bits)),
+                Err(TableError::TableDoesNotExist(_) | TableError::TableTypeMismatch { .. }) => {
+                    return Err(Error::corrupt(
+                        "the catalog gives this run an id filter, and its docs file has no \
+                         ids table of keys",
+                    )
+                    .at(path, IDS, None))
+                }
+                Err(e) => return Err(Error::redb(path, e)),
+            },
         };
         Ok(DocsFile {
             docs: open(DOCS)?,
@@ -293,12 +299,17 @@ impl DocsFile {
         let Some(item) = range.next() else {
             return Ok(false);
         };
-        let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
         let mut found = false;
-        KeyBlock::parse(block.value())
+        match KeyBlock::parse(block.value())
             .and_then(|b| b.for_each_in(prefix, prefix, |_| found = true))
-            .map_err(|e| e.at(&self.path, IDS, Some(format!("{:016x}", last.value()))))?;
-        Ok(found)
+        {
+            Ok(()) => Ok(found),
+            // The filter only saves reads: a damaged block lets every id through (verify
+            // reports it, repair rebuilds it).
+            Err(Error::Corruption { .. }) => Ok(true),
+            Err(e) => Err(e),
+        }
     }
 
     /// Calls `f(last_key, block)` on every block of the id filter, in order, unchecked;
@@ -411,21 +422,29 @@ impl DocsFile {
                 i + documents[i..].partition_point(|&(h, _)| id_filter::prefix(h, *bits) <= last);
             // Only the keys from the first document's prefix to the last one's are decoded.
             let span = (wanted, prefix(end - 1));
-            KeyBlock::parse(block.value())
-                .and_then(|b| {
-                    b.for_each_in(span.0, span.1, |key| {
-                        while i < end && prefix(i) < key {
-                            i += 1;
+            let (first, start) = (i, out.len());
+            let walked = KeyBlock::parse(block.value()).and_then(|b| {
+                b.for_each_in(span.0, span.1, |key| {
+                    while i < end && prefix(i) < key {
+                        i += 1;
+                    }
+                    while i < end && prefix(i) == key {
+                        if states[i].is_none() {
+                            out.push(i);
                         }
-                        while i < end && prefix(i) == key {
-                            if states[i].is_none() {
-                                out.push(i);
-                            }
-                            i += 1;
-                        }
-                    })
+                        i += 1;
+                    }
                 })
-                .map_err(|e| e.at(&self.path, IDS, Some(format!("{last:016x}"))))?;
+            });
+            match walked {
+                Ok(()) => {}
+                // A damaged block lets every document it covers through, as `may_mention`.
+                Err(Error::Corruption { .. }) => {
+                    out.truncate(start);
+                    out.extend((first..end).filter(|&j| states[j].is_none()));
+                }
+                Err(e) => return Err(e),
+            }
             i = end;
         }
         Ok(Some(out))

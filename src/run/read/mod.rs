@@ -73,6 +73,7 @@ impl<T> LazyFile<T> {
             return Ok(t);
         }
         // An opener that panicked (redb, on a damaged file) took the file: later ones fail.
+        // One that failed puts it back: the next one fails the same way, naming the damage.
         let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = self.open.get() {
             return Ok(t);
@@ -80,14 +81,26 @@ impl<T> LazyFile<T> {
         let file = pinned.take().ok_or_else(|| Error::AfterEarlierFailure {
             path: self.path.clone(),
         })?;
-        let backend =
-            redb::backends::FileBackend::new(file).map_err(|e| Error::redb(&self.path, e))?;
-        let db = redb::Builder::new()
-            .set_cache_size(cache_bytes)
-            .open_read_only_with_backend(backend)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        let _ = self.open.set(open(&self.path, db)?);
-        Ok(self.open.get().expect("set above"))
+        let spare = file.try_clone().ok();
+        let opened = redb::backends::FileBackend::new(file)
+            .map_err(|e| Error::redb(&self.path, e))
+            .and_then(|backend| {
+                redb::Builder::new()
+                    .set_cache_size(cache_bytes)
+                    .open_read_only_with_backend(backend)
+                    .map_err(|e| Error::redb(&self.path, e))
+            })
+            .and_then(|db| open(&self.path, db));
+        match opened {
+            Ok(t) => {
+                let _ = self.open.set(t);
+                Ok(self.open.get().expect("set above"))
+            }
+            Err(e) => {
+                *pinned = spare;
+                Err(e)
+            }
+        }
     }
 }
 

@@ -116,7 +116,7 @@ impl ShardFile {
                         while i < end && fingerprints[i] < key {
                             i += 1;
                         }
-                        if i < end && fingerprints[i] == key {
+                        while i < end && fingerprints[i] == key {
                             found[i] = true;
                             i += 1;
                         }
