@@ -198,11 +198,8 @@ fn every_format_version_opens_with_its_contents() {
     }
 }
 
-/// Whether each key block of the newest run (or of every run) of the store at `dir` is an
-/// Elias-Fano block (format 5) rather than a restart block (formats 3 and 4): docs/format.md,
-/// "Key blocks".
-fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
-    use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
+/// The run directories of the store at `dir`, oldest first (or only the newest).
+fn run_dirs(dir: &Path, newest_only: bool) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -211,6 +208,15 @@ fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
     if newest_only {
         runs.drain(..runs.len() - 1);
     }
+    runs
+}
+
+/// Whether each key block of the newest run (or of every run) of the store at `dir` is an
+/// Elias-Fano block (format 5) rather than a restart block (formats 3 and 4): docs/format.md,
+/// "Key blocks".
+fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
+    let runs = run_dirs(dir, newest_only);
     let files = runs
         .iter()
         .flat_map(|run| std::fs::read_dir(run).unwrap().map(|f| f.unwrap()));
@@ -242,14 +248,7 @@ fn key_blocks(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// filter (format 6): docs/format.md, "Id filters".
 fn id_filters(dir: &Path, newest_only: bool) -> Vec<bool> {
     use redb::{ReadableDatabase, TableHandle};
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
-    if newest_only {
-        runs.drain(..runs.len() - 1);
-    }
+    let runs = run_dirs(dir, newest_only);
     runs.iter()
         .map(|run| {
             let db = redb::Database::open(run.join("docs.redb")).unwrap();
@@ -268,12 +267,8 @@ fn id_filters(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// 15 of its entry count, format 6): docs/format.md, "Entry blocks".
 fn docs_keys_hashed(dir: &Path) -> Vec<bool> {
     use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
-    let db = redb::Database::open(runs.last().unwrap().join("docs.redb")).unwrap();
+    let runs = run_dirs(dir, true);
+    let db = redb::Database::open(runs[0].join("docs.redb")).unwrap();
     let txn = db.begin_read().unwrap();
     let table = txn
         .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))

@@ -58,13 +58,7 @@ pub(crate) fn postings_with_batches(
     chunk_len: usize,
 ) -> Result<RunMeta> {
     let meta = old.meta();
-    for &f in &meta.present_files {
-        let (from, to) = (
-            layout::shard_file(old_dir, usize::from(f)),
-            layout::shard_file(run_dir, usize::from(f)),
-        );
-        std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
-    }
+    link_shard_files(meta, old_dir, run_dir)?;
     let path = layout::docs_file(run_dir);
     let file = RunFile::create(&path, Cached::Keep)?;
     let docs = old.docs()?;
@@ -189,13 +183,7 @@ pub(crate) fn with_id_filter(
     id: u64,
 ) -> Result<RunMeta> {
     let meta = old.meta();
-    for &f in &meta.present_files {
-        let (from, to) = (
-            layout::shard_file(old_dir, usize::from(f)),
-            layout::shard_file(run_dir, usize::from(f)),
-        );
-        std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
-    }
+    link_shard_files(meta, old_dir, run_dir)?;
     let (from, to) = (layout::docs_file(old_dir), layout::docs_file(run_dir));
     std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
     let file = RunFile::reopen(&to, Cached::Keep)?;
@@ -221,6 +209,18 @@ pub(crate) fn with_id_filter(
         ids_bytes,
         ..meta.clone()
     })
+}
+
+/// Hard-links the shard files of run `meta` in `old_dir` into `run_dir`, unchanged.
+fn link_shard_files(meta: &RunMeta, old_dir: &Path, run_dir: &Path) -> Result<()> {
+    for &f in &meta.present_files {
+        let (from, to) = (
+            layout::shard_file(old_dir, usize::from(f)),
+            layout::shard_file(run_dir, usize::from(f)),
+        );
+        std::fs::hard_link(&from, &to).map_err(|e| Error::io(&to, e))?;
+    }
+    Ok(())
 }
 
 /// The batch of each posting `(fingerprint, id)` of `chunk`, from the run's docs entries.
