@@ -347,11 +347,7 @@ fn nearest_stored<'r>(
     by_fingerprint.par_sort_unstable();
     let mut fingerprints: Vec<u64> = by_fingerprint.iter().map(|&(fp, _)| fp).collect();
     fingerprints.dedup();
-    let close: Vec<Vec<(u64, u32)>> = fingerprints
-        .par_iter()
-        .with_min_len(64)
-        .map(|&fp| snapshot.close_fingerprints(fp, distance))
-        .collect::<Result<_>>()?;
+    let close = snapshot.close_fingerprints_many(&fingerprints, distance)?;
     let mut unknown: Vec<u64> = close
         .iter()
         .flatten()

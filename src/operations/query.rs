@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::Result;
+use crate::error::{guard_redb, Result};
 use crate::io::input::Query;
 use crate::read::snapshot::{Match, Snapshot};
 
@@ -43,12 +43,20 @@ impl Snapshot {
         if let Some(min_jaccard) = min_jaccard {
             self.check_sketch_verification(min_jaccard)?;
         }
+        // The tables are probed for all the queries together, in each table's key order.
+        let fingerprints: Vec<u64> = queries.iter().map(|q| q.fingerprint).collect();
+        let close = guard_redb(self.dir(), || {
+            self.close_fingerprints_many(&fingerprints, distance)
+        })?;
         queries
             .par_iter()
+            .zip(close)
             .with_min_len(64)
-            .map(|q| match min_jaccard {
-                None => self.query(q.fingerprint, distance),
-                Some(min) => self.query_verified(q.fingerprint, q.sketch.as_deref(), distance, min),
+            .map(|(q, close)| {
+                guard_redb(self.dir(), || match min_jaccard {
+                    None => self.matches_of(close),
+                    Some(min) => self.verified_matches_of(close, q.sketch.as_deref(), min),
+                })
             })
             .collect()
     }

@@ -1,5 +1,6 @@
 //! (tests) Scans of a written run's docs file, cut at any key, add up to the whole scan;
-//! its sorted lookups find what single ones find, and its id filter skips ids it lacks.
+//! its sorted lookups find what single ones find, and its id filter skips ids it lacks; the
+//! tables' probes in key order find what a query's own probes find.
 
 use std::sync::MutexGuard;
 
@@ -146,4 +147,65 @@ fn the_id_filter_passes_every_stored_id_and_few_others() {
     for ((_, id), state) in wanted.iter().zip(&states) {
         assert_eq!(state.is_some(), id.starts_with("doc-"), "{id}");
     }
+}
+
+/// Probing many queries in each table's key order finds what probing each alone finds,
+/// across runs, with a prefix range of thousands of keys spanning blocks.
+#[test]
+fn sorted_probes_find_what_single_ones_find() {
+    let _serial = crate::sys::file_backend::plan::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
+    let mix = |i: u64| {
+        let z = (i ^ 0x5555).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z ^ (z >> 31)
+    };
+    // A hot spot: 4,096 fingerprints differing in their last 12 bits share the prefix
+    // of every table whose leading blocks leave those bits out.
+    let hot = 0xABCD_EF01_2345_6000u64;
+    for run in 0..3u64 {
+        let mut batch = Batch::new();
+        for i in 0..3000u64 {
+            batch
+                .push(&format!("r{run}-{i}"), mix(run << 32 | i))
+                .unwrap();
+        }
+        for i in (run..4096).step_by(3) {
+            batch.push(&format!("hot{run}-{i}"), hot ^ i).unwrap();
+        }
+        for i in 0..500 {
+            batch.push(&format!("copy{run}-{i}"), hot).unwrap();
+        }
+        store.insert(&batch, None).unwrap();
+    }
+    let snapshot = store.snapshot().unwrap();
+    assert!(snapshot.runs().len() >= 2);
+    let mut queries: Vec<u64> = (0..300u64).map(|i| mix(1 << 40 | i)).collect();
+    queries.extend((0..300u64).map(|i| mix(i) ^ (1 << (i % 64)) ^ (1 << (i * 7 % 64))));
+    queries.extend((0..200u64).map(|i| hot ^ (i * 37 % 4096) ^ (1 << 40)));
+    queries.extend([hot, hot, 0, u64::MAX]);
+    for distance in [0, 1, 3] {
+        let many = snapshot
+            .close_fingerprints_many(&queries, distance)
+            .unwrap();
+        for (&q, mut got) in queries.iter().zip(many) {
+            let mut expected = snapshot.close_fingerprints(q, distance).unwrap();
+            got.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(got, expected, "query {q:016x} at distance {distance}");
+        }
+    }
+    let found: usize = snapshot
+        .close_fingerprints_many(&queries, 3)
+        .unwrap()
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert!(
+        found > 5000,
+        "the hot spot's fingerprints are found: {found}"
+    );
 }

@@ -2,6 +2,11 @@
 //! asked (many at once: operations/query.rs); the distance a client asks for, checked.
 
 use super::*;
+use rayon::prelude::*;
+
+/// Queries from which [`Snapshot::close_fingerprints_many`] probes each table in key order:
+/// fewer are as fast one by one, and sorting them costs more than it saves.
+const SORTED_PROBES_FROM: usize = 256;
 
 impl Snapshot {
     /// Every stored document whose fingerprint is within `distance` bits of `query`, ordered by
@@ -11,58 +16,61 @@ impl Snapshot {
     }
 
     pub(super) fn query_unguarded(&self, query: u64, distance: u32) -> Result<Vec<Match>> {
+        self.matches_of(self.close_fingerprints(query, distance)?)
+    }
+
+    /// The matches of a query whose close fingerprints are `close`, ordered as
+    /// [`Snapshot::query`] orders them.
+    pub(crate) fn matches_of(&self, close: Vec<(u64, u32)>) -> Result<Vec<Match>> {
         let mut matches = Vec::new();
-        for (fp, d) in self.close_fingerprints(query, distance)? {
+        for (fp, d) in close {
             self.live_ids(fp, |id| matches.push(Match::new(d, fp, id.to_string())))?;
         }
         matches.sort_unstable();
         Ok(matches)
     }
 
-    /// [`Snapshot::query`], verified with `sketch` (see [`Snapshot::query_many`]).
-    pub(crate) fn query_verified(
+    /// [`Snapshot::matches_of`], verified with `sketch` (see [`Snapshot::query_many`]).
+    pub(crate) fn verified_matches_of(
         &self,
-        query: u64,
+        close: Vec<(u64, u32)>,
         sketch: Option<&[u8]>,
-        distance: u32,
         min_jaccard: f64,
     ) -> Result<Vec<Match>> {
-        guard_redb(&self.dir, || {
-            let mut found: Vec<(u64, String, u64, u32)> = Vec::new();
-            for (fp, d) in self.close_fingerprints(query, distance)? {
-                self.live_documents_of(fp, |id, batch| found.push((fp, id.to_string(), batch, d)))?;
+        let mut found: Vec<(u64, String, u64, u32)> = Vec::new();
+        for (fp, d) in close {
+            self.live_documents_of(fp, |id, batch| found.push((fp, id.to_string(), batch, d)))?;
+        }
+        found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        let sketches = match sketch {
+            None => vec![None; found.len()],
+            Some(_) => {
+                let keys: Vec<(u64, &str, u64)> = found
+                    .iter()
+                    .map(|(fp, id, batch, _)| (*fp, id.as_str(), *batch))
+                    .collect();
+                self.sketches_of(&keys)?
             }
-            found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-            let sketches = match sketch {
-                None => vec![None; found.len()],
-                Some(_) => {
-                    let keys: Vec<(u64, &str, u64)> = found
-                        .iter()
-                        .map(|(fp, id, batch, _)| (*fp, id.as_str(), *batch))
-                        .collect();
-                    self.sketches_of(&keys)?
-                }
-            };
-            let mut matches: Vec<Match> = found
-                .into_iter()
-                .zip(sketches)
-                .filter_map(|((fingerprint, id, _, distance), theirs)| {
-                    let jaccard = match (sketch, theirs) {
-                        (Some(ours), Some(theirs)) => {
-                            let j = crate::similarity::sketch::estimate(ours, &theirs);
-                            if j < min_jaccard {
-                                return None;
-                            }
-                            Some(j)
+        };
+        let mut matches: Vec<Match> = found
+            .into_iter()
+            .zip(sketches)
+            .filter_map(|((fingerprint, id, _, distance), theirs)| {
+                let jaccard = match (sketch, theirs) {
+                    (Some(ours), Some(theirs)) => {
+                        let j = crate::similarity::sketch::estimate(ours, &theirs);
+                        if j < min_jaccard {
+                            return None;
                         }
-                        _ => None,
-                    };
-                    Some(Match::new(distance, fingerprint, id).verified(jaccard))
-                })
-                .collect();
-            matches.sort_unstable();
-            Ok(matches)
-        })
+                        Some(j)
+                    }
+                    _ => None,
+                };
+                Some(Match::new(distance, fingerprint, id).verified(jaccard))
+            })
+            .collect();
+        matches.sort_unstable();
+        Ok(matches)
     }
 
     /// Every fingerprint in the tables within `distance` bits of `query`, with its distance,
@@ -126,6 +134,90 @@ impl Snapshot {
         let memory = pinned.len() as u64;
         self.probes.add(memory, disk);
         Ok(found)
+    }
+
+    /// [`Snapshot::close_fingerprints`] of each of `queries`. Through redb, each run's table
+    /// is probed in its own key order, shard by shard in parallel: a block is read and
+    /// checked once for all the queries whose keys start in it, and the reads go forward
+    /// through each file instead of jumping about it. Pinned tables are probed query by
+    /// query, as their probes cost no reads.
+    pub(crate) fn close_fingerprints_many(
+        &self,
+        queries: &[u64],
+        distance: u32,
+    ) -> Result<Vec<Vec<(u64, u32)>>> {
+        self.check_distance(distance)?;
+        let tables = self.perms.tables().len();
+        let pinned = self
+            .runs
+            .iter()
+            .any(|run| (0..tables).any(|t| run.pinned_table(t).is_some()));
+        if pinned || queries.len() < SORTED_PROBES_FROM {
+            return queries
+                .par_iter()
+                .map(|&q| self.close_fingerprints(q, distance))
+                .collect();
+        }
+        // (query, fingerprint, distance) of every fingerprint found.
+        let mut found: Vec<(u32, u64, u32)> = Vec::new();
+        let mut probes = 0;
+        for (t, table) in self.perms.tables().iter().enumerate() {
+            if !self.perms.is_needed(t, distance) {
+                continue;
+            }
+            let mut keyed: Vec<(u64, u32)> = queries
+                .par_iter()
+                .enumerate()
+                .map(|(i, &q)| (table.permute(q), i as u32))
+                .collect();
+            keyed.par_sort_unstable();
+            // A shard is its keys' leading bits: the sorted keys fall into shard groups.
+            let mut groups: Vec<&[(u64, u32)]> = Vec::new();
+            let mut rest = &keyed[..];
+            while let Some(&(first, _)) = rest.first() {
+                let shard = self.perms.shard_of(first);
+                let len = rest.partition_point(|&(key, _)| self.perms.shard_of(key) == shard);
+                let (group, tail) = rest.split_at(len);
+                groups.push(group);
+                rest = tail;
+            }
+            let parts: Vec<Vec<(u32, u64, u32)>> = groups
+                .into_par_iter()
+                .map(|group| {
+                    let shard = self.perms.shard_of(group[0].0);
+                    let ranges: Vec<(u64, u64)> = group
+                        .iter()
+                        .map(|&(key, _)| table.prefix_range(key))
+                        .collect();
+                    let mut out = Vec::new();
+                    for run in &self.runs {
+                        let Some(file) = run.shard(shard)? else {
+                            continue;
+                        };
+                        file.probe_sorted(t, &ranges, |j, candidate| {
+                            let (key, i) = group[j];
+                            // A permutation moves bits, so distances are the same between keys.
+                            let d = (candidate ^ key).count_ones();
+                            if d <= distance {
+                                let fp = table.unpermute(candidate);
+                                if self.perms.reports(t, queries[i as usize], fp) {
+                                    out.push((i, fp, d));
+                                }
+                            }
+                        })?;
+                    }
+                    Ok(out)
+                })
+                .collect::<Result<_>>()?;
+            found.extend(parts.into_iter().flatten());
+            probes += (queries.len() * self.runs.len()) as u64;
+        }
+        self.probes.add(0, probes);
+        let mut out = vec![Vec::new(); queries.len()];
+        for (i, fp, d) in found {
+            out[i as usize].push((fp, d));
+        }
+        Ok(out)
     }
 
     /// The distance a query or an audit runs at: `asked`, from 0 to the store's K, or K when

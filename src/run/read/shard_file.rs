@@ -68,6 +68,44 @@ impl ShardFile {
         Ok(())
     }
 
+    /// For key ranges ascending by their low end, calls `f(i, key)` on every key of table
+    /// `t` in range i (`lo..=hi`). Each block that holds a range's low end is read and
+    /// checked once for all the ranges that start in it; a range running past its block
+    /// reads on from there.
+    pub fn probe_sorted(
+        &self,
+        t: usize,
+        ranges: &[(u64, u64)],
+        mut f: impl FnMut(usize, u64),
+    ) -> Result<()> {
+        let Some(table) = &self.tables[t] else {
+            return Ok(());
+        };
+        let mut blocks = AscendingBlocks::new(table);
+        let mut i = 0;
+        while i < ranges.len() {
+            let lo = ranges[i].0;
+            let item = blocks
+                .at_least(lo, |last| last.value() >= lo)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
+            let last = last.value();
+            let end = i + ranges[i..].partition_point(|&(lo, _)| lo <= last);
+            let block = KeyBlock::parse(block.value())
+                .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+            for (j, &(lo, hi)) in ranges.iter().enumerate().take(end).skip(i) {
+                block
+                    .for_each_in(lo, hi.min(last), |key| f(j, key))
+                    .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
+                if hi > last {
+                    self.probe(t, last + 1, hi, |key| f(j, key))?;
+                }
+            }
+            i = end;
+        }
+        Ok(())
+    }
+
     /// Calls `f(last_key, block)` on every block of table `t`, in order, each block's
     /// checksum and header checked first.
     pub fn for_each_block(
