@@ -7,6 +7,9 @@ use rayon::prelude::*;
 /// Queries from which [`Snapshot::close_fingerprints_many`] probes each table in key order:
 /// fewer are as fast one by one, and sorting them costs more than it saves.
 const SORTED_PROBES_FROM: usize = 256;
+/// Probes per parallel task of [`Snapshot::close_fingerprints_many`]: each task descends to
+/// its first block once, so tasks should be long; and there should be enough for every thread.
+const PROBES_PER_TASK: usize = 1 << 12;
 
 impl Snapshot {
     /// Every stored document whose fingerprint is within `distance` bits of `query`, ordered by
@@ -152,9 +155,11 @@ impl Snapshot {
             .runs
             .iter()
             .any(|run| (0..tables).any(|t| run.pinned_table(t).is_some()));
-        if pinned || queries.len() < SORTED_PROBES_FROM {
+        // Query indices are u32s: more queries than that go one by one.
+        if pinned || queries.len() < SORTED_PROBES_FROM || u32::try_from(queries.len()).is_err() {
             return queries
                 .par_iter()
+                .with_min_len(64)
                 .map(|&q| self.close_fingerprints(q, distance))
                 .collect();
         }
@@ -171,14 +176,16 @@ impl Snapshot {
                 .map(|(i, &q)| (table.permute(q), i as u32))
                 .collect();
             keyed.par_sort_unstable();
-            // A shard is its keys' leading bits: the sorted keys fall into shard groups.
+            // A shard is its keys' leading bits: the sorted keys fall into shard groups, each
+            // cut into tasks of at most PROBES_PER_TASK (a store of few shards still uses
+            // every thread).
             let mut groups: Vec<&[(u64, u32)]> = Vec::new();
             let mut rest = &keyed[..];
             while let Some(&(first, _)) = rest.first() {
                 let shard = self.perms.shard_of(first);
                 let len = rest.partition_point(|&(key, _)| self.perms.shard_of(key) == shard);
                 let (group, tail) = rest.split_at(len);
-                groups.push(group);
+                groups.extend(group.chunks(PROBES_PER_TASK));
                 rest = tail;
             }
             let parts: Vec<Vec<(u32, u64, u32)>> = groups
