@@ -82,14 +82,7 @@ impl Snapshot {
         self.check_distance(distance)?;
         let mut found: Vec<(u64, u32)> = Vec::new();
         let mut check = |t: usize, key: u64, candidate: u64| {
-            // A permutation moves bits, so distances are the same between keys.
-            let d = (candidate ^ key).count_ones();
-            if d <= distance {
-                let fp = self.perms.tables()[t].unpermute(candidate);
-                if self.perms.reports(t, query, fp) {
-                    found.push((fp, d));
-                }
-            }
+            found.extend(self.reported(t, query, key, candidate, distance));
         };
         // Pinned probes go in three passes over all tables and runs: locate each probe's keys
         // (a directory read), touch them, then scan them. Each pass's memory reads are
@@ -203,13 +196,10 @@ impl Snapshot {
                         };
                         file.probe_sorted(t, &ranges, |j, candidate| {
                             let (key, i) = group[j];
-                            // A permutation moves bits, so distances are the same between keys.
-                            let d = (candidate ^ key).count_ones();
-                            if d <= distance {
-                                let fp = table.unpermute(candidate);
-                                if self.perms.reports(t, queries[i as usize], fp) {
-                                    out.push((i, fp, d));
-                                }
+                            let query = queries[i as usize];
+                            if let Some((fp, d)) = self.reported(t, query, key, candidate, distance)
+                            {
+                                out.push((i, fp, d));
                             }
                         })?;
                     }
@@ -225,6 +215,26 @@ impl Snapshot {
             out[i as usize].push((fp, d));
         }
         Ok(out)
+    }
+
+    /// The fingerprint and distance that a probe of table `t` for `query` (its key there:
+    /// `key`) reports for the table's key `candidate`; None when it is farther than
+    /// `distance`, or when another table reports it.
+    fn reported(
+        &self,
+        t: usize,
+        query: u64,
+        key: u64,
+        candidate: u64,
+        distance: u32,
+    ) -> Option<(u64, u32)> {
+        // A permutation moves bits, so distances are the same between keys.
+        let d = (candidate ^ key).count_ones();
+        if d > distance {
+            return None;
+        }
+        let fp = self.perms.tables()[t].unpermute(candidate);
+        self.perms.reports(t, query, fp).then_some((fp, d))
     }
 
     /// The distance a query or an audit runs at: `asked`, from 0 to the store's K, or K when
