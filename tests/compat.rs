@@ -110,9 +110,11 @@ fn every_format_version_opens_with_its_contents() {
                     (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
                 })
                 .collect();
-        // Versions 1 and 2 need `migrate` before they open; 3 to 5 open as they are and
-        // take new batches staying at their version (their blocks in their own layout and
-        // no id filter, so that the builds that wrote them keep opening them).
+        // Versions 1 and 2 need `migrate` before they open; 3 to 6 open as they are and
+        // take new batches staying at their version (their blocks in their own layout, an id
+        // filter from 6 on, sketches in postings from 7 on), so that the builds that wrote
+        // them keep opening them.
+        let mut kept_sketches = BTreeMap::new();
         if version < 3 {
             let err = Snapshot::open(&store)
                 .err()
@@ -123,14 +125,26 @@ fn every_format_version_opens_with_its_contents() {
                 "{err}"
             );
         } else {
+            // Stores with sketches (format 4 on) take one with the document.
             let kept = format!("kept-at-v{version}");
-            insert_one(&store, &kept, 0x0123_4567_89ab_cdef);
+            let kept_sketch = (version >= 4).then(|| vec![version as u8; 64]);
+            insert_one(&store, &kept, 0x0123_4567_89ab_cdef, kept_sketch.as_deref());
+            if let Some(sketch) = &kept_sketch {
+                let hex = sketch.iter().map(|b| format!("{b:02x}")).collect();
+                kept_sketches.insert(kept.clone(), hex);
+            }
             assert_eq!(Snapshot::open(&store).unwrap().format_version(), version);
             let elias_fano = version >= 5;
             assert!(key_blocks(&store, true).iter().all(|&ef| ef == elias_fano));
             let filtered = version >= 6;
             assert!(id_filters(&store, true).iter().all(|&f| f == filtered));
             assert!(docs_keys_hashed(&store).iter().all(|&h| h == filtered));
+            // Formats 4 to 6 keep sketches in a table of their own; 7 in the postings.
+            let own_table = (4..7).contains(&version);
+            assert!(sketch_tables(&store, true).iter().all(|&t| t == own_table));
+            assert!(postings_flagged(&store, true)
+                .iter()
+                .all(|&f| f == (version >= 7)));
             assert_verifies(&store, version);
             model.insert(kept, 0x0123_4567_89ab_cdef);
         }
@@ -142,9 +156,17 @@ fn every_format_version_opens_with_its_contents() {
             Store::FORMAT_VERSION
         );
         assert_verifies(&store, version);
-        // Every run's key blocks were rewritten, and every run has an id filter.
+        // Every run's key blocks were rewritten, every run has an id filter, and every
+        // sketch is in its posting (format 7): no run has a sketches table, and a store
+        // with sketches (format 4 on) has every postings block flagged.
         assert!(key_blocks(&store, false).iter().all(|&ef| ef), "v{version}");
         assert!(id_filters(&store, false).iter().all(|&f| f), "v{version}");
+        assert!(
+            !sketch_tables(&store, false).iter().any(|&t| t),
+            "v{version}"
+        );
+        let flagged = postings_flagged(&store, false);
+        assert!(flagged.iter().all(|&f| f == (version >= 4)), "v{version}");
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
@@ -158,10 +180,12 @@ fn every_format_version_opens_with_its_contents() {
         }
         // Format 4 keeps each text document's sketch; the others have none.
         let sketches = std::fs::read_to_string(fixture.join("sketches.tsv")).unwrap_or_default();
-        let sketched: BTreeMap<&str, &str> = sketches
+        let mut sketched: BTreeMap<String, String> = sketches
             .lines()
             .filter_map(|l| l.split_once('\t'))
+            .map(|(id, hex)| (id.to_string(), hex.to_string()))
             .collect();
+        sketched.append(&mut kept_sketches);
         assert_eq!(
             snapshot.sketch_bytes().is_some(),
             version >= 4,
@@ -174,13 +198,13 @@ fn every_format_version_opens_with_its_contents() {
                 .map(|s| s.iter().map(|b| format!("{b:02x}")).collect::<String>());
             assert_eq!(
                 hex.as_deref(),
-                sketched.get(id.as_str()).copied(),
+                sketched.get(id.as_str()).map(String::as_str),
                 "v{version} {id}"
             );
         }
         // And it takes a new batch in the current format, beside the blocks it had.
         drop(snapshot);
-        insert_one(&store, "after-migrate", 7);
+        insert_one(&store, "after-migrate", 7, None);
         model.insert("after-migrate".into(), 7);
         assert!(key_blocks(&store, true).iter().all(|&ef| ef));
         assert!(id_filters(&store, true).iter().all(|&f| f));
@@ -282,11 +306,49 @@ fn docs_keys_hashed(dir: &Path) -> Vec<bool> {
     hashed
 }
 
-/// Inserts one document into the store at `dir`.
-fn insert_one(dir: &Path, id: &str, fingerprint: u64) {
+/// Whether the docs file of the newest run (or of every run) of the store at `dir` has a
+/// sketches table (formats 4 to 6): docs/format.md, "Entry blocks".
+fn sketch_tables(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, TableHandle};
+    run_dirs(dir, newest_only)
+        .iter()
+        .map(|run| {
+            let db = redb::Database::open(run.join("docs.redb")).unwrap();
+            let txn = db.begin_read().unwrap();
+            let mut names = txn.list_tables().unwrap();
+            names.any(|t| t.name() == "sketches")
+        })
+        .collect()
+}
+
+/// Whether each postings block of the newest run (or of every run) of the store at `dir` has
+/// sketch flags (bit 14 of its entry count, format 7 in a store with sketches):
+/// docs/format.md, "Entry blocks".
+fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    let mut flagged = Vec::new();
+    for run in run_dirs(dir, newest_only) {
+        let db = redb::Database::open(run.join("docs.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn
+            .open_table(TableDefinition::<&[u8], &[u8]>::new("postings"))
+            .unwrap();
+        for block in table.iter().unwrap() {
+            flagged.push(block.unwrap().1.value()[5] & 0x40 != 0);
+        }
+    }
+    assert!(!flagged.is_empty());
+    flagged
+}
+
+/// Inserts one document into the store at `dir`, with `sketch` if given.
+fn insert_one(dir: &Path, id: &str, fingerprint: u64, sketch: Option<&[u8]>) {
     let mut store = Store::open(dir).unwrap();
     let mut batch = Batch::new();
-    batch.push(id, fingerprint).unwrap();
+    match sketch {
+        Some(sketch) => batch.push_sketched(id, fingerprint, sketch).unwrap(),
+        None => batch.push(id, fingerprint).unwrap(),
+    }
     assert_eq!(store.insert(&batch, None).unwrap().inserted, 1);
 }
 

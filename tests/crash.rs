@@ -292,11 +292,13 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
 #[test]
 fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
     // Format 1 goes through every step; 3 and 4 (with sketches) rewrite their key blocks,
-    // then add id filters as 5 does.
-    for version in [1u64, 3, 4, 5] {
+    // then add id filters as 5 does, then (with sketches) move them into the postings as 6
+    // does.
+    for version in [1u64, 3, 4, 5, 6] {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"));
         let documents = std::fs::read_to_string(fixture.join("documents.tsv")).unwrap();
+        let sketches = std::fs::read_to_string(fixture.join("sketches.tsv")).unwrap_or_default();
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ version);
         let mut first_micros = None;
         for round in 0..10 {
@@ -348,6 +350,12 @@ fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
                 held += 1;
             }
             assert_eq!(snapshot.documents(), held, "{what}");
+            for line in sketches.lines() {
+                let (id, hex) = line.split_once('\t').unwrap();
+                let sketch = snapshot.sketch(id).unwrap().expect("a sketch");
+                let stored: String = sketch.iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(stored, hex, "{what}: the sketch of {id}");
+            }
         }
     }
 }

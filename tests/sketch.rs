@@ -798,7 +798,7 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["sketch_bytes"], Value::from(256));
     assert_eq!(stats["sketches"], Value::from(3));
-    assert_eq!(stats["format_version"], Value::from(6));
+    assert_eq!(stats["format_version"], Value::from(7));
     let out = simhashdb(&["export", s, "--format", "jsonl", "--sketch"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let copy = dir.path().join("copy");
@@ -949,25 +949,26 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     }
     std::fs::write(&file, bytes).unwrap();
 
+    // Format 7 keeps the sketches in the postings: the damage is in that table.
     let report = Store::verify(&path, false, &()).unwrap();
     assert!(
         report
             .findings
             .iter()
-            .any(|f| format!("{f:?}").contains("sketches")),
+            .any(|f| format!("{f:?}").contains("postings")),
         "{:?}",
         report.findings
     );
     let snapshot = Snapshot::open(&path).unwrap();
     let err = snapshot.sketch(victim).unwrap_err().to_string();
-    assert!(err.contains("sketches"), "{err}");
+    assert!(err.contains("postings"), "{err}");
     // The audit reads ids and sketches in one pass: the damage is an error naming the table.
     let err = snapshot
         .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("sketches") && err.contains("docs.redb"),
+        err.contains("postings") && err.contains("docs.redb"),
         "{err}"
     );
     drop(snapshot);

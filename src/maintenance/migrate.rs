@@ -29,12 +29,13 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` from format 1, 2, 3, 4 or 5 to format 6, taking the writer
-    /// lock, and returns the version it had. A store of format 1 or 2 gets no sketches (the
-    /// text they would be made from is not in the store). A step that changes run files
-    /// writes every run anew, as a compaction does (from format 3 or 4, each run's key blocks
-    /// in format 5's layout; from format 5, each run's docs file copied with an id filter
-    /// added), so it needs free disk for what it rewrites until its commit.
+    /// Upgrades the store at `dir` from format 1 to 6 to format 7, taking the writer lock,
+    /// and returns the version it had. A store of format 1 or 2 gets no sketches (the text
+    /// they would be made from is not in the store). A step that changes run files writes
+    /// every run anew, as a compaction does (from format 3 or 4, each run's key blocks in
+    /// format 5's layout; from format 5, each run's docs file copied with an id filter added;
+    /// from format 6 in a store with sketches, each run's docs file with its sketches moved
+    /// into its postings), so it needs free disk for what it rewrites until its commit.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -82,6 +83,18 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 rewrite_runs(dir, catalog, 6, |old, old_dir, run_dir, id| {
                     reformat::with_id_filter(old, old_dir, run_dir, id)
                 })?;
+            }
+            6 => {
+                let catalog = Catalog::decode_version(version, payload)?;
+                check_settings(&catalog.settings, dir)?;
+                if catalog.sketch_bytes == 0 {
+                    // Without sketches, a run of format 6 is one of format 7.
+                    commit_bytes(dir, &catalog.encode_as(7))?;
+                } else {
+                    rewrite_runs(dir, catalog, 7, |old, old_dir, run_dir, id| {
+                        reformat::sketches_into_postings(old, old_dir, run_dir, id)
+                    })?;
+                }
             }
             other => {
                 return Err(Error::corrupt(format!(
@@ -132,8 +145,8 @@ fn rewrite_runs(
         let old = RunReader::new(
             meta.clone(),
             old_dir.clone(),
-            shards,
-            perms.tables().len(),
+            (shards, perms.tables().len()),
+            catalog.run_format(),
             caches,
         )?;
         runs.push(pending.write_run(|run_dir, id| rewrite(&old, &old_dir, run_dir, id))?);

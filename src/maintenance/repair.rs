@@ -126,6 +126,7 @@ impl RepairPlan {
     /// Reads every block of every run of the store at `dir` in the state `catalog`.
     fn make(dir: &Path, catalog: Catalog, progress: &dyn Progress) -> Result<RepairPlan> {
         let perms = Permutations::new(&catalog.settings);
+        let format = catalog.run_format();
         let run_dir = |id| layout::run_dir(dir, id);
         // Which runs are damaged, without holding their contents.
         let checking = Phase::start(progress, "checking runs", catalog.runs.len() as u64);
@@ -133,7 +134,8 @@ impl RepairPlan {
             .runs
             .par_iter()
             .map(|meta| {
-                let damaged = salvage(&run_dir(meta.id), meta, &perms, false)?.is_damaged();
+                let damaged =
+                    salvage(&run_dir(meta.id), (meta, format), &perms, false)?.is_damaged();
                 progress.advance(1);
                 Ok(damaged)
             })
@@ -150,7 +152,7 @@ impl RepairPlan {
         let mut rebuilt: Vec<(usize, Rebuilt)> = Vec::new();
         for &i in &damaged {
             let meta = &catalog.runs[i];
-            let salvaged = salvage(&run_dir(meta.id), meta, &perms, true)?;
+            let salvaged = salvage(&run_dir(meta.id), (meta, format), &perms, true)?;
             rebuilt.push((i, Rebuilt::from(salvaged, meta.documents)));
         }
         // The runs that are intact, read as usual.

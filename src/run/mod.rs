@@ -8,7 +8,7 @@
 //! block (see [`crate::format::block`]). A run is never modified after it is written, so readers need
 //! no locks, and a file a reader has opened stays readable even after a compaction deletes it.
 //!
-//! - [`write`]: writing a new run's files;
+//! - [`write`]: writing a new run's files, each through a [`run_file::RunFile`];
 //! - [`read`]: [`RunReader`], a committed run's files opened on first use;
 //! - [`scan`]: block-at-a-time scans of a table, for merges and `verify`;
 //! - [`merge`]: the k-way merge of runs behind compaction;
@@ -20,6 +20,7 @@ pub(crate) mod pin;
 pub(crate) mod pinned;
 pub(crate) mod read;
 pub(crate) mod reformat;
+pub(crate) mod run_file;
 pub(crate) mod salvage;
 pub(crate) mod scan;
 pub(crate) mod write;

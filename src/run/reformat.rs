@@ -18,7 +18,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::write::{append_entries, KeyStream, RunFile};
+use super::run_file::{append_entries, KeyStream, RunFile};
 use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
 use crate::error::{all_or_cause, Error, Result};
@@ -26,7 +26,8 @@ use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{EntryWriter, Keys, Payload, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
-use crate::format::block::postings::Posting;
+use crate::format::block::postings::{self, Posting, SketchedPosting};
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
 use crate::sys::writeback::Cached;
@@ -207,6 +208,94 @@ pub(crate) fn with_id_filter(
         id,
         id_bits: bits,
         ids_bytes,
+        ..meta.clone()
+    })
+}
+
+/// Writes `old`, a format 6 run of a store with sketches stored in `old_dir`, as run `id` in
+/// `run_dir`, with each sketch in its posting; returns the new run's description. The docs
+/// and id filter blocks are copied as they are; the postings and the sketches table are
+/// walked together, a block of each at a time, both in `(fingerprint, id)` order.
+pub(crate) fn sketches_into_postings(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    link_shard_files(meta, old_dir, run_dir)?;
+    let path = layout::docs_file(run_dir);
+    let file = RunFile::create(&path, Cached::Keep)?;
+    let docs = old.docs()?;
+    append_entries(&file, DOCS, |emit| {
+        docs.for_each_docs_block(|key, block| emit(key, block))
+    })?;
+    let mut ids = file.keys(IDS);
+    docs.for_each_id_filter_block(|last, block| {
+        ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
+    })?;
+    ids.finish()?;
+    let (mut sketches, mut sketch_bytes) = (0u64, 0u64);
+    let bytes = append_entries(&file, POSTINGS, |emit| {
+        let mut bytes = 0u64;
+        let mut counted = |key: &[u8], block: &[u8]| {
+            bytes += block.len() as u64;
+            emit(key, block)
+        };
+        let mut writer = EntryWriter::new(Keys::Stored).with_sketch_flags();
+        let mut postings = docs.scan_postings()?;
+        let mut table = docs.scan_sketches_in(0, u64::MAX)?;
+        let (mut block, mut sketch_block) = (Vec::new(), Vec::<(u64, String, SketchEntry)>::new());
+        let mut at = 0; // sketch_block[at] is the first sketch entry not passed
+        loop {
+            let more = postings.next_block(&mut block)?;
+            for (fp, id, posting) in &block {
+                // The sketch entry at (fp, id), reading the sketches' blocks as far as it.
+                let mut sketch = None;
+                while let Some(scan) = table.as_mut() {
+                    match sketch_block.get(at) {
+                        Some((k, i, _)) if (*k, i.as_str()) < (*fp, id.as_str()) => at += 1,
+                        Some(_) => break,
+                        None => {
+                            at = 0;
+                            if !scan.next_block(&mut sketch_block)? {
+                                table = None;
+                            }
+                        }
+                    }
+                }
+                if let Some((k, i, entry)) = sketch_block.get(at) {
+                    if (*k, i.as_str(), entry.batch) == (*fp, id.as_str(), posting.batch) {
+                        sketch = Some(entry.sketch.clone());
+                        sketches += 1;
+                        sketch_bytes += postings::sketch_bytes_in_posting(entry.sketch.len());
+                    }
+                }
+                let batch = posting.batch;
+                let payload = SketchedPosting { batch, sketch };
+                writer.push(*fp, id.as_bytes(), &payload, &mut counted)?;
+            }
+            if !more {
+                break;
+            }
+        }
+        writer.finish(&mut counted)?;
+        Ok(bytes)
+    })?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    if sketches != meta.sketches {
+        return Err(Error::corrupt(format!(
+            "run {} holds {sketches} sketches of its postings; the catalog says {}",
+            meta.id, meta.sketches
+        ))
+        .in_file(&layout::docs_file(old_dir)));
+    }
+    Ok(RunMeta {
+        id,
+        postings_bytes: bytes - sketch_bytes,
+        sketches,
+        sketches_bytes: sketch_bytes,
         ..meta.clone()
     })
 }

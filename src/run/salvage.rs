@@ -17,9 +17,9 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
-use crate::format::block::postings::Posting;
+use crate::format::block::postings::SketchedPosting;
 use crate::format::block::sketches::SketchEntry;
-use crate::format::catalog::RunMeta;
+use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout;
 use crate::tables::permutation::Permutations;
 
@@ -34,9 +34,11 @@ pub(crate) struct Salvaged {
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
     pub lost_documents: Vec<(u64, u64)>,
-    /// The sketches `(fingerprint, id, entry)` of intact blocks, in key order (format 4).
+    /// The sketches `(fingerprint, id, entry)` of intact blocks, in key order (format 4 on;
+    /// format 7's from its postings).
     pub sketches: Vec<(u64, String, SketchEntry)>,
-    /// Fingerprint ranges (inclusive) of the sketches table whose entries were lost.
+    /// Fingerprint ranges (inclusive) of the sketches table (format 7: the postings) whose
+    /// entries were lost.
     pub lost_sketches: Vec<(u64, u64)>,
     /// What is damaged, one line per place.
     pub damage: Vec<String>,
@@ -49,11 +51,12 @@ impl Salvaged {
     }
 }
 
-/// Reads every intact block of the run `meta` in `run_dir`; with `keep` false only the damage
-/// is recorded (to find which runs need repair without holding their contents).
+/// Reads every intact block of the run `meta` in `run_dir` (laid out as `format` says); with
+/// `keep` false only the damage is recorded (to find which runs need repair without holding
+/// their contents).
 pub(crate) fn salvage(
     run_dir: &Path,
-    meta: &RunMeta,
+    (meta, format): (&RunMeta, RunFormat),
     perms: &Permutations,
     keep: bool,
 ) -> Result<Salvaged> {
@@ -80,9 +83,10 @@ pub(crate) fn salvage(
                     },
                 )
             });
-            // Lost postings come back from the docs entries: only the damage is kept.
-            guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
-                entries_of::<Posting>(
+            // Lost postings come back from the docs entries: only the damage is kept, and (in
+            // format 7) the ranges whose sketches are lost with them.
+            let lost_postings = guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
+                entries_of::<SketchedPosting>(
                     &db,
                     (POSTINGS, POSTINGS_TABLE),
                     &docs_path,
@@ -90,11 +94,19 @@ pub(crate) fn salvage(
                     out,
                     |out, k, id, posting| {
                         if let (Some(id), Some(posting)) = (id, posting) {
-                            out.postings.push((k, id, posting.batch));
+                            let batch = posting.batch;
+                            if let Some(sketch) = posting.sketch {
+                                let entry = SketchEntry { batch, sketch };
+                                out.sketches.push((k, id.clone(), entry));
+                            }
+                            out.postings.push((k, id, batch));
                         }
                     },
                 )
             });
+            if format.sketches_in_postings {
+                out.lost_sketches = lost_postings;
+            }
             if meta.id_bits > 0 {
                 // A lost filter comes back from the docs entries: only the damage is kept. One
                 // whose blocks are intact must hold exactly the docs entries' prefixes.
@@ -114,7 +126,7 @@ pub(crate) fn salvage(
                     ));
                 }
             }
-            if meta.sketches > 0 {
+            if meta.sketches > 0 && !format.sketches_in_postings {
                 out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
                     entries_of::<SketchEntry>(
                         &db,

@@ -4,8 +4,9 @@
 //! ```text
 //! offset  size  field
 //! 0       4     crc32 (IEEE) of bytes 4..end, little-endian
-//! 4       2     n: number of entries (u16 LE), >= 1; with bit 15 set (format 6), the keys
-//!               are not stored: n is the low 15 bits and each key is the id's hash
+//! 4       2     n: number of entries (u16 LE), >= 1, in the low 14 bits; bit 15 set
+//!               (format 6): the keys are not stored, each key is the id's hash; bit 14 set
+//!               (format 7): each payload starts with a flag saying whether a sketch follows
 //! 6       ...   n entries, each:
 //!                 LEB128(key - previous key; the first entry's previous key is 0), unless
 //!                   bit 15 of n is set
@@ -32,6 +33,11 @@ pub enum Keys {
 
 /// Bit 15 of a block's entry count: its keys are the ids' hashes.
 const ID_HASH_KEYS: u16 = 1 << 15;
+/// Bit 14 of a block's entry count: each payload says whether a sketch follows it (postings
+/// of a store with sketches, format 7 on; see [`super::postings`]).
+const SKETCH_FLAGS: u16 = 1 << 14;
+/// The most entries a block holds: its count leaves bits 14 and 15 clear.
+const MOST_ENTRIES: u16 = SKETCH_FLAGS - 1;
 
 /// What an entry carries besides its key and id.
 pub trait Payload: Sized {
@@ -42,20 +48,27 @@ pub trait Payload: Sized {
 }
 
 /// The part of a block reader a payload may use.
-pub struct PayloadReader<'r, 'a>(&'r mut Reader<'a>);
+pub struct PayloadReader<'r, 'a> {
+    reader: &'r mut Reader<'a>,
+    sketch_flags: bool,
+}
 
 impl<'a> PayloadReader<'_, 'a> {
+    /// Whether the block's payloads start with a sketch flag (bit 14 of its entry count).
+    pub fn sketch_flags(&self) -> bool {
+        self.sketch_flags
+    }
     /// A LEB128 varint.
     pub fn varint(&mut self) -> Result<u64> {
-        self.0.varint()
+        self.reader.varint()
     }
     /// A little-endian u64.
     pub fn u64(&mut self) -> Result<u64> {
-        self.0.u64()
+        self.reader.u64()
     }
     /// The next `n` bytes, borrowed from the block.
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        self.0.take(n)
+        self.reader.take(n)
     }
 }
 
@@ -84,6 +97,7 @@ pub fn encode<'e, P: Payload + 'e>(
 /// Builds entry blocks one entry at a time, for writers that produce entries as a stream.
 pub struct EntryWriter {
     keys: Keys,
+    sketch_flags: bool,
     block: Vec<u8>,
     count: u16,
     prev_key: u64,
@@ -99,11 +113,20 @@ impl EntryWriter {
         block.extend_from_slice(&[0; CRC_BYTES + 2]);
         EntryWriter {
             keys,
+            sketch_flags: false,
             block,
             count: 0,
             prev_key: 0,
             last_id: 0..0,
         }
+    }
+
+    /// Marks every block as one whose payloads start with a sketch flag (bit 14): postings of
+    /// a store with sketches, format 7 on, written with
+    /// [`super::postings::SketchedPosting`].
+    pub fn with_sketch_flags(mut self) -> Self {
+        self.sketch_flags = true;
+        self
     }
 
     /// Appends an entry, greater by `(key, id)` than the one before; hands a block that is
@@ -124,11 +147,9 @@ impl EntryWriter {
                 None
             }
         };
-        // Either way a count leaves bit 15 clear.
-        let most = ID_HASH_KEYS - 1;
         let end = self.block.len();
         let mut id_at = encode_entry(delta, id, payload, &mut self.block);
-        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == most) {
+        if self.count > 0 && (self.block.len() > TARGET_BYTES || self.count == MOST_ENTRIES) {
             self.block.truncate(end);
             self.emit_block(emit)?;
             id_at = encode_entry(delta.map(|_| key), id, payload, &mut self.block);
@@ -148,10 +169,13 @@ impl EntryWriter {
     }
 
     fn emit_block(&mut self, emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
-        let n = match self.keys {
+        let mut n = match self.keys {
             Keys::Stored => self.count,
             Keys::IdHashes => self.count | ID_HASH_KEYS,
         };
+        if self.sketch_flags {
+            n |= SKETCH_FLAGS;
+        }
         self.block[CRC_BYTES..CRC_BYTES + 2].copy_from_slice(&n.to_le_bytes());
         seal(&mut self.block);
         let last_id = &self.block[self.last_id.clone()];
@@ -193,7 +217,8 @@ pub fn decode_each<'a>(
     let mut reader = Reader::new(body);
     let n = reader.u16()?;
     let hashed = n & ID_HASH_KEYS != 0;
-    let n = n & !ID_HASH_KEYS;
+    let sketch_flags = n & SKETCH_FLAGS != 0;
+    let n = n & MOST_ENTRIES;
     if n == 0 {
         return Err(Error::corrupt("entry block holds no entries"));
     }
@@ -209,7 +234,7 @@ pub fn decode_each<'a>(
                 return Err(Error::corrupt("entry block entries are out of order"));
             }
             let id_str = utf8(id)?;
-            if !read(key, id_str, &mut PayloadReader(&mut reader))? {
+            if !read(key, id_str, &mut payload(&mut reader, sketch_flags))? {
                 return Ok(());
             }
             prev_id = id;
@@ -225,7 +250,7 @@ pub fn decode_each<'a>(
             return Err(Error::corrupt("entry block entries are out of order"));
         }
         let id_str = utf8(id)?;
-        if !read(key, id_str, &mut PayloadReader(&mut reader))? {
+        if !read(key, id_str, &mut payload(&mut reader, sketch_flags))? {
             return Ok(());
         }
         prev_id = id;
@@ -234,6 +259,13 @@ pub fn decode_each<'a>(
         return Err(Error::corrupt("entry block has trailing bytes"));
     }
     Ok(())
+}
+
+fn payload<'r, 'a>(reader: &'r mut Reader<'a>, sketch_flags: bool) -> PayloadReader<'r, 'a> {
+    PayloadReader {
+        reader,
+        sketch_flags,
+    }
 }
 
 /// `id` as text. Ids are short and mostly ASCII: an inlined check of that spares the call

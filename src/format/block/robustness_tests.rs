@@ -7,7 +7,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::docs::DocState;
-use super::postings::Posting;
+use super::postings::{Posting, SketchedPosting};
 use super::sketches::SketchEntry;
 use super::*;
 
@@ -37,6 +37,7 @@ fn mutated(block: &[u8], edits: &[(usize, u8)], keep: usize) -> Vec<u8> {
 fn decode_every_way(block: &[u8], lo: u64, hi: u64) {
     let _ = entries::decode::<DocState>(block, |_, _, _| true);
     let _ = entries::decode::<Posting>(block, |_, _, _| true);
+    let _ = entries::decode::<SketchedPosting>(block, |_, _, _| true);
     let _ = entries::decode::<SketchEntry>(block, |_, _, _| true);
     if let Ok(keys) = keys::KeyBlock::parse(block) {
         let _ = keys.len();

@@ -34,15 +34,15 @@ mod v4;
 
 /// The format version this build writes: new stores are created in it, and `migrate`
 /// upgrades older ones to it. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 6;
+pub(crate) const FORMAT_VERSION: u32 = 7;
 
 /// The versions this build opens as they are, and keeps writing in their own format so that
 /// the builds that wrote them keep opening them.
-const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, FORMAT_VERSION];
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, FORMAT_VERSION];
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
-/// 1 and 2 must be upgraded before they open; 3, 4 and 5 open as they are.
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5];
+/// 1 and 2 must be upgraded before they open; 3 to 6 open as they are.
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -54,7 +54,7 @@ const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 #[non_exhaustive]
 pub(crate) struct Catalog {
     /// The format version the store is written in (the catalog file's header; not in the
-    /// payload): 3, 4, 5 or 6. Runs written into the store take its format's layout.
+    /// payload): 3 to 7. Runs written into the store take its format's layout.
     pub format: u32,
     /// The settings the store was created with.
     pub settings: Settings,
@@ -88,15 +88,19 @@ pub(crate) struct RunFormat {
     pub id_filter: bool,
     /// Where the keys of docs blocks come from (format 6 on: the ids' hashes, not stored).
     pub doc_keys: Keys,
+    /// Whether sketches are kept in the postings (format 7 on, in a store with sketches),
+    /// rather than in a sketches table of their own.
+    pub sketches_in_postings: bool,
 }
 
 impl RunFormat {
-    /// The layout of the format this build writes.
+    /// The layout of the format this build writes, in a store without sketches.
     #[cfg(test)]
     pub(crate) const CURRENT: RunFormat = RunFormat {
         codec: KeyCodec::EliasFano,
         id_filter: true,
         doc_keys: Keys::IdHashes,
+        sketches_in_postings: false,
     };
 }
 
@@ -120,11 +124,14 @@ pub(crate) struct RunMeta {
     pub table_bytes: Vec<u64>,
     /// Block bytes of the docs table.
     pub docs_bytes: u64,
-    /// Block bytes of the postings table.
+    /// Block bytes of the postings table (format 7, in a store with sketches: less the
+    /// sketches' bytes in it, which `sketches_bytes` counts).
     pub postings_bytes: u64,
-    /// Sketch entries in the run's sketches table (format 4).
+    /// Sketches the run keeps (format 4 on): entries of its sketches table, or (format 7)
+    /// postings with a sketch.
     pub sketches: u64,
-    /// Block bytes of the sketches table (format 4).
+    /// Bytes of the run's sketches: block bytes of its sketches table (formats 4 to 6), or
+    /// (format 7) the bytes sketches add to its postings blocks.
     pub sketches_bytes: u64,
     /// Bits of each id-hash prefix in the run's id filter (format 6; see
     /// [`crate::format::block::id_filter`]), or 0 when the run has no filter.
@@ -265,9 +272,9 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2 to 6 (versions 2 and 3 share their structs,
+    /// The catalog of a payload of `version` 2 to 7 (versions 2 and 3 share their structs,
     /// which are version 4's without sketches; version 5's are version 4's; version 6's add
-    /// each run's id filter).
+    /// each run's id filter; version 7's are version 6's).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version < 4 {
             return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
@@ -314,6 +321,7 @@ impl Catalog {
             } else {
                 Keys::Stored
             },
+            sketches_in_postings: self.format >= 7 && self.sketch_bytes > 0,
         }
     }
 
@@ -534,7 +542,7 @@ mod tests {
     #[test]
     fn only_format_5_on_may_keep_no_sketches() {
         let catalog = catalog_of_one_batch();
-        assert_eq!((catalog.format, catalog.sketch_bytes), (6, 0));
+        assert_eq!((catalog.format, catalog.sketch_bytes), (FORMAT_VERSION, 0));
         let dir = Path::new("s");
         assert_eq!(Catalog::decode(&catalog.encode(), dir).unwrap(), catalog);
         let v5 = Catalog::decode(&catalog.encode_as(5), dir).unwrap();
@@ -545,6 +553,14 @@ mod tests {
         let v3 = Catalog::decode(&catalog.encode_as(3), dir).unwrap();
         assert_eq!((v3.format, v3.run_format().codec), (3, KeyCodec::Restarts));
         assert_eq!(catalog.run_format(), RunFormat::CURRENT);
+        let sketched = Catalog {
+            sketch_bytes: 128,
+            ..catalog.clone()
+        };
+        assert!(sketched.run_format().sketches_in_postings);
+        let v6 = Catalog::decode(&sketched.encode_as(6), dir).unwrap();
+        assert_eq!(v6.format, 6);
+        assert!(!v6.run_format().sketches_in_postings);
     }
 
     /// Format 6 runs name their filter's width; earlier formats' runs have none.

@@ -11,7 +11,7 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
-use crate::format::block::postings::Posting;
+use crate::format::block::postings::{self, Posting, SketchedPosting};
 use crate::format::layout::docs_file;
 use crate::run::{EntryScan, RunReader, DOCS_TABLE, IDS, POSTINGS_TABLE, SKETCHES_TABLE};
 
@@ -164,11 +164,16 @@ pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -
         );
     }
     let mut postings = Digest::default();
+    // In format 7 the postings blocks hold the sketches too.
+    let mut postings_bytes = run.meta().postings_bytes;
+    if docs.sketches_in_postings() {
+        postings_bytes += run.meta().sketches_bytes;
+    }
     check_entries(
         docs.scan_postings()?,
         &path,
         POSTINGS_TABLE,
-        run.meta().postings_bytes,
+        postings_bytes,
         report,
         |fp, id, posting| postings.add(document_hash(fp, id, posting.batch)),
     )?;
@@ -196,6 +201,9 @@ pub(super) fn check_sketches(
 ) -> Result<()> {
     let path = docs_file(run_dir);
     let docs = run.docs()?;
+    if docs.sketches_in_postings() {
+        return check_sketches_in_postings(run, &path, sketch_bytes, report);
+    }
     let Some(scan) = docs.scan_sketches_in(0, u64::MAX)? else {
         if run.meta().sketches > 0 {
             let problem = format!(
@@ -259,6 +267,50 @@ pub(super) fn check_sketches(
         let problem =
             format!("{orphans} sketches belong to no posting of the run (the first: {first})");
         report.find(&path, Some(SKETCHES_TABLE), problem);
+    }
+    Ok(())
+}
+
+/// The sketches in the postings of one run (format 7): the catalog's count and bytes, and each
+/// of the store's size. Each belongs to its posting by where it is; the blocks and the
+/// postings themselves are [`check_docs`]' to check.
+fn check_sketches_in_postings(
+    run: &RunReader,
+    path: &Path,
+    sketch_bytes: u16,
+    report: &mut Report,
+) -> Result<()> {
+    let mut scan = run
+        .docs()?
+        .scan_postings_as::<SketchedPosting>(0, u64::MAX)?;
+    let (mut sketches, mut bytes, mut misfits) = (0u64, 0u64, 0u64);
+    let mut block = Vec::new();
+    loop {
+        match scan.next_block(&mut block) {
+            Ok(false) => break,
+            Ok(true) => {}
+            // A damaged block is check_docs' finding.
+            Err(_) => continue,
+        }
+        for sketch in block.iter().filter_map(|(_, _, p)| p.sketch.as_ref()) {
+            sketches += 1;
+            bytes += postings::sketch_bytes_in_posting(sketch.len());
+            if sketch.len() != usize::from(sketch_bytes) {
+                misfits += 1;
+            }
+        }
+    }
+    let meta = run.meta();
+    if (sketches, bytes) != (meta.sketches, meta.sketches_bytes) {
+        let problem = format!(
+            "holds {sketches} sketches of {bytes} bytes; the catalog says {} of {}",
+            meta.sketches, meta.sketches_bytes
+        );
+        report.find(path, Some(POSTINGS_TABLE), problem);
+    }
+    if misfits > 0 {
+        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
+        report.find(path, Some(POSTINGS_TABLE), problem);
     }
     Ok(())
 }

@@ -318,8 +318,8 @@ impl Snapshot {
                 RunReader::new(
                     meta.clone(),
                     crate::format::layout::run_dir(dir, meta.id),
-                    shards,
-                    perms.tables().len(),
+                    (shards, perms.tables().len()),
+                    catalog.run_format(),
                     caches,
                 )
             })

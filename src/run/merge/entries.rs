@@ -11,8 +11,10 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Keys, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys;
+use crate::format::block::postings::{self, Posting, SketchedPosting};
+use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunFormat;
-use crate::run::write::{Appender, EncodedBlocks};
+use crate::run::run_file::{Appender, EncodedBlocks};
 use crate::run::RunReader;
 use crate::sys::ordered;
 
@@ -46,9 +48,9 @@ struct EntrySink<'e, 'a> {
 }
 
 impl<'e, 'a> EntrySink<'e, 'a> {
-    fn new(emit: &'e mut Emit<'a>, keys: Keys) -> Self {
+    fn new(emit: &'e mut Emit<'a>, writer: EntryWriter) -> Self {
         EntrySink {
-            writer: EntryWriter::new(keys),
+            writer,
             counts: EntryCounts {
                 read: 0,
                 written: 0,
@@ -155,7 +157,7 @@ pub(super) fn merge_documents(
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
-    let mut sink = EntrySink::new(emit, format.doc_keys);
+    let mut sink = EntrySink::new(emit, EntryWriter::new(format.doc_keys));
     let mut changed = Changed::default();
     let mut prefixes: Vec<u64> = Vec::new();
     let mut same = Vec::new();
@@ -197,18 +199,20 @@ pub(super) fn merge_documents(
 }
 
 /// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the
-/// dead fingerprints, ascending, and (when `sketched`) the sketches of the live postings: each
-/// comes from the run whose posting is kept, with the posting's batch.
+/// dead fingerprints, ascending, and the sketches of the live postings: each comes from the
+/// run whose posting is kept, with the posting's batch. With `in_postings` (format 7) each
+/// goes into its posting and the sketches' part holds only their counts; else (when
+/// `sketched`) into blocks of the sketches table.
 pub(super) fn merge_postings(
     inputs: &[RunReader],
     changed: &Changed,
-    sketched: bool,
+    (sketched, in_postings): (bool, bool),
     (lo, hi): (u64, u64),
     emit: &mut Emit<'_>,
 ) -> Result<(EntryCounts, (Vec<u64>, SketchPart))> {
     let mut cursors = inputs
         .iter()
-        .map(|r| Cursor::new(r.docs()?.scan_postings_in(lo, hi)?))
+        .map(|r| Cursor::new(r.docs()?.scan_postings_as::<SketchedPosting>(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
     let mut sketch_cursors = inputs
         .iter()
@@ -222,8 +226,14 @@ pub(super) fn merge_postings(
         sketch_blocks.push(key, block);
         Ok(())
     };
-    let mut sketch_sink = EntrySink::new(&mut keep_block, Keys::Stored);
-    let mut sink = EntrySink::new(emit, Keys::Stored);
+    let mut sketch_sink = EntrySink::new(&mut keep_block, EntryWriter::new(Keys::Stored));
+    let mut writer = EntryWriter::new(Keys::Stored);
+    if in_postings {
+        writer = writer.with_sketch_flags();
+    }
+    let mut sink = EntrySink::new(emit, writer);
+    // Sketches kept in the postings: their count and bytes.
+    let mut in_posting_counts = EntryCounts::default();
     let mut dead = Vec::new();
     // The fingerprint being walked, and whether it has a live posting so far.
     let mut current: Option<(u64, bool)> = None;
@@ -234,7 +244,7 @@ pub(super) fn merge_postings(
         // another one in between) is posted by both runs, and the newest has its batch.
         let Some(&newest) = same.last() else { break };
         let (fp, id, posting) = cursors[newest].peek().expect("a head");
-        let (fp, posting) = (*fp, *posting);
+        let fp = *fp;
         let live = match changed.get(id.as_str()) {
             None => true,
             Some(state) => *state == Some(fp),
@@ -249,12 +259,40 @@ pub(super) fn merge_postings(
             }
         }
         if live {
-            sink.push(fp, id, &posting)?;
+            // The posting's sketch: in it (format 7), or in its run's sketches table.
+            let mut from_table = None;
             if let Some(sketches) = &mut sketch_cursors[newest] {
-                if let Some(entry) = sketches.seek(fp, id)? {
-                    if entry.batch == posting.batch {
-                        sketch_sink.push(fp, id, entry)?;
-                    }
+                from_table = sketches.seek(fp, id)?.filter(|e| e.batch == posting.batch);
+            }
+            let sketch = posting
+                .sketch
+                .as_deref()
+                .or(from_table.map(|e| &e.sketch[..]));
+            if in_postings {
+                if let Some(sketch) = sketch {
+                    in_posting_counts.written += 1;
+                    in_posting_counts.bytes += postings::sketch_bytes_in_posting(sketch.len());
+                }
+                if from_table.is_none() {
+                    sink.push(fp, id, posting)?;
+                } else {
+                    let sketch = sketch.map(<[u8]>::to_vec);
+                    let batch = posting.batch;
+                    sink.push(fp, id, &SketchedPosting { batch, sketch })?;
+                }
+            } else {
+                sink.push(
+                    fp,
+                    id,
+                    &Posting {
+                        batch: posting.batch,
+                    },
+                )?;
+                if let Some(entry) = from_table {
+                    sketch_sink.push(fp, id, entry)?;
+                } else if let Some(sketch) = &posting.sketch {
+                    let (batch, sketch) = (posting.batch, sketch.clone());
+                    sketch_sink.push(fp, id, &SketchEntry { batch, sketch })?;
                 }
             }
         }
@@ -266,12 +304,15 @@ pub(super) fn merge_postings(
     if let Some((cur, false)) = current {
         dead.push(cur);
     }
-    let counts = sketch_sink.finish()?;
+    let mut counts = sketch_sink.finish()?;
+    counts.add(&in_posting_counts);
     let sketches = SketchPart {
         blocks: sketch_blocks,
         counts,
     };
-    Ok((sink.finish()?, (dead, sketches)))
+    let mut postings = sink.finish()?;
+    postings.bytes -= in_posting_counts.bytes;
+    Ok((postings, (dead, sketches)))
 }
 
 #[cfg(test)]

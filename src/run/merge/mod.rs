@@ -24,7 +24,8 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::write::{shard_file_count, Appender, RunFile};
+use super::run_file::{Appender, RunFile};
+use super::write::shard_file_count;
 use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{Error, Result};
 use crate::format::block::id_filter;
@@ -106,14 +107,19 @@ pub(crate) fn merge_runs(
     appender.finish()?;
     let ids_bytes = ids_out.map(Appender::finish).transpose()?.unwrap_or(0);
     let mut dead = Vec::new();
-    // Sketches are merged with the postings they belong to, into their own table.
+    // Sketches are merged with the postings they belong to, into them (format 7) or into
+    // their own table.
     let sketched = inputs.iter().any(|r| r.meta().sketches > 0);
     let mut sketches = EntryCounts::default();
     let mut postings_out = docs_file.entries(POSTINGS);
-    let mut sketches_out = sketched.then(|| docs_file.entries(SKETCHES));
+    let mut sketches_out =
+        (sketched && !format.sketches_in_postings).then(|| docs_file.entries(SKETCHES));
     let postings = merge_in_parts(
         (parts, 0),
-        |keys, emit| merge_postings(inputs, &changed, sketched, keys, emit),
+        |keys, emit| {
+            let sketches = (sketched, format.sketches_in_postings);
+            merge_postings(inputs, &changed, sketches, keys, emit)
+        },
         &mut postings_out,
         |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
             dead.extend(part_dead);

@@ -8,7 +8,7 @@ use super::dead::DeadSet;
 use super::sorted::merge_sorted;
 use crate::error::{all_or_cause, Result};
 use crate::format::block::keys::KeyCodec;
-use crate::run::write::RunFile;
+use crate::run::run_file::RunFile;
 use crate::run::RunReader;
 use crate::tables::permutation::Permutations;
 

@@ -9,10 +9,11 @@ use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, T
 use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::entries::PayloadReader;
 use crate::format::block::entries::{self, block_key};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
-use crate::format::block::postings::Posting;
+use crate::format::block::postings::{self, Posting};
 use crate::format::block::sketches::{self, SketchEntry};
 use crate::run::{
     EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
@@ -22,24 +23,42 @@ use crate::run::{
 pub struct DocsFile {
     path: PathBuf,
     docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
-    postings: ReadOnlyTable<&'static [u8], &'static [u8]>,
-    /// None in a run that holds no sketches.
-    sketches: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+    postings: EntryTable,
+    sketches: SketchesAt,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
     ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
     _db: ReadOnlyDatabase,
 }
 
+/// A table of entry blocks.
+type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
+
+/// Where a run's sketches are.
+enum SketchesAt {
+    /// Nowhere: the run holds none.
+    Nowhere,
+    /// In its sketches table (formats 4 to 6).
+    Table(EntryTable),
+    /// In its postings (format 7).
+    Postings,
+}
+
 impl DocsFile {
     /// The docs file at `path`, open in `db`: its docs and postings tables, its sketches
-    /// table where it has one, and its id filter of `id_bits` bits where the run has one
-    /// (`id_bits` > 0).
-    pub(super) fn open(path: &Path, db: ReadOnlyDatabase, id_bits: u8) -> Result<DocsFile> {
+    /// table where it has one (with `sketches_in_postings`, format 7's, the postings hold
+    /// them), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0).
+    pub(super) fn open(
+        path: &Path,
+        db: ReadOnlyDatabase,
+        id_bits: u8,
+        sketches_in_postings: bool,
+    ) -> Result<DocsFile> {
         let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
         let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
         let sketches = match txn.open_table(SKETCHES) {
-            Ok(table) => Some(table),
-            Err(TableError::TableDoesNotExist(_)) => None,
+            _ if sketches_in_postings => SketchesAt::Postings,
+            Ok(table) => SketchesAt::Table(table),
+            Err(TableError::TableDoesNotExist(_)) => SketchesAt::Nowhere,
             Err(e) => return Err(Error::redb(path, e)),
         };
         let ids = match id_bits {
@@ -95,13 +114,29 @@ impl DocsFile {
         EntryScan::new(self.path.clone(), POSTINGS_TABLE, &self.postings, lo, hi)
     }
 
-    /// The sketches of fingerprints within `lo..=hi`, a block at a time; None when the run
-    /// holds none.
+    /// The entries of the sketches table within `lo..=hi`, a block at a time; None when the
+    /// run has no such table (it holds no sketches, or they are in its postings).
     pub fn scan_sketches_in(&self, lo: u64, hi: u64) -> Result<Option<EntryScan<SketchEntry>>> {
-        self.sketches
-            .as_ref()
-            .map(|table| EntryScan::new(self.path.clone(), SKETCHES_TABLE, table, lo, hi))
-            .transpose()
+        match &self.sketches {
+            SketchesAt::Table(table) => {
+                EntryScan::new(self.path.clone(), SKETCHES_TABLE, table, lo, hi).map(Some)
+            }
+            SketchesAt::Nowhere | SketchesAt::Postings => Ok(None),
+        }
+    }
+
+    /// Whether the run's sketches are in its postings (format 7).
+    pub fn sketches_in_postings(&self) -> bool {
+        matches!(self.sketches, SketchesAt::Postings)
+    }
+
+    /// The table that holds the run's sketches and its name, if any.
+    fn sketch_table(&self) -> Option<(&EntryTable, &'static str)> {
+        match &self.sketches {
+            SketchesAt::Nowhere => None,
+            SketchesAt::Table(table) => Some((table, SKETCHES_TABLE)),
+            SketchesAt::Postings => Some((&self.postings, POSTINGS_TABLE)),
+        }
     }
 
     /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, copies
@@ -118,9 +153,10 @@ impl DocsFile {
     ) -> Result<()> {
         /// Documents per parallel lookup task.
         const CHUNK: usize = 1 << 12;
-        let Some(table) = &self.sketches else {
+        let Some((table, name)) = self.sketch_table() else {
             return Ok(());
         };
+        let in_postings = self.sketches_in_postings();
         documents
             .par_chunks(CHUNK)
             .zip(rows.par_chunks_mut(CHUNK * stride))
@@ -136,11 +172,8 @@ impl DocsFile {
                         .map_err(|e| Error::redb(&self.path, e))?;
                     let Some((last, block)) = item else { break };
                     let last = split_block_key(last.value()).ok_or_else(|| {
-                        Error::corrupt("sketches block key is shorter than 8 bytes").at(
-                            &self.path,
-                            SKETCHES_TABLE,
-                            None,
-                        )
+                        Error::corrupt("block key is shorter than 8 bytes")
+                            .at(&self.path, name, None)
                     })?;
                     // The documents this block covers: i..end.
                     let end = i + documents[i..]
@@ -148,11 +181,15 @@ impl DocsFile {
                     let mut j = i;
                     // Entries are read in place; only the wanted sketches are copied.
                     entries::decode_each(block.value(), |fp, id, reader| {
-                        let (batch, sketch) = sketches::read_borrowed(reader)?;
+                        let (batch, sketch) = read_sketch(reader, in_postings)?;
                         while j < end && (documents[j].0, documents[j].1) < (fp, id) {
                             j += 1;
                         }
                         while j < end && (documents[j].0, documents[j].1) == (fp, id) {
+                            let Some(sketch) = sketch else {
+                                j += 1;
+                                continue;
+                            };
                             if documents[j].2 == batch && !found[j] {
                                 sketches::check_size(sketch, bytes)?;
                                 rows[j * stride..][..bytes].copy_from_slice(sketch);
@@ -162,17 +199,17 @@ impl DocsFile {
                         }
                         Ok(j < end)
                     })
-                    .map_err(|e| e.at(&self.path, SKETCHES_TABLE, None))?;
+                    .map_err(|e| e.at(&self.path, name, None))?;
                     i = end.max(i + 1);
                 }
                 Ok(())
             })
     }
 
-    /// Calls `f(fingerprint, id, batch, sketch)` on every sketch entry of this run under one
-    /// of the fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order. Each
-    /// block is read once; a run whose catalog entry counts sketches must have the table
-    /// (else an error). Where the run keeps a sketch for each of its postings (its
+    /// Calls `f(fingerprint, id, batch, sketch)` on every sketch of this run under one of the
+    /// fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order. Each block
+    /// is read once; a run whose catalog entry counts sketches must have them (else an
+    /// error). Where the run keeps a sketch for each of its postings (its
     /// `sketches` equal its `documents`), these are its postings under `wanted`, with their
     /// sketches: one pass instead of two.
     pub fn sketched_documents_of(
@@ -180,12 +217,13 @@ impl DocsFile {
         wanted: &[u64],
         mut f: impl FnMut(u64, &str, u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let Some(table) = &self.sketches else {
+        let Some((table, name)) = self.sketch_table() else {
             return Err(Error::corrupt(
                 "the catalog counts sketches in this run, but its docs file has no sketches table",
             )
             .in_file(&self.path));
         };
+        let in_postings = self.sketches_in_postings();
         let mut blocks = AscendingBlocks::new(table);
         let mut next = 0; // wanted[next] is the least fingerprint not yet passed
         let mut after: Vec<u8> = Vec::new(); // just above the last block read
@@ -196,16 +234,16 @@ impl DocsFile {
                 .map_err(|e| Error::redb(&self.path, e))?;
             let Some((last, block)) = item else { break };
             entries::decode_each(block.value(), |fp, id, reader| {
-                let (batch, sketch) = sketches::read_borrowed(reader)?;
+                let (batch, sketch) = read_sketch(reader, in_postings)?;
                 while next < wanted.len() && wanted[next] < fp {
                     next += 1;
                 }
-                if next < wanted.len() && wanted[next] == fp {
+                if let Some(sketch) = sketch.filter(|_| wanted.get(next) == Some(&fp)) {
                     f(fp, id, batch, sketch)?;
                 }
                 Ok(next < wanted.len())
             })
-            .map_err(|e| e.at(&self.path, SKETCHES_TABLE, None))?;
+            .map_err(|e| e.at(&self.path, name, None))?;
             // The block's last fingerprint may go on in the next block: look from just above
             // its last key (a key followed by a zero byte is the least key above it).
             after = last.value().to_vec();
@@ -486,5 +524,18 @@ impl DocsFile {
             i = end.max(i + 1);
         }
         Ok(())
+    }
+}
+
+/// The batch and sketch of an entry of a sketches table, or (`in_postings`, format 7) of a
+/// posting, which may have no sketch.
+fn read_sketch<'a>(
+    reader: &mut PayloadReader<'_, 'a>,
+    in_postings: bool,
+) -> Result<(u64, Option<&'a [u8]>)> {
+    if in_postings {
+        postings::read_borrowed(reader)
+    } else {
+        sketches::read_borrowed(reader).map(|(batch, sketch)| (batch, Some(sketch)))
     }
 }

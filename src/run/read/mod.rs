@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use redb::ReadOnlyDatabase;
 
 use crate::error::{Error, Result};
-use crate::format::catalog::RunMeta;
+use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout;
 use crate::run::pinned::PinnedRun;
 
@@ -36,6 +36,8 @@ pub struct RunReader {
     shards_per_file: usize,
     /// The run's tables held in memory, where a long-lived reader pinned them.
     pinned: Option<Arc<PinnedRun>>,
+    /// Whether its sketches are in its postings (format 7) rather than a table of their own.
+    sketches_in_postings: bool,
 }
 
 /// Bytes of redb cache each file of a run gets when it opens.
@@ -105,13 +107,14 @@ impl<T> LazyFile<T> {
 }
 
 impl RunReader {
-    /// A reader of run `meta` stored in `dir`, giving each file it opens the cache `caches`
-    /// says. Fails with an I/O error (NotFound) when a file of the run is gone.
+    /// A reader of run `meta` stored in `dir`, laid out as `format` says, giving each file it
+    /// opens the cache `caches` says. Fails with an I/O error (NotFound) when a file of the
+    /// run is gone.
     pub fn new(
         meta: RunMeta,
         dir: PathBuf,
-        shards: usize,
-        tables: usize,
+        (shards, tables): (usize, usize),
+        format: RunFormat,
         caches: FileCaches,
     ) -> Result<Self> {
         let count = usize::from(meta.shard_files).clamp(1, shards);
@@ -129,6 +132,7 @@ impl RunReader {
             files,
             shards_per_file: shards / count,
             pinned: None,
+            sketches_in_postings: format.sketches_in_postings,
         })
     }
 
@@ -219,9 +223,9 @@ impl RunReader {
 
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
-        let id_bits = self.meta.id_bits;
+        let (id_bits, in_postings) = (self.meta.id_bits, self.sketches_in_postings);
         self.docs.get(self.caches.docs, |path, db| {
-            DocsFile::open(path, db, id_bits)
+            DocsFile::open(path, db, id_bits, in_postings)
         })
     }
 }
