@@ -11,8 +11,14 @@ usage: scripts/footprint.py N IDS BIN [BIN ...]
 Prints, per binary, the store's bytes per document (`du --block-size=1` of the directory) and
 the block bytes per document of its tables, docs and postings (`stats --json`). The input is
 the same for every binary: fingerprints from splitmix64 (seed 42), ids as IDS says.
+
+With SKETCH=N in the environment each binary also makes a store with `--sketch --sketch-bytes
+N` from the same documents, each with an N-byte sketch (random bytes, as JSON Lines with a
+base64 "sketch" field, what `export --sketch` writes), and the script prints what a sketch
+costs a document: the difference of the two stores' `du`, and the sketches' bytes by `stats`.
 """
 
+import base64
 import json
 import os
 import subprocess
@@ -49,7 +55,8 @@ def url_id(i, rng):
     return rng, f"https://www.{name}.{TLDS[host % len(TLDS)]}/{path}/{i:08d}.html"
 
 
-def write_input(path, n, ids):
+def write_input(path, n, ids, sketch_bytes=0):
+    """TSV of the documents, or with `sketch_bytes`, JSON Lines with a sketch each."""
     rng = 42
     with open(path, "w") as out:
         for i in range(n):
@@ -58,17 +65,30 @@ def write_input(path, n, ids):
                 rng, doc = url_id(i, rng)
             else:
                 doc = f"d{i:09d}"
-            out.write(f"{doc}\t{fp:016x}\n")
+            if not sketch_bytes:
+                out.write(f"{doc}\t{fp:016x}\n")
+                continue
+            words = []
+            for _ in range((sketch_bytes + 7) // 8):
+                rng, w = splitmix(rng)
+                words.append(w.to_bytes(8, "little"))
+            sketch = base64.b64encode(b"".join(words)[:sketch_bytes]).decode()
+            out.write(json.dumps({"id": doc, "fingerprint": f"{fp:016x}", "sketch": sketch}) + "\n")
 
 
-def measure(binary, input_path, work):
+def measure(binary, input_path, work, sketch_bytes=0):
     store = os.path.join(work, "store")
     subprocess.run(["rm", "-rf", store], check=True)
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    subprocess.run([binary, "init", store, "--expected-size", "1e9"], check=True, **quiet)
+    init = [binary, "init", store, "--expected-size", "1e9"]
+    insert = [binary, "insert", store, "-", "--run-documents", "100000000"]
+    if sketch_bytes:
+        init += ["--sketch", "--sketch-bytes", str(sketch_bytes)]
+        insert += ["--format", "jsonl"]
+    subprocess.run(init, check=True, **quiet)
     with open(input_path) as stdin:
         subprocess.run(
-            [binary, "insert", store, "-", "--run-documents", "100000000"],
+            insert,
             stdin=stdin,
             check=True,
             **quiet,
@@ -100,6 +120,20 @@ def main():
                 f"| {binary} | {du / n:.1f} | {tables:.1f} | {per('docs_bytes'):.1f} "
                 f"| {per('postings_bytes'):.1f} |"
             )
+        sketch_bytes = int(os.environ.get("SKETCH", "0"))
+        if sketch_bytes:
+            sketched_path = os.path.join(work, "sketched.jsonl")
+            write_input(sketched_path, n, ids, sketch_bytes)
+            print(f"\nwith {sketch_bytes}-byte sketches:")
+            print("| binary | bytes per document (du) | a sketch's cost (du) | sketches (stats) |")
+            print("|---|---|---|---|")
+            for binary in sys.argv[3:]:
+                du, _ = measure(binary, input_path, work)
+                sketched, stats = measure(binary, sketched_path, work, sketch_bytes)
+                print(
+                    f"| {binary} | {sketched / n:.1f} | {(sketched - du) / n:.1f} "
+                    f"| {stats['sketches_block_bytes'] / n:.1f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -251,10 +251,10 @@ pub const DOCUMENT_BYTES: f64 = 52.0;
 /// probes (docs/benchmarks.md, "Queries at 1e8 after compaction").
 pub const MICROS_PER_BLOCK_READ: f64 = 3.8;
 
-/// Disk bytes per sketch beyond its own N bytes: the entry's key, id and batch repeated
-/// beside the sketch, and redb's pages, as measured with 12-byte ids (docs/benchmarks.md,
-/// "Verification sketches"). Longer ids cost their length again.
-pub const SKETCH_OVERHEAD_BYTES: f64 = 31.0;
+/// Disk bytes per sketch beyond its own N bytes: its length and redb's pages, as measured
+/// (docs/benchmarks.md, "Sketches in postings"). Format 7 keeps a sketch in its posting, so
+/// this does not grow with the ids' length.
+pub const SKETCH_OVERHEAD_BYTES: f64 = 12.0;
 
 impl Settings {
     /// Disk bytes per document a sketch of `bytes` bytes costs, by the measured figure above.

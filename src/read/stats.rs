@@ -32,7 +32,7 @@ pub struct Stats {
     pub per_table: Vec<TableStats>,
     /// Block bytes of the documents.
     pub docs_bytes: u64,
-    /// Block bytes of the postings.
+    /// Block bytes of the postings (in format 7, less the sketches' bytes in them).
     pub postings_bytes: u64,
     /// Block bytes of the runs' id filters (format 6; 0 before).
     pub id_filter_bytes: u64,
@@ -40,7 +40,8 @@ pub struct Stats {
     pub sketch_bytes: Option<u16>,
     /// Sketches held (documents inserted as text; dead ones until the next compaction).
     pub sketches: u64,
-    /// Block bytes of the sketches, their ids and batches included.
+    /// Block bytes of the sketches: in format 7 the bytes they add to the postings blocks;
+    /// before, the sketches tables' blocks, their ids and batches included.
     pub sketches_block_bytes: u64,
     /// sketches_block_bytes / sketches: what a sketch costs on disk before redb's pages.
     pub sketch_block_bytes_per_document: f64,

@@ -209,3 +209,47 @@ fn sorted_probes_find_what_single_ones_find() {
         "the hot spot's fingerprints are found: {found}"
     );
 }
+
+/// In tables of hundreds of blocks, probes in key order that are sparse (each searched for),
+/// dense (stepped to) and in between find what each query's own probes find.
+#[test]
+fn sorted_probes_sparse_or_dense_find_what_single_ones_find() {
+    let _serial = crate::sys::file_backend::plan::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        blocks: 5,
+        distance: 3,
+        shards: 1,
+    };
+    let mut store = Store::create(&dir.path().join("s"), settings).unwrap();
+    let mix = |i: u64| {
+        let z = (i ^ 0x7777).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z ^ (z >> 31)
+    };
+    let mut batch = Batch::new();
+    for i in 0..200_000u64 {
+        batch.push(&format!("d{i}"), mix(i)).unwrap();
+    }
+    store.insert(&batch, None).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    // Stored fingerprints a few bits off (found) and random ones: 160 over a table's ~300
+    // blocks, many more than 4 blocks from the one before; and 250 neighbours of one key
+    // (dense), enough queries to probe in key order.
+    let mut queries: Vec<u64> = (0..80u64).map(|i| mix(i * 997) ^ (1 << (i % 64))).collect();
+    queries.extend((0..80u64).map(|i| mix(1 << 40 | i)));
+    queries.extend((0..250u64).map(|i| mix(5) + i * 3));
+    for distance in [0, 3] {
+        let many = snapshot
+            .close_fingerprints_many(&queries, distance)
+            .unwrap();
+        for (&q, mut got) in queries.iter().zip(many) {
+            let mut expected = snapshot.close_fingerprints(q, distance).unwrap();
+            got.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(got, expected, "query {q:016x} at distance {distance}");
+        }
+    }
+}

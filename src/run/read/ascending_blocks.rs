@@ -19,11 +19,19 @@ pub(super) struct AscendingBlocks<'t, K: redb::Key + 'static> {
 pub(super) type Block<K> = (AccessGuard<'static, K>, AccessGuard<'static, &'static [u8]>);
 
 impl<'t, K: redb::Key + 'static> AscendingBlocks<'t, K> {
-    /// Blocks stepped over before the table is searched instead.
-    const STEPS: usize = 4;
-
     pub(super) fn new(table: &'t ReadOnlyTable<K, &'static [u8]>) -> Self {
         AscendingBlocks { table, after: None }
+    }
+
+    /// Blocks a key is looked for among before the table is searched (see [`Self::at_least`]).
+    pub(super) const STEPS: u64 = 4;
+
+    /// Makes the next [`Self::at_least`] search the table instead of stepping along from the
+    /// last block found: for a key its caller knows is farther than [`Self::STEPS`] blocks
+    /// away, where each block stepped over would be a page read (cold, a disk read) for
+    /// nothing.
+    pub(super) fn search_next(&mut self) {
+        self.after = None;
     }
 
     /// The first block whose key is at least `key`, or None when there is none; `key` must
@@ -38,7 +46,7 @@ impl<'t, K: redb::Key + 'static> AscendingBlocks<'t, K> {
         KR: Borrow<K::SelfType<'k>> + 'k,
     {
         if let Some(after) = self.after.as_mut() {
-            for item in after.take(Self::STEPS) {
+            for item in after.take(Self::STEPS as usize) {
                 // A page stepped over that cannot be read is left to the search, which reads
                 // only the pages a lookup of `key` needs, as a lookup of it alone would.
                 let Ok((last, block)) = item else { break };

@@ -71,7 +71,9 @@ impl ShardFile {
     /// For key ranges ascending by their low end, calls `f(i, key)` on every key of table
     /// `t` in range i (`lo..=hi`). Each block that holds a range's low end is read and
     /// checked once for all the ranges that start in it; a range running past its block
-    /// reads on from there.
+    /// reads on from there. The next range's block is looked for by stepping along from the
+    /// last one only when its low end is within a few blocks' span of keys: sparse ranges (a
+    /// few queries against a large store) are each searched for, as one query's probe is.
     pub fn probe_sorted(
         &self,
         t: usize,
@@ -100,6 +102,12 @@ impl ShardFile {
                 if hi > last {
                     self.probe(t, last + 1, hi, |key| f(j, key))?;
                 }
+            }
+            // Blocks hold about the same span of keys (the keys are hashes).
+            let span = last - block.first();
+            let reach = last.saturating_add(span.saturating_mul(AscendingBlocks::<u64>::STEPS));
+            if ranges.get(end).is_some_and(|&(lo, _)| lo > reach) {
+                blocks.search_next();
             }
             i = end;
         }

@@ -112,6 +112,11 @@ pub struct EliasFanoBlock<'a> {
 }
 
 impl<'a> EliasFanoBlock<'a> {
+    /// The block's first key.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+
     /// Checks the header and the bit areas of a block's bytes after its checksum.
     pub fn parse(body: &'a [u8]) -> Result<Self> {
         let mut reader = Reader::new(body);

@@ -64,6 +64,14 @@ impl<'a> KeyBlock<'a> {
         }
     }
 
+    /// The block's first key (stored in full in either layout).
+    pub fn first(&self) -> u64 {
+        match self {
+            KeyBlock::Restarts(b) => b.first(),
+            KeyBlock::EliasFano(b) => b.first(),
+        }
+    }
+
     /// Always false: a block holds at least one key.
     #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn is_empty(&self) -> bool {

@@ -117,6 +117,11 @@ impl<'a> RestartBlock<'a> {
         self.n
     }
 
+    /// The block's first key.
+    pub fn first(&self) -> u64 {
+        self.restart_key(0)
+    }
+
     fn restart_key(&self, g: usize) -> u64 {
         u64::from_le_bytes(self.restart_keys[8 * g..8 * g + 8].try_into().expect("8"))
     }
