@@ -34,28 +34,7 @@ for r in $(seq "$runs"); do
   done
 done
 
-python3 - "$n" "$work/docs.jsonl" <<'PY'
-import base64, json, random, sys
-n, rng = int(sys.argv[1]), random.Random(7)
-with open(sys.argv[2], "w") as out:
-    made = []
-    for i in range(n):
-        r = rng.random()
-        if i < 2000:
-            fp, sk = 0x0123456789ABCDEF, bytes(128)
-        elif made and r < 0.10:
-            fp, sk = rng.choice(made)
-            fp ^= 1 << rng.randrange(64)
-            sk = bytearray(sk); sk[rng.randrange(128)] ^= 1 << rng.randrange(8); sk = bytes(sk)
-        elif made and r < 0.11:
-            fp, sk = rng.choice(made)
-        else:
-            fp, sk = rng.getrandbits(64), rng.randbytes(128)
-        if len(made) < 100000:
-            made.append((fp, sk))
-        out.write(json.dumps({"id": f"doc-{i:08d}", "fingerprint": f"{fp:016x}",
-                              "sketch": base64.b64encode(sk).decode()}) + "\n")
-PY
+python3 "$(dirname "$0")/sketched_documents.py" "$n" "$work/docs.jsonl"
 for kind in plain sketch; do
   rm -rf "$work/$kind"
   if [ $kind = sketch ]; then "$bin" init "$work/$kind" --sketch 2>/dev/null; else "$bin" init "$work/$kind" 2>/dev/null; fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A store with sketches, two builds side by side (docs/benchmarks.md, "Sketches in postings"):
 # N documents (default 1e6: a tenth near copies, 1% exact copies, a 2,000-copy page; each with
-# a random 128-byte sketch, near copies with one that differs in a bit), as sketch_costs.sh
-# makes them. Each build makes its own store; then, alternating A and B, RUNS times each:
+# a random 128-byte sketch, near copies with one that differs in a bit), as
+# scripts/sketched_documents.py makes them. Each build makes its own store; then,
+# alternating A and B, RUNS times each:
 # 1. `insert` of the N documents with their sketches into a new store;
 # 2. `audit --pairs` (ids read from the postings, no verification);
 # 3. `audit --min-jaccard 0.8 --pairs` (ids and sketches read together);
@@ -19,32 +20,7 @@ work=$(mktemp -d "${WORK:-/tmp}/sketch-ab.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 t() { /usr/bin/time -f "%e s, peak %M KiB" -o "$work/time" "$@" >/dev/null 2>&1; cat "$work/time"; }
 
-python3 - "$n" "$work/docs.jsonl" "$work/queries.txt" <<'PY'
-import base64, json, random, sys
-n, rng = int(sys.argv[1]), random.Random(7)
-made = []
-with open(sys.argv[2], "w") as out:
-    for i in range(n):
-        r = rng.random()
-        if i < 2000:
-            fp, sk = 0x0123456789ABCDEF, bytes(128)
-        elif made and r < 0.10:
-            fp, sk = rng.choice(made)
-            fp ^= 1 << rng.randrange(64)
-            sk = bytearray(sk); sk[rng.randrange(128)] ^= 1 << rng.randrange(8); sk = bytes(sk)
-        elif made and r < 0.11:
-            fp, sk = rng.choice(made)
-        else:
-            fp, sk = rng.getrandbits(64), rng.randbytes(128)
-        if len(made) < 100000:
-            made.append((fp, sk))
-        out.write(json.dumps({"id": f"doc-{i:08d}", "fingerprint": f"{fp:016x}",
-                              "sketch": base64.b64encode(sk).decode()}) + "\n")
-with open(sys.argv[3], "w") as out:
-    for i in range(10000):
-        fp = rng.choice(made)[0] ^ (1 << rng.randrange(64)) if i % 2 == 0 else rng.getrandbits(64)
-        out.write(f"{fp:016x}\n")
-PY
+python3 "$(dirname "$0")/sketched_documents.py" "$n" "$work/docs.jsonl" "$work/queries.txt"
 for bin in "$a" "$b"; do
   name=$(basename "$bin")
   "$bin" init "$work/$name" --sketch >/dev/null 2>&1

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::read::DocsFile;
 use super::run_file::{append_entries, KeyStream, RunFile};
 use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
@@ -59,13 +60,7 @@ pub(crate) fn postings_with_batches(
     chunk_len: usize,
 ) -> Result<RunMeta> {
     let meta = old.meta();
-    link_shard_files(meta, old_dir, run_dir)?;
-    let path = layout::docs_file(run_dir);
-    let file = RunFile::create(&path, Cached::Keep)?;
-    let docs = old.docs()?;
-    append_entries(&file, DOCS, |emit| {
-        docs.for_each_docs_block(|key, block| emit(key, block))
-    })?;
+    let (file, docs) = new_docs_file_linked(old, old_dir, run_dir)?;
     let postings_bytes = append_entries(&file, POSTINGS, |emit| {
         let mut bytes = 0u64;
         let mut counted = |key: &[u8], block: &[u8]| {
@@ -223,13 +218,7 @@ pub(crate) fn sketches_into_postings(
     id: u64,
 ) -> Result<RunMeta> {
     let meta = old.meta();
-    link_shard_files(meta, old_dir, run_dir)?;
-    let path = layout::docs_file(run_dir);
-    let file = RunFile::create(&path, Cached::Keep)?;
-    let docs = old.docs()?;
-    append_entries(&file, DOCS, |emit| {
-        docs.for_each_docs_block(|key, block| emit(key, block))
-    })?;
+    let (file, docs) = new_docs_file_linked(old, old_dir, run_dir)?;
     let mut ids = file.keys(IDS);
     docs.for_each_id_filter_block(|last, block| {
         ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
@@ -298,6 +287,23 @@ pub(crate) fn sketches_into_postings(
         sketches_bytes: sketch_bytes,
         ..meta.clone()
     })
+}
+
+/// Starts the new run of `old` (stored in `old_dir`) in `run_dir`: its shard files hard links
+/// to the old ones, and a new docs file holding the old docs blocks as they were. Returns the
+/// file, for the tables a step writes again, and the old run's docs file.
+fn new_docs_file_linked<'r>(
+    old: &'r RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+) -> Result<(RunFile, &'r DocsFile)> {
+    link_shard_files(old.meta(), old_dir, run_dir)?;
+    let file = RunFile::create(&layout::docs_file(run_dir), Cached::Keep)?;
+    let docs = old.docs()?;
+    append_entries(&file, DOCS, |emit| {
+        docs.for_each_docs_block(|key, block| emit(key, block))
+    })?;
+    Ok((file, docs))
 }
 
 /// Hard-links the shard files of run `meta` in `old_dir` into `run_dir`, unchanged.

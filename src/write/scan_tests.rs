@@ -158,11 +158,7 @@ fn sorted_probes_find_what_single_ones_find() {
         .unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::create(&dir.path().join("s"), Settings::default()).unwrap();
-    let mix = |i: u64| {
-        let z = (i ^ 0x5555).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z ^ (z >> 31)
-    };
+    let mix = |i: u64| mix(0x5555, i);
     // A hot spot: 4,096 fingerprints differing in their last 12 bits share the prefix
     // of every table whose leading blocks leave those bits out.
     let hot = 0xABCD_EF01_2345_6000u64;
@@ -187,17 +183,7 @@ fn sorted_probes_find_what_single_ones_find() {
     queries.extend((0..300u64).map(|i| mix(i) ^ (1 << (i % 64)) ^ (1 << (i * 7 % 64))));
     queries.extend((0..200u64).map(|i| hot ^ (i * 37 % 4096) ^ (1 << 40)));
     queries.extend([hot, hot, 0, u64::MAX]);
-    for distance in [0, 1, 3] {
-        let many = snapshot
-            .close_fingerprints_many(&queries, distance)
-            .unwrap();
-        for (&q, mut got) in queries.iter().zip(many) {
-            let mut expected = snapshot.close_fingerprints(q, distance).unwrap();
-            got.sort_unstable();
-            expected.sort_unstable();
-            assert_eq!(got, expected, "query {q:016x} at distance {distance}");
-        }
-    }
+    assert_sorted_probes_match(&snapshot, &queries, &[0, 1, 3]);
     let found: usize = snapshot
         .close_fingerprints_many(&queries, 3)
         .unwrap()
@@ -224,11 +210,7 @@ fn sorted_probes_sparse_or_dense_find_what_single_ones_find() {
         shards: 1,
     };
     let mut store = Store::create(&dir.path().join("s"), settings).unwrap();
-    let mix = |i: u64| {
-        let z = (i ^ 0x7777).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z ^ (z >> 31)
-    };
+    let mix = |i: u64| mix(0x7777, i);
     let mut batch = Batch::new();
     for i in 0..200_000u64 {
         batch.push(&format!("d{i}"), mix(i)).unwrap();
@@ -241,10 +223,21 @@ fn sorted_probes_sparse_or_dense_find_what_single_ones_find() {
     let mut queries: Vec<u64> = (0..80u64).map(|i| mix(i * 997) ^ (1 << (i % 64))).collect();
     queries.extend((0..80u64).map(|i| mix(1 << 40 | i)));
     queries.extend((0..250u64).map(|i| mix(5) + i * 3));
-    for distance in [0, 3] {
-        let many = snapshot
-            .close_fingerprints_many(&queries, distance)
-            .unwrap();
+    assert_sorted_probes_match(&snapshot, &queries, &[0, 3]);
+}
+
+/// splitmix64's finaliser of `i` salted with `seed`: fingerprints spread over the key space.
+fn mix(seed: u64, i: u64) -> u64 {
+    let z = (i ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z ^ (z >> 31)
+}
+
+/// Each query's fingerprints found by the probes in key order are those its own probes find,
+/// at each of `distances`.
+fn assert_sorted_probes_match(snapshot: &Snapshot, queries: &[u64], distances: &[u32]) {
+    for &distance in distances {
+        let many = snapshot.close_fingerprints_many(queries, distance).unwrap();
         for (&q, mut got) in queries.iter().zip(many) {
             let mut expected = snapshot.close_fingerprints(q, distance).unwrap();
             got.sort_unstable();
