@@ -224,6 +224,19 @@ fn sorted_probes_sparse_or_dense_find_what_single_ones_find() {
     queries.extend((0..80u64).map(|i| mix(1 << 40 | i)));
     queries.extend((0..250u64).map(|i| mix(5) + i * 3));
     assert_sorted_probes_match(&snapshot, &queries, &[0, 3]);
+    // Table 0's lookups in key order (an insert's check), as sparse or dense: every stored
+    // fingerprint asked for is found, and no other.
+    let mut wanted: Vec<(u64, bool)> = (0..150u64).map(|i| (mix(i * 1331), true)).collect();
+    wanted.extend((0..150u64).map(|i| (mix(1 << 41 | i), false)));
+    wanted.extend((0..150u64).map(|i| (mix(7 + i), true)));
+    wanted.sort_unstable();
+    let fingerprints: Vec<u64> = wanted.iter().map(|w| w.0).collect();
+    let mut found = vec![false; fingerprints.len()];
+    let run = &snapshot.runs()[0];
+    let file = run.shard(0).unwrap().expect("the run's one shard file");
+    file.contains_sorted(&fingerprints, &mut found).unwrap();
+    let expected: Vec<bool> = wanted.iter().map(|w| w.1).collect();
+    assert_eq!(found, expected);
 }
 
 /// splitmix64's finaliser of `i` salted with `seed`: fingerprints spread over the key space.

@@ -103,12 +103,7 @@ impl ShardFile {
                     self.probe(t, last + 1, hi, |key| f(j, key))?;
                 }
             }
-            // Blocks hold about the same span of keys (the keys are hashes).
-            let span = last - block.first();
-            let reach = last.saturating_add(span.saturating_mul(AscendingBlocks::<u64>::STEPS));
-            if ranges.get(end).is_some_and(|&(lo, _)| lo > reach) {
-                blocks.search_next();
-            }
+            search_if_far(&mut blocks, (&block, last), ranges.get(end).map(|r| r.0));
             i = end;
         }
         Ok(())
@@ -154,23 +149,39 @@ impl ShardFile {
             let Some((last, block)) = item else { break };
             let last = last.value();
             let end = i + fingerprints[i..].partition_point(|&fp| fp <= last);
+            let at = |e: Error| e.at(&self.path, "t000", Some(format!("{last:016x}")));
+            let block = KeyBlock::parse(block.value()).map_err(at)?;
             // Only the keys from the first fingerprint to the last one it covers are decoded.
-            let span = (wanted, fingerprints[end - 1]);
-            KeyBlock::parse(block.value())
-                .and_then(|b| {
-                    b.for_each_in(span.0, span.1, |key| {
-                        while i < end && fingerprints[i] < key {
-                            i += 1;
-                        }
-                        while i < end && fingerprints[i] == key {
-                            found[i] = true;
-                            i += 1;
-                        }
-                    })
+            block
+                .for_each_in(wanted, fingerprints[end - 1], |key| {
+                    while i < end && fingerprints[i] < key {
+                        i += 1;
+                    }
+                    while i < end && fingerprints[i] == key {
+                        found[i] = true;
+                        i += 1;
+                    }
                 })
-                .map_err(|e| e.at(&self.path, "t000", Some(format!("{last:016x}"))))?;
+                .map_err(at)?;
+            search_if_far(&mut blocks, (&block, last), fingerprints.get(end).copied());
             i = end;
         }
         Ok(())
+    }
+}
+
+/// Makes `blocks` search for the `next` key asked for instead of stepping along the leaves to
+/// it, when it lies beyond [`AscendingBlocks::STEPS`] blocks' span of keys past `block` (whose
+/// last key is `last`): blocks hold about the same span of keys, the keys being hashes, so a
+/// key that far would cost a page read for every block stepped over.
+fn search_if_far(
+    blocks: &mut AscendingBlocks<'_, u64>,
+    (block, last): (&KeyBlock<'_>, u64),
+    next: Option<u64>,
+) {
+    let span = last - block.first();
+    let reach = last.saturating_add(span.saturating_mul(AscendingBlocks::<u64>::STEPS));
+    if next.is_some_and(|key| key > reach) {
+        blocks.search_next();
     }
 }
