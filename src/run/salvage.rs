@@ -104,7 +104,7 @@ pub(crate) fn salvage(
                     },
                 )
             });
-            if format.sketches_in_postings {
+            if format.sketches_in_postings && meta.sketches > 0 {
                 out.lost_sketches = lost_postings;
             }
             if meta.id_bits > 0 {

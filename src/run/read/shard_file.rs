@@ -179,7 +179,8 @@ fn search_if_far(
     (block, last): (&KeyBlock<'_>, u64),
     next: Option<u64>,
 ) {
-    let span = last - block.first();
+    // A damaged block filed under a key below its first one is no reason to panic.
+    let span = last.saturating_sub(block.first());
     let reach = last.saturating_add(span.saturating_mul(AscendingBlocks::<u64>::STEPS));
     if next.is_some_and(|key| key > reach) {
         blocks.search_next();
