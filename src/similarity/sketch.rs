@@ -47,6 +47,7 @@ pub const DEFAULT_BYTES: u16 = 128;
 const BINS_PER_ROUND: u64 = 128;
 /// Bits of a bin's value that hold the round.
 const VALUE_BITS: u32 = 48;
+const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
 const EMPTY: u64 = u64::MAX;
 
 /// Refuses a sketch size outside `MIN_BYTES..=MAX_BYTES`.
@@ -67,30 +68,65 @@ pub(crate) fn check_bytes(bytes: u16) -> Result<()> {
 /// A shingle is hashed from its tokens' XXH3-64 hashes, each token hashed once: the set is
 /// the one `--verify-text` compares (up to 2^-64 collisions), its hashes are not.
 pub(crate) fn of_tokens(tokens: &[&str], bytes: u16) -> Vec<u8> {
+    // Each token hashed once, in a pass of its own: then no shingle waits on the one before
+    // (interleaved with the hashing, its branches held them up).
+    let hashes: Vec<u64> = tokens
+        .iter()
+        .map(|t| xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        .collect();
+    of_token_hashes(&hashes, bytes)
+}
+
+/// The sketch of the word 3-shingles of the tokens hashed to `hashes`.
+fn of_token_hashes(hashes: &[u64], bytes: u16) -> Vec<u8> {
+    #[cfg(target_arch = "x86_64")]
+    if wide_multiplies() {
+        // SAFETY: the CPU has the features, checked just above.
+        return unsafe { of_token_hashes_wide(hashes, bytes) };
+    }
+    sketch_token_hashes(hashes, bytes, false)
+}
+
+/// Whether the CPU multiplies 64-bit lanes of vectors (AVX-512DQ, with AVX-512VL for the
+/// narrower vectors): the sketch is then compiled a second time to use them, which halves its
+/// time. The bits are the same either way (tests compare the two).
+#[cfg(target_arch = "x86_64")]
+fn wide_multiplies() -> bool {
+    std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
+/// [`of_token_hashes`] compiled for vectors of 64-bit multiplies ([`wide_multiplies`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,bmi1,bmi2")]
+fn of_token_hashes_wide(hashes: &[u64], bytes: u16) -> Vec<u8> {
+    sketch_token_hashes(hashes, bytes, true)
+}
+
+/// [`of_token_hashes`], with `vectors` in code compiled for them.
+#[inline(always)]
+fn sketch_token_hashes(hashes: &[u64], bytes: u16, vectors: bool) -> Vec<u8> {
     let words = usize::from(SHINGLE_WORDS);
-    let hash = |t: &&str| xxhash_rust::xxh3::xxh3_64(t.as_bytes());
-    let shingles: Vec<u64> = if tokens.len() < words {
-        match tokens.len() {
-            0 => Vec::new(),
-            _ => vec![shingle(&tokens.iter().map(hash).collect::<Vec<_>>())],
+    let shingles = match hashes.len() {
+        0 => Vec::new(),
+        n if n < words => vec![shingle(hashes)],
+        n => {
+            // Three slices zipped rather than windows: the compiler vectorizes it.
+            let (first, second, third) = (&hashes[..n - 2], &hashes[1..n - 1], &hashes[2..]);
+            first
+                .iter()
+                .zip(second)
+                .zip(third)
+                .map(|((&a, &b), &c)| shingle(&[a, b, c]))
+                .collect()
         }
-    } else {
-        // A window of the last three token hashes, rolled along.
-        let mut window = [0u64; 3];
-        let mut out = Vec::with_capacity(tokens.len() - words + 1);
-        for (i, t) in tokens.iter().enumerate() {
-            window = [window[1], window[2], hash(t)];
-            if i + 1 >= words {
-                out.push(shingle(&window));
-            }
-        }
-        out
     };
-    of_shingles(&shingles, bytes)
+    sketch_shingles(&shingles, bytes, vectors)
 }
 
 /// The hash of a shingle from its tokens' hashes: order matters, and shingles of different
 /// lengths differ.
+#[inline(always)]
 fn shingle(tokens: &[u64]) -> u64 {
     const WEIGHTS: [u64; 3] = [
         0x9E37_79B9_7F4A_7C15,
@@ -106,8 +142,10 @@ fn shingle(tokens: &[u64]) -> u64 {
     mix(sum)
 }
 
-/// The sketch of `bytes` bytes of a set of shingle hashes (any order; repeats change nothing).
-pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
+/// The sketch of `bytes` bytes of a set of shingle hashes (any order; repeats change
+/// nothing), with `vectors` in code compiled for them.
+#[inline(always)]
+fn sketch_shingles(shingles: &[u64], bytes: u16, vectors: bool) -> Vec<u8> {
     let k = usize::from(bytes) * 8;
     let mut out = vec![0u8; usize::from(bytes)];
     if shingles.is_empty() {
@@ -115,6 +153,31 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
     }
     // Repeats cost a throw each and change nothing: cheaper than sorting them away.
     let mut bins = vec![EMPTY; k];
+    // A power of two of bins (the sizes users pick) takes a bin by a shift, the same bin as
+    // the product's high bits.
+    let filled = match k.is_power_of_two() {
+        true => {
+            let shift = 64 - k.trailing_zeros();
+            throw_rounds(shingles, &mut bins, |x| (x >> shift) as usize, vectors)
+        }
+        false => throw_rounds(shingles, &mut bins, |x| bin_of(x, k), vectors),
+    };
+    set_bits(&bins, filled < k, &mut out);
+    out
+}
+
+/// Throws every shingle into `bins` once a round, each bin keeping its least value, and
+/// returns how many bins hold one. `bin` is [`bin_of`] for `bins.len()`. With `vectors` (code
+/// compiled for 64-bit multiplies in vectors) a chunk of throws is hashed at once, then their
+/// bins updated; without, that costs more than it saves.
+#[inline(always)]
+fn throw_rounds(
+    shingles: &[u64],
+    bins: &mut [u64],
+    bin: impl Fn(u64) -> usize,
+    vectors: bool,
+) -> usize {
+    let k = bins.len();
     let rounds = (k as u64 / BINS_PER_ROUND).max(1);
     // A set too small to fill every bin before the last round (a coupon collector needs about
     // k ln k throws) takes every round without counting.
@@ -123,15 +186,25 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
     for round in 0..rounds {
         let salt = mix(round ^ 0x243F_6A88_85A3_08D3);
         let base = round << VALUE_BITS;
-        for &h in shingles {
-            // One multiply per throw: `h` is already a strong hash, the salt makes each round's
-            // bins another function of it, and the high bits of a product depend on every bit.
-            let x = (h ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let x = x ^ (x >> 29);
-            let value = base | (x & ((1 << VALUE_BITS) - 1));
-            // Branch-free: EMPTY is u64::MAX, above every value.
-            let bin = &mut bins[bin_of(x, k)];
-            *bin = (*bin).min(value);
+        // Branch-free: EMPTY is u64::MAX, above every value.
+        let keep_least = |bin: &mut u64, value: u64| *bin = (*bin).min(value);
+        if vectors {
+            for chunk in shingles.chunks(THROWS_AT_ONCE) {
+                let mut at = [0u32; THROWS_AT_ONCE];
+                let mut values = [0u64; THROWS_AT_ONCE];
+                for ((&h, at), value) in chunk.iter().zip(&mut at).zip(&mut values) {
+                    let x = throw(h, salt);
+                    (*at, *value) = (bin(x) as u32, base | x & VALUE_MASK);
+                }
+                for (&at, &value) in at[..chunk.len()].iter().zip(&values) {
+                    keep_least(&mut bins[at as usize], value);
+                }
+            }
+        } else {
+            for &h in shingles {
+                let x = throw(h, salt);
+                keep_least(&mut bins[bin(x)], base | x & VALUE_MASK);
+            }
         }
         // Counted after the round (a pass the compiler vectorizes) rather than at each throw,
         // which costs the throws a third more.
@@ -142,74 +215,88 @@ pub(crate) fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
             }
         }
     }
-    let densify = (filled < k).then(|| Densify::new(k, k - filled));
-    for (i, &own) in bins.iter().enumerate() {
-        let value = match &densify {
-            Some(densify) => densify.value(&bins, i, own),
-            None => own,
-        };
-        let bit = mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63;
-        out[i / 8] |= (bit as u8) << (i % 8);
-    }
-    out
+    filled
 }
 
-/// Optimal densification: an empty bin takes the value of the first bin that holds one along
-/// its own probe sequence (among the bins as the rounds left them).
-struct Densify {
-    k: usize,
-    probes: &'static [u16],
-    /// Whether the first tabled attempts are looked at for every bin without a branch: with
-    /// many bins empty, which ones are is random, and mispredicted branches would cost more
-    /// than the loads; with few, the branch on each bin is mostly right and cheaper.
-    branch_free: bool,
+/// Throws hashed at once, with vectors.
+const THROWS_AT_ONCE: usize = 64;
+
+/// The hash of a throw of shingle `h` in the round salted `salt`: its high bits pick the bin,
+/// its low [`VALUE_BITS`] are the value. One multiply per throw: `h` is already a strong hash,
+/// the salt makes each round's bins another function of it, and the high bits of a product
+/// depend on every bit.
+#[inline(always)]
+fn throw(h: u64, salt: u64) -> u64 {
+    let x = (h ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^ (x >> 29)
 }
 
-impl Densify {
-    fn new(k: usize, empty: usize) -> Self {
-        Densify {
-            k,
-            probes: probe_table(k),
-            branch_free: empty * 8 > k,
-        }
-    }
+/// Bin `i`'s bit: the top bit of a hash of its value salted with i, so that bins holding the
+/// same shingle still give independent bits.
+#[inline(always)]
+fn bit(value: u64, i: usize) -> u64 {
+    mix(value ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 63
+}
 
-    /// Bin `i`'s value, `own` if it holds one.
-    #[inline]
-    fn value(&self, bins: &[u64], i: usize, own: u64) -> u64 {
-        let tabled = &self.probes[i * TABLED_PROBES..][..TABLED_PROBES];
-        if !self.branch_free {
-            return if own != EMPTY {
-                own
-            } else {
-                self.walk(bins, i, tabled)
-            };
-        }
-        let mut first = EMPTY;
-        for &bin in tabled[..BRANCH_FREE_PROBES].iter().rev() {
-            let v = bins[usize::from(bin)];
-            first = if v != EMPTY { v } else { first };
-        }
-        match if own != EMPTY { own } else { first } {
-            EMPTY => self.walk(bins, i, &tabled[BRANCH_FREE_PROBES..]),
-            value => value,
-        }
-    }
-
-    /// The first value along `tabled`, then along bin `i`'s attempts past the table (a sketch
-    /// of a handful of shingles).
-    fn walk(&self, bins: &[u64], i: usize, tabled: &[u16]) -> u64 {
-        tabled
+/// Sets bit i of `out` to [`bit`] of bin i's value, an empty bin's taken by densification
+/// first when `densify`. A word of 64 bits is gathered in a register and stored once (a byte
+/// updated bit by bit waits on its last store eight times).
+#[inline(always)]
+fn set_bits(bins: &[u64], densify: bool, out: &mut [u8]) {
+    let probes = densify.then(|| probe_table(bins.len()));
+    for (w, (chunk, bytes)) in bins.chunks(64).zip(out.chunks_mut(8)).enumerate() {
+        let mut word = chunk
             .iter()
-            .map(|&bin| bins[usize::from(bin)])
-            .find(|&v| v != EMPTY)
-            .unwrap_or_else(|| {
-                (TABLED_PROBES as u64 + 1..)
-                    .map(|attempt| bins[probe(i, attempt, self.k)])
-                    .find(|&v| v != EMPTY)
-                    .expect("some bin holds a value")
-            })
+            .enumerate()
+            .fold(0u64, |word, (j, &value)| word | bit(value, w * 64 + j) << j);
+        if let Some(probes) = probes {
+            // The chunk's empty bins as a mask, so that only they are visited.
+            let mut empty = chunk.iter().enumerate().fold(0u64, |mask, (j, &value)| {
+                mask | u64::from(value == EMPTY) << j
+            });
+            while empty != 0 {
+                let j = empty.trailing_zeros() as usize;
+                empty &= empty - 1;
+                let value = densified(bins, w * 64 + j, probes);
+                word = word & !(1 << j) | bit(value, w * 64 + j) << j;
+            }
+        }
+        bytes.copy_from_slice(&word.to_le_bytes()[..bytes.len()]);
     }
+}
+
+/// Optimal densification: empty bin `i` takes the value of the first bin that holds one along
+/// its own probe sequence (among the bins as the rounds left them), whose first attempts are
+/// in `probes` ([`probe_table`]).
+#[inline(always)]
+fn densified(bins: &[u64], i: usize, probes: &[u16]) -> u64 {
+    let tabled = &probes[i * TABLED_PROBES..][..TABLED_PROBES];
+    // The first attempts without a branch: with many bins empty, whether each finds a value
+    // is a coin toss, and mispredicted branches would cost more than the loads.
+    let mut first = EMPTY;
+    for &bin in tabled[..BRANCH_FREE_PROBES].iter().rev() {
+        let v = bins[usize::from(bin)];
+        first = if v != EMPTY { v } else { first };
+    }
+    match first {
+        EMPTY => walk(bins, i, &tabled[BRANCH_FREE_PROBES..]),
+        value => value,
+    }
+}
+
+/// The first value along `tabled`, then along bin `i`'s attempts past the table (a sketch of
+/// a handful of shingles).
+fn walk(bins: &[u64], i: usize, tabled: &[u16]) -> u64 {
+    tabled
+        .iter()
+        .map(|&bin| bins[usize::from(bin)])
+        .find(|&v| v != EMPTY)
+        .unwrap_or_else(|| {
+            (TABLED_PROBES as u64 + 1..)
+                .map(|attempt| bins[probe(i, attempt, bins.len())])
+                .find(|&v| v != EMPTY)
+                .expect("some bin holds a value")
+        })
 }
 
 /// Attempt `attempt` (from 1) of bin `i`'s densification probe sequence among `k` bins.
@@ -221,8 +308,8 @@ fn probe(i: usize, attempt: u64, k: usize) -> usize {
 /// shingles or more rarely walks past them.
 const TABLED_PROBES: usize = 64;
 
-/// Tabled attempts looked at for every bin, empty or not, without a branch: with a third of
-/// the bins filled (a document of a few dozen shingles) all of them miss one time in 25.
+/// Tabled attempts looked at for every empty bin without a branch: with a third of the bins
+/// filled (a document of a few dozen shingles) all of them miss one time in 25.
 const BRANCH_FREE_PROBES: usize = 8;
 
 /// The first [`TABLED_PROBES`] attempts of every bin's probe sequence among `k` bins, bin i's
@@ -476,16 +563,41 @@ mod tests {
         out
     }
 
+    /// The sketch of a set of shingle hashes, as the portable code computes it.
+    fn of_shingles(shingles: &[u64], bytes: u16) -> Vec<u8> {
+        sketch_shingles(shingles, bytes, false)
+    }
+
+    /// The shingles of token hashes as first written: each window of three, rolled along.
+    fn shingles_as_defined(hashes: &[u64]) -> Vec<u64> {
+        match hashes.len() {
+            0 => Vec::new(),
+            1 | 2 => vec![shingle(hashes)],
+            _ => hashes.windows(3).map(shingle).collect(),
+        }
+    }
+
+    /// Both compiled forms (with vectors where the CPU has them, and the portable one) give
+    /// the bits of the definition, from sets of shingles and from token hashes.
     #[test]
     fn sketches_are_as_defined_at_every_size() {
         for bytes in [MIN_BYTES, 100, 128, 200, 512, MAX_BYTES] {
-            for n in [1usize, 2, 3, 7, 20, 48, 130, 600, 3000, 20_000] {
+            for n in [1usize, 2, 3, 7, 20, 48, 63, 64, 65, 130, 600, 3000, 20_000] {
                 for seed in 0..3u64 {
-                    let set: Vec<u64> = (0..n as u64).map(|i| mix(seed << 40 ^ i)).collect();
+                    let hashes: Vec<u64> = (0..n as u64).map(|i| mix(seed << 40 ^ i)).collect();
+                    let expected = of_shingles_as_defined(&hashes, bytes);
                     assert_eq!(
-                        of_shingles(&set, bytes),
-                        of_shingles_as_defined(&set, bytes),
-                        "{n} shingles, {bytes} bytes"
+                        of_shingles(&hashes, bytes),
+                        expected,
+                        "{n} shingles, {bytes} B"
+                    );
+                    let expected = of_shingles_as_defined(&shingles_as_defined(&hashes), bytes);
+                    let portable = sketch_token_hashes(&hashes, bytes, false);
+                    assert_eq!(portable, expected, "{n} tokens, {bytes} B");
+                    assert_eq!(
+                        of_token_hashes(&hashes, bytes),
+                        expected,
+                        "{n} tokens, {bytes} B"
                     );
                 }
             }
