@@ -244,23 +244,29 @@ fn bit(value: u64, i: usize) -> u64 {
 #[inline(always)]
 fn set_bits(bins: &[u64], densify: bool, out: &mut [u8]) {
     let probes = densify.then(|| probe_table(bins.len()));
+    let mut densified_chunk = [0u64; 64];
     for (w, (chunk, bytes)) in bins.chunks(64).zip(out.chunks_mut(8)).enumerate() {
-        let mut word = chunk
+        let values = match probes {
+            None => chunk,
+            Some(probes) => {
+                let values = &mut densified_chunk[..chunk.len()];
+                values.copy_from_slice(chunk);
+                // The chunk's empty bins as a mask, so that only they are visited.
+                let mut empty = chunk.iter().enumerate().fold(0u64, |mask, (j, &value)| {
+                    mask | u64::from(value == EMPTY) << j
+                });
+                while empty != 0 {
+                    let j = empty.trailing_zeros() as usize;
+                    empty &= empty - 1;
+                    values[j] = densified(bins, w * 64 + j, probes);
+                }
+                values
+            }
+        };
+        let word = values
             .iter()
             .enumerate()
             .fold(0u64, |word, (j, &value)| word | bit(value, w * 64 + j) << j);
-        if let Some(probes) = probes {
-            // The chunk's empty bins as a mask, so that only they are visited.
-            let mut empty = chunk.iter().enumerate().fold(0u64, |mask, (j, &value)| {
-                mask | u64::from(value == EMPTY) << j
-            });
-            while empty != 0 {
-                let j = empty.trailing_zeros() as usize;
-                empty &= empty - 1;
-                let value = densified(bins, w * 64 + j, probes);
-                word = word & !(1 << j) | bit(value, w * 64 + j) << j;
-            }
-        }
         bytes.copy_from_slice(&word.to_le_bytes()[..bytes.len()]);
     }
 }
