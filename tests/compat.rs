@@ -361,3 +361,29 @@ fn assert_verifies(dir: &Path, version: u32) {
         report.findings
     );
 }
+
+/// Sketches never change: each fixture's sketches.tsv, written by the build of its format
+/// (the oldest in format 4's), is computed again from the same texts by this build, bit for
+/// bit (a stored sketch is compared with new ones, so its value is part of the format).
+#[test]
+fn sketches_are_those_every_earlier_build_computed() {
+    let scheme = Scheme::default().with_sketch(64).unwrap();
+    for version in 4..=7 {
+        let stored =
+            std::fs::read_to_string(fixtures().join(format!("format-v{version}/sketches.tsv")))
+                .unwrap();
+        assert!(stored.lines().count() > 50, "v{version}");
+        for line in stored.lines() {
+            let (id, hex) = line.split_once('\t').unwrap();
+            // As write_current_fixture makes them: batch B's document i is b{B}-doc{i % 50}, the
+            // later of two pushes of an id is kept, and an even i's text is inserted.
+            let (batch, n) = id.trim_start_matches('b').split_once("-doc").unwrap();
+            let n: u64 = n.parse().unwrap();
+            let i = if n < 10 { n + 50 } else { n };
+            let text = format!("fixture text {id} of batch {batch}, word {i} and more words");
+            let sketch = scheme.document(&text).unwrap().1.unwrap();
+            let sketch: String = sketch.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(sketch, hex, "v{version} {id}");
+        }
+    }
+}
