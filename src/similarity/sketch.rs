@@ -192,12 +192,12 @@ fn throw_rounds(
     // A set too small to fill every bin before the last round (a coupon collector needs about
     // k ln k throws) takes every round without counting.
     let may_fill_early = shingles.len() as f64 * rounds as f64 > k as f64 * (k as f64).ln();
+    // Branch-free: EMPTY is u64::MAX, above every value.
+    let keep_least = |bin: &mut u64, value: u64| *bin = (*bin).min(value);
     let mut filled = 0;
     for round in 0..rounds {
         let salt = mix(round ^ 0x243F_6A88_85A3_08D3);
         let base = round << VALUE_BITS;
-        // Branch-free: EMPTY is u64::MAX, above every value.
-        let keep_least = |bin: &mut u64, value: u64| *bin = (*bin).min(value);
         if vectors {
             for chunk in shingles.chunks(THROWS_AT_ONCE) {
                 let mut at = [0u32; THROWS_AT_ONCE];
