@@ -63,6 +63,7 @@ fn write_current_fixture(dir: &Path) {
         sketches.remove(id);
     }
     drop(store);
+    write_plain_store(&dir.join("plain"), &model);
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let tsv: String = sketches
         .iter()
@@ -75,6 +76,33 @@ fn write_current_fixture(dir: &Path) {
         .map(|(id, fp)| format!("{id}\t{fp:016x}\n"))
         .collect();
     std::fs::write(dir.join("documents.tsv"), tsv).unwrap();
+}
+
+/// The current format's store without sketches (format 8 on: its postings name their
+/// documents), holding the documents of `model` in two batches and a deletion.
+fn write_plain_store(store_dir: &Path, model: &BTreeMap<String, u64>) {
+    let options = CreateOptions {
+        blocks: Some(6),
+        shards: Some(16),
+        ..CreateOptions::default()
+    };
+    let mut store = Store::create_from(store_dir, &options).unwrap();
+    let documents: Vec<(&String, &u64)> = model.iter().collect();
+    let (first, second) = documents.split_at(documents.len() / 2);
+    for (n, part) in [first, second].into_iter().enumerate() {
+        let mut b = Batch::new();
+        for (id, &fp) in part {
+            b.push(id, fp).unwrap();
+        }
+        // A document the next batch deletes, so the store has a deletion entry.
+        if n == 0 {
+            b.push("deleted-later", 1).unwrap();
+        }
+        store.insert(&b, Some(&format!("plain-{n}"))).unwrap();
+    }
+    store.delete(["deleted-later"]).unwrap();
+    drop(store);
+    std::fs::remove_file(store_dir.join("LOCK")).unwrap();
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {
@@ -167,6 +195,9 @@ fn every_format_version_opens_with_its_contents() {
         );
         let flagged = postings_flagged(&store, false);
         assert!(flagged.iter().all(|&f| f == (version >= 4)), "v{version}");
+        // A store without sketches (format 3) now has postings that name their documents.
+        let named = postings_named(&store, false);
+        assert!(named.iter().all(|&n| n == (version < 4)), "v{version}");
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
@@ -341,6 +372,65 @@ fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
     flagged
 }
 
+/// Whether each postings block of the newest run (or of every run) of the store at `dir`
+/// names its documents (bit 13 of its entry count, format 8 in a store without sketches):
+/// docs/format.md, "Named postings".
+fn postings_named(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    let mut named = Vec::new();
+    for run in run_dirs(dir, newest_only) {
+        let db = redb::Database::open(run.join("docs.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn
+            .open_table(TableDefinition::<&[u8], &[u8]>::new("postings"))
+            .unwrap();
+        for block in table.iter().unwrap() {
+            named.push(block.unwrap().1.value()[5] & 0xe0 == 0x20);
+        }
+    }
+    assert!(!named.is_empty());
+    named
+}
+
+/// The stores without sketches of format 8 on (each fixture's `plain`, whose postings name
+/// their documents) open with their contents, answer as brute force, take a batch in their
+/// layout, verify, and need no migration.
+#[test]
+fn plain_stores_of_format_8_on_open_with_their_contents() {
+    for version in 8..=Store::FORMAT_VERSION {
+        let fixture = fixtures().join(format!("format-v{version}"));
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("store");
+        copy_dir(&fixture.join("plain"), &store);
+        let mut model: BTreeMap<String, u64> =
+            std::fs::read_to_string(fixture.join("documents.tsv"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let (id, fp) = l.split_once('\t').unwrap();
+                    (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
+                })
+                .collect();
+        assert!(postings_named(&store, false).iter().all(|&n| n));
+        assert_verifies(&store, version);
+        insert_one(&store, "kept", 0x0123_4567_89ab_cdef, None);
+        model.insert("kept".into(), 0x0123_4567_89ab_cdef);
+        assert!(postings_named(&store, true).iter().all(|&n| n));
+        assert_verifies(&store, version);
+        assert_eq!(Store::migrate(&store).unwrap(), version);
+        let snapshot = Snapshot::open(&store).unwrap();
+        assert_eq!(snapshot.format_version(), version);
+        assert_eq!(snapshot.sketch_bytes(), None);
+        assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
+        assert_eq!(snapshot.get("deleted-later").unwrap(), None);
+        for (id, &fp) in &model {
+            assert_eq!(snapshot.get(id).unwrap(), Some(fp), "v{version} {id}");
+            let got = query_tuples(&snapshot, fp, 3);
+            assert_eq!(got, brute_force(&model, fp, 3), "v{version} {fp:016x}");
+        }
+    }
+}
+
 /// Inserts one document into the store at `dir`, with `sketch` if given.
 fn insert_one(dir: &Path, id: &str, fingerprint: u64, sketch: Option<&[u8]>) {
     let mut store = Store::open(dir).unwrap();
@@ -368,7 +458,7 @@ fn assert_verifies(dir: &Path, version: u32) {
 #[test]
 fn sketches_are_those_every_earlier_build_computed() {
     let scheme = Scheme::default().with_sketch(64).unwrap();
-    for version in 4..=7 {
+    for version in 4..=Store::FORMAT_VERSION {
         let stored =
             std::fs::read_to_string(fixtures().join(format!("format-v{version}/sketches.tsv")))
                 .unwrap();

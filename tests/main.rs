@@ -18,6 +18,7 @@ mod lifecycle_cli;
 mod notation;
 #[cfg(feature = "parquet")]
 mod parquet_io;
+mod prefix_collisions;
 mod public_api;
 mod records;
 mod rejects;

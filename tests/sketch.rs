@@ -798,7 +798,7 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["sketch_bytes"], Value::from(256));
     assert_eq!(stats["sketches"], Value::from(3));
-    assert_eq!(stats["format_version"], Value::from(7));
+    assert_eq!(stats["format_version"], Value::from(8));
     let out = simhashdb(&["export", s, "--format", "jsonl", "--sketch"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let copy = dir.path().join("copy");

@@ -30,7 +30,7 @@ use redb::TableDefinition;
 use crate::format::block::docs::DocState;
 
 pub(crate) use read::{FileCaches, RunReader};
-pub(crate) use scan::{EntryScan, KeyScan};
+pub(crate) use scan::{EntryScan, KeyScan, NamedScan};
 pub(crate) use write::write_run;
 
 /// The redb table of a docs file that maps ids to their state.

@@ -27,6 +27,7 @@ use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{EntryWriter, Keys, Payload, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
+use crate::format::block::named_postings::{self, NamedWriter};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunMeta;
@@ -285,6 +286,59 @@ pub(crate) fn sketches_into_postings(
         postings_bytes: bytes - sketch_bytes,
         sketches,
         sketches_bytes: sketch_bytes,
+        ..meta.clone()
+    })
+}
+
+/// Writes `old`, a format 7 run of a store without sketches stored in `old_dir`, as run `id`
+/// in `run_dir`, its postings naming their documents (format 8); returns the new run's
+/// description. The docs and id filter blocks are copied as they are; the postings are read
+/// a block at a time and written again, the ids of one fingerprint at a time in memory.
+pub(crate) fn named_postings(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    let (file, docs) = new_docs_file_linked(old, old_dir, run_dir)?;
+    let mut ids = file.keys(IDS);
+    docs.for_each_id_filter_block(|last, block| {
+        ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
+    })?;
+    ids.finish()?;
+    let bytes = append_entries(&file, POSTINGS, |emit| {
+        let mut written = 0u64;
+        let mut counted = |key: &[u8], block: &[u8]| {
+            written += block.len() as u64;
+            emit(key, block)
+        };
+        let mut writer = NamedWriter::default();
+        let mut postings = docs.scan_postings()?;
+        // The documents `(fingerprint, id hash)` of the fingerprint being read.
+        let mut same: Vec<(u64, u64)> = Vec::new();
+        let mut block = Vec::new();
+        while postings.next_block(&mut block)? {
+            for (fp, id, _) in &block {
+                if same.first().is_some_and(|&(f, _)| f != *fp) {
+                    for posting in named_postings::of_documents(same.drain(..)) {
+                        writer.push(posting, &mut counted)?;
+                    }
+                }
+                same.push((*fp, id_hash(id.as_bytes())));
+            }
+        }
+        for posting in named_postings::of_documents(same.drain(..)) {
+            writer.push(posting, &mut counted)?;
+        }
+        writer.finish(&mut counted)?;
+        Ok(written)
+    })?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        postings_bytes: bytes,
         ..meta.clone()
     })
 }

@@ -17,6 +17,7 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
+use crate::format::block::named_postings;
 use crate::format::block::postings::SketchedPosting;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::{RunFormat, RunMeta};
@@ -84,8 +85,13 @@ pub(crate) fn salvage(
                 )
             });
             // Lost postings come back from the docs entries: only the damage is kept, and (in
-            // format 7) the ranges whose sketches are lost with them.
+            // format 7) the ranges whose sketches are lost with them. Named postings (format
+            // 8) hold no ids, so they bring back nothing: only their damage is recorded.
             let lost_postings = guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
+                if format.named_postings {
+                    named_postings_damage(&db, &docs_path, out);
+                    return Vec::new();
+                }
                 entries_of::<SketchedPosting>(
                     &db,
                     (POSTINGS, POSTINGS_TABLE),
@@ -354,6 +360,46 @@ fn entries_of<P: Payload>(
         after = last;
     }
     lost
+}
+
+/// Records the damaged blocks of a table of named postings (format 8) in `out.damage`.
+fn named_postings_damage(db: &ReadOnlyDatabase, path: &Path, out: &mut Salvaged) {
+    let place = format!("{} table {POSTINGS_TABLE}", path.display());
+    let range = db
+        .begin_read()
+        .map_err(|e| e.to_string())
+        .and_then(|txn| txn.open_table(POSTINGS).map_err(|e| e.to_string()))
+        .and_then(|table| table.range::<&[u8]>(..).map_err(|e| e.to_string()));
+    let range = match range {
+        Ok(range) => range,
+        Err(why) => return out.damage.push(format!("{place}: unreadable: {why}")),
+    };
+    for item in range {
+        let (key, block) = match item {
+            Ok(item) => item,
+            Err(e) => {
+                return out
+                    .damage
+                    .push(format!("{place}: unreadable past a block: {e}"))
+            }
+        };
+        let filed = key.value();
+        let last = filed.get(..8).map_or(u64::MAX, |b| {
+            u64::from_be_bytes(b.try_into().expect("8 bytes"))
+        });
+        let mut tail = None;
+        let decoded = named_postings::decode(block.value(), |p| {
+            tail = Some(p);
+            true
+        });
+        match decoded {
+            Err(e) => out.damage.push(format!("{place}: block {last:016x}: {e}")),
+            Ok(()) if tail != named_postings::split_block_key(filed) => out.damage.push(format!(
+                "{place}: block {last:016x}: filed under a key that is not its last posting's"
+            )),
+            Ok(()) => {}
+        }
+    }
 }
 
 /// Reads the intact blocks of key table `name` (a permuted table of a shard file, or a docs

@@ -8,6 +8,8 @@ use redb::{AccessGuard, Key, Range, ReadOnlyTable};
 use crate::error::{Error, Result};
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::keys::KeyBlock;
+use crate::format::block::named_postings::{self, NamedPosting};
+use crate::run::POSTINGS_TABLE;
 
 /// The keys of one permuted table of one shard file within `lo..=hi`, in order.
 pub struct KeyScan {
@@ -186,6 +188,75 @@ impl<P: Payload> EntryScan<P> {
         }
         if out.first().is_some_and(|(key, _, _)| *key < lo) || self.range.is_none() {
             out.retain(|(key, _, _)| (lo..=hi).contains(key));
+        }
+        Ok(true)
+    }
+}
+
+/// The named postings (format 8) of a postings table whose fingerprints are within `lo..=hi`,
+/// in order.
+pub struct NamedScan {
+    path: PathBuf,
+    range: Option<Range<'static, &'static [u8], &'static [u8]>>,
+    lo: u64,
+    hi: u64,
+    /// Bytes of the blocks read so far.
+    pub bytes: u64,
+}
+
+impl NamedScan {
+    pub(crate) fn new(
+        path: PathBuf,
+        source: &ReadOnlyTable<&'static [u8], &'static [u8]>,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Self> {
+        let start = lo.to_be_bytes();
+        let range = source
+            .range::<&[u8]>(&start[..]..)
+            .map_err(|e| Error::redb(&path, e))?;
+        Ok(NamedScan {
+            path,
+            range: Some(range),
+            lo,
+            hi,
+            bytes: 0,
+        })
+    }
+
+    /// Replaces `out` with the next block's postings in range (some blocks may add none);
+    /// false at the end. Every block is checked whole.
+    pub fn next_block(&mut self, out: &mut Vec<NamedPosting>) -> Result<bool> {
+        out.clear();
+        let Some((filed_under, block)) = next_block(&mut self.range, &self.path)? else {
+            return Ok(false);
+        };
+        self.bytes += block.value().len() as u64;
+        named_postings::decode(block.value(), |p| {
+            out.push(p);
+            true
+        })
+        .and_then(|_| {
+            if out.last().copied() != named_postings::split_block_key(filed_under.value()) {
+                return Err(Error::corrupt(
+                    "block is filed under a key that is not its last posting's",
+                ));
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            let block = filed_under
+                .value()
+                .get(..8)
+                .map(|b| b.iter().map(|x| format!("{x:02x}")).collect());
+            e.at(&self.path, POSTINGS_TABLE, block)
+        })?;
+        let (lo, hi) = (self.lo, self.hi);
+        if out.last().is_some_and(|p| p.fingerprint > hi) {
+            self.range = None;
+        }
+        if out.first().is_some_and(|p| p.fingerprint < lo) || self.range.is_none() {
+            out.retain(|p| (lo..=hi).contains(&p.fingerprint));
         }
         Ok(true)
     }

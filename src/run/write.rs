@@ -14,7 +14,9 @@ use super::run_file::{KeyStream, RunFile};
 use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Result};
 use crate::format::block::entries::{EntryWriter, Keys};
+use crate::format::block::id_hash::id_hash;
 use crate::format::block::keys::KeyCodec;
+use crate::format::block::named_postings::{self, NamedWriter};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
 use crate::format::block::sketches::SketchEntry;
 use crate::format::block::{entries, id_filter};
@@ -108,7 +110,9 @@ fn write_docs(
     let documents = prefetch::ahead(contents.documents, |d| d.1.as_bytes())
         .map(|&(hash, id, state)| (hash, id.as_bytes(), state));
     let write_postings = || -> Result<(u64, (u64, u64))> {
-        if format.sketches_in_postings {
+        if format.named_postings {
+            write_named_postings(&file, contents).map(|bytes| (bytes, (0, 0)))
+        } else if format.sketches_in_postings {
             write_sketched_postings(&file, contents)
         } else {
             let (postings, sketches) = rayon::join(
@@ -162,6 +166,26 @@ fn write_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
     let postings = prefetch::ahead(contents.postings, |p| p.1.as_bytes())
         .map(|&(fp, id, batch)| (fp, id.as_bytes(), Posting { batch }));
     append_all_entries(file, (POSTINGS, Keys::Stored), postings)
+}
+
+/// Writes the postings table naming each document by its id-hash prefix (format 8, a store
+/// without sketches); returns its block bytes.
+fn write_named_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
+    debug_assert!(contents.sketches.iter().all(Option::is_none));
+    let postings = named_postings::of_documents(
+        contents
+            .postings
+            .iter()
+            .map(|&(fp, id, _)| (fp, id_hash(id.as_bytes()))),
+    );
+    let mut appender = file.entries(POSTINGS);
+    let mut writer = NamedWriter::default();
+    let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
+    for posting in postings {
+        writer.push(posting, &mut emit)?;
+    }
+    writer.finish(&mut emit)?;
+    appender.finish()
 }
 
 /// Writes the sketches table (formats 4 to 6), where the run has sketches; returns the

@@ -4,7 +4,7 @@
 //! ```text
 //! offset  size  field
 //! 0       4     crc32 (IEEE) of bytes 4..end, little-endian
-//! 4       2     n: number of entries (u16 LE), >= 1, in the low 14 bits; bit 15 set
+//! 4       2     n: number of entries (u16 LE), >= 1, in the low 13 bits; bit 15 set
 //!               (format 6): the keys are not stored, each key is the id's hash; bit 14 set
 //!               (format 7): each payload starts with a flag saying whether a sketch follows
 //! 6       ...   n entries, each:
@@ -36,8 +36,9 @@ const ID_HASH_KEYS: u16 = 1 << 15;
 /// Bit 14 of a block's entry count: each payload says whether a sketch follows it (postings
 /// of a store with sketches, format 7 on; see [`super::postings`]).
 const SKETCH_FLAGS: u16 = 1 << 14;
-/// The most entries a block holds: its count leaves bits 14 and 15 clear.
-const MOST_ENTRIES: u16 = SKETCH_FLAGS - 1;
+/// The most entries a block holds: its count leaves bits 13 to 15 clear (bit 13 marks a block
+/// of named postings, format 8, which is not an entry block).
+const MOST_ENTRIES: u16 = super::named_postings::NAMED - 1;
 
 /// What an entry carries besides its key and id.
 pub trait Payload: Sized {
@@ -218,6 +219,11 @@ pub fn decode_each<'a>(
     let n = reader.u16()?;
     let hashed = n & ID_HASH_KEYS != 0;
     let sketch_flags = n & SKETCH_FLAGS != 0;
+    if n & super::named_postings::NAMED != 0 {
+        return Err(Error::corrupt(
+            "block of named postings (bit 13 of its count) read as an entry block",
+        ));
+    }
     let n = n & MOST_ENTRIES;
     if n == 0 {
         return Err(Error::corrupt("entry block holds no entries"));

@@ -11,6 +11,7 @@ pub mod entries;
 pub mod id_filter;
 pub mod id_hash;
 pub mod keys;
+pub mod named_postings;
 pub mod postings;
 pub mod sketches;
 pub mod varint;

@@ -34,15 +34,15 @@ mod v4;
 
 /// The format version this build writes: new stores are created in it, and `migrate`
 /// upgrades older ones to it. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 7;
+pub(crate) const FORMAT_VERSION: u32 = 8;
 
 /// The versions this build opens as they are, and keeps writing in their own format so that
 /// the builds that wrote them keep opening them.
-const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, FORMAT_VERSION];
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, 7, FORMAT_VERSION];
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
-/// 1 and 2 must be upgraded before they open; 3 to 6 open as they are.
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6];
+/// 1 and 2 must be upgraded before they open; 3 to 7 open as they are.
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6, 7];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -54,7 +54,7 @@ const MAX_PAYLOAD_BYTES: usize = 1 << 30;
 #[non_exhaustive]
 pub(crate) struct Catalog {
     /// The format version the store is written in (the catalog file's header; not in the
-    /// payload): 3 to 7. Runs written into the store take its format's layout.
+    /// payload): 3 to 8. Runs written into the store take its format's layout.
     pub format: u32,
     /// The settings the store was created with.
     pub settings: Settings,
@@ -91,6 +91,10 @@ pub(crate) struct RunFormat {
     /// Whether sketches are kept in the postings (format 7 on, in a store with sketches),
     /// rather than in a sketches table of their own.
     pub sketches_in_postings: bool,
+    /// Whether postings name their documents by id-hash prefix instead of holding their ids
+    /// (format 8 on, in a store without sketches; see
+    /// [`crate::format::block::named_postings`]).
+    pub named_postings: bool,
 }
 
 impl RunFormat {
@@ -101,6 +105,7 @@ impl RunFormat {
         id_filter: true,
         doc_keys: Keys::IdHashes,
         sketches_in_postings: false,
+        named_postings: true,
     };
 }
 
@@ -272,9 +277,9 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2 to 7 (versions 2 and 3 share their structs,
+    /// The catalog of a payload of `version` 2 to 8 (versions 2 and 3 share their structs,
     /// which are version 4's without sketches; version 5's are version 4's; version 6's add
-    /// each run's id filter; version 7's are version 6's).
+    /// each run's id filter; versions 7 and 8 have version 6's).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version < 4 {
             return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
@@ -322,6 +327,7 @@ impl Catalog {
                 Keys::Stored
             },
             sketches_in_postings: self.format >= 7 && self.sketch_bytes > 0,
+            named_postings: self.format >= 8 && self.sketch_bytes == 0,
         }
     }
 
@@ -452,7 +458,7 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Whether this build opens stores of format `version` as they are (3 to 6).
+/// Whether this build opens stores of format `version` as they are (3 to 8).
 pub(crate) fn is_current(version: u32) -> bool {
     OPENABLE_VERSIONS.contains(&version)
 }

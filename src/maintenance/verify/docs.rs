@@ -11,9 +11,12 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::Payload;
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
+use crate::format::block::named_postings::{self, NamedPosting};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
 use crate::format::layout::docs_file;
-use crate::run::{EntryScan, RunReader, DOCS_TABLE, IDS, POSTINGS_TABLE, SKETCHES_TABLE};
+use crate::run::{
+    EntryScan, NamedScan, RunReader, DOCS_TABLE, IDS, POSTINGS_TABLE, SKETCHES_TABLE,
+};
 
 /// Walks every block of entry table `table` of `file`: checks each block and the
 /// order across blocks, calls `f` on each entry, and compares the block bytes with `bytes`
@@ -72,6 +75,91 @@ fn check_entries<P: Payload>(
     Ok(entries)
 }
 
+/// Walks every block of a table of named postings (format 8) as [`check_entries`] does.
+fn check_named_postings(
+    mut scan: NamedScan,
+    file: &Path,
+    catalog_bytes: u64,
+    report: &mut Report,
+    mut f: impl FnMut(NamedPosting),
+) -> Result<()> {
+    let (mut block, mut previous) = (Vec::new(), None::<NamedPosting>);
+    loop {
+        report.blocks += 1;
+        match scan.next_block(&mut block) {
+            Ok(false) => {
+                report.blocks -= 1;
+                break;
+            }
+            Ok(true) => {}
+            Err(e) => {
+                report.absorb(Err(e))?;
+                continue;
+            }
+        }
+        if let (Some(prev), Some(first)) = (previous, block.first()) {
+            if (first.fingerprint, first.prefix) <= (prev.fingerprint, prev.prefix) {
+                let problem = format!("posting {:016x} is out of order", first.fingerprint);
+                report.find(file, Some(POSTINGS_TABLE), problem);
+            }
+        }
+        block.iter().for_each(|&p| f(p));
+        previous = block.last().copied().or(previous);
+    }
+    if scan.bytes != catalog_bytes {
+        let problem = format!(
+            "holds {} block bytes; the catalog says {catalog_bytes}",
+            scan.bytes
+        );
+        report.find(file, Some(POSTINGS_TABLE), problem);
+    }
+    Ok(())
+}
+
+/// A named posting as a digest item.
+fn named_posting_hash(p: NamedPosting) -> u64 {
+    let name = p.prefix << 1 | u32::from(p.shared);
+    xxhash_rust::xxh3::xxh3_64_with_seed(&name.to_le_bytes(), p.fingerprint)
+}
+
+/// The live documents of one id-hash prefix, as the docs table lists them (in hash order, so
+/// a prefix's documents are together): the named postings they make.
+#[derive(Default)]
+struct NamedGroup {
+    prefix: Option<u32>,
+    fingerprints: Vec<u64>,
+}
+
+impl NamedGroup {
+    fn add(&mut self, prefix: u32, fingerprint: u64, digest: &mut Digest) {
+        if self.prefix != Some(prefix) {
+            self.flush(digest);
+            self.prefix = Some(prefix);
+        }
+        self.fingerprints.push(fingerprint);
+    }
+
+    /// Adds the group's postings to `digest`.
+    fn flush(&mut self, digest: &mut Digest) {
+        let Some(prefix) = self.prefix.take() else {
+            return;
+        };
+        self.fingerprints.sort_unstable();
+        for (i, &fingerprint) in self.fingerprints.iter().enumerate() {
+            if i > 0 && self.fingerprints[i - 1] == fingerprint {
+                continue;
+            }
+            let shared = self.fingerprints.get(i + 1) == Some(&fingerprint);
+            digest.add(named_posting_hash(NamedPosting {
+                fingerprint,
+                prefix,
+                shared,
+            }));
+        }
+        self.fingerprints.clear();
+    }
+}
+
 /// The id filter of one run (format 6): every block, the order across blocks, the catalog's
 /// bytes, and its prefixes against `expected`, those of the run's document entries (None when
 /// some of those were damaged).
@@ -128,7 +216,10 @@ fn check_id_filter(
 pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -> Result<()> {
     let path = docs_file(run_dir);
     let docs = run.docs()?;
+    let named = docs.names_documents();
     let mut live = Digest::default();
+    // Format 8: the postings the live documents make, a prefix's documents at a time.
+    let mut group = NamedGroup::default();
     let (bits, mut prefixes, mut last_prefix) = (run.meta().id_bits, Digest::default(), None);
     let findings_before = report.findings.len();
     let entries = check_entries(
@@ -139,7 +230,11 @@ pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -
         report,
         |hash, id, state| {
             if let DocState::Live { fingerprint, batch } = state {
-                live.add(document_hash(*fingerprint, id, *batch));
+                if named {
+                    group.add(named_postings::prefix_of(hash), *fingerprint, &mut live);
+                } else {
+                    live.add(document_hash(*fingerprint, id, *batch));
+                }
             }
             if bits > 0 {
                 let prefix = id_filter::prefix(hash, bits);
@@ -163,20 +258,28 @@ pub(super) fn check_docs(run: &RunReader, run_dir: &Path, report: &mut Report) -
             ),
         );
     }
+    group.flush(&mut live);
     let mut postings = Digest::default();
     // In format 7 the postings blocks hold the sketches too.
     let mut postings_bytes = run.meta().postings_bytes;
     if docs.sketches_in_postings() {
         postings_bytes += run.meta().sketches_bytes;
     }
-    check_entries(
-        docs.scan_postings()?,
-        &path,
-        POSTINGS_TABLE,
-        postings_bytes,
-        report,
-        |fp, id, posting| postings.add(document_hash(fp, id, posting.batch)),
-    )?;
+    if named {
+        let scan = docs.scan_named_postings_in(0, u64::MAX)?;
+        check_named_postings(scan, &path, postings_bytes, report, |p| {
+            postings.add(named_posting_hash(p));
+        })?;
+    } else {
+        check_entries(
+            docs.scan_postings()?,
+            &path,
+            POSTINGS_TABLE,
+            postings_bytes,
+            report,
+            |fp, id, posting| postings.add(document_hash(fp, id, posting.batch)),
+        )?;
+    }
     if postings != live {
         report.find(
             &path,

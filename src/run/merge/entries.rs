@@ -11,6 +11,7 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Keys, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys;
+use crate::format::block::named_postings;
 use crate::format::block::postings::{self, Posting, SketchedPosting};
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::RunFormat;
@@ -86,6 +87,54 @@ impl<'e, 'a> EntrySink<'e, 'a> {
 /// is live. A posting of such an id lives only if it has that fingerprint.
 pub(super) type Changed = HashMap<String, Option<u64>, BuildHasherDefault<MulHasher>>;
 
+/// For named postings (format 8), the id-hash prefixes of which more than one input mentions
+/// an id, each with the fingerprints of its live documents after the merge (one per
+/// document, ascending): the postings of such a prefix are those fingerprints'.
+pub(super) type ChangedGroups = HashMap<u64, Vec<u64>, BuildHasherDefault<MulHasher>>;
+
+/// What the docs' merge learns that the postings' merge needs: [`Changed`] ids, or with named
+/// postings (format 8) [`ChangedGroups`].
+#[derive(Default)]
+pub(super) struct Changes {
+    pub(super) ids: Changed,
+    pub(super) groups: ChangedGroups,
+}
+
+impl Changes {
+    pub(super) fn extend(&mut self, other: Changes) {
+        self.ids.extend(other.ids);
+        // Parts start at prefix boundaries (see merge_runs): each prefix comes from one.
+        self.groups.extend(other.groups);
+    }
+}
+
+/// The live documents of one id-hash prefix as the docs' merge passes them (format 8).
+#[derive(Default)]
+struct Group {
+    prefix: Option<u64>,
+    changed: bool,
+    fingerprints: Vec<u64>,
+}
+
+impl Group {
+    /// Starts the group of `prefix` if this is not it, closing the one before into `groups`.
+    fn enter(&mut self, prefix: u64, groups: &mut ChangedGroups) {
+        if self.prefix != Some(prefix) {
+            self.close(groups);
+            self.prefix = Some(prefix);
+        }
+    }
+
+    fn close(&mut self, groups: &mut ChangedGroups) {
+        if let (Some(prefix), true) = (self.prefix.take(), self.changed) {
+            self.fingerprints.sort_unstable();
+            groups.insert(prefix, std::mem::take(&mut self.fingerprints));
+        }
+        self.fingerprints.clear();
+        self.changed = false;
+    }
+}
+
 pub(super) type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
 /// Entry tables are merged in key ranges of about this many entries, a few at a time in
@@ -151,14 +200,15 @@ pub(super) fn merge_documents(
     (lo, hi): (u64, u64),
     (format, id_bits): (RunFormat, u8),
     emit: &mut Emit<'_>,
-) -> Result<(EntryCounts, (Changed, EncodedBlocks))> {
+) -> Result<(EntryCounts, (Changes, EncodedBlocks))> {
     let filter = format.id_filter.then_some((id_bits, format.codec));
     let mut cursors = inputs
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
     let mut sink = EntrySink::new(emit, EntryWriter::new(format.doc_keys));
-    let mut changed = Changed::default();
+    let mut changes = Changes::default();
+    let mut group = Group::default();
     let mut prefixes: Vec<u64> = Vec::new();
     let mut same = Vec::new();
     loop {
@@ -166,12 +216,19 @@ pub(super) fn merge_documents(
         let Some(&newest) = same.last() else { break };
         let (hash, id, state) = cursors[newest].peek().expect("a head");
         let state = *state;
-        if same.len() > 1 {
-            let live = match state {
-                DocState::Live { fingerprint, .. } => Some(fingerprint),
-                DocState::Deleted { .. } => None,
-            };
-            changed.insert(id.clone(), live);
+        let live = match state {
+            DocState::Live { fingerprint, .. } => Some(fingerprint),
+            DocState::Deleted { .. } => None,
+        };
+        if format.named_postings {
+            group.enter(
+                u64::from(named_postings::prefix_of(*hash)),
+                &mut changes.groups,
+            );
+            group.changed |= same.len() > 1;
+            group.fingerprints.extend(live);
+        } else if same.len() > 1 {
+            changes.ids.insert(id.clone(), live);
         }
         let keep = !(full && matches!(state, DocState::Deleted { .. }));
         if keep {
@@ -188,6 +245,7 @@ pub(super) fn merge_documents(
             cursors[i].advance()?;
         }
     }
+    group.close(&mut changes.groups);
     let mut ids = EncodedBlocks::default();
     if let Some((_, codec)) = filter {
         keys::encode(codec, &prefixes, |last, block| {
@@ -195,7 +253,7 @@ pub(super) fn merge_documents(
             Ok(())
         })?;
     }
-    Ok((sink.finish()?, (changed, ids)))
+    Ok((sink.finish()?, (changes, ids)))
 }
 
 /// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the

@@ -28,7 +28,7 @@ use super::run_file::{Appender, RunFile};
 use super::write::shard_file_count;
 use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{Error, Result};
-use crate::format::block::id_filter;
+use crate::format::block::{id_filter, named_postings};
 use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
 use crate::sys::progress::{Phase, Progress};
@@ -38,13 +38,15 @@ use crate::tables::permutation::Permutations;
 mod cursor;
 mod dead;
 mod entries;
+mod named;
 mod sorted;
 mod tables;
 
 use dead::DeadSet;
 use entries::{
-    merge_documents, merge_in_parts, merge_postings, Changed, EntryCounts, SketchPart, PART_ENTRIES,
+    merge_documents, merge_in_parts, merge_postings, Changes, EntryCounts, SketchPart, PART_ENTRIES,
 };
+use named::merge_named_postings;
 use tables::merge_shard_file;
 
 /// What a merge wrote and dropped.
@@ -83,14 +85,20 @@ pub(crate) fn merge_runs(
     let mut parts = documents
         .div_ceil(PART_ENTRIES)
         .max(2 * rayon::current_num_threads() as u64);
-    if let Some(bits) = id_bits.filter(|&b| b < 64) {
-        parts = parts.min(1 << bits);
+    // Ranges start where a filter's prefix starts, and where a named posting's does (format
+    // 8: the docs' merge learns what it needs of each prefix within one range).
+    let mut align = id_bits.map_or(0, |b| 64 - u32::from(b));
+    if format.named_postings {
+        align = align.max(64 - named_postings::PREFIX_BITS);
     }
-    let mut changed = Changed::default();
+    if align > 0 {
+        parts = parts.min(1 << (64 - align));
+    }
+    let mut changed = Changes::default();
     let mut appender = docs_file.entries(DOCS);
     let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
-        (parts, id_bits.map_or(0, |b| 64 - u32::from(b))),
+        (parts, align),
         |keys, emit| {
             let filter = (format, id_bits.unwrap_or(0));
             merge_documents(inputs, full, keys, filter, emit)
@@ -117,8 +125,16 @@ pub(crate) fn merge_runs(
     let postings = merge_in_parts(
         (parts, 0),
         |keys, emit| {
+            if format.named_postings {
+                let (counts, dead) = merge_named_postings(inputs, &changed.groups, keys, emit)?;
+                let sketches = SketchPart {
+                    blocks: Default::default(),
+                    counts: EntryCounts::default(),
+                };
+                return Ok((counts, (dead, sketches)));
+            }
             let sketches = (sketched, format.sketches_in_postings);
-            merge_postings(inputs, &changed, sketches, keys, emit)
+            merge_postings(inputs, &changed.ids, sketches, keys, emit)
         },
         &mut postings_out,
         |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {

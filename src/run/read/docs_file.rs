@@ -15,15 +15,18 @@ use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::postings::{self, Posting};
 use crate::format::block::sketches::{self, SketchEntry};
+use crate::format::catalog::RunFormat;
 use crate::run::{
     EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
 };
 
 /// One open docs file of a run.
 pub struct DocsFile {
-    path: PathBuf,
-    docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
-    postings: EntryTable,
+    pub(super) path: PathBuf,
+    pub(super) docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    pub(super) postings: EntryTable,
+    /// Whether the postings name their documents (format 8) instead of holding their ids.
+    named: bool,
     sketches: SketchesAt,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
     ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
@@ -44,15 +47,16 @@ enum SketchesAt {
 }
 
 impl DocsFile {
-    /// The docs file at `path`, open in `db`: its docs and postings tables, its sketches
-    /// table where it has one (with `sketches_in_postings`, format 7's, the postings hold
+    /// The docs file at `path`, open in `db`: its docs and postings tables (laid out as
+    /// `format` says), its sketches table where it has one (in format 7 on, the postings hold
     /// them), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0).
     pub(super) fn open(
         path: &Path,
         db: ReadOnlyDatabase,
         id_bits: u8,
-        sketches_in_postings: bool,
+        format: RunFormat,
     ) -> Result<DocsFile> {
+        let sketches_in_postings = format.sketches_in_postings;
         let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
         let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
         let sketches = match txn.open_table(SKETCHES) {
@@ -78,6 +82,7 @@ impl DocsFile {
         Ok(DocsFile {
             docs: open(DOCS)?,
             postings: open(POSTINGS)?,
+            named: format.named_postings,
             sketches,
             ids,
             path: path.to_path_buf(),
@@ -93,6 +98,13 @@ impl DocsFile {
     /// The documents whose id hashes are within `lo..=hi`, a block at a time.
     pub fn scan_documents_in(&self, lo: u64, hi: u64) -> Result<EntryScan<DocState>> {
         EntryScan::new(self.path.clone(), DOCS_TABLE, &self.docs, lo, hi)
+    }
+
+    /// Whether the postings name their documents by id-hash prefix (format 8; see
+    /// [`crate::format::block::named_postings`]) instead of holding their ids: then they are
+    /// read with [`DocsFile::scan_named_postings_in`], not as entries.
+    pub fn names_documents(&self) -> bool {
+        self.named
     }
 
     /// Every posting, a block at a time, ordered by `(fingerprint, id)`.
@@ -270,6 +282,9 @@ impl DocsFile {
 
     /// Calls `f(id, batch)` on every document this run lists under `fingerprint`.
     pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str, u64)) -> Result<()> {
+        if self.named {
+            return self.named_ids_of(fingerprint, f);
+        }
         let from = fingerprint.to_be_bytes();
         let range = self
             .postings
@@ -298,8 +313,17 @@ impl DocsFile {
         self.for_each_entry(&self.docs, DOCS_TABLE, |hash, id, state| f(hash, id, state))
     }
 
-    /// Calls `f` on the fingerprint of every posting of this run, in order.
+    /// Calls `f` on the fingerprint of every posting of this run, in order: once per document,
+    /// but (format 8) at most twice for documents that share a named posting.
     pub fn for_each_posting(&self, mut f: impl FnMut(u64)) -> Result<()> {
+        if self.named {
+            return self.for_each_named_posting(|p| {
+                f(p.fingerprint);
+                if p.shared {
+                    f(p.fingerprint);
+                }
+            });
+        }
         self.for_each_entry::<Posting>(&self.postings, POSTINGS_TABLE, |fp, _, _| f(fp))
     }
 

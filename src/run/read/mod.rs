@@ -17,6 +17,7 @@ use crate::run::pinned::PinnedRun;
 
 mod ascending_blocks;
 mod docs_file;
+mod named;
 mod shard_file;
 
 pub(crate) use docs_file::DocsFile;
@@ -36,8 +37,8 @@ pub struct RunReader {
     shards_per_file: usize,
     /// The run's tables held in memory, where a long-lived reader pinned them.
     pinned: Option<Arc<PinnedRun>>,
-    /// Whether its sketches are in its postings (format 7) rather than a table of their own.
-    sketches_in_postings: bool,
+    /// How its docs file is laid out.
+    format: RunFormat,
 }
 
 /// Bytes of redb cache each file of a run gets when it opens.
@@ -132,7 +133,7 @@ impl RunReader {
             files,
             shards_per_file: shards / count,
             pinned: None,
-            sketches_in_postings: format.sketches_in_postings,
+            format,
         })
     }
 
@@ -223,9 +224,9 @@ impl RunReader {
 
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
-        let (id_bits, in_postings) = (self.meta.id_bits, self.sketches_in_postings);
+        let (id_bits, format) = (self.meta.id_bits, self.format);
         self.docs.get(self.caches.docs, |path, db| {
-            DocsFile::open(path, db, id_bits, in_postings)
+            DocsFile::open(path, db, id_bits, format)
         })
     }
 }
