@@ -85,17 +85,8 @@ impl Snapshot {
         guard_redb(self.dir(), || {
             let (pairs, distinct, wanted) = self.candidates(distance, progress)?;
             let reading = Phase::start(progress, "reading ids", wanted.len() as u64);
-            let ids: Vec<Vec<(u64, Box<str>, u64)>> = wanted
-                .par_iter()
-                .map(|&fp| {
-                    let mut ids = Vec::new();
-                    self.live_documents_of(fp, |id, batch| ids.push((fp, id.into(), batch)))?;
-                    progress.advance(1);
-                    Ok(ids)
-                })
-                .collect::<Result<_>>()?;
+            let ids = self.live_documents_of_all(&wanted, progress)?;
             drop(reading);
-            let ids = ids.into_iter().flatten().collect();
             Ok(NearDuplicates::build(
                 self.documents(),
                 distinct,

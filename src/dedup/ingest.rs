@@ -356,11 +356,28 @@ fn nearest_stored<'r>(
         .collect();
     unknown.par_sort_unstable();
     unknown.dedup();
-    let found: Vec<(u64, Representative)> = unknown
-        .into_par_iter()
-        .map(|fp| Ok((fp, representative(snapshot, fp, min_jaccard.is_some())?)))
-        .collect::<Result<_>>()?;
-    representatives.extend(found);
+    if min_jaccard.is_some() {
+        let found: Vec<(u64, Representative)> = unknown
+            .into_par_iter()
+            .map(|fp| Ok((fp, representative(snapshot, fp, true)?)))
+            .collect::<Result<_>>()?;
+        representatives.extend(found);
+    } else {
+        // Without sketches, every fingerprint's documents are read together (each block
+        // once), and the earliest batch, then smallest id, of each kept.
+        for &fp in &unknown {
+            representatives.insert(fp, None);
+        }
+        for (fp, id, batch) in snapshot.live_documents_of_all(&unknown, &())? {
+            let best = representatives.get_mut(&fp).expect("each unknown is in");
+            if best
+                .as_ref()
+                .is_none_or(|(b, i, _)| (batch, &*id) < (*b, &**i))
+            {
+                *best = Some((batch, id, None));
+            }
+        }
+    }
     let representatives = &*representatives;
     // Each distinct fingerprint's stored candidates, nearest first: (distance, batch, id,
     // sketch).

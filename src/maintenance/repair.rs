@@ -10,7 +10,9 @@
 //! - a docs entry lost from a damaged block comes back from its posting, which carries the
 //!   document's batch (format 3 on), so nothing is guessed. A deletion entry has no second
 //!   copy: the ids an older run holds in the lost range, which the deletion may have covered,
-//!   are reported by id.
+//!   are reported by id. Nor has a document of a format 8 store without sketches, whose
+//!   postings name their documents by id-hash prefix instead of holding the ids: it is
+//!   counted as lost, and its fingerprint listed.
 //!
 //! Each damaged run is rebuilt as a new run that takes its place in the run list, all in one
 //! catalog commit, like a compaction; the damaged files are deleted only after the commit, so a

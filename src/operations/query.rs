@@ -48,6 +48,9 @@ impl Snapshot {
         let close = guard_redb(self.dir(), || {
             self.close_fingerprints_many(&fingerprints, distance)
         })?;
+        if min_jaccard.is_none() {
+            return guard_redb(self.dir(), || self.matches_of_many(close));
+        }
         queries
             .par_iter()
             .zip(close)

@@ -142,7 +142,16 @@ fn write_docs(
     let ((docs_bytes, ids), postings) = rayon::join(
         || {
             rayon::join(
-                || append_all_entries(&file, (DOCS, format.doc_keys), documents),
+                || {
+                    let mut appender = file.entries(DOCS);
+                    let mut writer = format.docs_writer();
+                    let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
+                    for (hash, id, state) in documents {
+                        writer.push(hash, id, &state, &mut emit)?;
+                    }
+                    writer.finish(&mut emit)?;
+                    appender.finish()
+                },
                 write_ids,
             )
         },

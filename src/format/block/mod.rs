@@ -6,6 +6,7 @@
 //! crc32fast) of the rest of the block, checked on every decode: redb does not verify its own
 //! checksums on ordinary reads.
 
+mod compressed;
 pub mod docs;
 pub mod entries;
 pub mod id_filter;

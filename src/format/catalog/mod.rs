@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::block::entries::Keys;
+use crate::format::block::entries::{EntryWriter, Keys};
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::sketches::{
     MAX_BYTES as MAX_SKETCH_BYTES, MIN_BYTES as MIN_SKETCH_BYTES,
@@ -95,6 +95,21 @@ pub(crate) struct RunFormat {
     /// (format 8 on, in a store without sketches; see
     /// [`crate::format::block::named_postings`]).
     pub named_postings: bool,
+    /// Whether docs blocks are written compressed where that pays (format 8 on; see
+    /// [`crate::format::block::entries::EntryWriter::compressed`]).
+    pub compressed_docs: bool,
+}
+
+impl RunFormat {
+    /// The writer of this format's docs blocks.
+    pub(crate) fn docs_writer(&self) -> EntryWriter {
+        let writer = EntryWriter::new(self.doc_keys);
+        if self.compressed_docs {
+            writer.compressed()
+        } else {
+            writer
+        }
+    }
 }
 
 impl RunFormat {
@@ -106,6 +121,7 @@ impl RunFormat {
         doc_keys: Keys::IdHashes,
         sketches_in_postings: false,
         named_postings: true,
+        compressed_docs: true,
     };
 }
 
@@ -328,6 +344,7 @@ impl Catalog {
             },
             sketches_in_postings: self.format >= 7 && self.sketch_bytes > 0,
             named_postings: self.format >= 8 && self.sketch_bytes == 0,
+            compressed_docs: self.format >= 8,
         }
     }
 

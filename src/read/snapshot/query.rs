@@ -33,6 +33,32 @@ impl Snapshot {
         Ok(matches)
     }
 
+    /// [`Snapshot::matches_of`] of many queries' close fingerprints: the documents of every
+    /// fingerprint close to some query read once, together (see
+    /// [`Snapshot::live_documents_of_all`]). Memory: those documents, as the answers hold them.
+    pub(crate) fn matches_of_many(&self, close: Vec<Vec<(u64, u32)>>) -> Result<Vec<Vec<Match>>> {
+        let mut wanted: Vec<u64> = close.iter().flatten().map(|&(fp, _)| fp).collect();
+        wanted.par_sort_unstable();
+        wanted.dedup();
+        let mut documents = self.live_documents_of_all(&wanted, &())?;
+        documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        Ok(close
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|close| {
+                let mut matches = Vec::new();
+                for (fp, d) in close {
+                    let from = documents.partition_point(|doc| doc.0 < fp);
+                    for (_, id, _) in documents[from..].iter().take_while(|doc| doc.0 == fp) {
+                        matches.push(Match::new(d, fp, id.to_string()));
+                    }
+                }
+                matches.sort_unstable();
+                matches
+            })
+            .collect())
+    }
+
     /// [`Snapshot::matches_of`], verified with `sketch` (see [`Snapshot::query_many`]).
     pub(crate) fn verified_matches_of(
         &self,

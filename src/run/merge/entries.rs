@@ -206,7 +206,7 @@ pub(super) fn merge_documents(
         .iter()
         .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
-    let mut sink = EntrySink::new(emit, EntryWriter::new(format.doc_keys));
+    let mut sink = EntrySink::new(emit, format.docs_writer());
     let mut changes = Changes::default();
     let mut group = Group::default();
     let mut prefixes: Vec<u64> = Vec::new();

@@ -1,6 +1,7 @@
 //! Named postings (format 8) read back to their documents: a posting names its documents by
 //! their id-hash prefix, which the docs table, ordered by id hash, finds.
 
+use super::ascending_blocks::AscendingBlocks;
 use super::DocsFile;
 use crate::error::{Error, Result};
 use crate::format::block::docs::DocState;
@@ -107,6 +108,90 @@ impl DocsFile {
             }
         }
         if !found {
+            return Err(Error::corrupt(format!(
+                "the posting ({fingerprint:016x}, prefix {prefix:08x}) names no live document \
+                 of the run; verify the store"
+            ))
+            .at(&self.path, POSTINGS_TABLE, None));
+        }
+        Ok(())
+    }
+
+    /// The names `(prefix, fingerprint)` of the postings of the fingerprints `wanted`
+    /// (ascending, distinct), in fingerprint order: the postings walked once, each block
+    /// read once.
+    pub fn names_of(&self, wanted: &[u64]) -> Result<Vec<(u32, u64)>> {
+        let mut names = Vec::new();
+        let mut blocks = AscendingBlocks::new(&self.postings);
+        let mut next = 0; // wanted[next] is the least fingerprint not yet passed
+        let mut after: Vec<u8> = Vec::new(); // just above the last block read
+        while next < wanted.len() {
+            let key = wanted[next]
+                .to_be_bytes()
+                .to_vec()
+                .max(std::mem::take(&mut after));
+            let item = blocks
+                .at_least(&key[..], |last| last.value() >= &key[..])
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
+            named_postings::decode(block.value(), |p| {
+                while next < wanted.len() && wanted[next] < p.fingerprint {
+                    next += 1;
+                }
+                if wanted.get(next) == Some(&p.fingerprint) {
+                    names.push((p.prefix, p.fingerprint));
+                }
+                next < wanted.len()
+            })
+            .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
+            after = last.value().to_vec();
+            after.push(0);
+        }
+        Ok(names)
+    }
+
+    /// Calls `f(fingerprint, id, batch)` on every live document that one of the postings
+    /// `names` (ascending) names, in hash order: the docs table walked once, each block read
+    /// once for all the names it holds. A name that finds no document is damage.
+    pub fn documents_named_by(
+        &self,
+        names: &[(u32, u64)],
+        mut f: impl FnMut(u64, &str, u64),
+    ) -> Result<()> {
+        let mut found = vec![false; names.len()];
+        let mut blocks = AscendingBlocks::new(&self.docs);
+        let mut i = 0; // names[i] is the first name whose prefix is not passed
+        let mut after: Vec<u8> = Vec::new(); // just above the last block read
+        while i < names.len() {
+            let lo = named_postings::hash_range(names[i].0).0;
+            let key = lo.to_be_bytes().to_vec().max(std::mem::take(&mut after));
+            let item = blocks
+                .at_least(&key[..], |last| last.value() >= &key[..])
+                .map_err(|e| Error::redb(&self.path, e))?;
+            let Some((last, block)) = item else { break };
+            entries::decode::<DocState>(block.value(), |hash, id, state| {
+                let prefix = named_postings::prefix_of(hash);
+                while i < names.len() && names[i].0 < prefix {
+                    i += 1;
+                }
+                if let DocState::Live { fingerprint, batch } = state {
+                    let mut j = i;
+                    while j < names.len() && names[j].0 == prefix {
+                        if names[j].1 == fingerprint {
+                            found[j] = true;
+                            f(fingerprint, id, batch);
+                        }
+                        j += 1;
+                    }
+                }
+                i < names.len()
+            })
+            .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
+            after = last.value().to_vec();
+            after.push(0);
+        }
+        if let Some(j) = found.iter().position(|&f| !f) {
+            let (prefix, fingerprint) = names[j];
             return Err(Error::corrupt(format!(
                 "the posting ({fingerprint:016x}, prefix {prefix:08x}) names no live document \
                  of the run; verify the store"
