@@ -704,3 +704,67 @@ fn a_missing_or_wrong_id_filter_is_found_and_repaired() {
         }
     }
 }
+
+/// Where postings name their documents (format 8), the documents of a lost docs block are
+/// listed by fingerprint even where the run's tables do not hold it (a copy of an older run's
+/// document adds no fingerprint) and another document still has it.
+#[test]
+fn repair_lists_the_fingerprints_of_lost_copies_from_the_named_postings() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("s");
+    let mut store = Store::create(&store_dir, Settings::default()).unwrap();
+    let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for prefix in ["a", "b"] {
+        let mut batch = Batch::new();
+        for i in 0..3000u64 {
+            batch.push(&format!("{prefix}-{i}"), fp(i)).unwrap();
+        }
+        store.insert(&batch, None).unwrap();
+    }
+    drop(store);
+    let before = answers(&store_dir, &[]).unwrap().2;
+    let newest = std::fs::read_dir(store_dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    // Damage docs blocks of the second run, and no postings block.
+    let docs = newest.join("docs.redb");
+    let mut damaged = 0;
+    for at in offsets(&docs, 1499) {
+        flip(&docs, at);
+        let report = Store::verify(&store_dir, false, &());
+        let tables: Vec<String> = match &report {
+            Ok(r) => r.findings.iter().filter_map(|f| f.table.clone()).collect(),
+            Err(_) => vec!["unreadable".into()],
+        };
+        if !tables.is_empty() && tables.iter().all(|t| t == "docs") {
+            damaged = tables.len();
+            if damaged >= 2 {
+                break;
+            }
+        } else {
+            flip(&docs, at);
+        }
+    }
+    assert!(damaged >= 1, "a docs block damaged");
+    let mut store = Store::open(&store_dir).unwrap();
+    let report = store.repair().unwrap();
+    drop(store);
+    let after = answers(&store_dir, &[]).unwrap().2;
+    let lost: BTreeSet<u64> = before.difference(&after).map(|d| d.1).collect();
+    assert!(!lost.is_empty());
+    let listed: BTreeSet<u64> = report
+        .runs
+        .iter()
+        .flat_map(|r| r.fingerprints_lost.iter())
+        .map(|fp| u64::from_str_radix(fp, 16).unwrap())
+        .collect();
+    // Each lost "b" copy's fingerprint is still an "a" document's, and in the first run's
+    // tables only: the named postings alone tell it.
+    assert_eq!(listed, lost);
+    assert!(Store::verify(&store_dir, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
+}

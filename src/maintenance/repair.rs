@@ -26,6 +26,7 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::named_postings;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
@@ -353,14 +354,39 @@ impl Rebuilt {
             .iter()
             .map(|(fingerprint, _, _)| *fingerprint)
             .collect();
-        let fingerprints_lost: Vec<String> = s
+        let mut lost: Vec<u64> = s
             .fingerprints
             .iter()
+            .copied()
             .filter(|fingerprint| !held.contains(fingerprint))
+            .take(LISTED_IDS)
+            .collect();
+        drop(held);
+        // Named postings (format 8) whose prefix lies in a lost docs range and that no
+        // rebuilt document makes: their documents were lost, whether or not another run's
+        // tables hold the fingerprint or another document still has it.
+        let made: HashSet<(u64, u32)> = postings
+            .iter()
+            .map(|(fp, id, _)| (*fp, named_postings::prefix_of(id_hash(id.as_bytes()))))
+            .collect();
+        let in_lost_range = |prefix: u32| {
+            let (lo, hi) = named_postings::hash_range(prefix);
+            s.lost_documents.iter().any(|&(a, b)| lo <= b && a <= hi)
+        };
+        lost.extend(
+            s.named_postings
+                .iter()
+                .filter(|p| !made.contains(&(p.fingerprint, p.prefix)) && in_lost_range(p.prefix))
+                .map(|p| p.fingerprint),
+        );
+        drop(made);
+        lost.sort_unstable();
+        lost.dedup();
+        let fingerprints_lost: Vec<String> = lost
+            .iter()
             .take(LISTED_IDS)
             .map(|fingerprint| format!("{fingerprint:016x}"))
             .collect();
-        drop(held);
         let (sketches, sketches_lost, ids_sketch_lost) =
             sketches_of_postings(&postings, s.sketches, &s.lost_sketches);
         Rebuilt {

@@ -13,6 +13,12 @@
 //! Format 6 added each run's id filter, a table of the docs file. So a format 5 run becomes a
 //! new run whose shard files are hard links to the old ones and whose docs file is a copy of
 //! the old one with the filter added, made from a scan of its docs blocks (one at a time).
+//!
+//! Format 7 moved sketches into their postings, and format 8 (without sketches) names each
+//! posting's documents by id-hash prefix and compresses docs blocks. Each makes a new run
+//! whose shard files are hard links to the old ones and whose docs file holds the old id
+//! filter blocks as they were, the postings written again and the docs blocks copied (7) or
+//! written again (8), each read a block at a time.
 
 use std::path::Path;
 
@@ -292,8 +298,9 @@ pub(crate) fn sketches_into_postings(
 
 /// Writes `old`, a format 7 run of a store without sketches stored in `old_dir`, as run `id`
 /// in `run_dir`, its postings naming their documents (format 8); returns the new run's
-/// description. The docs and id filter blocks are copied as they are; the postings are read
-/// a block at a time and written again, the ids of one fingerprint at a time in memory.
+/// description. The docs blocks are written again (compressed where that pays), the id
+/// filter blocks copied as they are; the postings are read a block at a time and written
+/// again, the ids of one fingerprint at a time in memory.
 pub(crate) fn named_postings(
     old: &RunReader,
     old_dir: &Path,
@@ -301,7 +308,28 @@ pub(crate) fn named_postings(
     id: u64,
 ) -> Result<RunMeta> {
     let meta = old.meta();
-    let (file, docs) = new_docs_file_linked(old, old_dir, run_dir)?;
+    link_shard_files(meta, old_dir, run_dir)?;
+    let file = RunFile::create(&layout::docs_file(run_dir), Cached::Keep)?;
+    let docs = old.docs()?;
+    // The docs blocks written again as format 8 writes them (compressed where that pays),
+    // from a scan of the old ones.
+    let docs_bytes = append_entries(&file, DOCS, |emit| {
+        let mut written = 0u64;
+        let mut counted = |key: &[u8], block: &[u8]| {
+            written += block.len() as u64;
+            emit(key, block)
+        };
+        let mut writer = EntryWriter::new(Keys::IdHashes).compressed();
+        let mut scan = docs.scan_documents()?;
+        let mut block = Vec::new();
+        while scan.next_block(&mut block)? {
+            for (hash, id, state) in &block {
+                writer.push(*hash, id.as_bytes(), state, &mut counted)?;
+            }
+        }
+        writer.finish(&mut counted)?;
+        Ok(written)
+    })?;
     let mut ids = file.keys(IDS);
     docs.for_each_id_filter_block(|last, block| {
         ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
@@ -338,6 +366,7 @@ pub(crate) fn named_postings(
     layout::sync_dir(run_dir)?;
     Ok(RunMeta {
         id,
+        docs_bytes,
         postings_bytes: bytes,
         ..meta.clone()
     })

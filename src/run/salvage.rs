@@ -17,7 +17,7 @@ use crate::format::block::docs::DocState;
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
-use crate::format::block::named_postings;
+use crate::format::block::named_postings::{self, NamedPosting};
 use crate::format::block::postings::SketchedPosting;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::{RunFormat, RunMeta};
@@ -31,6 +31,9 @@ pub(crate) struct Salvaged {
     pub documents: Vec<(u64, String, DocState)>,
     /// The postings `(fingerprint, id, batch)` of intact blocks, in key order.
     pub postings: Vec<(u64, String, u64)>,
+    /// The named postings (format 8) of intact blocks, in key order: they name no id, but
+    /// those of a lost docs range tell the fingerprints of its lost documents.
+    pub named_postings: Vec<NamedPosting>,
     /// Every fingerprint found in an intact block of any permuted table, ascending, distinct.
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
@@ -89,7 +92,7 @@ pub(crate) fn salvage(
             // 8) hold no ids, so they bring back nothing: only their damage is recorded.
             let lost_postings = guarded(&docs_path, POSTINGS_TABLE, &mut out, |out| {
                 if format.named_postings {
-                    named_postings_damage(&db, &docs_path, out);
+                    named_postings_damage(&db, &docs_path, keep, out);
                     return Vec::new();
                 }
                 entries_of::<SketchedPosting>(
@@ -362,8 +365,9 @@ fn entries_of<P: Payload>(
     lost
 }
 
-/// Records the damaged blocks of a table of named postings (format 8) in `out.damage`.
-fn named_postings_damage(db: &ReadOnlyDatabase, path: &Path, out: &mut Salvaged) {
+/// Records the damaged blocks of a table of named postings (format 8) in `out.damage`, and
+/// with `keep` the postings of the intact ones in `out.named_postings`.
+fn named_postings_damage(db: &ReadOnlyDatabase, path: &Path, keep: bool, out: &mut Salvaged) {
     let place = format!("{} table {POSTINGS_TABLE}", path.display());
     let range = db
         .begin_read()
@@ -387,17 +391,24 @@ fn named_postings_damage(db: &ReadOnlyDatabase, path: &Path, out: &mut Salvaged)
         let last = filed.get(..8).map_or(u64::MAX, |b| {
             u64::from_be_bytes(b.try_into().expect("8 bytes"))
         });
-        let mut tail = None;
+        let mut postings = Vec::new();
         let decoded = named_postings::decode(block.value(), |p| {
-            tail = Some(p);
+            postings.push(p);
             true
         });
         match decoded {
             Err(e) => out.damage.push(format!("{place}: block {last:016x}: {e}")),
-            Ok(()) if tail != named_postings::split_block_key(filed) => out.damage.push(format!(
-                "{place}: block {last:016x}: filed under a key that is not its last posting's"
-            )),
-            Ok(()) => {}
+            Ok(()) => {
+                if postings.last().copied() != named_postings::split_block_key(filed) {
+                    out.damage.push(format!(
+                        "{place}: block {last:016x}: filed under a key that is not its last \
+                         posting's"
+                    ));
+                }
+                if keep {
+                    out.named_postings.extend(postings);
+                }
+            }
         }
     }
 }

@@ -36,8 +36,8 @@ const LEVEL: i32 = 1;
 /// what [`next_cut`] aims at: a lookup decompresses its whole block.
 pub(super) const MOST_RATIO: usize = 3;
 
-/// The entry bytes at which a writer cuts its next block, after one of `raw` entry bytes
-/// that compressed to `squeezed` bytes (None: it was stored as it was): what would have
+/// The bytes at which a writer cuts its next block, after one of `raw` bytes whose entries
+/// compressed to a block of `squeezed` bytes (None: it was stored as it was): what would have
 /// compressed to a little under half of [`TARGET_BYTES`] at the same ratio, so that two
 /// blocks share a redb page. Blocks of a whole page each took 1% (numbered ids) to 3%
 /// (URLs) fewer bytes, and a lookup, which decompresses its whole block, 2x the time to
@@ -86,10 +86,10 @@ pub(super) fn expand(stored: &[u8]) -> Result<Vec<u8>> {
         .ok_or_else(|| Error::corrupt("compressed block holds a truncated length"))?;
     let raw = usize::try_from(raw)
         .ok()
-        .filter(|&r| r <= MOST_RAW_BYTES)
+        .filter(|&r| (1..=MOST_RAW_BYTES).contains(&r))
         .ok_or_else(|| {
             Error::corrupt(format!(
-                "compressed block says its entries take {raw} bytes (at most {MOST_RAW_BYTES})"
+                "compressed block says its entries take {raw} bytes (1 to {MOST_RAW_BYTES})"
             ))
         })?;
     let frame = &stored[used..];

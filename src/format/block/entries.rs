@@ -105,8 +105,8 @@ pub struct EntryWriter {
     sketch_flags: bool,
     /// Compresses each block's entries where that pays (docs blocks, format 8).
     squeezer: Option<Squeezer>,
-    /// Entry bytes at which a block is cut: [`TARGET_BYTES`], or with compression what the
-    /// last block's ratio says will compress to about that.
+    /// Bytes at which a block is cut: [`TARGET_BYTES`], or with compression what the last
+    /// block's ratio says will compress to half of that.
     cut_at: usize,
     block: Vec<u8>,
     count: u16,
@@ -202,8 +202,11 @@ impl EntryWriter {
         let squeezed =
             (self.squeezer.as_mut()).and_then(|s| s.squeeze(&self.block[CRC_BYTES + 2..]));
         if self.squeezer.is_some() {
-            let raw = self.block.len() - CRC_BYTES - 2;
-            self.cut_at = compressed::next_cut(raw, squeezed.as_ref().map(Vec::len));
+            // Whole blocks' bytes, as the cut compares them.
+            let stored = squeezed
+                .as_ref()
+                .map(|entries| CRC_BYTES + 2 + entries.len());
+            self.cut_at = compressed::next_cut(self.block.len(), stored);
         }
         if let Some(entries) = squeezed {
             n |= COMPRESSED;

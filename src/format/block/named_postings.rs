@@ -25,7 +25,8 @@ use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
 use crate::error::{Error, Result};
 
 /// Bits of the id hash a posting keeps: documents of one run and fingerprint that share them
-/// are rare below 2^31 documents, and a prefix's hash range lies within one docs block.
+/// are rare below 2^31 documents, and a prefix's hash range holds a document or two, in one
+/// docs block or two (readers take any number).
 pub const PREFIX_BITS: u32 = 31;
 
 /// Bit 13 of a block's entry count: the block holds named postings.
