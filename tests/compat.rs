@@ -129,6 +129,18 @@ fn ensure_current_fixture() {
     });
 }
 
+/// What a fixture holds: its documents.tsv, (ID, FINGERPRINT in hex) per line.
+fn fixture_model(fixture: &Path) -> BTreeMap<String, u64> {
+    std::fs::read_to_string(fixture.join("documents.tsv"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (id, fp) = l.split_once('\t').unwrap();
+            (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
+        })
+        .collect()
+}
+
 #[test]
 fn every_format_version_opens_with_its_contents() {
     ensure_current_fixture();
@@ -137,15 +149,7 @@ fn every_format_version_opens_with_its_contents() {
         let tmp = tempfile::tempdir().unwrap();
         let store = tmp.path().join("store");
         copy_dir(&fixture.join("store"), &store);
-        let mut model: BTreeMap<String, u64> =
-            std::fs::read_to_string(fixture.join("documents.tsv"))
-                .unwrap()
-                .lines()
-                .map(|l| {
-                    let (id, fp) = l.split_once('\t').unwrap();
-                    (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
-                })
-                .collect();
+        let mut model = fixture_model(&fixture);
         // Versions 1 and 2 need `migrate` before they open; 3 to 6 open as they are and
         // take new batches staying at their version (their blocks in their own layout, an id
         // filter from 6 on, sketches in postings from 7 on), so that the builds that wrote
@@ -430,15 +434,7 @@ fn plain_stores_of_format_8_on_open_with_their_contents() {
         let tmp = tempfile::tempdir().unwrap();
         let store = tmp.path().join("store");
         copy_dir(&fixture.join("plain"), &store);
-        let mut model: BTreeMap<String, u64> =
-            std::fs::read_to_string(fixture.join("documents.tsv"))
-                .unwrap()
-                .lines()
-                .map(|l| {
-                    let (id, fp) = l.split_once('\t').unwrap();
-                    (id.to_string(), u64::from_str_radix(fp, 16).unwrap())
-                })
-                .collect();
+        let mut model = fixture_model(&fixture);
         assert!(postings_named(&store, false).iter().all(|&n| n));
         // Format 8 compresses docs blocks where that saves an eighth: these ids do.
         assert!(docs_compressed(&store).iter().any(|&c| c), "v{version}");
