@@ -58,3 +58,35 @@ impl Hasher for MulHasher {
         self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
+
+/// The fingerprints a merge's postings walk finds dead: those whose every posting it saw
+/// (in fingerprint order) was dropped.
+#[derive(Default)]
+pub(super) struct Dead {
+    /// The fingerprint being walked, and whether it has a live posting so far.
+    current: Option<(u64, bool)>,
+    dead: Vec<u64>,
+}
+
+impl Dead {
+    /// Notes a posting of `fingerprint` (at or after the last one noted), kept if `live`.
+    pub(super) fn see(&mut self, fingerprint: u64, live: bool) {
+        match &mut self.current {
+            Some((current, any)) if *current == fingerprint => *any |= live,
+            _ => {
+                if let Some((current, false)) = self.current {
+                    self.dead.push(current);
+                }
+                self.current = Some((fingerprint, live));
+            }
+        }
+    }
+
+    /// The dead fingerprints, ascending.
+    pub(super) fn finish(mut self) -> Vec<u64> {
+        if let Some((current, false)) = self.current {
+            self.dead.push(current);
+        }
+        self.dead
+    }
+}

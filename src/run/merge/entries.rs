@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use super::cursor::{smallest, Cursor};
-use super::dead::MulHasher;
+use super::dead::{Dead, MulHasher};
 use crate::error::Result;
 use crate::format::block::docs::DocState;
 use crate::format::block::entries::{EntryWriter, Keys, Payload};
@@ -292,9 +292,7 @@ pub(super) fn merge_postings(
     let mut sink = EntrySink::new(emit, writer);
     // Sketches kept in the postings: their count and bytes.
     let mut in_posting_counts = EntryCounts::default();
-    let mut dead = Vec::new();
-    // The fingerprint being walked, and whether it has a live posting so far.
-    let mut current: Option<(u64, bool)> = None;
+    let mut dead = Dead::default();
     let mut same = Vec::new();
     loop {
         smallest(&cursors, &mut same);
@@ -307,15 +305,7 @@ pub(super) fn merge_postings(
             None => true,
             Some(state) => *state == Some(fp),
         };
-        match &mut current {
-            Some((cur, any)) if *cur == fp => *any |= live,
-            _ => {
-                if let Some((cur, false)) = current {
-                    dead.push(cur);
-                }
-                current = Some((fp, live));
-            }
-        }
+        dead.see(fp, live);
         if live {
             // The posting's sketch: in it (format 7), or in its run's sketches table.
             let mut from_table = None;
@@ -359,9 +349,7 @@ pub(super) fn merge_postings(
             cursors[i].advance()?;
         }
     }
-    if let Some((cur, false)) = current {
-        dead.push(cur);
-    }
+    let dead = dead.finish();
     let mut counts = sketch_sink.finish()?;
     counts.add(&in_posting_counts);
     let sketches = SketchPart {

@@ -2,6 +2,7 @@
 //! where a live document of the merged run still makes it.
 
 use super::cursor::{Blocks, Cursor};
+use super::dead::Dead;
 use super::entries::{ChangedGroups, Emit, EntryCounts};
 use crate::error::Result;
 use crate::format::block::named_postings::{NamedPosting, NamedWriter};
@@ -38,9 +39,7 @@ pub(super) fn merge_named_postings(
         bytes += block.len() as u64;
         emit(key, block)
     };
-    let mut dead = Vec::new();
-    // The fingerprint being walked, and whether it has a live posting so far.
-    let mut current: Option<(u64, bool)> = None;
+    let mut dead = Dead::default();
     let mut written = 0u64;
     let mut read = 0u64;
     loop {
@@ -83,15 +82,7 @@ pub(super) fn merge_named_postings(
             }
         };
         let live = live_documents > 0;
-        match &mut current {
-            Some((cur, any)) if *cur == fp => *any |= live,
-            _ => {
-                if let Some((cur, false)) = current {
-                    dead.push(cur);
-                }
-                current = Some((fp, live));
-            }
-        }
+        dead.see(fp, live);
         if live {
             let posting = NamedPosting {
                 fingerprint: fp,
@@ -111,9 +102,7 @@ pub(super) fn merge_named_postings(
             }
         }
     }
-    if let Some((cur, false)) = current {
-        dead.push(cur);
-    }
+    let dead = dead.finish();
     writer.finish(&mut counted)?;
     let counts = EntryCounts {
         read,
