@@ -153,7 +153,7 @@ fn open_pinned(
         if pinned::tables_cost(catalog) <= options.pin_bytes {
             CacheSpread::DocsOnly(options.cache_bytes)
         } else {
-            CacheSpread::Even(options.cache_bytes)
+            CacheSpread::ByBytes(options.cache_bytes)
         }
     })?;
     snapshot.count_probes_in(Arc::clone(probes));

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::error::{guard_redb, Error, Result, Setting};
 use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::sketches::check_size;
-use crate::format::catalog::Catalog;
+use crate::format::catalog::{Catalog, RunMeta};
 use crate::run::pinned::ProbeCounts;
 use crate::run::{FileCaches, RunReader};
 use crate::similarity::fingerprint::hex;
@@ -55,11 +55,19 @@ pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
 /// How a snapshot spreads its redb cache over the files it opens.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum CacheSpread {
-    /// These bytes evenly over every file.
+    /// These bytes evenly over every file. For a process that reads each leaf once (a batch
+    /// of queries, a scan): what it rereads is the tables' branch pages, which every table
+    /// file needs alike; the docs file's part would hold pages never read again.
     Even(usize),
-    /// These bytes over the docs files; a table file gets the least. For a reader that pins
-    /// every table in memory: it reads each table file once, to pin it, and a scan rereads no
-    /// page, while every match is looked up in a docs file.
+    /// These bytes over every file in proportion to its block bytes. For a reader that
+    /// queries again and again: every file's branch pages (a fixed share of its bytes) fit
+    /// whenever the whole cache holds them all, and the pages a repeated query rereads stay.
+    /// An even spread gave the docs file of a 1e8 store (35% of its bytes in format 8: docs,
+    /// named postings and id filter) a 35th of the cache (docs/benchmarks.md, "Read caches").
+    ByBytes(usize),
+    /// These bytes over the docs files, by their bytes; a table file gets the least. For a
+    /// reader that pins every table in memory: it reads each table file once, to pin it, and
+    /// a scan rereads no page, while every match is looked up in a docs file.
     DocsOnly(usize),
 }
 
@@ -67,21 +75,47 @@ impl CacheSpread {
     /// The smallest cache a file gets.
     const MIN_FILE_BYTES: usize = 1 << 20;
 
-    fn per_file(self, catalog: &Catalog) -> FileCaches {
-        let runs = catalog.runs.len().max(1);
-        let files: usize = catalog.runs.iter().map(|r| r.present_files.len() + 1).sum();
+    /// The caches of the files of `run`, one of `catalog`'s runs.
+    fn for_run(self, catalog: &Catalog, run: &RunMeta) -> FileCaches {
+        // A file's weight is its block bytes, at least 1: a catalog that counted no bytes
+        // spreads the cache evenly.
+        let table_files = |r: &RunMeta| r.present_files.len().max(1) as u64;
+        let docs_weight = |r: &RunMeta| (r.bytes() - r.table_bytes.iter().sum::<u64>()).max(1);
+        let tables_weight =
+            |r: &RunMeta| (r.table_bytes.iter().sum::<u64>() / table_files(r)).max(1);
+        let share = |bytes: usize, weight: u64, total: u64| {
+            let part = bytes as u128 * u128::from(weight) / u128::from(total.max(1));
+            usize::try_from(part)
+                .unwrap_or(usize::MAX)
+                .max(Self::MIN_FILE_BYTES)
+        };
         match self {
             CacheSpread::Even(bytes) => {
-                let each = (bytes / files.max(1)).max(Self::MIN_FILE_BYTES);
+                let files: u64 = catalog.runs.iter().map(|r| table_files(r) + 1).sum();
+                let each = share(bytes, 1, files);
                 FileCaches {
                     docs: each,
                     tables: each,
                 }
             }
-            CacheSpread::DocsOnly(bytes) => FileCaches {
-                docs: (bytes / runs).max(Self::MIN_FILE_BYTES),
-                tables: Self::MIN_FILE_BYTES,
-            },
+            CacheSpread::ByBytes(bytes) => {
+                let total: u64 = catalog
+                    .runs
+                    .iter()
+                    .map(|r| docs_weight(r) + tables_weight(r) * table_files(r))
+                    .sum();
+                FileCaches {
+                    docs: share(bytes, docs_weight(run), total),
+                    tables: share(bytes, tables_weight(run), total),
+                }
+            }
+            CacheSpread::DocsOnly(bytes) => {
+                let total: u64 = catalog.runs.iter().map(docs_weight).sum();
+                FileCaches {
+                    docs: share(bytes, docs_weight(run), total),
+                    tables: Self::MIN_FILE_BYTES,
+                }
+            }
         }
     }
 }
@@ -271,9 +305,7 @@ impl Snapshot {
     /// # Ok::<(), simhashdb::Error>(())
     /// ```
     pub fn open_with(dir: &Path, options: OpenOptions) -> Result<Self> {
-        Self::open_spread(dir, |catalog| {
-            CacheSpread::Even(options.cache_bytes_for(catalog))
-        })
+        Self::open_spread(dir, |catalog| options.spread_for(catalog))
     }
 
     /// Opens the store at `dir`, spreading the cache `spread` sizes from its catalog.
@@ -310,7 +342,6 @@ impl Snapshot {
     ) -> Result<Self> {
         let perms = Permutations::new(&catalog.settings);
         let shards = usize::from(catalog.settings.shards);
-        let caches = spread.per_file(&catalog);
         let runs = catalog
             .runs
             .iter()
@@ -320,7 +351,7 @@ impl Snapshot {
                     crate::format::layout::run_dir(dir, meta.id),
                     (shards, perms.tables().len()),
                     catalog.run_format(),
-                    caches,
+                    spread.for_run(&catalog, meta),
                 )
             })
             .collect::<Result<_>>()?;
@@ -401,33 +432,54 @@ mod tests {
     }
 
     #[test]
-    fn a_cache_goes_evenly_to_every_file_or_to_the_docs_files_alone() {
+    fn a_cache_goes_evenly_or_by_bytes_to_every_file_or_to_the_docs_files_alone() {
         let mut catalog = Catalog::new(Settings::default());
-        let run = |present: u16| RunMeta {
+        let run = |present: u16, table: u64, docs: u64| RunMeta {
             id: 0,
             shard_files: present,
             present_files: (0..present).collect(),
             fingerprints: 0,
             documents: 0,
-            table_bytes: vec![0; 10],
-            docs_bytes: 0,
-            postings_bytes: 0,
+            table_bytes: vec![table; 10],
+            docs_bytes: docs / 2,
+            postings_bytes: docs / 4,
             sketches: 0,
             sketches_bytes: 0,
             id_bits: 9,
-            ids_bytes: 0,
+            ids_bytes: docs / 4,
         };
-        // Two runs of 3 shard files and a docs file each: 8 files.
-        catalog.runs = vec![run(3), run(3)];
-        let even = CacheSpread::Even(800 << 20).per_file(&catalog);
-        assert_eq!((even.docs, even.tables), (100 << 20, 100 << 20));
-        let docs = CacheSpread::DocsOnly(800 << 20).per_file(&catalog);
-        assert_eq!(
-            (docs.docs, docs.tables),
-            (400 << 20, CacheSpread::MIN_FILE_BYTES)
+        // Two runs of 2 shard files and a docs file each, 6 files; the first run holds 3/4
+        // of the 800 bytes, its docs file 3/8.
+        let (big, small) = (run(2, 30, 300), run(2, 10, 100));
+        catalog.runs = vec![big.clone(), small.clone()];
+        let even = CacheSpread::Even(600 << 20);
+        for r in [&big, &small] {
+            let caches = even.for_run(&catalog, r);
+            assert_eq!((caches.docs, caches.tables), (100 << 20, 100 << 20));
+        }
+        let by_bytes = CacheSpread::ByBytes(800 << 20);
+        let (b, s) = (
+            by_bytes.for_run(&catalog, &big),
+            by_bytes.for_run(&catalog, &small),
         );
+        assert_eq!((b.docs, b.tables), (300 << 20, 150 << 20));
+        assert_eq!((s.docs, s.tables), (100 << 20, 50 << 20));
+        let docs_only = CacheSpread::DocsOnly(800 << 20);
+        let (b, s) = (
+            docs_only.for_run(&catalog, &big),
+            docs_only.for_run(&catalog, &small),
+        );
+        assert_eq!((b.docs, s.docs), (600 << 20, 200 << 20));
+        assert_eq!(b.tables, CacheSpread::MIN_FILE_BYTES);
         // Never less than the least a file gets.
-        let tiny = CacheSpread::Even(1).per_file(&catalog);
+        let tiny = CacheSpread::ByBytes(1).for_run(&catalog, &small);
         assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+        let tiny = CacheSpread::Even(1).for_run(&catalog, &small);
+        assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+        // A catalog that counted no bytes: by bytes is even.
+        let none = run(2, 0, 0);
+        catalog.runs = vec![none.clone(), none.clone()];
+        let caches = CacheSpread::ByBytes(600 << 20).for_run(&catalog, &none);
+        assert_eq!((caches.docs, caches.tables), (100 << 20, 100 << 20));
     }
 }

@@ -1,6 +1,6 @@
 //! How a snapshot sizes the redb cache it reads through, chosen by the work the process does.
 
-use super::{batch_cache_bytes, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
+use super::{batch_cache_bytes, CacheSpread, DEFAULT_CACHE_BYTES, SCAN_CACHE_BYTES};
 use crate::format::catalog::Catalog;
 
 /// How [`Snapshot::open_with`](crate::Snapshot::open_with) sizes the cache it reads the
@@ -31,7 +31,7 @@ impl OpenOptions {
         Self::default()
     }
 
-    /// This many bytes of cache, spread evenly over the store's files.
+    /// This many bytes of cache, spread over the store's files in proportion to their bytes.
     pub fn cache_bytes(self, bytes: usize) -> Self {
         OpenOptions {
             cache: Cache::Bytes(bytes),
@@ -53,13 +53,14 @@ impl OpenOptions {
         OpenOptions { cache: Cache::Scan }
     }
 
-    /// The cache bytes for a store of `catalog`.
-    pub(crate) fn cache_bytes_for(&self, catalog: &Catalog) -> usize {
+    /// The cache for a store of `catalog` and how it is spread over the files: by their bytes
+    /// for repeated queries, evenly for a process that reads each leaf once.
+    pub(crate) fn spread_for(&self, catalog: &Catalog) -> CacheSpread {
         match self.cache {
-            Cache::Repeated => DEFAULT_CACHE_BYTES,
-            Cache::Bytes(bytes) => bytes,
-            Cache::Batch => batch_cache_bytes(catalog),
-            Cache::Scan => SCAN_CACHE_BYTES,
+            Cache::Repeated => CacheSpread::ByBytes(DEFAULT_CACHE_BYTES),
+            Cache::Bytes(bytes) => CacheSpread::ByBytes(bytes),
+            Cache::Batch => CacheSpread::Even(batch_cache_bytes(catalog)),
+            Cache::Scan => CacheSpread::Even(SCAN_CACHE_BYTES),
         }
     }
 }
