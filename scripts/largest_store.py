@@ -1,4 +1,4 @@
-"""The largest store this machine holds, measured (docs/benchmarks.md, "6e8").
+"""The largest store this machine holds, measured (docs/benchmarks.md, "8e8").
 
 Loads BATCHES batches of BATCH documents with 12-byte ids into a new store, each generated
 here and piped to `simhashdb insert STORE -` (no input file), then measures what a user of
