@@ -26,7 +26,7 @@ use crate::format::layout::{self, sync_dir};
 use crate::format::settings::CompactionPolicy;
 use crate::format::settings::Settings;
 use crate::read::debris::{self, Debris};
-use crate::read::snapshot::{Snapshot, DEFAULT_CACHE_BYTES};
+use crate::read::snapshot::{CacheSpread, Snapshot, DEFAULT_CACHE_BYTES};
 use crate::similarity::fingerprint::Scheme;
 use crate::sys::lock::WriterLock;
 use crate::sys::progress::Progress;
@@ -257,9 +257,14 @@ impl Store {
         &self.catalog
     }
 
-    /// A read-only view of the committed state.
+    /// A read-only view of the committed state, reading through a cache for repeated queries
+    /// (as [`Snapshot::open`]'s).
     pub fn snapshot(&self) -> Result<Snapshot> {
-        Snapshot::from_catalog(&self.dir, self.catalog.clone(), DEFAULT_CACHE_BYTES)
+        Snapshot::from_catalog_spread(
+            &self.dir,
+            self.catalog.clone(),
+            CacheSpread::ByBytes(DEFAULT_CACHE_BYTES),
+        )
     }
 
     /// Sets when inserts compact by themselves (see [`CompactionPolicy`]).

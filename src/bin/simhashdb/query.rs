@@ -86,7 +86,9 @@ pub fn run(args: Args) -> Result<()> {
         return Err(usage("stdin ('-') can be read only once"));
     }
     let cache = match args.cache_mib {
-        Some(mib) => OpenOptions::new().cache_bytes((mib as usize) << 20),
+        Some(mib) => OpenOptions::new()
+            .for_batch()
+            .cache_bytes((mib as usize) << 20),
         None => OpenOptions::new().for_batch(),
     };
     let snapshot = Snapshot::open_with(&args.store, cache)

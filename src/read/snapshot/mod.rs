@@ -53,7 +53,7 @@ pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
 }
 
 /// How a snapshot spreads its redb cache over the files it opens.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CacheSpread {
     /// These bytes evenly over every file. For a process that reads each leaf once (a batch
     /// of queries, a scan): what it rereads is the tables' branch pages, which every table
@@ -79,10 +79,22 @@ impl CacheSpread {
     fn for_run(self, catalog: &Catalog, run: &RunMeta) -> FileCaches {
         // A file's weight is its block bytes, at least 1: a catalog that counted no bytes
         // spreads the cache evenly.
-        let table_files = |r: &RunMeta| r.present_files.len().max(1) as u64;
-        let docs_weight = |r: &RunMeta| (r.bytes() - r.table_bytes.iter().sum::<u64>()).max(1);
-        let tables_weight =
-            |r: &RunMeta| (r.table_bytes.iter().sum::<u64>() / table_files(r)).max(1);
+        let table_files = |r: &RunMeta| r.present_files.len() as u64;
+        let docs_weight = |r: &RunMeta| {
+            [
+                r.docs_bytes,
+                r.postings_bytes,
+                r.sketches_bytes,
+                r.ids_bytes,
+            ]
+            .into_iter()
+            .fold(0u64, u64::saturating_add)
+            .max(1)
+        };
+        let tables_weight = |r: &RunMeta| {
+            let bytes = r.table_bytes.iter().fold(0u64, |a, &b| a.saturating_add(b));
+            (bytes / table_files(r).max(1)).max(1)
+        };
         let share = |bytes: usize, weight: u64, total: u64| {
             let part = bytes as u128 * u128::from(weight) / u128::from(total.max(1));
             usize::try_from(part)
@@ -102,15 +114,19 @@ impl CacheSpread {
                 let total: u64 = catalog
                     .runs
                     .iter()
-                    .map(|r| docs_weight(r) + tables_weight(r) * table_files(r))
-                    .sum();
+                    .map(|r| docs_weight(r).saturating_add(tables_weight(r) * table_files(r)))
+                    .fold(0, u64::saturating_add);
                 FileCaches {
                     docs: share(bytes, docs_weight(run), total),
                     tables: share(bytes, tables_weight(run), total),
                 }
             }
             CacheSpread::DocsOnly(bytes) => {
-                let total: u64 = catalog.runs.iter().map(docs_weight).sum();
+                let total: u64 = catalog
+                    .runs
+                    .iter()
+                    .map(docs_weight)
+                    .fold(0, u64::saturating_add);
                 FileCaches {
                     docs: share(bytes, docs_weight(run), total),
                     tables: Self::MIN_FILE_BYTES,
@@ -335,7 +351,7 @@ impl Snapshot {
         Self::from_catalog_spread(dir, catalog, CacheSpread::Even(cache_bytes))
     }
 
-    pub(super) fn from_catalog_spread(
+    pub(crate) fn from_catalog_spread(
         dir: &Path,
         catalog: Catalog,
         spread: CacheSpread,
@@ -473,9 +489,19 @@ mod tests {
         assert_eq!(b.tables, CacheSpread::MIN_FILE_BYTES);
         // Never less than the least a file gets.
         let tiny = CacheSpread::ByBytes(1).for_run(&catalog, &small);
-        assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+        assert_eq!(
+            (tiny.docs, tiny.tables),
+            (CacheSpread::MIN_FILE_BYTES, CacheSpread::MIN_FILE_BYTES)
+        );
         let tiny = CacheSpread::Even(1).for_run(&catalog, &small);
         assert_eq!(tiny.docs, CacheSpread::MIN_FILE_BYTES);
+        // A run without shard files (a delete's) has only its docs file: 4 files.
+        catalog.runs = vec![big.clone(), run(0, 0, 100)];
+        let caches = even.for_run(&catalog, &big);
+        assert_eq!((caches.docs, caches.tables), (150 << 20, 150 << 20));
+        // By bytes, its docs file weighs its bytes: 300 + 2 x 150 + 100.
+        let caches = CacheSpread::ByBytes(700 << 20).for_run(&catalog, &big);
+        assert_eq!((caches.docs, caches.tables), (300 << 20, 150 << 20));
         // A catalog that counted no bytes: by bytes is even.
         let none = run(2, 0, 0);
         catalog.runs = vec![none.clone(), none.clone()];

@@ -10,6 +10,10 @@ use crate::format::catalog::Catalog;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenOptions {
     cache: Cache,
+    /// Whether the process reads each leaf once ([`OpenOptions::for_batch`],
+    /// [`OpenOptions::for_scan`]): its cache is then spread evenly over the files, else by
+    /// their bytes.
+    one_pass: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,10 +35,12 @@ impl OpenOptions {
         Self::default()
     }
 
-    /// This many bytes of cache, spread over the store's files in proportion to their bytes.
+    /// This many bytes of cache, spread over the store's files in proportion to their bytes;
+    /// after [`OpenOptions::for_batch`] or [`OpenOptions::for_scan`], evenly, as theirs.
     pub fn cache_bytes(self, bytes: usize) -> Self {
         OpenOptions {
             cache: Cache::Bytes(bytes),
+            ..self
         }
     }
 
@@ -44,23 +50,64 @@ impl OpenOptions {
     pub fn for_batch(self) -> Self {
         OpenOptions {
             cache: Cache::Batch,
+            one_pass: true,
         }
     }
 
     /// For a process that streams every block once (an audit, an export): a scan never
     /// rereads a page, so a small cache saves memory and no time.
     pub fn for_scan(self) -> Self {
-        OpenOptions { cache: Cache::Scan }
+        OpenOptions {
+            cache: Cache::Scan,
+            one_pass: true,
+        }
     }
 
     /// The cache for a store of `catalog` and how it is spread over the files: by their bytes
     /// for repeated queries, evenly for a process that reads each leaf once.
     pub(crate) fn spread_for(&self, catalog: &Catalog) -> CacheSpread {
-        match self.cache {
-            Cache::Repeated => CacheSpread::ByBytes(DEFAULT_CACHE_BYTES),
-            Cache::Bytes(bytes) => CacheSpread::ByBytes(bytes),
-            Cache::Batch => CacheSpread::Even(batch_cache_bytes(catalog)),
-            Cache::Scan => CacheSpread::Even(SCAN_CACHE_BYTES),
+        let bytes = match self.cache {
+            Cache::Repeated => DEFAULT_CACHE_BYTES,
+            Cache::Bytes(bytes) => bytes,
+            Cache::Batch => batch_cache_bytes(catalog),
+            Cache::Scan => SCAN_CACHE_BYTES,
+        };
+        if self.one_pass {
+            CacheSpread::Even(bytes)
+        } else {
+            CacheSpread::ByBytes(bytes)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Settings;
+
+    #[test]
+    fn one_pass_readers_spread_evenly_whatever_their_size_and_others_by_bytes() {
+        let catalog = Catalog::new(Settings::default());
+        let spread = |options: OpenOptions| options.spread_for(&catalog);
+        assert_eq!(
+            spread(OpenOptions::new()),
+            CacheSpread::ByBytes(DEFAULT_CACHE_BYTES)
+        );
+        assert_eq!(
+            spread(OpenOptions::new().cache_bytes(5 << 20)),
+            CacheSpread::ByBytes(5 << 20)
+        );
+        assert_eq!(
+            spread(OpenOptions::new().for_batch()),
+            CacheSpread::Even(batch_cache_bytes(&catalog))
+        );
+        assert_eq!(
+            spread(OpenOptions::new().for_batch().cache_bytes(5 << 20)),
+            CacheSpread::Even(5 << 20)
+        );
+        assert_eq!(
+            spread(OpenOptions::new().for_scan()),
+            CacheSpread::Even(SCAN_CACHE_BYTES)
+        );
     }
 }
