@@ -23,6 +23,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
+use redb::TableDefinition;
 
 use super::read::DocsFile;
 use super::run_file::{append_entries, KeyStream, RunFile};
@@ -68,12 +69,7 @@ pub(crate) fn postings_with_batches(
 ) -> Result<RunMeta> {
     let meta = old.meta();
     let (file, docs) = new_docs_file_linked(old, old_dir, run_dir)?;
-    let postings_bytes = append_entries(&file, POSTINGS, |emit| {
-        let mut bytes = 0u64;
-        let mut counted = |key: &[u8], block: &[u8]| {
-            bytes += block.len() as u64;
-            emit(key, block)
-        };
+    let postings_bytes = append_counted(&file, POSTINGS, |mut counted| {
         let mut writer = EntryWriter::new(Keys::Stored);
         let mut scan = docs.scan_postings_as::<BarePosting>(0, u64::MAX)?;
         let mut chunk: Vec<(u64, String)> = Vec::new();
@@ -91,8 +87,7 @@ pub(crate) fn postings_with_batches(
                 break;
             }
         }
-        writer.finish(&mut counted)?;
-        Ok(bytes)
+        writer.finish(&mut counted)
     })?;
     file.finish()?;
     layout::sync_dir(run_dir)?;
@@ -232,12 +227,7 @@ pub(crate) fn sketches_into_postings(
     })?;
     ids.finish()?;
     let (mut sketches, mut sketch_bytes) = (0u64, 0u64);
-    let bytes = append_entries(&file, POSTINGS, |emit| {
-        let mut bytes = 0u64;
-        let mut counted = |key: &[u8], block: &[u8]| {
-            bytes += block.len() as u64;
-            emit(key, block)
-        };
+    let bytes = append_counted(&file, POSTINGS, |mut counted| {
         let mut writer = EntryWriter::new(Keys::Stored).with_sketch_flags();
         let mut postings = docs.scan_postings()?;
         let mut table = docs.scan_sketches_in(0, u64::MAX)?;
@@ -275,8 +265,7 @@ pub(crate) fn sketches_into_postings(
                 break;
             }
         }
-        writer.finish(&mut counted)?;
-        Ok(bytes)
+        writer.finish(&mut counted)
     })?;
     file.finish()?;
     layout::sync_dir(run_dir)?;
@@ -313,12 +302,7 @@ pub(crate) fn named_postings(
     let docs = old.docs()?;
     // The docs blocks written again as format 8 writes them (compressed where that pays),
     // from a scan of the old ones.
-    let docs_bytes = append_entries(&file, DOCS, |emit| {
-        let mut written = 0u64;
-        let mut counted = |key: &[u8], block: &[u8]| {
-            written += block.len() as u64;
-            emit(key, block)
-        };
+    let docs_bytes = append_counted(&file, DOCS, |mut counted| {
         let mut writer = EntryWriter::new(Keys::IdHashes).compressed();
         let mut scan = docs.scan_documents()?;
         let mut block = Vec::new();
@@ -327,20 +311,14 @@ pub(crate) fn named_postings(
                 writer.push(*hash, id.as_bytes(), state, &mut counted)?;
             }
         }
-        writer.finish(&mut counted)?;
-        Ok(written)
+        writer.finish(&mut counted)
     })?;
     let mut ids = file.keys(IDS);
     docs.for_each_id_filter_block(|last, block| {
         ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
     })?;
     ids.finish()?;
-    let bytes = append_entries(&file, POSTINGS, |emit| {
-        let mut written = 0u64;
-        let mut counted = |key: &[u8], block: &[u8]| {
-            written += block.len() as u64;
-            emit(key, block)
-        };
+    let bytes = append_counted(&file, POSTINGS, |mut counted| {
         let mut writer = NamedWriter::default();
         let mut postings = docs.scan_postings()?;
         // The documents `(fingerprint, id hash)` of the fingerprint being read.
@@ -359,8 +337,7 @@ pub(crate) fn named_postings(
         for posting in named_postings::of_documents(same.drain(..)) {
             writer.push(posting, &mut counted)?;
         }
-        writer.finish(&mut counted)?;
-        Ok(written)
+        writer.finish(&mut counted)
     })?;
     file.finish()?;
     layout::sync_dir(run_dir)?;
@@ -436,4 +413,20 @@ fn with_batches<'c>(
         .zip(batches)
         .map(|((fp, id), batch)| (*fp, id.as_str(), batch))
         .collect())
+}
+
+/// [`append_entries`] that returns the bytes of the blocks `fill` hands to the closure it gets.
+fn append_counted(
+    file: &RunFile,
+    def: TableDefinition<'static, &'static [u8], &'static [u8]>,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()>,
+) -> Result<u64> {
+    append_entries(file, def, |emit| {
+        let mut bytes = 0u64;
+        fill(&mut |key, block| {
+            bytes += block.len() as u64;
+            emit(key, block)
+        })?;
+        Ok(bytes)
+    })
 }
