@@ -150,6 +150,8 @@ fn rewrite_runs(
     let caches = FileCaches {
         docs: SCAN_CACHE_BYTES,
         tables: 0,
+        decoded_docs: 0,
+        decoded_postings: 0,
     };
     let mut pending = PendingCommit::new(dir, &catalog);
     pending.catalog_mut().format = format;

@@ -172,8 +172,34 @@ fn encode(posting: NamedPosting, previous: u64, out: &mut Vec<u8>) {
 
 /// Decodes a block of named postings, calling `f` on each until it returns false. Checks the
 /// checksum, the block's kind and count, and the order of the postings.
-pub fn decode(block: &[u8], mut f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
-    let mut reader = Reader::new(unseal(block)?);
+pub fn decode(block: &[u8], f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
+    decode_body(unseal(block)?, f)
+}
+
+/// A block of named postings checked against its checksum: what a reader keeps to walk again
+/// without checking it again (see [`Checked::decode`]).
+pub struct Checked(Box<[u8]>);
+
+impl Checked {
+    /// The stored block `block`, its checksum checked.
+    pub fn of(block: &[u8]) -> Result<Self> {
+        Ok(Checked(unseal(block)?.into()))
+    }
+
+    /// [`decode`] of the block, but for its checksum, checked by [`Checked::of`].
+    pub fn decode(&self, f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
+        decode_body(&self.0, f)
+    }
+
+    /// The bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// [`decode`] of a block's bytes after its checksum.
+fn decode_body(body: &[u8], mut f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
+    let mut reader = Reader::new(body);
     let n = reader.u16()?;
     if n & !MOST_POSTINGS != NAMED {
         return Err(Error::corrupt(

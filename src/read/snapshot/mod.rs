@@ -80,17 +80,7 @@ impl CacheSpread {
         // A file's weight is its block bytes, at least 1: a catalog that counted no bytes
         // spreads the cache evenly.
         let table_files = |r: &RunMeta| r.present_files.len() as u64;
-        let docs_weight = |r: &RunMeta| {
-            [
-                r.docs_bytes,
-                r.postings_bytes,
-                r.sketches_bytes,
-                r.ids_bytes,
-            ]
-            .into_iter()
-            .fold(0u64, u64::saturating_add)
-            .max(1)
-        };
+        let docs_weight = Self::docs_file_bytes;
         let tables_weight = |r: &RunMeta| {
             let bytes = r.table_bytes.iter().fold(0u64, |a, &b| a.saturating_add(b));
             (bytes / table_files(r).max(1)).max(1)
@@ -108,6 +98,8 @@ impl CacheSpread {
                 FileCaches {
                     docs: each,
                     tables: each,
+                    decoded_docs: 0,
+                    decoded_postings: 0,
                 }
             }
             CacheSpread::ByBytes(bytes) => {
@@ -116,10 +108,12 @@ impl CacheSpread {
                     .iter()
                     .map(|r| docs_weight(r).saturating_add(tables_weight(r) * table_files(r)))
                     .fold(0, u64::saturating_add);
-                FileCaches {
-                    docs: share(bytes, docs_weight(run), total),
-                    tables: share(bytes, tables_weight(run), total),
-                }
+                Self::decoding(
+                    share(bytes, docs_weight(run), total),
+                    share(bytes, tables_weight(run), total),
+                    run,
+                    catalog.run_format().named_postings,
+                )
             }
             CacheSpread::DocsOnly(bytes) => {
                 let total: u64 = catalog
@@ -127,11 +121,53 @@ impl CacheSpread {
                     .iter()
                     .map(docs_weight)
                     .fold(0, u64::saturating_add);
-                FileCaches {
-                    docs: share(bytes, docs_weight(run), total),
-                    tables: Self::MIN_FILE_BYTES,
-                }
+                Self::decoding(
+                    share(bytes, docs_weight(run), total),
+                    Self::MIN_FILE_BYTES,
+                    run,
+                    catalog.run_format().named_postings,
+                )
             }
+        }
+    }
+
+    /// The block bytes of `run`'s docs file (docs, postings, sketches, id filter), at least 1.
+    fn docs_file_bytes(run: &RunMeta) -> u64 {
+        [
+            run.docs_bytes,
+            run.postings_bytes,
+            run.sketches_bytes,
+            run.ids_bytes,
+        ]
+        .into_iter()
+        .fold(0u64, u64::saturating_add)
+        .max(1)
+    }
+
+    /// The caches of a long-lived reader's files, its docs file's share `docs` split by the
+    /// file's bytes: its docs blocks' part, and its postings' where they are named postings
+    /// (`named`), are kept decoded, for lookups that come again; redb keeps the rest (the id
+    /// filter, sketches, postings that hold ids, and every branch page), at least
+    /// [`Self::MIN_FILE_BYTES`].
+    fn decoding(docs: usize, tables: usize, run: &RunMeta, named: bool) -> FileCaches {
+        let weight = Self::docs_file_bytes(run);
+        // redb keeps a quarter at least: a lookup that misses the decoded blocks descends
+        // the table's branch pages, which should stay in memory.
+        let part = |bytes: u64| {
+            let part = docs as u128 * 3 / 4 * u128::from(bytes) / u128::from(weight);
+            usize::try_from(part).unwrap_or(usize::MAX)
+        };
+        let (decoded_docs, decoded_postings) = match named {
+            true => (part(run.docs_bytes), part(run.postings_bytes)),
+            false => (part(run.docs_bytes), 0),
+        };
+        FileCaches {
+            docs: docs
+                .saturating_sub(decoded_docs + decoded_postings)
+                .max(Self::MIN_FILE_BYTES),
+            tables,
+            decoded_docs,
+            decoded_postings,
         }
     }
 }
@@ -474,18 +510,20 @@ mod tests {
             assert_eq!((caches.docs, caches.tables), (100 << 20, 100 << 20));
         }
         let by_bytes = CacheSpread::ByBytes(800 << 20);
+        // A docs file's share, in redb's cache and kept decoded.
+        let docs = |c: FileCaches| c.docs + c.decoded_docs + c.decoded_postings;
         let (b, s) = (
             by_bytes.for_run(&catalog, &big),
             by_bytes.for_run(&catalog, &small),
         );
-        assert_eq!((b.docs, b.tables), (300 << 20, 150 << 20));
-        assert_eq!((s.docs, s.tables), (100 << 20, 50 << 20));
+        assert_eq!((docs(b), b.tables), (300 << 20, 150 << 20));
+        assert_eq!((docs(s), s.tables), (100 << 20, 50 << 20));
         let docs_only = CacheSpread::DocsOnly(800 << 20);
         let (b, s) = (
             docs_only.for_run(&catalog, &big),
             docs_only.for_run(&catalog, &small),
         );
-        assert_eq!((b.docs, s.docs), (600 << 20, 200 << 20));
+        assert_eq!((docs(b), docs(s)), (600 << 20, 200 << 20));
         assert_eq!(b.tables, CacheSpread::MIN_FILE_BYTES);
         // Never less than the least a file gets.
         let tiny = CacheSpread::ByBytes(1).for_run(&catalog, &small);
@@ -501,11 +539,51 @@ mod tests {
         assert_eq!((caches.docs, caches.tables), (150 << 20, 150 << 20));
         // By bytes, its docs file weighs its bytes: 300 + 2 x 150 + 100.
         let caches = CacheSpread::ByBytes(700 << 20).for_run(&catalog, &big);
-        assert_eq!((caches.docs, caches.tables), (300 << 20, 150 << 20));
+        assert_eq!((docs(caches), caches.tables), (300 << 20, 150 << 20));
         // A catalog that counted no bytes: by bytes is even.
         let none = run(2, 0, 0);
         catalog.runs = vec![none.clone(), none.clone()];
         let caches = CacheSpread::ByBytes(600 << 20).for_run(&catalog, &none);
         assert_eq!((caches.docs, caches.tables), (100 << 20, 100 << 20));
+    }
+
+    #[test]
+    fn a_long_lived_reader_keeps_three_quarters_of_a_docs_files_share_decoded() {
+        let mut catalog = Catalog::new(Settings::default());
+        let run = RunMeta {
+            id: 0,
+            shard_files: 1,
+            present_files: vec![0],
+            fingerprints: 0,
+            documents: 0,
+            table_bytes: vec![0; 10],
+            docs_bytes: 200,
+            postings_bytes: 100,
+            sketches: 0,
+            sketches_bytes: 0,
+            id_bits: 9,
+            ids_bytes: 100,
+        };
+        catalog.runs = vec![run.clone()];
+        // The docs file gets all 400 MiB; its docs blocks are half its bytes, its named
+        // postings a quarter, and three quarters of each part is kept decoded.
+        let caches = CacheSpread::DocsOnly(400 << 20).for_run(&catalog, &run);
+        assert_eq!(
+            (caches.decoded_docs, caches.decoded_postings),
+            (150 << 20, 75 << 20)
+        );
+        assert_eq!(caches.docs, 175 << 20);
+        // One-pass readers keep nothing decoded.
+        let caches = CacheSpread::Even(400 << 20).for_run(&catalog, &run);
+        assert_eq!((caches.decoded_docs, caches.decoded_postings), (0, 0));
+        // Postings that hold their ids (a store with sketches) are left to redb.
+        catalog.sketch_bytes = 128;
+        assert!(!catalog.run_format().named_postings);
+        let caches = CacheSpread::DocsOnly(400 << 20).for_run(&catalog, &run);
+        assert_eq!(
+            (caches.decoded_docs, caches.decoded_postings),
+            (150 << 20, 0)
+        );
+        assert_eq!(caches.docs, 250 << 20);
     }
 }

@@ -7,12 +7,15 @@ use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
 use super::ascending_blocks::{split_block_key, AscendingBlocks};
+use super::decoded_blocks::DecodedBlocks;
+use super::FileCaches;
 use crate::error::{Error, Result};
 use crate::format::block::docs::{id_hash, DocState};
-use crate::format::block::entries::PayloadReader;
 use crate::format::block::entries::{self, block_key};
+use crate::format::block::entries::{Expanded, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
+use crate::format::block::named_postings;
 use crate::format::block::postings::{self, Posting};
 use crate::format::block::sketches::{self, SketchEntry};
 use crate::format::catalog::RunFormat;
@@ -30,11 +33,15 @@ pub struct DocsFile {
     sketches: SketchesAt,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
     ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
+    /// Docs blocks kept decoded, for a long-lived reader's lookups.
+    pub(super) decoded_docs: Option<DecodedBlocks<Expanded>>,
+    /// Named postings blocks kept checked, likewise.
+    pub(super) decoded_postings: Option<DecodedBlocks<named_postings::Checked>>,
     _db: ReadOnlyDatabase,
 }
 
 /// A table of entry blocks.
-type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
+pub(super) type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
 /// Where a run's sketches are.
 enum SketchesAt {
@@ -49,12 +56,14 @@ enum SketchesAt {
 impl DocsFile {
     /// The docs file at `path`, open in `db`: its docs and postings tables (laid out as
     /// `format` says), its sketches table where it has one (in format 7 on, the postings hold
-    /// them), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0).
+    /// them), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0);
+    /// lookups keep as many blocks decoded as `caches` says.
     pub(super) fn open(
         path: &Path,
         db: ReadOnlyDatabase,
         id_bits: u8,
         format: RunFormat,
+        caches: FileCaches,
     ) -> Result<DocsFile> {
         let sketches_in_postings = format.sketches_in_postings;
         let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
@@ -85,6 +94,8 @@ impl DocsFile {
             named: format.named_postings,
             sketches,
             ids,
+            decoded_docs: DecodedBlocks::new(caches.decoded_docs),
+            decoded_postings: DecodedBlocks::new(caches.decoded_postings),
             path: path.to_path_buf(),
             _db: db,
         })
@@ -399,23 +410,12 @@ impl DocsFile {
         if !self.may_mention(hash)? {
             return Ok(None);
         }
-        let key = block_key(hash, id.as_bytes());
-        let mut range = self
-            .docs
-            .range(&key[..]..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        let Some(item) = range.next() else {
-            return Ok(None);
-        };
-        let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
         let mut found = None;
-        entries::decode::<DocState>(block.value(), |h, other, state| {
-            if h == hash && other == id {
+        self.entries_in(hash, hash, |_, other, state| {
+            if other == id {
                 found = Some(state);
             }
-            (h, other.as_bytes()) < (hash, id.as_bytes())
-        })
-        .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
+        })?;
         Ok(found)
     }
 

@@ -2,8 +2,10 @@
 //! lookups of documents and postings.
 //!
 //! Here, [`RunReader`] and its files opened on first use; shard_file.rs ([`ShardFile`]: the
-//! permuted tables), docs_file.rs ([`DocsFile`]: documents, postings and sketches) and
-//! ascending_blocks.rs (the blocks of keys asked for in ascending order).
+//! permuted tables), docs_file.rs ([`DocsFile`]: documents, postings and sketches), named.rs
+//! (named postings read back to their documents), lookups.rs (entries by key range, through
+//! decoded_blocks.rs: the blocks a long-lived reader keeps) and ascending_blocks.rs (the
+//! blocks of keys asked for in ascending order).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -16,7 +18,9 @@ use crate::format::layout;
 use crate::run::pinned::PinnedRun;
 
 mod ascending_blocks;
+mod decoded_blocks;
 mod docs_file;
+mod lookups;
 mod named;
 mod shard_file;
 
@@ -48,6 +52,11 @@ pub struct FileCaches {
     pub docs: usize,
     /// For each shard file (the permuted tables).
     pub tables: usize,
+    /// For the docs file's docs blocks kept decoded (see decoded_blocks.rs), beside its redb
+    /// cache.
+    pub decoded_docs: usize,
+    /// For its named postings blocks kept decoded.
+    pub decoded_postings: usize,
 }
 
 /// A pinned file, turned into an open redb file `T` on first use.
@@ -225,8 +234,9 @@ impl RunReader {
     /// The run's docs file.
     pub fn docs(&self) -> Result<&DocsFile> {
         let (id_bits, format) = (self.meta.id_bits, self.format);
-        self.docs.get(self.caches.docs, |path, db| {
-            DocsFile::open(path, db, id_bits, format)
+        let caches = self.caches;
+        self.docs.get(caches.docs, |path, db| {
+            DocsFile::open(path, db, id_bits, format, caches)
         })
     }
 }

@@ -1,12 +1,17 @@
 //! Named postings (format 8) read back to their documents: a posting names its documents by
 //! their id-hash prefix, which the docs table, ordered by id hash, finds.
 
-use super::ascending_blocks::AscendingBlocks;
+use std::sync::Arc;
+
+use redb::AccessGuard;
+
+use super::ascending_blocks::{split_block_key, AscendingBlocks};
+use super::decoded_blocks::{Decoded, DecodedBlocks, Kept};
 use super::DocsFile;
 use crate::error::{Error, Result};
 use crate::format::block::docs::DocState;
 use crate::format::block::entries;
-use crate::format::block::named_postings::{self, NamedPosting};
+use crate::format::block::named_postings::{self, Checked, NamedPosting};
 use crate::run::{NamedScan, DOCS_TABLE, POSTINGS_TABLE};
 
 impl DocsFile {
@@ -40,24 +45,36 @@ impl DocsFile {
         mut f: impl FnMut(&str, u64),
     ) -> Result<()> {
         let mut prefixes = Vec::new();
-        let from = fingerprint.to_be_bytes();
-        let range = self
-            .postings
-            .range(&from[..]..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let mut past = false;
-            named_postings::decode(block.value(), |p| {
-                if p.fingerprint == fingerprint {
-                    prefixes.push(p.prefix);
+        if let Some(decoded) = &self.decoded_postings {
+            let (table, fp) = (&self.postings, fingerprint);
+            self.decoded_in(table, POSTINGS_TABLE, decoded, fp, fp, |b: &Checked| {
+                b.decode(|p| {
+                    if p.fingerprint == fp {
+                        prefixes.push(p.prefix);
+                    }
+                    p.fingerprint <= fp
+                })
+            })?;
+        } else {
+            let from = fingerprint.to_be_bytes();
+            let range = self
+                .postings
+                .range(&from[..]..)
+                .map_err(|e| Error::redb(&self.path, e))?;
+            for item in range {
+                let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+                let mut past = false;
+                named_postings::decode(block.value(), |p| {
+                    if p.fingerprint == fingerprint {
+                        prefixes.push(p.prefix);
+                    }
+                    past = p.fingerprint > fingerprint;
+                    !past
+                })
+                .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
+                if past {
+                    break;
                 }
-                past = p.fingerprint > fingerprint;
-                !past
-            })
-            .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
-            if past {
-                break;
             }
         }
         for prefix in prefixes {
@@ -76,37 +93,19 @@ impl DocsFile {
         f: &mut impl FnMut(&str, u64),
     ) -> Result<()> {
         let (lo, hi) = named_postings::hash_range(prefix);
-        let from = lo.to_be_bytes();
-        let range = self
-            .docs
-            .range(&from[..]..)
-            .map_err(|e| Error::redb(&self.path, e))?;
         let mut found = false;
-        for item in range {
-            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let mut past = false;
-            entries::decode::<DocState>(block.value(), |hash, id, state| {
-                past = hash > hi;
-                if let (
-                    false,
-                    DocState::Live {
-                        fingerprint: fp,
-                        batch,
-                    },
-                ) = (hash < lo || past, state)
-                {
-                    if fp == fingerprint {
-                        found = true;
-                        f(id, batch);
-                    }
+        self.entries_in(lo, hi, |_, id, state| {
+            if let DocState::Live {
+                fingerprint: fp,
+                batch,
+            } = state
+            {
+                if fp == fingerprint {
+                    found = true;
+                    f(id, batch);
                 }
-                !past
-            })
-            .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
-            if past {
-                break;
             }
-        }
+        })?;
         if !found {
             return Err(Error::corrupt(format!(
                 "the posting ({fingerprint:016x}, prefix {prefix:08x}) names no live document \
@@ -130,21 +129,27 @@ impl DocsFile {
                 .to_be_bytes()
                 .to_vec()
                 .max(std::mem::take(&mut after));
-            let item = blocks
-                .at_least(&key[..], |last| last.value() >= &key[..])
-                .map_err(|e| Error::redb(&self.path, e))?;
-            let Some((last, block)) = item else { break };
-            named_postings::decode(block.value(), |p| {
+            let decoded = self.decoded_postings.as_ref();
+            let Some((last, block)) = self.next_block(decoded, &mut blocks, &key)? else {
+                break;
+            };
+            // The block's last fingerprint: past it, no posting of the block is wanted.
+            let last_fingerprint = split_block_key(&last).map_or(u64::MAX, |k| k.0);
+            let mut walk = |p: NamedPosting| {
                 while next < wanted.len() && wanted[next] < p.fingerprint {
                     next += 1;
                 }
                 if wanted.get(next) == Some(&p.fingerprint) {
                     names.push((p.prefix, p.fingerprint));
                 }
-                next < wanted.len()
-            })
+                wanted.get(next).is_some_and(|&w| w <= last_fingerprint)
+            };
+            match block {
+                Block::Kept(kept) => kept.decode(&mut walk),
+                Block::Stored(block) => named_postings::decode(block.value(), &mut walk),
+            }
             .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
-            after = last.value().to_vec();
+            after = last;
             after.push(0);
         }
         Ok(names)
@@ -165,11 +170,13 @@ impl DocsFile {
         while i < names.len() {
             let lo = named_postings::hash_range(names[i].0).0;
             let key = lo.to_be_bytes().to_vec().max(std::mem::take(&mut after));
-            let item = blocks
-                .at_least(&key[..], |last| last.value() >= &key[..])
-                .map_err(|e| Error::redb(&self.path, e))?;
-            let Some((last, block)) = item else { break };
-            entries::decode::<DocState>(block.value(), |hash, id, state| {
+            let decoded = self.decoded_docs.as_ref();
+            let Some((last, block)) = self.next_block(decoded, &mut blocks, &key)? else {
+                break;
+            };
+            // The block's last hash: past it, no entry of the block is named.
+            let last_hash = split_block_key(&last).map_or(u64::MAX, |k| k.0);
+            let mut walk = |hash: u64, id: &str, state: DocState| {
                 let prefix = named_postings::prefix_of(hash);
                 while i < names.len() && names[i].0 < prefix {
                     i += 1;
@@ -184,10 +191,16 @@ impl DocsFile {
                         j += 1;
                     }
                 }
-                i < names.len()
-            })
+                names
+                    .get(i)
+                    .is_some_and(|n| named_postings::hash_range(n.0).0 <= last_hash)
+            };
+            match block {
+                Block::Kept(kept) => kept.decode::<DocState>(&mut walk),
+                Block::Stored(block) => entries::decode::<DocState>(block.value(), &mut walk),
+            }
             .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
-            after = last.value().to_vec();
+            after = last;
             after.push(0);
         }
         if let Some(j) = found.iter().position(|&f| !f) {
@@ -200,4 +213,28 @@ impl DocsFile {
         }
         Ok(())
     }
+
+    /// The first block of a table whose redb key is at least `key`, in an ascending walk of
+    /// it, with its redb key: the block kept in `decoded` where that holds it (no page read),
+    /// else the one `blocks` reads.
+    fn next_block<B: Decoded>(
+        &self,
+        decoded: Option<&DecodedBlocks<B>>,
+        blocks: &mut AscendingBlocks<&'static [u8]>,
+        key: &[u8],
+    ) -> Result<Option<(Vec<u8>, Block<B>)>> {
+        if let Some(kept) = decoded.and_then(|d| d.first_at_least(key)) {
+            return Ok(Some((kept.redb_key(), Block::Kept(kept))));
+        }
+        let found = blocks
+            .at_least(key, |last| last.value() >= key)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        Ok(found.map(|(last, block)| (last.value().to_vec(), Block::Stored(block))))
+    }
+}
+
+/// A block found in an ascending walk: kept decoded, or read through redb.
+enum Block<B> {
+    Kept(Arc<Kept<B>>),
+    Stored(AccessGuard<'static, &'static [u8]>),
 }

@@ -1,0 +1,101 @@
+//! Lookups of a docs file's entries and named postings by key range: through the blocks a
+//! long-lived reader keeps decoded (see decoded_blocks.rs), else from the file.
+
+use super::decoded_blocks::{self, Before, Decoded, DecodedBlocks};
+use super::docs_file::EntryTable;
+use super::DocsFile;
+use crate::error::{Error, Result};
+use crate::format::block::docs::DocState;
+use crate::format::block::entries::{self, Expanded};
+use crate::run::DOCS_TABLE;
+
+impl DocsFile {
+    /// Calls `f(hash, id, state)` on every docs entry whose id hash is within `lo..=hi`, in
+    /// order: from the decoded blocks where they hold the range, else from the file (and
+    /// then kept decoded, where this reader keeps them).
+    pub(super) fn entries_in(
+        &self,
+        lo: u64,
+        hi: u64,
+        mut f: impl FnMut(u64, &str, DocState),
+    ) -> Result<()> {
+        let Some(decoded) = &self.decoded_docs else {
+            return self.entries_in_file(lo, hi, f);
+        };
+        self.decoded_in(&self.docs, DOCS_TABLE, decoded, lo, hi, |b: &Expanded| {
+            b.decode::<DocState>(|hash, id, state| {
+                if hash >= lo && hash <= hi {
+                    f(hash, id, state);
+                }
+                hash <= hi
+            })
+        })
+    }
+
+    /// Calls `visit` on the kept blocks of `table` that hold every entry whose key is within
+    /// `lo..=hi`, in order: those `decoded` holds when it holds them all, else the ones read
+    /// from the file (from the first whose key reaches `lo`), which it then keeps. Errors
+    /// name the table.
+    pub(super) fn decoded_in<B: Decoded>(
+        &self,
+        table: &EntryTable,
+        table_name: &'static str,
+        decoded: &DecodedBlocks<B>,
+        lo: u64,
+        hi: u64,
+        mut visit: impl FnMut(&B) -> Result<()>,
+    ) -> Result<()> {
+        let at = |e: Error| e.at(&self.path, table_name, None);
+        if let Some(blocks) = decoded.holding(lo, hi) {
+            return blocks.iter().try_for_each(|b| visit(b)).map_err(at);
+        }
+        let from = lo.to_be_bytes();
+        let range = table
+            .range(&from[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        let mut before = Before::EndsBelow(lo);
+        for item in range {
+            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let key = decoded_blocks::block_key(key.value())
+                .ok_or_else(|| at(Error::corrupt("block key shorter than 8 bytes")))?;
+            let block = decoded.keep(key.clone(), before, B::read(block.value()).map_err(at)?);
+            visit(&block).map_err(at)?;
+            if block.last_key() > hi {
+                break;
+            }
+            before = Before::Block(key);
+        }
+        Ok(())
+    }
+
+    /// [`DocsFile::entries_in`] read from the file alone, each block walked only as far as
+    /// the range.
+    fn entries_in_file(
+        &self,
+        lo: u64,
+        hi: u64,
+        mut f: impl FnMut(u64, &str, DocState),
+    ) -> Result<()> {
+        let from = lo.to_be_bytes();
+        let range = self
+            .docs
+            .range(&from[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let mut past = false;
+            entries::decode::<DocState>(block.value(), |hash, id, state| {
+                past = hash > hi;
+                if hash >= lo && !past {
+                    f(hash, id, state);
+                }
+                !past
+            })
+            .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
+            if past {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
