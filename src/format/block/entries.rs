@@ -20,6 +20,8 @@
 //! A docs entry's key is [`id_hash`] of its id: format 6 computes it instead of storing it
 //! ([`Keys::IdHashes`]), about 6 bytes a document.
 
+use std::borrow::Cow;
+
 use super::compressed::{self, Squeezer, COMPRESSED};
 use super::id_hash::id_hash;
 use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
@@ -250,19 +252,25 @@ pub fn decode_each(
     block: &[u8],
     mut read: impl for<'a> FnMut(u64, &'a str, &mut PayloadReader<'_, 'a>) -> Result<bool>,
 ) -> Result<()> {
+    let (count, entries) = entries_area(block)?;
+    decode_entries(count, Reader::new(&entries), &mut read)
+}
+
+/// A stored entry block's count (with its flags) and its entries, checked against its
+/// checksum and decompressed where they were compressed (borrowed where they were not).
+fn entries_area(block: &[u8]) -> Result<(u16, Cow<'_, [u8]>)> {
     let body = unseal(block)?;
-    let mut reader = Reader::new(body);
-    let n = reader.u16()?;
-    if n & super::named_postings::NAMED != 0 {
+    let count = Reader::new(body).u16()?;
+    if count & super::named_postings::NAMED != 0 {
         return Err(Error::corrupt(
             "block of named postings (bit 13 of its count) read as an entry block",
         ));
     }
-    if n & COMPRESSED != 0 {
-        let entries = compressed::expand(&body[2..])?;
-        return decode_entries(n, Reader::new(&entries), &mut read);
-    }
-    decode_entries(n, reader, &mut read)
+    let entries = match count & COMPRESSED {
+        0 => Cow::Borrowed(&body[2..]),
+        _ => Cow::Owned(compressed::expand(&body[2..])?),
+    };
+    Ok((count, entries))
 }
 
 /// An entry block checked against its checksum and, when compressed, decompressed: what a
@@ -278,18 +286,11 @@ pub struct Expanded {
 impl Expanded {
     /// The entries of the stored block `block`, its checksum checked.
     pub fn of(block: &[u8]) -> Result<Self> {
-        let body = unseal(block)?;
-        let count = Reader::new(body).u16()?;
-        if count & super::named_postings::NAMED != 0 {
-            return Err(Error::corrupt(
-                "block of named postings (bit 13 of its count) read as an entry block",
-            ));
-        }
-        let entries = match count & COMPRESSED {
-            0 => body[2..].to_vec(),
-            _ => compressed::expand(&body[2..])?,
-        };
-        Ok(Expanded { count, entries })
+        let (count, entries) = entries_area(block)?;
+        Ok(Expanded {
+            count,
+            entries: entries.into_owned(),
+        })
     }
 
     /// [`decode`] of the block, but for its checksum and decompression, done once by

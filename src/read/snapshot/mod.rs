@@ -52,7 +52,8 @@ pub fn batch_cache_bytes(catalog: &Catalog) -> usize {
         .clamp(16 << 20, DEFAULT_CACHE_BYTES)
 }
 
-/// How a snapshot spreads its redb cache over the files it opens.
+/// How a snapshot spreads its cache over the files it opens (redb's pages and, in a
+/// long-lived reader, blocks kept decoded).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CacheSpread {
     /// These bytes evenly over every file. For a process that reads each leaf once (a batch
@@ -548,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn a_long_lived_reader_keeps_three_quarters_of_a_docs_files_share_decoded() {
+    fn a_long_lived_reader_keeps_three_quarters_of_its_docs_and_postings_share_decoded() {
         let mut catalog = Catalog::new(Settings::default());
         let run = RunMeta {
             id: 0,

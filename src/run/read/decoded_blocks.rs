@@ -12,8 +12,9 @@ use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
+use super::ascending_blocks::split_block_key;
 use crate::error::Result;
 use crate::format::block::entries;
 use crate::format::block::named_postings;
@@ -22,10 +23,10 @@ use crate::format::block::named_postings;
 /// endian) and the rest, which orders as the bytes do and compares mostly integers.
 pub(crate) type BlockKey = (u64, Box<[u8]>);
 
-/// `key` (8 big-endian bytes and a tail) as a [`BlockKey`]; None when shorter than 8 bytes.
-pub(crate) fn block_key(key: &[u8]) -> Option<BlockKey> {
-    let (head, tail) = key.split_at_checked(8)?;
-    Some((u64::from_be_bytes(head.try_into().ok()?), tail.into()))
+/// The redb block key `key` (8 big-endian bytes and a tail) as a [`BlockKey`]; None when
+/// shorter than 8 bytes.
+pub(crate) fn parse_key(key: &[u8]) -> Option<BlockKey> {
+    split_block_key(key).map(|(head, tail)| (head, tail.into()))
 }
 
 /// A block as it is kept: checked, decompressed, walked again with no more work.
@@ -76,7 +77,9 @@ impl Before {
 /// Decoded blocks of one table of one file, at most a budget of bytes.
 pub(crate) struct DecodedBlocks<B> {
     budget: usize,
-    held: Mutex<Held<B>>,
+    /// Read-locked by lookups (a hit only reads the map and sets a block's `used`), written
+    /// by [`Self::keep`].
+    held: RwLock<Held<B>>,
 }
 
 struct Held<B> {
@@ -112,9 +115,7 @@ impl<B> Kept<B> {
 
     /// The block's redb key.
     pub(crate) fn redb_key(&self) -> Vec<u8> {
-        let mut key = self.key.0.to_be_bytes().to_vec();
-        key.extend_from_slice(&self.key.1);
-        key
+        entries::block_key(self.key.0, &self.key.1)
     }
 }
 
@@ -127,7 +128,7 @@ impl<B: Decoded> DecodedBlocks<B> {
     pub(crate) fn new(budget: usize) -> Option<Self> {
         (budget > 0).then(|| DecodedBlocks {
             budget,
-            held: Mutex::new(Held {
+            held: RwLock::new(Held {
                 blocks: BTreeMap::new(),
                 hand: VecDeque::new(),
                 bytes: 0,
@@ -140,7 +141,7 @@ impl<B: Decoded> DecodedBlocks<B> {
     /// `lo` (when no block before it reaches `lo`), and each one right after it while the
     /// range goes on past the last.
     pub(crate) fn holding(&self, lo: u64, hi: u64) -> Option<Vec<Arc<Kept<B>>>> {
-        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let held = self.held.read().unwrap_or_else(|e| e.into_inner());
         let from: BlockKey = (lo, Box::default());
         let mut next = held
             .blocks
@@ -169,8 +170,8 @@ impl<B: Decoded> DecodedBlocks<B> {
     /// this is for readers of many blocks in order (a batch of queries), which should not
     /// push out what single lookups come back to.
     pub(crate) fn first_at_least(&self, key: &[u8]) -> Option<Arc<Kept<B>>> {
-        let key = block_key(key)?;
-        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let key = parse_key(key)?;
+        let held = self.held.read().unwrap_or_else(|e| e.into_inner());
         let (_, (block, before)) = held
             .blocks
             .range((Bound::Included(&key), Bound::Unbounded))
@@ -200,10 +201,11 @@ impl<B: Decoded> DecodedBlocks<B> {
         if cost > self.budget {
             return kept;
         }
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
         match held.blocks.entry(key) {
             Entry::Occupied(mut slot) => {
-                // Read again by a lookup it could not answer: keep what tells more.
+                // Read again by a lookup it could not answer: keep what tells more. (The key it
+                // may learn is not counted: a few bytes against a block's thousands.)
                 let better = match (&slot.get().1, &before) {
                     (Before::EndsBelow(old), Before::EndsBelow(new)) => new < old,
                     (Before::EndsBelow(_), Before::Block(_)) => true,
@@ -261,7 +263,7 @@ mod tests {
         entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         let mut out = Vec::new();
         let mut emit = |key: &[u8], block: &[u8]| {
-            out.push((block_key(key).unwrap(), block.to_vec()));
+            out.push((parse_key(key).unwrap(), block.to_vec()));
             Ok(())
         };
         let mut writer = EntryWriter::new(Keys::IdHashes).compressed();
@@ -429,13 +431,13 @@ mod tests {
                 cache.holding(inside, inside).is_some(),
                 "block 1 forgotten at {i}"
             );
-            let held = cache.held.lock().unwrap();
+            let held = cache.held.read().unwrap();
             assert!(held.bytes <= one * 4, "{} bytes held", held.bytes);
             assert_eq!(held.blocks.len(), held.hand.len());
         }
         // A block larger than the budget is handed back, not kept.
         let tiny = DecodedBlocks::new(1).unwrap();
         tiny.keep(blocks[1].0.clone(), before(1), block(1));
-        assert!(tiny.held.lock().unwrap().blocks.is_empty());
+        assert!(tiny.held.read().unwrap().blocks.is_empty());
     }
 }

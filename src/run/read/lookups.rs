@@ -32,10 +32,10 @@ impl DocsFile {
         })
     }
 
-    /// Calls `visit` on the kept blocks of `table` that hold every entry whose key is within
-    /// `lo..=hi`, in order: those `decoded` holds when it holds them all, else the ones read
-    /// from the file (from the first whose key reaches `lo`), which it then keeps. Errors
-    /// name the table.
+    /// Calls `visit` on the decoded blocks of `table` that hold every entry whose key is
+    /// within `lo..=hi`, in order: those `decoded` holds when it holds them all, else the ones
+    /// read from the file (from the first whose key reaches `lo`), which it then keeps where
+    /// they fit its budget. Errors name the table.
     pub(super) fn decoded_in<B: Decoded>(
         &self,
         table: &EntryTable,
@@ -56,7 +56,7 @@ impl DocsFile {
         let mut before = Before::EndsBelow(lo);
         for item in range {
             let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let key = decoded_blocks::block_key(key.value())
+            let key = decoded_blocks::parse_key(key.value())
                 .ok_or_else(|| at(Error::corrupt("block key shorter than 8 bytes")))?;
             let block = decoded.keep(key.clone(), before, B::read(block.value()).map_err(at)?);
             visit(&block).map_err(at)?;

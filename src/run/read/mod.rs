@@ -45,7 +45,8 @@ pub struct RunReader {
     format: RunFormat,
 }
 
-/// Bytes of redb cache each file of a run gets when it opens.
+/// Bytes of cache each file of a run gets when it opens: redb's, and for a docs file the
+/// blocks it keeps decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileCaches {
     /// For the docs file.

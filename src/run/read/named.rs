@@ -224,6 +224,9 @@ impl DocsFile {
         key: &[u8],
     ) -> Result<Option<(Vec<u8>, Block<B>)>> {
         if let Some(kept) = decoded.and_then(|d| d.first_at_least(key)) {
+            // The next read searches from the root: stepping along from the last block read
+            // would pass over the blocks kept since, a page read each.
+            blocks.search_next();
             return Ok(Some((kept.redb_key(), Block::Kept(kept))));
         }
         let found = blocks
