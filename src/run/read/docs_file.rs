@@ -297,26 +297,17 @@ impl DocsFile {
             return self.named_ids_of(fingerprint, f);
         }
         let from = fingerprint.to_be_bytes();
-        let range = self
-            .postings
-            .range(&from[..]..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        self.walk_from(&self.postings, POSTINGS_TABLE, fingerprint, |key, block| {
             let mut past = false;
-            entries::decode::<Posting>(block.value(), |fp, id, posting| {
+            entries::decode::<Posting>(block, |fp, id, posting| {
                 if fp == fingerprint {
                     f(id, posting.batch);
                 }
                 past = fp > fingerprint;
                 !past
-            })
-            .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
-            if past || key.value()[..8] != from[..] {
-                break;
-            }
-        }
-        Ok(())
+            })?;
+            Ok(past || key[..8] != from[..])
+        })
     }
 
     /// Calls `f` on every document entry of this run, ordered by `(id_hash, id)`.

@@ -76,22 +76,37 @@ impl DocsFile {
         hi: u64,
         mut f: impl FnMut(u64, &str, DocState),
     ) -> Result<()> {
-        let from = lo.to_be_bytes();
-        let range = self
-            .docs
-            .range(&from[..]..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+        self.walk_from(&self.docs, DOCS_TABLE, lo, |_, block| {
             let mut past = false;
-            entries::decode::<DocState>(block.value(), |hash, id, state| {
+            entries::decode::<DocState>(block, |hash, id, state| {
                 past = hash > hi;
                 if hash >= lo && !past {
                     f(hash, id, state);
                 }
                 !past
-            })
-            .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
+            })?;
+            Ok(past)
+        })
+    }
+
+    /// Calls `visit(key, block)` on the blocks of `table` in order, from the first whose redb
+    /// key reaches `from`'s 8 bytes, until it says the walk is past what it wants (true).
+    /// Errors name the table.
+    pub(super) fn walk_from(
+        &self,
+        table: &EntryTable,
+        table_name: &'static str,
+        from: u64,
+        mut visit: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let from = from.to_be_bytes();
+        let range = table
+            .range(&from[..]..)
+            .map_err(|e| Error::redb(&self.path, e))?;
+        for item in range {
+            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            let past = visit(key.value(), block.value())
+                .map_err(|e| e.at(&self.path, table_name, None))?;
             if past {
                 break;
             }

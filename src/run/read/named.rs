@@ -56,26 +56,17 @@ impl DocsFile {
                 })
             })?;
         } else {
-            let from = fingerprint.to_be_bytes();
-            let range = self
-                .postings
-                .range(&from[..]..)
-                .map_err(|e| Error::redb(&self.path, e))?;
-            for item in range {
-                let (_, block) = item.map_err(|e| Error::redb(&self.path, e))?;
+            self.walk_from(&self.postings, POSTINGS_TABLE, fingerprint, |_, block| {
                 let mut past = false;
-                named_postings::decode(block.value(), |p| {
+                named_postings::decode(block, |p| {
                     if p.fingerprint == fingerprint {
                         prefixes.push(p.prefix);
                     }
                     past = p.fingerprint > fingerprint;
                     !past
-                })
-                .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
-                if past {
-                    break;
-                }
-            }
+                })?;
+                Ok(past)
+            })?;
         }
         for prefix in prefixes {
             self.documents_named(fingerprint, prefix, &mut f)?;
