@@ -82,12 +82,18 @@ pub fn of_documents(documents: impl IntoIterator<Item = (u64, u64)>) -> Vec<Name
             shared: false,
         })
         .collect();
-    // Ordered by fingerprint already: only the groups of one fingerprint need sorting.
+    // Ordered by fingerprint already: only the groups of one fingerprint need sorting. Most
+    // groups hold one posting: scan, do not search.
     let mut start = 0;
     while start < postings.len() {
         let fp = postings[start].fingerprint;
-        let end = start + postings[start..].partition_point(|p| p.fingerprint == fp);
-        postings[start..end].sort_unstable();
+        let mut end = start + 1;
+        while end < postings.len() && postings[end].fingerprint == fp {
+            end += 1;
+        }
+        if end - start > 1 {
+            postings[start..end].sort_unstable();
+        }
         start = end;
     }
     debug_assert!(

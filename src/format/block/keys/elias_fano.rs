@@ -49,16 +49,36 @@ fn block_bytes(m: usize, v_last: u64) -> usize {
 }
 
 /// Cuts strictly increasing `keys` into blocks and hands each to `emit(last_key, block)`.
+/// A block takes keys while the next one fits: a block grows by about a key's bits with each
+/// key, so its end is found by doubling, then halving, a step of keys (a few dozen size
+/// computations a block, not one a key).
 pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
-    let mut block = Vec::with_capacity(TARGET_BYTES);
+    let mut block = Vec::with_capacity(TARGET_BYTES + 16);
     let mut start = 0;
     while start < keys.len() {
         let first = keys[start];
         let max_end = keys.len().min(start + usize::from(u16::MAX));
-        let mut end = start + 1;
-        while end < max_end && block_bytes(end - start, keys[end] - first - 1) <= TARGET_BYTES {
-            end += 1;
+        // Key e fits when the block of keys[start..=e] does. Every key below `lo` fits; `hi`
+        // is max_end or a key that does not.
+        let fits = |e: usize| block_bytes(e - start, keys[e] - first - 1) <= TARGET_BYTES;
+        let (mut lo, mut step) = (start + 1, 64);
+        let mut hi = loop {
+            let probe = (lo + step - 1).min(max_end);
+            if probe == max_end || !fits(probe) {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        let end = lo;
         write_block(&keys[start..end], &mut block);
         emit(keys[end - 1], &block)?;
         start = end;
@@ -66,7 +86,8 @@ pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> R
     Ok(())
 }
 
-/// Writes the block of `keys` (strictly increasing, 1..=u16::MAX of them) into `block`.
+/// Writes the block of `keys` (strictly increasing, 1..=u16::MAX of them) into `block`. Both
+/// bit areas are filled in order, a word at a time.
 fn write_block(keys: &[u64], block: &mut Vec<u8>) {
     let first = keys[0];
     let m = keys.len() - 1;
@@ -81,21 +102,42 @@ fn write_block(keys: &[u64], block: &mut Vec<u8>) {
     let lows = block.len();
     let highs = lows + (m * l as usize).div_ceil(8);
     let end = highs + high_bytes(m, v_last, l);
-    // Room for whole-word writes past the end, cut off below: they only OR in zeros there.
-    block.resize(end + 9, 0);
+    // Room for a whole last word past either area; the low area's last word is written
+    // before the high area, which overwrites what it spilled (zeros).
+    block.resize(end + 8, 0);
+    let put = |block: &mut Vec<u8>, at: usize, word: u64| {
+        block[at..at + 8].copy_from_slice(&word.to_le_bytes());
+    };
     let mask = (1u64 << l) - 1;
-    for (i, &key) in keys[1..].iter().enumerate() {
-        let v = key - first - 1;
-        let bit = i * l as usize;
-        let (at, shift) = (lows + bit / 8, bit % 8);
-        let low = v & mask;
-        let word = u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"));
-        block[at..at + 8].copy_from_slice(&(word | low << shift).to_le_bytes());
-        if shift + l as usize > 64 {
-            block[at + 8] |= (low >> (64 - shift)) as u8;
+    let (mut at, mut word, mut used) = (lows, 0u64, 0u32);
+    if l > 0 {
+        for &key in &keys[1..] {
+            let low = (key - first - 1) & mask;
+            word |= low << used;
+            used += l;
+            if used >= 64 {
+                put(block, at, word);
+                at += 8;
+                used -= 64;
+                // The bits of `low` that did not fit (none when used is now 0: low < 2^l).
+                word = low >> (l - used);
+            }
         }
-        let high = (v >> l) as usize + i;
-        block[highs + high / 8] |= 1 << (high % 8);
+        if used > 0 {
+            put(block, at, word);
+        }
+    }
+    let (mut w, mut word) = (0usize, 0u64);
+    for (i, &key) in keys[1..].iter().enumerate() {
+        let high = ((key - first - 1) >> l) as usize + i;
+        if high / 64 != w {
+            put(block, highs + w * 8, word);
+            (w, word) = (high / 64, 0);
+        }
+        word |= 1 << (high % 64);
+    }
+    if m > 0 {
+        put(block, highs + w * 8, word);
     }
     block.truncate(end);
     debug_assert_eq!(block.len(), block_bytes(m, v_last));
