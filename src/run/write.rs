@@ -182,9 +182,7 @@ fn write_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
 fn write_named_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
     debug_assert!(contents.sketches.iter().all(Option::is_none));
     let postings = named_postings::of_documents(
-        contents
-            .postings
-            .iter()
+        prefetch::ahead(contents.postings, |p| p.1.as_bytes())
             .map(|&(fp, id, _)| (fp, id_hash(id.as_bytes()))),
     );
     let mut appender = file.entries(POSTINGS);

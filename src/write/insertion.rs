@@ -316,17 +316,18 @@ impl<'s> Insertion<'s> {
                     .iter()
                     .enumerate()
                     .map(|(k, &(_, i))| {
+                        let j = c * TALLY_CHUNK + k;
+                        let (before, earlier) = (live(&before, j), live(&earlier, j));
+                        // An id no run holds is inserted: its fingerprint is not read.
+                        if before.is_none() && earlier.is_none() {
+                            counts.inserted += 1;
+                            return true;
+                        }
                         if let Some(&(_, later)) = chunk.get(k + prefetch::AHEAD) {
                             documents.prefetch(later as usize);
                         }
-                        let j = c * TALLY_CHUNK + k;
                         let fingerprint = documents.fingerprint(i as usize);
-                        tally(
-                            &mut counts,
-                            live(&before, j),
-                            live(&earlier, j),
-                            fingerprint,
-                        )
+                        tally(&mut counts, before, earlier, fingerprint)
                     })
                     .collect();
                 (counts, writes)
