@@ -303,6 +303,9 @@ impl<'s> Insertion<'s> {
             Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
             _ => None,
         };
+        // An id no run holds live is inserted without reading its fingerprint (out of order).
+        // Prefetching only the fingerprints to be read measured slower than asking for all.
+        let known = |j: usize| live(&before, j).is_some() || live(&earlier, j).is_some();
         let inserted_before = summary.inserted;
         // Tallied in parallel chunks, each with its own counts; then the documents to write
         // are gathered in order. When all are written (a bulk load) the gathering is indexed,
@@ -317,16 +320,15 @@ impl<'s> Insertion<'s> {
                     .enumerate()
                     .map(|(k, &(_, i))| {
                         let j = c * TALLY_CHUNK + k;
-                        let (before, earlier) = (live(&before, j), live(&earlier, j));
-                        // An id no run holds is inserted: its fingerprint is not read.
-                        if before.is_none() && earlier.is_none() {
-                            counts.inserted += 1;
-                            return true;
-                        }
                         if let Some(&(_, later)) = chunk.get(k + prefetch::AHEAD) {
                             documents.prefetch(later as usize);
                         }
+                        if !known(j) {
+                            counts.inserted += 1;
+                            return true;
+                        }
                         let fingerprint = documents.fingerprint(i as usize);
+                        let (before, earlier) = (live(&before, j), live(&earlier, j));
                         tally(&mut counts, before, earlier, fingerprint)
                     })
                     .collect();

@@ -49,17 +49,19 @@ fn block_bytes(m: usize, v_last: u64) -> usize {
 }
 
 /// Cuts strictly increasing `keys` into blocks and hands each to `emit(last_key, block)`.
-/// A block takes keys while the next one fits: a block grows by about a key's bits with each
-/// key, so its end is found by doubling, then halving, a step of keys (a few dozen size
-/// computations a block, not one a key).
+/// Each block fits in [`TARGET_BYTES`] and, but for the last, would not with its next key. A
+/// block grows by about a key's bits with each key, so its end is found by doubling, then
+/// halving, a step of keys: a few dozen size computations a block, not one a key.
 pub fn encode(keys: &[u64], mut emit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
     let mut block = Vec::with_capacity(TARGET_BYTES + 16);
     let mut start = 0;
     while start < keys.len() {
         let first = keys[start];
         let max_end = keys.len().min(start + usize::from(u16::MAX));
-        // Key e fits when the block of keys[start..=e] does. Every key below `lo` fits; `hi`
-        // is max_end or a key that does not.
+        // Key e fits when the block of keys[start..=e] does. The block ending at key lo - 1
+        // fits (one key always does); `hi` is max_end or a key that does not fit. Size is not
+        // quite monotone in e (l can drop by one as a key comes), so this finds a full block,
+        // not always the shortest one.
         let fits = |e: usize| block_bytes(e - start, keys[e] - first - 1) <= TARGET_BYTES;
         let (mut lo, mut step) = (start + 1, 64);
         let mut hi = loop {
@@ -102,8 +104,8 @@ fn write_block(keys: &[u64], block: &mut Vec<u8>) {
     let lows = block.len();
     let highs = lows + (m * l as usize).div_ceil(8);
     let end = highs + high_bytes(m, v_last, l);
-    // Room for a whole last word past either area; the low area's last word is written
-    // before the high area, which overwrites what it spilled (zeros).
+    // Room for a whole last word past either area. The low area must be written first: its
+    // last word spills zeros into the high area, which then overwrites them.
     block.resize(end + 8, 0);
     let put = |block: &mut Vec<u8>, at: usize, word: u64| {
         block[at..at + 8].copy_from_slice(&word.to_le_bytes());
