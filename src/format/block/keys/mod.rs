@@ -23,8 +23,9 @@ pub enum KeyCodec {
 }
 
 /// Cuts strictly increasing `keys` into blocks of `codec`'s layout and hands each to
-/// `emit(last_key, block)`. A block takes keys while they fit in
-/// [`TARGET_BYTES`](super::TARGET_BYTES) (and at least one).
+/// `emit(last_key, block)`. A block holds at least one key and fits in
+/// [`TARGET_BYTES`](super::TARGET_BYTES); every block but the last would pass it with its
+/// next key.
 pub fn encode(
     codec: KeyCodec,
     keys: &[u64],
