@@ -303,9 +303,6 @@ impl<'s> Insertion<'s> {
             Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
             _ => None,
         };
-        // An id no run holds live is inserted without reading its fingerprint (out of order).
-        // Prefetching only the fingerprints to be read measured slower than asking for all.
-        let known = |j: usize| live(&before, j).is_some() || live(&earlier, j).is_some();
         let inserted_before = summary.inserted;
         // Tallied in parallel chunks, each with its own counts; then the documents to write
         // are gathered in order. When all are written (a bulk load) the gathering is indexed,
@@ -323,11 +320,9 @@ impl<'s> Insertion<'s> {
                         if let Some(&(_, later)) = chunk.get(k + prefetch::AHEAD) {
                             documents.prefetch(later as usize);
                         }
-                        if !known(j) {
-                            counts.inserted += 1;
-                            return true;
-                        }
-                        let fingerprint = documents.fingerprint(i as usize);
+                        // Every document is asked for: asking only for those whose fingerprint
+                        // is read (ids a run holds) measured slower.
+                        let fingerprint = || documents.fingerprint(i as usize);
                         let (before, earlier) = (live(&before, j), live(&earlier, j));
                         tally(&mut counts, before, earlier, fingerprint)
                     })
@@ -467,12 +462,14 @@ impl Counts {
 
 /// Counts a document of the batch in `summary` by what it does to its id, and says whether it
 /// must be written. `before` is the id's fingerprint in the committed store, `earlier` the one
-/// an earlier run of this batch gave it (that run counted the id against `before`).
+/// an earlier run of this batch gave it (that run counted the id against `before`);
+/// `fingerprint` reads the document's, which an id no run holds does not need (read out of
+/// order, it is a cache miss).
 fn tally(
     summary: &mut Counts,
     before: Option<u64>,
     earlier: Option<u64>,
-    fingerprint: u64,
+    fingerprint: impl FnOnce() -> u64,
 ) -> bool {
     let versus_before = |summary: &mut Counts, fp: u64, add: bool| {
         let count = match before {
@@ -486,11 +483,16 @@ fn tally(
             *count -= 1;
         }
     };
-    match earlier {
+    match (earlier, before) {
+        (None, None) => {
+            summary.inserted += 1;
+            true
+        }
         // Superseded, as within one run; counted by what it now becomes instead of what it
         // became then (the batch may change it back, or away again).
-        Some(written) => {
+        (Some(written), _) => {
             summary.superseded += 1;
+            let fingerprint = fingerprint();
             if written == fingerprint {
                 return false;
             }
@@ -498,16 +500,12 @@ fn tally(
             versus_before(summary, fingerprint, true);
             true
         }
-        None if before == Some(fingerprint) => {
+        (None, Some(before)) if before == fingerprint() => {
             summary.unchanged += 1;
             false
         }
-        None if before.is_some() => {
+        (None, Some(_)) => {
             summary.replaced += 1;
-            true
-        }
-        None => {
-            summary.inserted += 1;
             true
         }
     }
