@@ -179,12 +179,16 @@ fn every_format_version_opens_with_its_contents() {
             let filtered = version >= 6;
             assert!(id_filters(&store, true).iter().all(|&f| f == filtered));
             assert!(docs_keys_hashed(&store).iter().all(|&h| h == filtered));
-            // Formats 4 to 6 keep sketches in a table of their own; 7 in the postings.
+            // Formats 4 to 6 keep sketches in a table of their own; 7 and 8 in the postings;
+            // 9 in the docs entries.
             let own_table = (4..7).contains(&version);
             assert!(sketch_tables(&store, true).iter().all(|&t| t == own_table));
             assert!(postings_flagged(&store, true)
                 .iter()
-                .all(|&f| f == (version >= 7)));
+                .all(|&f| f == (7..=8).contains(&version)));
+            assert!(docs_flagged(&store, true)
+                .iter()
+                .all(|&f| f == (version >= 9)));
             assert_verifies(&store, version);
             model.insert(kept, 0x0123_4567_89ab_cdef);
         }
@@ -197,19 +201,23 @@ fn every_format_version_opens_with_its_contents() {
         );
         assert_verifies(&store, version);
         // Every run's key blocks were rewritten, every run has an id filter, and every
-        // sketch is in its posting (format 7): no run has a sketches table, and a store
-        // with sketches (format 4 on) has every postings block flagged.
+        // sketch is in its docs entry (format 9): no run has a sketches table, a store with
+        // sketches (format 4 on) has every docs block flagged, and every store has postings
+        // that name their documents.
         assert!(key_blocks(&store, false).iter().all(|&ef| ef), "v{version}");
         assert!(id_filters(&store, false).iter().all(|&f| f), "v{version}");
         assert!(
             !sketch_tables(&store, false).iter().any(|&t| t),
             "v{version}"
         );
-        let flagged = postings_flagged(&store, false);
+        let flagged = docs_flagged(&store, false);
         assert!(flagged.iter().all(|&f| f == (version >= 4)), "v{version}");
-        // A store without sketches (format 3) now has postings that name their documents.
+        assert!(
+            !postings_flagged(&store, false).iter().any(|&f| f),
+            "v{version}"
+        );
         let named = postings_named(&store, false);
-        assert!(named.iter().all(|&n| n == (version < 4)), "v{version}");
+        assert!(named.iter().all(|&n| n), "v{version}");
         let snapshot = Snapshot::open(&store).unwrap();
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         for (id, &fp) in &model {
@@ -384,7 +392,7 @@ fn sketch_tables(dir: &Path, newest_only: bool) -> Vec<bool> {
 }
 
 /// Whether each postings block of the newest run (or of every run) of the store at `dir` has
-/// sketch flags (bit 14 of its entry count, format 7 in a store with sketches):
+/// sketch flags (bit 14 of its entry count, formats 7 and 8 in a store with sketches):
 /// docs/format.md, "Entry blocks".
 fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
     use redb::{ReadableDatabase, ReadableTable, TableDefinition};
@@ -403,8 +411,29 @@ fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
     flagged
 }
 
+/// Whether each docs block of the newest run (or of every run) of the store at `dir` has
+/// sketch flags (bit 14 of its entry count, format 9 in a store with sketches):
+/// docs/format.md, "Entry blocks".
+fn docs_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    let mut flagged = Vec::new();
+    for run in run_dirs(dir, newest_only) {
+        let db = redb::Database::open(run.join("docs.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn
+            .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))
+            .unwrap();
+        for block in table.iter().unwrap() {
+            flagged.push(block.unwrap().1.value()[5] & 0x40 != 0);
+        }
+    }
+    assert!(!flagged.is_empty());
+    flagged
+}
+
 /// Whether each postings block of the newest run (or of every run) of the store at `dir`
-/// names its documents (bit 13 of its entry count, format 8 in a store without sketches):
+/// names its documents (bit 13 of its entry count, format 8 in a store without sketches, 9
+/// on in every store):
 /// docs/format.md, "Named postings".
 fn postings_named(dir: &Path, newest_only: bool) -> Vec<bool> {
     use redb::{ReadableDatabase, ReadableTable, TableDefinition};
@@ -443,9 +472,11 @@ fn plain_stores_of_format_8_on_open_with_their_contents() {
         model.insert("kept".into(), 0x0123_4567_89ab_cdef);
         assert!(postings_named(&store, true).iter().all(|&n| n));
         assert_verifies(&store, version);
+        // Without sketches, format 8's runs are format 9's: migrate only commits the catalog.
         assert_eq!(Store::migrate(&store).unwrap(), version);
+        assert_verifies(&store, version);
         let snapshot = Snapshot::open(&store).unwrap();
-        assert_eq!(snapshot.format_version(), version);
+        assert_eq!(snapshot.format_version(), Store::FORMAT_VERSION);
         assert_eq!(snapshot.sketch_bytes(), None);
         assert_eq!(snapshot.documents(), model.len() as u64, "v{version}");
         assert_eq!(snapshot.get("deleted-later").unwrap(), None);

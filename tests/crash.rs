@@ -293,9 +293,10 @@ fn sigkill_during_insert_delete_and_compact_loses_nothing() {
 fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
     // Format 1 goes through every step; 3 and 4 (with sketches) rewrite their key blocks,
     // then add id filters as 5 does, then (with sketches) move them into the postings as 6
-    // does; a store without sketches (1, 3) finally has its postings name their documents
-    // (the step from 7), one with sketches (4 to 7) only its catalog rewritten.
-    for version in [1u64, 3, 4, 5, 6, 7] {
+    // does; a store without sketches (1, 3) then has its postings name their documents (the
+    // step from 7), one with sketches (4 to 8) its sketches moved into the docs entries and
+    // its postings named (the step from 8).
+    for version in [1u64, 3, 4, 5, 6, 7, 8] {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"));
         let documents = std::fs::read_to_string(fixture.join("documents.tsv")).unwrap();

@@ -1,12 +1,13 @@
 //! Documents whose id hashes share a prefix (format 8: a posting names its documents by the
 //! top 31 bits of the id hash, so such documents of one fingerprint share a posting): every
 //! query, audit and lookup still equals brute force, through replacements, deletions, merges
-//! of runs that each hold one of them, and a full compaction; verify finds nothing.
+//! of runs that each hold one of them, and a full compaction; verify finds nothing. In a
+//! store with sketches (format 9 names their documents too), each keeps its own sketch.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use simhashdb::{Batch, CompactionPolicy, Scheme, Settings, Snapshot, Store};
+use simhashdb::{Batch, CompactionPolicy, Scheme, Settings, Snapshot, Store, Verification};
 
 use crate::util::{audit_pairs, brute_force, query_tuples};
 
@@ -33,8 +34,27 @@ fn colliding_pairs(wanted: usize) -> Vec<(String, String)> {
     unreachable!()
 }
 
+/// The 64-byte sketch a sketched store gets for `id`: one of two classes (all bits clear or
+/// all set but for the last 8 bytes, which are the id's own), so that two documents' sketches
+/// estimate a Jaccard similarity of at least 0.75 when their classes agree and 0 when not.
+fn sketch_of(id: &str) -> Vec<u8> {
+    let hash = xxhash_rust::xxh3::xxh3_64(id.as_bytes());
+    let mut sketch = vec![if hash & 1 == 0 { 0x00 } else { 0xff }; 56];
+    sketch.extend_from_slice(&hash.to_le_bytes());
+    sketch
+}
+
+/// Whether the audit with sketches keeps the pair `(a, b)` at `MIN_JACCARD`.
+fn same_class(a: &str, b: &str) -> bool {
+    sketch_of(a)[0] == sketch_of(b)[0]
+}
+
+/// The least Jaccard similarity a sketched audit keeps here.
+const MIN_JACCARD: f64 = 0.7;
+
 /// The store's answers against the model's: every stored fingerprint's and a few others'
-/// queries, the audit's pairs, every id's lookup, the count; verify finds nothing.
+/// queries, the audit's pairs, every id's lookup, the count; verify finds nothing. In a store
+/// with sketches, also every id's sketch and the audit verified with them.
 fn check(store: &Path, model: &BTreeMap<String, u64>, what: &str) {
     let report = Store::verify(store, false, &()).unwrap();
     assert!(report.findings.is_empty(), "{what}: {:?}", report.findings);
@@ -69,10 +89,42 @@ fn check(store: &Path, model: &BTreeMap<String, u64>, what: &str) {
     }
     expected.sort();
     assert_eq!(got, expected, "{what}: audit");
+    if snapshot.sketch_bytes().is_none() {
+        return;
+    }
+    for id in model.keys() {
+        assert_eq!(
+            snapshot.sketch(id).unwrap(),
+            Some(sketch_of(id)),
+            "{what}: {id}"
+        );
+    }
+    let verification = Verification::Sketches {
+        min_jaccard: MIN_JACCARD,
+    };
+    let near = snapshot.near_duplicates(3, &verification, &()).unwrap();
+    let mut got = Vec::new();
+    near.for_each_pair(|a, b, distance, _| {
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        got.push((a.to_string(), b.to_string(), distance));
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap();
+    got.sort();
+    expected.retain(|(a, b, _)| same_class(a, b));
+    assert_eq!(got, expected, "{what}: audit with sketches");
 }
 
 #[test]
 fn documents_sharing_an_id_hash_prefix_answer_as_brute_force() {
+    for sketched in [false, true] {
+        sharing_an_id_hash_prefix(sketched);
+    }
+}
+
+/// The test above, in a store without sketches or (`sketched`) with 64-byte sketches, each
+/// document inserted with its own.
+fn sharing_an_id_hash_prefix(sketched: bool) {
     let pairs = colliding_pairs(24);
     let dir = tempfile::tempdir().unwrap();
     let store_dir = dir.path().join("s");
@@ -87,13 +139,20 @@ fn documents_sharing_an_id_hash_prefix_answer_as_brute_force() {
         max_runs: 3,
         merge_factor: 2,
     };
-    let mut store = Store::create_with(&store_dir, settings, Scheme::default(), policy).unwrap();
+    let scheme = match sketched {
+        true => Scheme::default().with_sketch(64).unwrap(),
+        false => Scheme::default(),
+    };
+    let mut store = Store::create_with(&store_dir, settings, scheme, policy).unwrap();
     let mut model = BTreeMap::new();
     let fp = |k: usize| (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let insert = |store: &mut Store, model: &mut BTreeMap<String, u64>, docs: &[(&str, u64)]| {
         let mut batch = Batch::new();
         for &(id, fp) in docs {
-            batch.push(id, fp).unwrap();
+            match sketched {
+                true => batch.push_sketched(id, fp, &sketch_of(id)).unwrap(),
+                false => batch.push(id, fp).unwrap(),
+            }
             model.insert(id.to_string(), fp);
         }
         store.insert(&batch, None).unwrap();

@@ -798,7 +798,7 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["sketch_bytes"], Value::from(256));
     assert_eq!(stats["sketches"], Value::from(3));
-    assert_eq!(stats["format_version"], Value::from(8));
+    assert_eq!(stats["format_version"], Value::from(9));
     let out = simhashdb(&["export", s, "--format", "jsonl", "--sketch"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let copy = dir.path().join("copy");
@@ -888,23 +888,11 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
     );
 }
 
-/// A damaged sketch block: verify names it, reads of it fail instead of answering wrongly,
-/// and repair rebuilds the run without the lost sketches, listing their documents.
-#[test]
-fn verify_and_repair_handle_a_damaged_sketch_block() {
-    let scheme = scheme(128);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s");
-    let mut store = create(
-        &path,
-        128,
-        Settings {
-            blocks: 5,
-            distance: 3,
-            shards: 1,
-        },
-    );
-    let docs: Vec<Input> = (0..400u64)
+/// The documents of the damaged-sketch tests: 401 texts of 45 kinds, one of them
+/// ("doc-123-again") under the victim's fingerprint, so that an audit reads the victim's
+/// sketch.
+fn damaged_sketch_documents() -> Vec<Input> {
+    (0..400u64)
         .map(|i| {
             (
                 format!("doc-{i:03}"),
@@ -913,27 +901,46 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
             )
         })
         .chain([(
-            // A document under the victim's fingerprint: an audit reads the victim's sketch.
             "doc-123-again".to_string(),
             123u64.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             Some(text_of(1, 1)),
         )])
+        .collect()
+}
+
+/// The docs file of the newest run of the store at `path`.
+fn newest_docs_file(path: &Path) -> std::path::PathBuf {
+    let mut runs: Vec<_> = std::fs::read_dir(path.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
         .collect();
+    runs.sort();
+    runs.pop().unwrap().join("docs.redb")
+}
+
+/// A damaged sketch where the postings hold the sketches (format 8: the format 8 fixture's
+/// store with sketches, written to in its format): verify names the postings, reads of the
+/// sketch fail instead of answering wrongly, and repair rebuilds the run without the lost
+/// sketches, listing their documents, whose docs entries are intact.
+#[test]
+fn verify_and_repair_handle_a_damaged_sketch_block() {
+    let scheme = scheme(64);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v8/store");
+    crate::compat::copy_dir(&fixture, &path);
+    let mut store = Store::open(&path).unwrap();
+    let docs = damaged_sketch_documents();
     store.insert(&batch_of(&docs, &scheme), None).unwrap();
     drop(store);
+    assert_eq!(Snapshot::open(&path).unwrap().format_version(), 8);
     let victim = "doc-123";
     let sketch = Snapshot::open(&path)
         .unwrap()
         .sketch(victim)
         .unwrap()
         .unwrap();
-    let file = std::fs::read_dir(path.join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("docs.redb");
+    let file = newest_docs_file(&path);
     // Every copy of the victim's sketch is damaged: documents of the same text share it, and
     // a page redb freed may hold a stale copy.
     let mut bytes = std::fs::read(&file).unwrap();
@@ -949,7 +956,7 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     }
     std::fs::write(&file, bytes).unwrap();
 
-    // Format 7 keeps the sketches in the postings: the damage is in that table.
+    // Formats 7 and 8 keep the sketches in the postings: the damage is in that table.
     let report = Store::verify(&path, false, &()).unwrap();
     assert!(
         report
@@ -1010,4 +1017,92 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
         pairs.contains(&(victim.to_string(), "doc-123-again".to_string(), None)),
         "{pairs:?}"
     );
+}
+
+/// A damaged sketch where the docs entries hold the sketches (format 9) is a damaged docs
+/// block: verify names the docs table, reads of the sketch and the audit fail naming it
+/// instead of answering wrongly, and repair rebuilds the run without the block's documents,
+/// which it counts as lost; every other document keeps its sketch.
+#[test]
+fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
+    let scheme = scheme(128);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let settings = Settings {
+        blocks: 5,
+        distance: 3,
+        shards: 1,
+    };
+    let mut store = create(&path, 128, settings);
+    let docs = damaged_sketch_documents();
+    store.insert(&batch_of(&docs, &scheme), None).unwrap();
+    drop(store);
+    let victim = "doc-123";
+    assert!(Snapshot::open(&path)
+        .unwrap()
+        .sketch(victim)
+        .unwrap()
+        .is_some());
+    let file = newest_docs_file(&path);
+    // Damage bytes of the file, one at a time, until the victim's sketch cannot be read.
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    let flip = |at: usize| {
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[at] ^= 0x10;
+        std::fs::write(&file, bytes).unwrap();
+    };
+    let damaged = (0..len).step_by(61).find(|&at| {
+        flip(at);
+        let unreadable = Snapshot::open(&path).is_ok_and(|s| {
+            s.sketch(victim)
+                .is_err_and(|e| e.to_string().contains("table docs"))
+        });
+        if !unreadable {
+            flip(at);
+        }
+        unreadable
+    });
+    assert!(
+        damaged.is_some(),
+        "no byte of the victim's docs block found"
+    );
+
+    let report = Store::verify(&path, false, &()).unwrap();
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.table.as_deref() == Some("docs")),
+        "{:?}",
+        report.findings
+    );
+    let snapshot = Snapshot::open(&path).unwrap();
+    let err = snapshot
+        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("docs") && err.contains("docs.redb"), "{err}");
+    drop(snapshot);
+
+    let report = Store::open(&path).unwrap().repair().unwrap();
+    assert!(report.committed);
+    let run = &report.runs[0];
+    assert!(run.documents_lost >= 1 && run.documents < 401, "{run:?}");
+    assert_eq!(run.documents + run.documents_lost, 401, "{run:?}");
+    assert!(Store::verify(&path, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
+    let snapshot = Snapshot::open(&path).unwrap();
+    assert_eq!(snapshot.get(victim).unwrap(), None);
+    let mut kept = 0;
+    for (id, fp, text) in &docs {
+        if let Some(got) = snapshot.get(id).unwrap() {
+            kept += 1;
+            assert_eq!(got, *fp, "{id}");
+            let want = scheme.sketch(text.as_deref().unwrap());
+            assert_eq!(snapshot.sketch(id).unwrap(), want, "{id}");
+        }
+    }
+    assert_eq!(kept, run.documents);
 }

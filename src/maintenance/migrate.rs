@@ -29,15 +29,16 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` from format 1 to 7 to format 8, taking the writer lock,
+    /// Upgrades the store at `dir` from format 1 to 8 to format 9, taking the writer lock,
     /// and returns the version it had. A store of format 1 or 2 gets no sketches (the text
     /// they would be made from is not in the store). A step that changes run files writes
     /// every run anew, as a compaction does (from format 3 or 4, each run's key blocks in
     /// format 5's layout; from format 5, each run's docs file copied with an id filter added;
     /// from format 6 in a store with sketches, each run's docs file with its sketches moved
     /// into its postings; from format 7 in a store without sketches, each run's docs file
-    /// with postings that name their documents), so it needs free disk for what it rewrites
-    /// until its commit.
+    /// with postings that name their documents; from format 8 in a store with sketches, each
+    /// run's docs file with its sketches moved into its docs entries and postings that name
+    /// their documents), so it needs free disk for what it rewrites until its commit.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -107,6 +108,19 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 } else {
                     rewrite_runs(dir, catalog, 8, |old, old_dir, run_dir, id| {
                         reformat::named_postings(old, old_dir, run_dir, id)
+                    })?;
+                }
+            }
+            8 => {
+                let catalog = Catalog::decode_version(version, payload)?;
+                check_settings(&catalog.settings, dir)?;
+                let sketch_bytes = catalog.sketch_bytes;
+                if sketch_bytes == 0 {
+                    // Without sketches, a run of format 8 is one of format 9.
+                    commit_bytes(dir, &catalog.encode_as(9))?;
+                } else {
+                    rewrite_runs(dir, catalog, 9, |old, old_dir, run_dir, id| {
+                        reformat::sketches_into_docs(old, old_dir, run_dir, id, sketch_bytes)
                     })?;
                 }
             }

@@ -30,9 +30,9 @@ pub struct Stats {
     pub fingerprints: u64,
     /// Per permuted table: its entries and block bytes.
     pub per_table: Vec<TableStats>,
-    /// Block bytes of the documents.
+    /// Block bytes of the documents (in format 9, with the sketches, compressed with them).
     pub docs_bytes: u64,
-    /// Block bytes of the postings (in format 7, less the sketches' bytes in them).
+    /// Block bytes of the postings (in formats 7 and 8, less the sketches' bytes in them).
     pub postings_bytes: u64,
     /// Block bytes of the runs' id filters (format 6; 0 before).
     pub id_filter_bytes: u64,
@@ -40,10 +40,13 @@ pub struct Stats {
     pub sketch_bytes: Option<u16>,
     /// Sketches held (documents inserted as text; dead ones until the next compaction).
     pub sketches: u64,
-    /// Block bytes of the sketches: in format 7 the bytes they add to the postings blocks;
-    /// before, the sketches tables' blocks, their ids and batches included.
+    /// Block bytes of the sketches: in formats 7 and 8 the bytes they add to the postings
+    /// blocks; before, the sketches tables' blocks, their ids and batches included; in
+    /// format 9, 0, since they are in the docs blocks, compressed with the entries (which
+    /// `docs_bytes` counts).
     pub sketches_block_bytes: u64,
-    /// sketches_block_bytes / sketches: what a sketch costs on disk before redb's pages.
+    /// sketches_block_bytes / sketches: what a sketch costs on disk before redb's pages (0
+    /// in format 9).
     pub sketch_block_bytes_per_document: f64,
     /// Bytes allocated on disk to every shard file (the permuted tables, redb overhead
     /// included; redb extends files sparsely, so this is less than their length).

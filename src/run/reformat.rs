@@ -14,11 +14,13 @@
 //! new run whose shard files are hard links to the old ones and whose docs file is a copy of
 //! the old one with the filter added, made from a scan of its docs blocks (one at a time).
 //!
-//! Format 7 moved sketches into their postings, and format 8 (without sketches) names each
-//! posting's documents by id-hash prefix and compresses docs blocks. Each makes a new run
-//! whose shard files are hard links to the old ones and whose docs file holds the old id
-//! filter blocks as they were, the postings written again and the docs blocks copied (7) or
-//! written again (8), each read a block at a time.
+//! Format 7 moved sketches into their postings, format 8 (without sketches) names each
+//! posting's documents by id-hash prefix and compresses docs blocks, and format 9 (with
+//! sketches) moves the sketches into the docs entries and names the postings' documents too.
+//! Each makes a new run whose shard files are hard links to the old ones and whose docs file
+//! holds the old id filter blocks as they were, the postings written again and the docs
+//! blocks copied (7) or written again (8, 9), each read a block at a time (9: the sketches of
+//! a chunk of documents at a time).
 
 use std::path::Path;
 
@@ -30,7 +32,7 @@ use super::run_file::{append_entries, KeyStream, RunFile};
 use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
 use crate::error::{all_or_cause, Error, Result};
-use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::docs::{id_hash, DocState, SketchedDoc};
 use crate::format::block::entries::{EntryWriter, Keys, Payload, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
@@ -313,12 +315,125 @@ pub(crate) fn named_postings(
         }
         writer.finish(&mut counted)
     })?;
+    copy_id_filter(&file, docs)?;
+    let postings_bytes = append_named_postings(&file, docs)?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        docs_bytes,
+        postings_bytes,
+        ..meta.clone()
+    })
+}
+
+/// Documents whose sketches [`sketches_into_docs`] looks up at once: at most 256 MB of
+/// sketches of the largest size.
+const SKETCH_CHUNK: usize = 1 << 18;
+
+/// Writes `old`, a format 8 run of a store with sketches (whose postings hold the ids and the
+/// sketches) stored in `old_dir`, as run `id` in `run_dir` in format 9: each sketch in its
+/// docs entry, the postings naming their documents; returns the new run's description. The
+/// docs blocks are read a block at a time and written again with the sketches of
+/// [`SKETCH_CHUNK`] documents at a time, looked up in the old postings (each postings block
+/// read once per chunk); the id filter blocks are copied as they are; the postings are
+/// written again as [`named_postings`] writes them.
+pub(crate) fn sketches_into_docs(
+    old: &RunReader,
+    old_dir: &Path,
+    run_dir: &Path,
+    id: u64,
+    sketch_bytes: u16,
+) -> Result<RunMeta> {
+    let meta = old.meta();
+    link_shard_files(meta, old_dir, run_dir)?;
+    let file = RunFile::create(&layout::docs_file(run_dir), Cached::Keep)?;
+    let docs = old.docs()?;
+    let bytes = usize::from(sketch_bytes);
+    let mut sketches = 0u64;
+    let docs_bytes = append_counted(&file, DOCS, |mut counted| {
+        let mut writer = EntryWriter::new(Keys::IdHashes)
+            .with_sketch_flags()
+            .compressed();
+        let mut scan = docs.scan_documents()?;
+        let (mut chunk, mut block) = (Vec::new(), Vec::new());
+        loop {
+            let more = scan.next_block(&mut block)?;
+            chunk.append(&mut block);
+            if chunk.len() >= SKETCH_CHUNK || !more {
+                // The live documents in (fingerprint, id) order, as the postings hold them.
+                let mut live: Vec<(u64, &str, u64, usize)> = (chunk.iter().enumerate())
+                    .filter_map(|(i, (_, id, state))| match *state {
+                        DocState::Live { fingerprint, batch } => {
+                            Some((fingerprint, id.as_str(), batch, i))
+                        }
+                        DocState::Deleted { .. } => None,
+                    })
+                    .collect();
+                live.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+                let keys: Vec<(u64, &str, u64)> = live
+                    .iter()
+                    .map(|&(fp, id, batch, _)| (fp, id, batch))
+                    .collect();
+                let mut rows = vec![0u8; keys.len() * bytes];
+                let mut found = vec![false; keys.len()];
+                docs.sketches_sorted(&keys, &mut rows, (bytes, bytes), &mut found)?;
+                let mut sketch_of: Vec<Option<&[u8]>> = vec![None; chunk.len()];
+                for (k, &(_, _, _, i)) in live.iter().enumerate() {
+                    sketch_of[i] = found[k].then(|| &rows[k * bytes..][..bytes]);
+                }
+                for ((hash, id, state), sketch) in chunk.iter().zip(sketch_of) {
+                    sketches += u64::from(sketch.is_some());
+                    let payload = SketchedDoc {
+                        state: *state,
+                        sketch: sketch.map(<[u8]>::to_vec),
+                    };
+                    writer.push(*hash, id.as_bytes(), &payload, &mut counted)?;
+                }
+                chunk.clear();
+            }
+            if !more {
+                break;
+            }
+        }
+        writer.finish(&mut counted)
+    })?;
+    if sketches != meta.sketches {
+        return Err(Error::corrupt(format!(
+            "run {} holds {sketches} sketches of its documents; the catalog says {}",
+            meta.id, meta.sketches
+        ))
+        .in_file(&layout::docs_file(old_dir)));
+    }
+    copy_id_filter(&file, docs)?;
+    let postings_bytes = append_named_postings(&file, docs)?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    Ok(RunMeta {
+        id,
+        docs_bytes,
+        postings_bytes,
+        sketches,
+        sketches_bytes: 0,
+        ..meta.clone()
+    })
+}
+
+/// Copies the id filter blocks of `docs` into `file` as they are.
+fn copy_id_filter(file: &RunFile, docs: &DocsFile) -> Result<()> {
     let mut ids = file.keys(IDS);
     docs.for_each_id_filter_block(|last, block| {
         ids.push(&<u64 as redb::Value>::as_bytes(&last), block)
     })?;
     ids.finish()?;
-    let bytes = append_counted(&file, POSTINGS, |mut counted| {
+    Ok(())
+}
+
+/// Writes the postings of `docs`, which hold their ids, into `file` as named postings (format
+/// 8); returns their block bytes. The postings are read a block at a time, the ids of one
+/// fingerprint at a time in memory.
+fn append_named_postings(file: &RunFile, docs: &DocsFile) -> Result<u64> {
+    append_counted(file, POSTINGS, |mut counted| {
         let mut writer = NamedWriter::default();
         let mut postings = docs.scan_postings()?;
         // The documents `(fingerprint, id hash)` of the fingerprint being read.
@@ -338,14 +453,6 @@ pub(crate) fn named_postings(
             writer.push(posting, &mut counted)?;
         }
         writer.finish(&mut counted)
-    })?;
-    file.finish()?;
-    layout::sync_dir(run_dir)?;
-    Ok(RunMeta {
-        id,
-        docs_bytes,
-        postings_bytes: bytes,
-        ..meta.clone()
     })
 }
 

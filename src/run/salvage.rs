@@ -13,7 +13,7 @@ use super::{
     table_name, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
 };
 use crate::error::{guard_redb, Error, Result};
-use crate::format::block::docs::DocState;
+use crate::format::block::docs::{DocState, SketchedDoc};
 use crate::format::block::entries::{self, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
@@ -38,11 +38,12 @@ pub(crate) struct Salvaged {
     pub fingerprints: Vec<u64>,
     /// Id-hash ranges (inclusive) of the docs table whose entries were lost.
     pub lost_documents: Vec<(u64, u64)>,
-    /// The sketches `(fingerprint, id, entry)` of intact blocks, in key order (format 4 on;
-    /// format 7's from its postings).
+    /// The sketches `(fingerprint, id, entry)` of intact blocks, ordered by `(fingerprint,
+    /// id)` (format 4 on; formats 7 and 8 from their postings, format 9 from its docs
+    /// entries).
     pub sketches: Vec<(u64, String, SketchEntry)>,
-    /// Fingerprint ranges (inclusive) of the sketches table (format 7: the postings) whose
-    /// entries were lost.
+    /// Fingerprint ranges (inclusive) of the sketches table (formats 7 and 8: the postings)
+    /// whose entries were lost (format 9: none, its sketches are lost with their documents).
     pub lost_sketches: Vec<(u64, u64)>,
     /// What is damaged, one line per place.
     pub damage: Vec<String>,
@@ -71,22 +72,34 @@ pub(crate) fn salvage(
             // The distinct id-hash prefixes of the intact docs entries, for the filter's check.
             let mut prefixes = Sequence::default();
             out.lost_documents = guarded(&docs_path, DOCS_TABLE, &mut out, |out| {
-                entries_of::<DocState>(
+                entries_of::<SketchedDoc>(
                     &db,
                     (DOCS, DOCS_TABLE),
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, state| {
+                    |out, k, id, doc| {
                         if meta.id_bits > 0 {
                             prefixes.add_distinct(id_filter::prefix(k, meta.id_bits));
                         }
-                        if let (Some(id), Some(state)) = (id, state) {
-                            out.documents.push((k, id, state));
+                        let (Some(id), Some(doc)) = (id, doc) else {
+                            return;
+                        };
+                        // Format 9 keeps the sketches in the docs entries.
+                        if let (DocState::Live { fingerprint, batch }, Some(sketch)) =
+                            (doc.state, doc.sketch)
+                        {
+                            let entry = SketchEntry { batch, sketch };
+                            out.sketches.push((fingerprint, id.clone(), entry));
                         }
+                        out.documents.push((k, id, doc.state));
                     },
                 )
             });
+            // Sketches are listed in (fingerprint, id) order, as their tables hold them. One
+            // lost with its docs entry has no document left to miss it.
+            out.sketches
+                .sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             // Lost postings come back from the docs entries: only the damage is kept, and (in
             // format 7) the ranges whose sketches are lost with them. Named postings (format
             // 8) hold no ids, so they bring back nothing: only their damage is recorded.
@@ -135,7 +148,7 @@ pub(crate) fn salvage(
                     ));
                 }
             }
-            if meta.sketches > 0 && !format.sketches_in_postings {
+            if meta.sketches > 0 && !format.sketches_in_postings && !format.sketches_in_docs {
                 out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
                     entries_of::<SketchEntry>(
                         &db,

@@ -13,6 +13,7 @@ use redb::TableDefinition;
 use super::run_file::{KeyStream, RunFile};
 use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Result};
+use crate::format::block::docs::SketchedDoc;
 use crate::format::block::entries::{EntryWriter, Keys};
 use crate::format::block::id_hash::id_hash;
 use crate::format::block::keys::KeyCodec;
@@ -97,9 +98,9 @@ pub(crate) fn write_run(
 type DocsWritten = ((u64, u64, (u64, u64)), (u8, u64));
 
 /// Writes docs.redb. Documents, postings, sketches and the id filter (where `format` has one)
-/// are tables of one file, written at once from several threads. Sketches go into the
-/// postings where `format` says so (format 7), else into a sketches table, which a run
-/// without sketches does not have.
+/// are tables of one file, written at once from several threads. Sketches go into the docs
+/// entries (format 9) or the postings (formats 7 and 8) where `format` says so, else into a
+/// sketches table, which a run without sketches does not have.
 fn write_docs(
     run_dir: &Path,
     contents: &RunContents<'_>,
@@ -111,6 +112,7 @@ fn write_docs(
         .map(|&(hash, id, state)| (hash, id.as_bytes(), state));
     let write_postings = || -> Result<(u64, (u64, u64))> {
         if format.named_postings {
+            debug_assert!(format.sketches_in_docs || contents.sketches.iter().all(Option::is_none));
             write_named_postings(&file, contents).map(|bytes| (bytes, (0, 0)))
         } else if format.sketches_in_postings {
             write_sketched_postings(&file, contents)
@@ -139,6 +141,8 @@ fn write_docs(
         }
         Ok((bits, ids.finish()?))
     };
+    // Format 9 keeps each document's sketch in its docs entry: how many have one.
+    let sketched = AtomicU64::new(0);
     let ((docs_bytes, ids), postings) = rayon::join(
         || {
             rayon::join(
@@ -146,8 +150,18 @@ fn write_docs(
                     let mut appender = file.entries(DOCS);
                     let mut writer = format.docs_writer();
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
-                    for (hash, id, state) in documents {
-                        writer.push(hash, id, &state, &mut emit)?;
+                    if format.sketches_in_docs {
+                        let sketches = sketches_by_document(contents);
+                        let count = sketches.iter().filter(|s| s.is_some()).count();
+                        sketched.store(count as u64, Ordering::Relaxed);
+                        for ((hash, id, state), sketch) in documents.zip(sketches) {
+                            let sketch = sketch.map(<[u8]>::to_vec);
+                            writer.push(hash, id, &SketchedDoc { state, sketch }, &mut emit)?;
+                        }
+                    } else {
+                        for (hash, id, state) in documents {
+                            writer.push(hash, id, &state, &mut emit)?;
+                        }
                     }
                     writer.finish(&mut emit)?;
                     appender.finish()
@@ -158,6 +172,11 @@ fn write_docs(
         write_postings,
     );
     let bytes = match (docs_bytes, postings, ids) {
+        // The sketches' bytes are the docs blocks', compressed with their entries.
+        (Ok(docs), Ok((postings, sketches)), Ok(ids)) if format.sketches_in_docs => {
+            debug_assert_eq!(sketches, (0, 0));
+            ((docs, postings, (sketched.into_inner(), 0)), ids)
+        }
         (Ok(docs), Ok((postings, sketches)), Ok(ids)) => ((docs, postings, sketches), ids),
         (docs, postings, ids) => {
             return Err(
@@ -170,6 +189,27 @@ fn write_docs(
     Ok(bytes)
 }
 
+/// The sketches of `contents`' postings (which are aligned with them) aligned with its
+/// documents instead: each sketched posting's document is found by its id's hash, as the
+/// documents are ordered.
+fn sketches_by_document<'a>(contents: &RunContents<'a>) -> Vec<Option<&'a [u8]>> {
+    let mut sketched: Vec<(u64, &str, &[u8])> = (contents.postings.iter())
+        .zip(contents.sketches)
+        .filter_map(|(&(_, id, _), sketch)| Some((id_hash(id.as_bytes()), id, (*sketch)?)))
+        .collect();
+    sketched.par_sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut sketched = sketched.into_iter().peekable();
+    let by_document: Vec<Option<&[u8]>> = (contents.documents.iter())
+        .map(|&(hash, id, _)| {
+            sketched
+                .next_if(|&(h, other, _)| (h, other) == (hash, id))
+                .map(|(_, _, sketch)| sketch)
+        })
+        .collect();
+    debug_assert!(sketched.next().is_none(), "every sketch has its document");
+    by_document
+}
+
 /// Writes the postings table without sketches; returns its block bytes.
 fn write_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
     let postings = prefetch::ahead(contents.postings, |p| p.1.as_bytes())
@@ -177,10 +217,9 @@ fn write_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
     append_all_entries(file, (POSTINGS, Keys::Stored), postings)
 }
 
-/// Writes the postings table naming each document by its id-hash prefix (format 8, a store
-/// without sketches); returns its block bytes.
+/// Writes the postings table naming each document by its id-hash prefix (format 8 in a store
+/// without sketches, format 9 on); returns its block bytes.
 fn write_named_postings(file: &RunFile, contents: &RunContents<'_>) -> Result<u64> {
-    debug_assert!(contents.sketches.iter().all(Option::is_none));
     let postings = named_postings::of_documents(
         prefetch::ahead(contents.postings, |p| p.1.as_bytes())
             .map(|&(fp, id, _)| (fp, id_hash(id.as_bytes()))),

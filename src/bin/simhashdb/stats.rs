@@ -41,11 +41,14 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(bytes) = s.sketch_bytes {
             writeln!(out, "sketch bytes per document\t{bytes}")?;
             writeln!(out, "sketches\t{}", s.sketches)?;
-            writeln!(
-                out,
-                "sketch block bytes per sketch\t{:.2}",
-                s.sketch_block_bytes_per_document
-            )?;
+            // Format 9 keeps them in the docs blocks, compressed with the entries.
+            if s.format_version < 9 {
+                writeln!(
+                    out,
+                    "sketch block bytes per sketch\t{:.2}",
+                    s.sketch_block_bytes_per_document
+                )?;
+            }
         }
         writeln!(out, "table files bytes\t{}", s.table_file_bytes)?;
         writeln!(out, "docs files bytes\t{}", s.docs_file_bytes)?;

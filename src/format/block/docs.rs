@@ -3,12 +3,20 @@
 //! An entry block (see [`super::entries`]) whose key is [`id_hash`] of the id and whose payload
 //! is `LEB128(batch << 1 | deleted)` followed, when not deleted, by the fingerprint as a u64
 //! little-endian.
+//!
+//! In a store with sketches, format 9 writes its docs blocks with sketch flags (bit 14 of the
+//! entry count): a live entry's fingerprint is followed by `LEB128(n)` and the document's n
+//! sketch bytes, n = 0 for a document without a sketch. The sketch lives with the only copy of
+//! its id, so postings can name documents instead of holding their ids.
 
 use super::entries::{Payload, PayloadReader};
 pub use super::id_hash::id_hash;
-use crate::error::Result;
+use super::sketches::{MAX_BYTES, MIN_BYTES};
+use super::varint;
+use crate::error::{Error, Result};
 
-/// What a run says of an id: the newest run that mentions an id decides.
+/// What a run says of an id: the newest run that mentions an id decides. It reads blocks with
+/// sketch flags too, passing over their sketches; it writes blocks without them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DocState {
     /// The id has this fingerprint, inserted by this batch.
@@ -21,23 +29,252 @@ impl Payload for DocState {
     fn encode(&self, out: &mut Vec<u8>) {
         match *self {
             DocState::Live { fingerprint, batch } => {
-                super::varint::encode(batch << 1, out);
+                varint::encode(batch << 1, out);
                 out.extend_from_slice(&fingerprint.to_le_bytes());
             }
-            DocState::Deleted { batch } => super::varint::encode(batch << 1 | 1, out),
+            DocState::Deleted { batch } => varint::encode(batch << 1 | 1, out),
         }
     }
 
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
-        let tag = reader.varint()?;
-        let batch = tag >> 1;
-        Ok(if tag & 1 == 1 {
-            DocState::Deleted { batch }
-        } else {
-            DocState::Live {
-                fingerprint: reader.u64()?,
-                batch,
-            }
+        Ok(read_borrowed(reader)?.0)
+    }
+}
+
+/// A docs entry with its document's sketch, where it has one: the payload of docs blocks
+/// with sketch flags (format 9, a store with sketches), which it must be written into (see
+/// [`super::entries::EntryWriter::with_sketch_flags`]). It reads any docs block (one without
+/// flags has no sketches). A deletion has no sketch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SketchedDoc {
+    pub state: DocState,
+    pub sketch: Option<Vec<u8>>,
+}
+
+impl Payload for SketchedDoc {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_sketched(self.state, self.sketch.as_deref(), out);
+    }
+
+    fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
+        let (state, sketch) = read_borrowed(reader)?;
+        Ok(SketchedDoc {
+            state,
+            sketch: sketch.map(<[u8]>::to_vec),
         })
+    }
+}
+
+/// A docs entry's payload as some reader or writer needs it: its state, at least.
+pub trait DocPayload: Payload {
+    /// What the entry says of its id.
+    fn state(&self) -> DocState;
+    /// Whether it carries its document's sketch.
+    fn has_sketch(&self) -> bool;
+}
+
+impl DocPayload for DocState {
+    fn state(&self) -> DocState {
+        *self
+    }
+    fn has_sketch(&self) -> bool {
+        false
+    }
+}
+
+impl DocPayload for SketchedDoc {
+    fn state(&self) -> DocState {
+        self.state
+    }
+    fn has_sketch(&self) -> bool {
+        self.sketch.is_some()
+    }
+}
+
+/// Appends the payload of a docs entry with sketch flags.
+pub(crate) fn encode_sketched(state: DocState, sketch: Option<&[u8]>, out: &mut Vec<u8>) {
+    state.encode(out);
+    if let DocState::Live { .. } = state {
+        let sketch = sketch.unwrap_or_default();
+        varint::encode(sketch.len() as u64, out);
+        out.extend_from_slice(sketch);
+    } else {
+        debug_assert!(sketch.is_none(), "a deletion has no sketch");
+    }
+}
+
+/// A docs entry's payload `(state, sketch)` in any docs block, the sketch borrowed from the
+/// block: None in a block without sketch flags, for a deletion, or for a document without
+/// one.
+pub fn read_borrowed<'a>(
+    reader: &mut PayloadReader<'_, 'a>,
+) -> Result<(DocState, Option<&'a [u8]>)> {
+    let tag = reader.varint()?;
+    let batch = tag >> 1;
+    if tag & 1 == 1 {
+        return Ok((DocState::Deleted { batch }, None));
+    }
+    let state = DocState::Live {
+        fingerprint: reader.u64()?,
+        batch,
+    };
+    if !reader.sketch_flags() {
+        return Ok((state, None));
+    }
+    match reader.varint()? {
+        0 => Ok((state, None)),
+        len if (u64::from(MIN_BYTES)..=u64::from(MAX_BYTES)).contains(&len) => {
+            Ok((state, Some(reader.take(len as usize)?)))
+        }
+        len => Err(Error::corrupt(format!(
+            "docs entry with a sketch of {len} bytes (a sketch has {MIN_BYTES} to {MAX_BYTES})"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::block::entries::{self, EntryWriter, Keys};
+
+    /// Docs entries written with sketch flags read back with their sketches, and as plain
+    /// states; a block without flags reads as entries without sketches. Compressed or not.
+    #[test]
+    fn sketched_docs_read_back_either_way() {
+        let sketch = vec![7u8; 128];
+        let mut entries: Vec<(String, DocState, Option<Vec<u8>>)> = vec![
+            (
+                "a".into(),
+                DocState::Live {
+                    fingerprint: 1,
+                    batch: 0,
+                },
+                Some(sketch.clone()),
+            ),
+            (
+                "b".into(),
+                DocState::Live {
+                    fingerprint: 1,
+                    batch: 63,
+                },
+                None,
+            ),
+            ("c".into(), DocState::Deleted { batch: 64 }, None),
+            (
+                "d".into(),
+                DocState::Live {
+                    fingerprint: u64::MAX,
+                    batch: 1 << 40,
+                },
+                Some(sketch),
+            ),
+        ];
+        entries.sort_by_key(|(id, _, _)| (id_hash(id.as_bytes()), id.clone()));
+        for (flags, compressed) in [(true, false), (true, true), (false, false)] {
+            let mut writer = EntryWriter::new(Keys::IdHashes);
+            if flags {
+                writer = writer.with_sketch_flags();
+            }
+            if compressed {
+                writer = writer.compressed();
+            }
+            let mut blocks = Vec::new();
+            let mut emit = |_: &[u8], block: &[u8]| {
+                blocks.push(block.to_vec());
+                Ok(())
+            };
+            for (id, state, sketch) in &entries {
+                let hash = id_hash(id.as_bytes());
+                if flags {
+                    let payload = SketchedDoc {
+                        state: *state,
+                        sketch: sketch.clone(),
+                    };
+                    writer
+                        .push(hash, id.as_bytes(), &payload, &mut emit)
+                        .unwrap();
+                } else {
+                    writer.push(hash, id.as_bytes(), state, &mut emit).unwrap();
+                }
+            }
+            writer.finish(&mut emit).unwrap();
+            assert_eq!(blocks.len(), 1);
+            let (mut sketched, mut plain) = (Vec::new(), Vec::new());
+            entries::decode::<SketchedDoc>(&blocks[0], |_, id, d| {
+                sketched.push((id.to_string(), d.state, d.sketch));
+                true
+            })
+            .unwrap();
+            entries::decode::<DocState>(&blocks[0], |_, id, state| {
+                plain.push((id.to_string(), state));
+                true
+            })
+            .unwrap();
+            let want: Vec<_> = entries
+                .iter()
+                .map(|(id, state, sketch)| (id.clone(), *state, sketch.clone().filter(|_| flags)))
+                .collect();
+            assert_eq!(sketched, want, "flags {flags}");
+            let want: Vec<_> = entries
+                .iter()
+                .map(|(id, state, _)| (id.clone(), *state))
+                .collect();
+            assert_eq!(plain, want, "flags {flags}");
+        }
+    }
+
+    /// docs/format.md's example of a docs block with sketch flags, byte for byte.
+    #[test]
+    fn the_format_docs_example_is_what_is_written() {
+        let sketch = vec![0x5a; 64];
+        let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_flags();
+        let mut blocks = Vec::new();
+        let mut emit = |_: &[u8], block: &[u8]| {
+            blocks.push(block.to_vec());
+            Ok(())
+        };
+        let payload = SketchedDoc {
+            state: DocState::Live {
+                fingerprint: 5,
+                batch: 3,
+            },
+            sketch: Some(sketch.clone()),
+        };
+        writer
+            .push(id_hash(b"a"), b"a", &payload, &mut emit)
+            .unwrap();
+        writer.finish(&mut emit).unwrap();
+        let mut want = vec![0x01, 0xc0, 0x01, 0x61, 0x06, 5, 0, 0, 0, 0, 0, 0, 0, 0x40];
+        want.extend_from_slice(&sketch);
+        assert_eq!(blocks[0][4..], want[..]);
+    }
+
+    /// A sketch length outside 1..MIN_BYTES or above MAX_BYTES is damage, named as such.
+    #[test]
+    fn a_sketch_of_a_wrong_length_is_refused() {
+        for len in [1usize, 63, 1025] {
+            let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_flags();
+            let mut blocks = Vec::new();
+            let mut emit = |_: &[u8], block: &[u8]| {
+                blocks.push(block.to_vec());
+                Ok(())
+            };
+            let payload = SketchedDoc {
+                state: DocState::Live {
+                    fingerprint: 5,
+                    batch: 1,
+                },
+                sketch: Some(vec![1; len]),
+            };
+            writer
+                .push(id_hash(b"x"), b"x", &payload, &mut emit)
+                .unwrap();
+            writer.finish(&mut emit).unwrap();
+            let err = entries::decode::<DocState>(&blocks[0], |_, _, _| true).unwrap_err();
+            assert!(
+                err.to_string().contains(&format!("sketch of {len} bytes")),
+                "{err}"
+            );
+        }
     }
 }

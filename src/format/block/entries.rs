@@ -6,7 +6,8 @@
 //! 0       4     crc32 (IEEE) of bytes 4..end, little-endian
 //! 4       2     n: number of entries (u16 LE), >= 1, in the low 12 bits; bit 15 set
 //!               (format 6): the keys are not stored, each key is the id's hash; bit 14 set
-//!               (format 7): each payload starts with a flag saying whether a sketch follows;
+//!               (format 7 on): each payload says whether a sketch follows (postings of
+//!               formats 7 and 8, docs of format 9, in a store with sketches);
 //!               bit 13 clear (set: named postings, not entries); bit 12 set (format 8): the
 //!               entries that follow are compressed (see [`super::compressed`])
 //! 6       ...   n entries, each:
@@ -38,8 +39,9 @@ pub enum Keys {
 
 /// Bit 15 of a block's entry count: its keys are the ids' hashes.
 const ID_HASH_KEYS: u16 = 1 << 15;
-/// Bit 14 of a block's entry count: each payload says whether a sketch follows it (postings
-/// of a store with sketches, format 7 on; see [`super::postings`]).
+/// Bit 14 of a block's entry count: each payload says whether a sketch follows it (in a store
+/// with sketches, postings of formats 7 and 8, see [`super::postings`]; docs of format 9 on,
+/// see [`super::docs`]).
 const SKETCH_FLAGS: u16 = 1 << 14;
 /// The most entries a block holds: its count leaves bits 12 to 15 clear (bit 13 marks a block
 /// of named postings, format 8, which is not an entry block; bit 12 a compressed one, see
@@ -135,9 +137,10 @@ impl EntryWriter {
         }
     }
 
-    /// Marks every block as one whose payloads start with a sketch flag (bit 14): postings of
-    /// a store with sketches, format 7 on, written with
-    /// [`super::postings::SketchedPosting`].
+    /// Marks every block as one whose payloads say whether a sketch follows (bit 14), in a
+    /// store with sketches: postings of formats 7 and 8, written with
+    /// [`super::postings::SketchedPosting`], or docs of format 9 on, written with
+    /// [`super::docs::SketchedDoc`].
     pub fn with_sketch_flags(mut self) -> Self {
         self.sketch_flags = true;
         self
@@ -296,11 +299,15 @@ impl Expanded {
     /// [`decode`] of the block, but for its checksum and decompression, done once by
     /// [`Expanded::of`].
     pub fn decode<P: Payload>(&self, mut f: impl FnMut(u64, &str, P) -> bool) -> Result<()> {
-        decode_entries(
-            self.count,
-            Reader::new(&self.entries),
-            &mut |key, id, reader| Ok(f(key, id, P::decode(reader)?)),
-        )
+        self.decode_each(|key, id, reader| Ok(f(key, id, P::decode(reader)?)))
+    }
+
+    /// [`decode_each`] of the block, as [`Expanded::decode`].
+    pub fn decode_each(
+        &self,
+        mut read: impl for<'a> FnMut(u64, &'a str, &mut PayloadReader<'_, 'a>) -> Result<bool>,
+    ) -> Result<()> {
+        decode_entries(self.count, Reader::new(&self.entries), &mut read)
     }
 
     /// The bytes it holds.

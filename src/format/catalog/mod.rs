@@ -34,15 +34,15 @@ mod v4;
 
 /// The format version this build writes: new stores are created in it, and `migrate`
 /// upgrades older ones to it. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 8;
+pub(crate) const FORMAT_VERSION: u32 = 9;
 
 /// The versions this build opens as they are, and keeps writing in their own format so that
 /// the builds that wrote them keep opening them.
-const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, 7, FORMAT_VERSION];
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, 7, 8, FORMAT_VERSION];
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
 /// 1 and 2 must be upgraded before they open; 3 to 7 open as they are.
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6, 7];
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -88,11 +88,14 @@ pub(crate) struct RunFormat {
     pub id_filter: bool,
     /// Where the keys of docs blocks come from (format 6 on: the ids' hashes, not stored).
     pub doc_keys: Keys,
-    /// Whether sketches are kept in the postings (format 7 on, in a store with sketches),
-    /// rather than in a sketches table of their own.
+    /// Whether sketches are kept in the postings (formats 7 and 8, in a store with
+    /// sketches), rather than in a sketches table of their own.
     pub sketches_in_postings: bool,
+    /// Whether sketches are kept in the docs entries (format 9 on, in a store with sketches;
+    /// see [`crate::format::block::docs::SketchedDoc`]).
+    pub sketches_in_docs: bool,
     /// Whether postings name their documents by id-hash prefix instead of holding their ids
-    /// (format 8 on, in a store without sketches; see
+    /// (format 8 in a store without sketches, format 9 on in every store; see
     /// [`crate::format::block::named_postings`]).
     pub named_postings: bool,
     /// Whether docs blocks are written compressed where that pays (format 8 on; see
@@ -103,7 +106,10 @@ pub(crate) struct RunFormat {
 impl RunFormat {
     /// The writer of this format's docs blocks.
     pub(crate) fn docs_writer(&self) -> EntryWriter {
-        let writer = EntryWriter::new(self.doc_keys);
+        let mut writer = EntryWriter::new(self.doc_keys);
+        if self.sketches_in_docs {
+            writer = writer.with_sketch_flags();
+        }
         if self.compressed_docs {
             writer.compressed()
         } else {
@@ -120,6 +126,7 @@ impl RunFormat {
         id_filter: true,
         doc_keys: Keys::IdHashes,
         sketches_in_postings: false,
+        sketches_in_docs: false,
         named_postings: true,
         compressed_docs: true,
     };
@@ -143,16 +150,18 @@ pub(crate) struct RunMeta {
     pub documents: u64,
     /// Block bytes written per permuted table.
     pub table_bytes: Vec<u64>,
-    /// Block bytes of the docs table.
+    /// Block bytes of the docs table (format 9, in a store with sketches: the sketches
+    /// included, compressed with the entries).
     pub docs_bytes: u64,
-    /// Block bytes of the postings table (format 7, in a store with sketches: less the
+    /// Block bytes of the postings table (formats 7 and 8, in a store with sketches: less the
     /// sketches' bytes in it, which `sketches_bytes` counts).
     pub postings_bytes: u64,
-    /// Sketches the run keeps (format 4 on): entries of its sketches table, or (format 7)
-    /// postings with a sketch.
+    /// Sketches the run keeps (format 4 on): entries of its sketches table, postings with a
+    /// sketch (formats 7 and 8), or docs entries with one (format 9).
     pub sketches: u64,
-    /// Bytes of the run's sketches: block bytes of its sketches table (formats 4 to 6), or
-    /// (format 7) the bytes sketches add to its postings blocks.
+    /// Bytes of the run's sketches: block bytes of its sketches table (formats 4 to 6), the
+    /// bytes sketches add to its postings blocks (formats 7 and 8), or 0 (format 9, where
+    /// `docs_bytes` counts them).
     pub sketches_bytes: u64,
     /// Bits of each id-hash prefix in the run's id filter (format 6; see
     /// [`crate::format::block::id_filter`]), or 0 when the run has no filter.
@@ -293,9 +302,9 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2 to 8 (versions 2 and 3 share their structs,
+    /// The catalog of a payload of `version` 2 to 9 (versions 2 and 3 share their structs,
     /// which are version 4's without sketches; version 5's are version 4's; version 6's add
-    /// each run's id filter; versions 7 and 8 have version 6's).
+    /// each run's id filter; versions 7 to 9 have version 6's).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version < 4 {
             return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
@@ -342,8 +351,9 @@ impl Catalog {
             } else {
                 Keys::Stored
             },
-            sketches_in_postings: self.format >= 7 && self.sketch_bytes > 0,
-            named_postings: self.format >= 8 && self.sketch_bytes == 0,
+            sketches_in_postings: (7..=8).contains(&self.format) && self.sketch_bytes > 0,
+            sketches_in_docs: self.format >= 9 && self.sketch_bytes > 0,
+            named_postings: self.format >= 9 || (self.format == 8 && self.sketch_bytes == 0),
             compressed_docs: self.format >= 8,
         }
     }
@@ -475,7 +485,7 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Whether this build opens stores of format `version` as they are (3 to 8).
+/// Whether this build opens stores of format `version` as they are (3 to 9).
 pub(crate) fn is_current(version: u32) -> bool {
     OPENABLE_VERSIONS.contains(&version)
 }
@@ -580,7 +590,16 @@ mod tests {
             sketch_bytes: 128,
             ..catalog.clone()
         };
-        assert!(sketched.run_format().sketches_in_postings);
+        let (v9, v8) = (
+            sketched.run_format(),
+            Catalog {
+                format: 8,
+                ..sketched.clone()
+            },
+        );
+        assert!(v9.sketches_in_docs && v9.named_postings && !v9.sketches_in_postings);
+        let v8 = v8.run_format();
+        assert!(v8.sketches_in_postings && !v8.named_postings && !v8.sketches_in_docs);
         let v6 = Catalog::decode(&sketched.encode_as(6), dir).unwrap();
         assert_eq!(v6.format, 6);
         assert!(!v6.run_format().sketches_in_postings);

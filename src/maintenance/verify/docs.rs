@@ -7,7 +7,7 @@ use std::path::Path;
 use super::digest::{document_hash, Digest};
 use super::report::Report;
 use crate::error::Result;
-use crate::format::block::docs::DocState;
+use crate::format::block::docs::{DocState, SketchedDoc};
 use crate::format::block::entries::Payload;
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
@@ -307,6 +307,9 @@ pub(super) fn check_sketches(
     if docs.sketches_in_postings() {
         return check_sketches_in_postings(run, &path, sketch_bytes, report);
     }
+    if docs.sketches_in_docs() {
+        return check_sketches_in_docs(run, &path, sketch_bytes, report);
+    }
     let Some(scan) = docs.scan_sketches_in(0, u64::MAX)? else {
         if run.meta().sketches > 0 {
             let problem = format!(
@@ -374,7 +377,7 @@ pub(super) fn check_sketches(
     Ok(())
 }
 
-/// The sketches in the postings of one run (format 7): the catalog's count and bytes, and each
+/// The sketches in the postings of one run (formats 7 and 8): the catalog's count and bytes, and each
 /// of the store's size. Each belongs to its posting by where it is; the blocks and the
 /// postings themselves are [`check_docs`]' to check.
 fn check_sketches_in_postings(
@@ -414,6 +417,48 @@ fn check_sketches_in_postings(
     if misfits > 0 {
         let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
         report.find(path, Some(POSTINGS_TABLE), problem);
+    }
+    Ok(())
+}
+
+/// The sketches in the docs entries of one run (format 9): the catalog's count (and no bytes
+/// of their own: the docs blocks' are theirs), and each of the store's size. Each belongs to
+/// its document by where it is; the blocks themselves are [`check_docs`]' to check.
+fn check_sketches_in_docs(
+    run: &RunReader,
+    path: &Path,
+    sketch_bytes: u16,
+    report: &mut Report,
+) -> Result<()> {
+    let mut scan = run.docs()?.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
+    let (mut sketches, mut misfits) = (0u64, 0u64);
+    let mut block = Vec::new();
+    loop {
+        match scan.next_block(&mut block) {
+            Ok(false) => break,
+            Ok(true) => {}
+            // A damaged block is check_docs' finding.
+            Err(_) => continue,
+        }
+        for sketch in block.iter().filter_map(|(_, _, d)| d.sketch.as_ref()) {
+            sketches += 1;
+            if sketch.len() != usize::from(sketch_bytes) {
+                misfits += 1;
+            }
+        }
+    }
+    let meta = run.meta();
+    if (sketches, 0) != (meta.sketches, meta.sketches_bytes) {
+        let problem = format!(
+            "holds {sketches} sketches in its entries; the catalog says {} of {} bytes of \
+             their own",
+            meta.sketches, meta.sketches_bytes
+        );
+        report.find(path, Some(DOCS_TABLE), problem);
+    }
+    if misfits > 0 {
+        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
+        report.find(path, Some(DOCS_TABLE), problem);
     }
     Ok(())
 }

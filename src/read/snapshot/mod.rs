@@ -577,8 +577,10 @@ mod tests {
         // One-pass readers keep nothing decoded.
         let caches = CacheSpread::Even(400 << 20).for_run(&catalog, &run);
         assert_eq!((caches.decoded_docs, caches.decoded_postings), (0, 0));
-        // Postings that hold their ids (a store with sketches) are left to redb.
+        // Postings that hold their ids (a store of format 8 with sketches) are left to redb.
         catalog.sketch_bytes = 128;
+        assert!(catalog.run_format().named_postings);
+        catalog.format = 8;
         assert!(!catalog.run_format().named_postings);
         let caches = CacheSpread::DocsOnly(400 << 20).for_run(&catalog, &run);
         assert_eq!(

@@ -7,7 +7,7 @@ use std::hash::BuildHasherDefault;
 use super::cursor::{smallest, Cursor};
 use super::dead::{Dead, MulHasher};
 use crate::error::Result;
-use crate::format::block::docs::DocState;
+use crate::format::block::docs::{DocPayload, DocState, SketchedDoc};
 use crate::format::block::entries::{EntryWriter, Keys, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys;
@@ -197,15 +197,37 @@ fn part_bounds((parts, align): (u64, u32), i: u64) -> (u64, u64) {
 pub(super) fn merge_documents(
     inputs: &[RunReader],
     full: bool,
+    range: (u64, u64),
+    (format, id_bits): (RunFormat, u8),
+    emit: &mut Emit<'_>,
+) -> Result<(EntryCounts, DocsPart)> {
+    if format.sketches_in_docs {
+        merge_documents_as::<SketchedDoc>(inputs, full, range, (format, id_bits), emit)
+    } else {
+        merge_documents_as::<DocState>(inputs, full, range, (format, id_bits), emit)
+    }
+}
+
+/// What the merge of a range of the documents learned besides its blocks: the changes the
+/// postings' merge needs, the id filter's blocks, and the sketches kept in the docs entries
+/// (format 9; `written` of [`EntryCounts`]: their bytes are the docs blocks').
+pub(super) type DocsPart = (Changes, EncodedBlocks, EntryCounts);
+
+/// [`merge_documents`] read and written as payload `P`, which carries what the output's docs
+/// entries hold.
+fn merge_documents_as<P: DocPayload>(
+    inputs: &[RunReader],
+    full: bool,
     (lo, hi): (u64, u64),
     (format, id_bits): (RunFormat, u8),
     emit: &mut Emit<'_>,
-) -> Result<(EntryCounts, (Changes, EncodedBlocks))> {
+) -> Result<(EntryCounts, DocsPart)> {
     let filter = format.id_filter.then_some((id_bits, format.codec));
     let mut cursors = inputs
         .iter()
-        .map(|r| Cursor::new(r.docs()?.scan_documents_in(lo, hi)?))
+        .map(|r| Cursor::new(r.docs()?.scan_documents_as::<P>(lo, hi)?))
         .collect::<Result<Vec<_>>>()?;
+    let mut sketches = EntryCounts::default();
     let mut sink = EntrySink::new(emit, format.docs_writer());
     let mut changes = Changes::default();
     let mut group = Group::default();
@@ -214,8 +236,8 @@ pub(super) fn merge_documents(
     loop {
         smallest(&cursors, &mut same);
         let Some(&newest) = same.last() else { break };
-        let (hash, id, state) = cursors[newest].peek().expect("a head");
-        let state = *state;
+        let (hash, id, payload) = cursors[newest].peek().expect("a head");
+        let state = payload.state();
         let live = match state {
             DocState::Live { fingerprint, .. } => Some(fingerprint),
             DocState::Deleted { .. } => None,
@@ -232,7 +254,8 @@ pub(super) fn merge_documents(
         }
         let keep = !(full && matches!(state, DocState::Deleted { .. }));
         if keep {
-            sink.push(*hash, id, &state)?;
+            sink.push(*hash, id, payload)?;
+            sketches.written += u64::from(payload.has_sketch());
             if let Some((bits, _)) = filter {
                 let prefix = id_filter::prefix(*hash, bits);
                 if prefixes.last() != Some(&prefix) {
@@ -253,7 +276,7 @@ pub(super) fn merge_documents(
             Ok(())
         })?;
     }
-    Ok((sink.finish()?, (changes, ids)))
+    Ok((sink.finish()?, (changes, ids, sketches)))
 }
 
 /// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the

@@ -95,6 +95,7 @@ pub(crate) fn merge_runs(
         parts = parts.min(1 << (64 - align));
     }
     let mut changed = Changes::default();
+    let mut sketches_in_docs = EntryCounts::default();
     let mut appender = docs_file.entries(DOCS);
     let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
@@ -104,8 +105,9 @@ pub(crate) fn merge_runs(
             merge_documents(inputs, full, keys, filter, emit)
         },
         &mut appender,
-        |(part_changed, part_ids)| {
+        |(part_changed, part_ids, part_sketches)| {
             changed.extend(part_changed);
+            sketches_in_docs.add(&part_sketches);
             if let Some(out) = ids_out.as_mut() {
                 out.push_all(part_ids)?;
             }
@@ -115,10 +117,10 @@ pub(crate) fn merge_runs(
     appender.finish()?;
     let ids_bytes = ids_out.map(Appender::finish).transpose()?.unwrap_or(0);
     let mut dead = Vec::new();
-    // Sketches are merged with the postings they belong to, into them (format 7) or into
-    // their own table.
-    let sketched = inputs.iter().any(|r| r.meta().sketches > 0);
-    let mut sketches = EntryCounts::default();
+    // Sketches are merged with the documents they belong to, in their docs entries (format
+    // 9), else with the postings, into them (formats 7 and 8) or into their own table.
+    let sketched = inputs.iter().any(|r| r.meta().sketches > 0) && !format.sketches_in_docs;
+    let mut sketches = sketches_in_docs;
     let mut postings_out = docs_file.entries(POSTINGS);
     let mut sketches_out =
         (sketched && !format.sketches_in_postings).then(|| docs_file.entries(SKETCHES));

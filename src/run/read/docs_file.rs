@@ -1,5 +1,5 @@
-//! One open docs file of a run: its documents, postings and sketches, scanned, walked or
-//! looked up (one at a time, or many in order a block at a time).
+//! One open docs file of a run: its documents and postings, scanned, walked or looked up
+//! (one at a time, or many in order a block at a time); its sketches are sketches.rs'.
 
 use std::path::{Path, PathBuf};
 
@@ -10,18 +10,15 @@ use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use super::decoded_blocks::DecodedBlocks;
 use super::FileCaches;
 use crate::error::{Error, Result};
-use crate::format::block::docs::{id_hash, DocState};
+use crate::format::block::docs::{self, id_hash, DocState};
+use crate::format::block::entries::Expanded;
 use crate::format::block::entries::{self, block_key};
-use crate::format::block::entries::{Expanded, PayloadReader};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::named_postings;
-use crate::format::block::postings::{self, Posting};
-use crate::format::block::sketches::{self, SketchEntry};
+use crate::format::block::postings::Posting;
 use crate::format::catalog::RunFormat;
-use crate::run::{
-    EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
-};
+use crate::run::{EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES};
 
 /// One open docs file of a run.
 pub struct DocsFile {
@@ -30,7 +27,7 @@ pub struct DocsFile {
     pub(super) postings: EntryTable,
     /// Whether the postings name their documents (format 8) instead of holding their ids.
     named: bool,
-    sketches: SketchesAt,
+    pub(super) sketches: SketchesAt,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
     ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
     /// Docs blocks kept decoded, for a long-lived reader's lookups.
@@ -44,19 +41,21 @@ pub struct DocsFile {
 pub(super) type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
 /// Where a run's sketches are.
-enum SketchesAt {
+pub(super) enum SketchesAt {
     /// Nowhere: the run holds none.
     Nowhere,
     /// In its sketches table (formats 4 to 6).
     Table(EntryTable),
-    /// In its postings (format 7).
+    /// In its postings (formats 7 and 8).
     Postings,
+    /// In its docs entries (format 9).
+    Docs,
 }
 
 impl DocsFile {
     /// The docs file at `path`, open in `db`: its docs and postings tables (laid out as
-    /// `format` says), its sketches table where it has one (in format 7 on, the postings hold
-    /// them), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0);
+    /// `format` says), its sketches table where it has one (in formats 7 and 8 the postings
+    /// hold them, in format 9 the docs entries), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0);
     /// lookups keep as many blocks decoded as `caches` says.
     pub(super) fn open(
         path: &Path,
@@ -65,11 +64,11 @@ impl DocsFile {
         format: RunFormat,
         caches: FileCaches,
     ) -> Result<DocsFile> {
-        let sketches_in_postings = format.sketches_in_postings;
         let txn = db.begin_read().map_err(|e| Error::redb(path, e))?;
         let open = |def| txn.open_table(def).map_err(|e| Error::redb(path, e));
         let sketches = match txn.open_table(SKETCHES) {
-            _ if sketches_in_postings => SketchesAt::Postings,
+            _ if format.sketches_in_postings => SketchesAt::Postings,
+            _ if format.sketches_in_docs => SketchesAt::Docs,
             Ok(table) => SketchesAt::Table(table),
             Err(TableError::TableDoesNotExist(_)) => SketchesAt::Nowhere,
             Err(e) => return Err(Error::redb(path, e)),
@@ -108,6 +107,16 @@ impl DocsFile {
 
     /// The documents whose id hashes are within `lo..=hi`, a block at a time.
     pub fn scan_documents_in(&self, lo: u64, hi: u64) -> Result<EntryScan<DocState>> {
+        self.scan_documents_as(lo, hi)
+    }
+
+    /// The documents within `lo..=hi` as payload `P`: with their sketches, for a merge or a
+    /// migration.
+    pub(crate) fn scan_documents_as<P: entries::Payload>(
+        &self,
+        lo: u64,
+        hi: u64,
+    ) -> Result<EntryScan<P>> {
         EntryScan::new(self.path.clone(), DOCS_TABLE, &self.docs, lo, hi)
     }
 
@@ -135,144 +144,6 @@ impl DocsFile {
         hi: u64,
     ) -> Result<EntryScan<P>> {
         EntryScan::new(self.path.clone(), POSTINGS_TABLE, &self.postings, lo, hi)
-    }
-
-    /// The entries of the sketches table within `lo..=hi`, a block at a time; None when the
-    /// run has no such table (it holds no sketches, or they are in its postings).
-    pub fn scan_sketches_in(&self, lo: u64, hi: u64) -> Result<Option<EntryScan<SketchEntry>>> {
-        match &self.sketches {
-            SketchesAt::Table(table) => {
-                EntryScan::new(self.path.clone(), SKETCHES_TABLE, table, lo, hi).map(Some)
-            }
-            SketchesAt::Nowhere | SketchesAt::Postings => Ok(None),
-        }
-    }
-
-    /// Whether the run's sketches are in its postings (format 7).
-    pub fn sketches_in_postings(&self) -> bool {
-        matches!(self.sketches, SketchesAt::Postings)
-    }
-
-    /// The table that holds the run's sketches and its name, if any.
-    fn sketch_table(&self) -> Option<(&EntryTable, &'static str)> {
-        match &self.sketches {
-            SketchesAt::Nowhere => None,
-            SketchesAt::Table(table) => Some((table, SKETCHES_TABLE)),
-            SketchesAt::Postings => Some((&self.postings, POSTINGS_TABLE)),
-        }
-    }
-
-    /// For documents `(fingerprint, id, batch)` ordered by `(fingerprint, id)`, copies
-    /// document i's sketch from this run (the entry of its fingerprint and id with its batch),
-    /// which must have `bytes` bytes, to the start of row i of `rows` (rows of `stride`
-    /// bytes) and sets `found[i]`, where it is not set yet. Each block is read once for the
-    /// documents it covers; chunks of the documents are looked up in parallel.
-    pub fn sketches_sorted(
-        &self,
-        documents: &[(u64, &str, u64)],
-        rows: &mut [u8],
-        (stride, bytes): (usize, usize),
-        found: &mut [bool],
-    ) -> Result<()> {
-        /// Documents per parallel lookup task.
-        const CHUNK: usize = 1 << 12;
-        let Some((table, name)) = self.sketch_table() else {
-            return Ok(());
-        };
-        let in_postings = self.sketches_in_postings();
-        documents
-            .par_chunks(CHUNK)
-            .zip(rows.par_chunks_mut(CHUNK * stride))
-            .zip(found.par_chunks_mut(CHUNK))
-            .try_for_each(|((documents, rows), found)| {
-                let mut blocks = AscendingBlocks::new(table);
-                let mut i = 0;
-                while i < documents.len() {
-                    let (fp, id, _) = documents[i];
-                    let key = block_key(fp, id.as_bytes());
-                    let item = blocks
-                        .at_least(&key[..], |last| last.value() >= &key[..])
-                        .map_err(|e| Error::redb(&self.path, e))?;
-                    let Some((last, block)) = item else { break };
-                    let last = split_block_key(last.value()).ok_or_else(|| {
-                        Error::corrupt("block key is shorter than 8 bytes")
-                            .at(&self.path, name, None)
-                    })?;
-                    // The documents this block covers: i..end.
-                    let end = i + documents[i..]
-                        .partition_point(|&(fp, id, _)| (fp, id.as_bytes()) <= (last.0, last.1));
-                    let mut j = i;
-                    // Entries are read in place; only the wanted sketches are copied.
-                    entries::decode_each(block.value(), |fp, id, reader| {
-                        let (batch, sketch) = read_sketch(reader, in_postings)?;
-                        while j < end && (documents[j].0, documents[j].1) < (fp, id) {
-                            j += 1;
-                        }
-                        while j < end && (documents[j].0, documents[j].1) == (fp, id) {
-                            let Some(sketch) = sketch else {
-                                j += 1;
-                                continue;
-                            };
-                            if documents[j].2 == batch && !found[j] {
-                                sketches::check_size(sketch, bytes)?;
-                                rows[j * stride..][..bytes].copy_from_slice(sketch);
-                                found[j] = true;
-                            }
-                            j += 1;
-                        }
-                        Ok(j < end)
-                    })
-                    .map_err(|e| e.at(&self.path, name, None))?;
-                    i = end.max(i + 1);
-                }
-                Ok(())
-            })
-    }
-
-    /// Calls `f(fingerprint, id, batch, sketch)` on every sketch of this run under one of the
-    /// fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order. Each block
-    /// is read once; a run whose catalog entry counts sketches must have them (else an
-    /// error). Where the run keeps a sketch for each of its postings (its
-    /// `sketches` equal its `documents`), these are its postings under `wanted`, with their
-    /// sketches: one pass instead of two.
-    pub fn sketched_documents_of(
-        &self,
-        wanted: &[u64],
-        mut f: impl FnMut(u64, &str, u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let Some((table, name)) = self.sketch_table() else {
-            return Err(Error::corrupt(
-                "the catalog counts sketches in this run, but its docs file has no sketches table",
-            )
-            .in_file(&self.path));
-        };
-        let in_postings = self.sketches_in_postings();
-        let mut blocks = AscendingBlocks::new(table);
-        let mut next = 0; // wanted[next] is the least fingerprint not yet passed
-        let mut after: Vec<u8> = Vec::new(); // just above the last block read
-        while next < wanted.len() {
-            let key = block_key(wanted[next], b"").max(std::mem::take(&mut after));
-            let item = blocks
-                .at_least(&key[..], |last| last.value() >= &key[..])
-                .map_err(|e| Error::redb(&self.path, e))?;
-            let Some((last, block)) = item else { break };
-            entries::decode_each(block.value(), |fp, id, reader| {
-                let (batch, sketch) = read_sketch(reader, in_postings)?;
-                while next < wanted.len() && wanted[next] < fp {
-                    next += 1;
-                }
-                if let Some(sketch) = sketch.filter(|_| wanted.get(next) == Some(&fp)) {
-                    f(fp, id, batch, sketch)?;
-                }
-                Ok(next < wanted.len())
-            })
-            .map_err(|e| e.at(&self.path, name, None))?;
-            // The block's last fingerprint may go on in the next block: look from just above
-            // its last key (a key followed by a zero byte is the least key above it).
-            after = last.value().to_vec();
-            after.push(0);
-        }
-        Ok(())
     }
 
     /// Calls `f(redb_key, block)` on every block of the docs table, in order, as stored.
@@ -425,8 +296,8 @@ impl DocsFile {
         documents
             .par_chunks(CHUNK)
             .zip(states.par_chunks_mut(CHUNK))
-            .try_for_each(
-                |(documents, states)| match self.mentioned(documents, states)? {
+            .try_for_each(|(documents, states)| {
+                match self.mentioned(documents, |i| states[i].is_none())? {
                     None => self.states_sorted_chunk(documents, states),
                     Some(candidates) => {
                         let wanted: Vec<(u64, &str)> =
@@ -440,17 +311,17 @@ impl DocsFile {
                         }
                         Ok(())
                     }
-                },
-            )
+                }
+            })
     }
 
-    /// The documents (ordered by `(id_hash, id)`) whose state is still None and that the id
-    /// filter may mention, by index; None in a run without a filter. Each filter block that
+    /// The documents (ordered by `(id_hash, id)`) still `pending` that the id filter may
+    /// mention, by index; None in a run without a filter. Each filter block that
     /// covers a document is read once and walked beside the documents it covers.
-    fn mentioned(
+    pub(super) fn mentioned(
         &self,
         documents: &[(u64, &str)],
-        states: &[Option<DocState>],
+        pending: impl Fn(usize) -> bool,
     ) -> Result<Option<Vec<usize>>> {
         let Some((table, bits)) = &self.ids else {
             return Ok(None);
@@ -460,7 +331,7 @@ impl DocsFile {
         let mut out = Vec::new();
         let mut i = 0;
         while i < documents.len() {
-            if states[i].is_some() {
+            if !pending(i) {
                 i += 1;
                 continue;
             }
@@ -482,7 +353,7 @@ impl DocsFile {
                         i += 1;
                     }
                     while i < end && prefix(i) == key {
-                        if states[i].is_none() {
+                        if pending(i) {
                             out.push(i);
                         }
                         i += 1;
@@ -494,7 +365,7 @@ impl DocsFile {
                 // A damaged block lets every document it covers through, as `may_mention`.
                 Err(Error::Corruption { .. }) => {
                     out.truncate(start);
-                    out.extend((first..end).filter(|&j| states[j].is_none()));
+                    out.extend((first..end).filter(|&j| pending(j)));
                 }
                 Err(e) => return Err(e),
             }
@@ -507,6 +378,20 @@ impl DocsFile {
         &self,
         documents: &[(u64, &str)],
         states: &mut [Option<DocState>],
+    ) -> Result<()> {
+        self.entries_sorted(documents, |j, state, _| {
+            states[j].get_or_insert(state);
+            Ok(())
+        })
+    }
+
+    /// For documents ordered by `(id_hash, id)`, calls `f(i, state, sketch)` with document
+    /// i's docs entry in this run, if it has one: each block is read once and merged with
+    /// the documents it covers, with no copy of its entries.
+    pub(super) fn entries_sorted(
+        &self,
+        documents: &[(u64, &str)],
+        mut f: impl FnMut(usize, DocState, Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
         let mut blocks = AscendingBlocks::new(&self.docs);
         let mut i = 0;
@@ -525,32 +410,20 @@ impl DocsFile {
             let end = i + documents[i..]
                 .partition_point(|&(h, id)| (h, id.as_bytes()) <= (last.0, last.1));
             let mut j = i;
-            entries::decode::<DocState>(block.value(), |h, other, state| {
+            entries::decode_each(block.value(), |h, other, reader| {
+                let (state, sketch) = docs::read_borrowed(reader)?;
                 while j < end && (documents[j].0, documents[j].1) < (h, other) {
                     j += 1;
                 }
                 if j < end && (documents[j].0, documents[j].1) == (h, other) {
-                    states[j].get_or_insert(state);
+                    f(j, state, sketch)?;
                     j += 1;
                 }
-                j < end
+                Ok(j < end)
             })
             .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
             i = end.max(i + 1);
         }
         Ok(())
-    }
-}
-
-/// The batch and sketch of an entry of a sketches table, or (`in_postings`, format 7) of a
-/// posting, which may have no sketch.
-fn read_sketch<'a>(
-    reader: &mut PayloadReader<'_, 'a>,
-    in_postings: bool,
-) -> Result<(u64, Option<&'a [u8]>)> {
-    if in_postings {
-        postings::read_borrowed(reader)
-    } else {
-        sketches::read_borrowed(reader).map(|(batch, sketch)| (batch, Some(sketch)))
     }
 }

@@ -2,8 +2,9 @@
 //! lookups of documents and postings.
 //!
 //! Here, [`RunReader`] and its files opened on first use; shard_file.rs ([`ShardFile`]: the
-//! permuted tables), docs_file.rs ([`DocsFile`]: documents, postings and sketches), named.rs
-//! (named postings read back to their documents), lookups.rs (entries by key range, through
+//! permuted tables), docs_file.rs ([`DocsFile`]: documents and postings), sketches.rs (where
+//! a run keeps its sketches, and reading them), named.rs (named postings read back to their
+//! documents), lookups.rs (entries by key range, through
 //! decoded_blocks.rs: the blocks a long-lived reader keeps) and ascending_blocks.rs (the
 //! blocks of keys asked for in ascending order).
 
@@ -23,6 +24,7 @@ mod docs_file;
 mod lookups;
 mod named;
 mod shard_file;
+mod sketches;
 
 pub(crate) use docs_file::DocsFile;
 pub(crate) use shard_file::ShardFile;

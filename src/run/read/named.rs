@@ -9,8 +9,8 @@ use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use super::decoded_blocks::{Decoded, DecodedBlocks, Kept};
 use super::DocsFile;
 use crate::error::{Error, Result};
-use crate::format::block::docs::DocState;
-use crate::format::block::entries;
+use crate::format::block::docs::{self, DocState};
+use crate::format::block::entries::{self, PayloadReader};
 use crate::format::block::named_postings::{self, Checked, NamedPosting};
 use crate::run::{NamedScan, DOCS_TABLE, POSTINGS_TABLE};
 
@@ -154,6 +154,16 @@ impl DocsFile {
         names: &[(u32, u64)],
         mut f: impl FnMut(u64, &str, u64),
     ) -> Result<()> {
+        self.sketched_documents_named_by(names, |fp, id, batch, _| f(fp, id, batch))
+    }
+
+    /// [`DocsFile::documents_named_by`] with each document's sketch, where its docs entry
+    /// holds one (format 9, a store with sketches).
+    pub(super) fn sketched_documents_named_by(
+        &self,
+        names: &[(u32, u64)],
+        mut f: impl FnMut(u64, &str, u64, Option<&[u8]>),
+    ) -> Result<()> {
         let mut found = vec![false; names.len()];
         let mut blocks = AscendingBlocks::new(&self.docs);
         let mut i = 0; // names[i] is the first name whose prefix is not passed
@@ -167,7 +177,8 @@ impl DocsFile {
             };
             // The block's last hash: past it, no entry of the block is named.
             let last_hash = split_block_key(&last).map_or(u64::MAX, |k| k.0);
-            let mut walk = |hash: u64, id: &str, state: DocState| {
+            let mut walk = |hash: u64, id: &str, reader: &mut PayloadReader<'_, '_>| {
+                let (state, sketch) = docs::read_borrowed(reader)?;
                 let prefix = named_postings::prefix_of(hash);
                 while i < names.len() && names[i].0 < prefix {
                     i += 1;
@@ -177,18 +188,18 @@ impl DocsFile {
                     while j < names.len() && names[j].0 == prefix {
                         if names[j].1 == fingerprint {
                             found[j] = true;
-                            f(fingerprint, id, batch);
+                            f(fingerprint, id, batch, sketch);
                         }
                         j += 1;
                     }
                 }
-                names
+                Ok(names
                     .get(i)
-                    .is_some_and(|n| named_postings::hash_range(n.0).0 <= last_hash)
+                    .is_some_and(|n| named_postings::hash_range(n.0).0 <= last_hash))
             };
             match block {
-                Block::Kept(kept) => kept.decode::<DocState>(&mut walk),
-                Block::Stored(block) => entries::decode::<DocState>(block.value(), &mut walk),
+                Block::Kept(kept) => kept.decode_each(&mut walk),
+                Block::Stored(block) => entries::decode_each(block.value(), &mut walk),
             }
             .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
             after = last;
