@@ -115,14 +115,18 @@ impl Snapshot {
             near.verify_sketches(self, min_jaccard, progress)?;
             return Ok(near);
         }
-        /// Fingerprints per parallel reading task.
+        /// The fewest fingerprints per parallel reading task.
         const CHUNK: usize = 1 << 12;
         let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
         let (mut near, rows) = guard_redb(self.dir(), || {
             let (pairs, distinct, wanted) = self.candidates(distance, progress)?;
             let reading = Phase::start(progress, "reading ids and sketches", wanted.len() as u64);
+            // Four tasks a thread, no more: where the docs entries hold the sketches (format
+            // 9), a task reads each docs block its documents are in once, so fewer, larger
+            // tasks read fewer blocks (every part is held until the end either way).
+            let chunk = (wanted.len() / (4 * rayon::current_num_threads())).max(CHUNK);
             let parts: Vec<Sketched> = wanted
-                .par_chunks(CHUNK)
+                .par_chunks(chunk)
                 .map(|wanted| {
                     let part = Sketched::read(self, wanted, bytes)?;
                     progress.advance(wanted.len() as u64);

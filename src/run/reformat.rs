@@ -327,8 +327,8 @@ pub(crate) fn named_postings(
     })
 }
 
-/// Documents whose sketches [`sketches_into_docs`] looks up at once: at most 256 MB of
-/// sketches of the largest size.
+/// Documents whose sketches [`sketches_into_docs`] looks up at once: 32 MiB of 128-byte
+/// sketches, 256 MiB of the largest.
 const SKETCH_CHUNK: usize = 1 << 18;
 
 /// Writes `old`, a format 8 run of a store with sketches (whose postings hold the ids and the
@@ -336,8 +336,10 @@ const SKETCH_CHUNK: usize = 1 << 18;
 /// docs entry, the postings naming their documents; returns the new run's description. The
 /// docs blocks are read a block at a time and written again with the sketches of
 /// [`SKETCH_CHUNK`] documents at a time, looked up in the old postings (each postings block
-/// read once per chunk); the id filter blocks are copied as they are; the postings are
-/// written again as [`named_postings`] writes them.
+/// read at most once per chunk that has a document in it: in a run much larger than a chunk,
+/// about a block read a document); the id filter blocks are copied as they are; the postings
+/// are written again as [`named_postings`] writes them. Memory: a chunk's documents, ids and
+/// sketches (about 90 MB with 128-byte sketches and 60-byte ids).
 pub(crate) fn sketches_into_docs(
     old: &RunReader,
     old_dir: &Path,

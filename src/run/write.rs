@@ -151,13 +151,18 @@ fn write_docs(
                     let mut writer = format.docs_writer();
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
                     if format.sketches_in_docs {
-                        let sketches = sketches_by_document(contents);
-                        let count = sketches.iter().filter(|s| s.is_some()).count();
-                        sketched.store(count as u64, Ordering::Relaxed);
-                        for ((hash, id, state), sketch) in documents.zip(sketches) {
+                        let order = sketched_in_document_order(contents);
+                        sketched.store(order.len() as u64, Ordering::Relaxed);
+                        let mut next = order.iter().peekable();
+                        let posted = |i: usize| contents.postings[i].1.as_bytes();
+                        for (hash, id, state) in documents {
+                            let sketch = next
+                                .next_if(|&&(h, i)| h == hash && posted(i) == id)
+                                .and_then(|&(_, i)| contents.sketches[i]);
                             let sketch = sketch.map(<[u8]>::to_vec);
                             writer.push(hash, id, &SketchedDoc { state, sketch }, &mut emit)?;
                         }
+                        debug_assert!(next.next().is_none(), "every sketch has its document");
                     } else {
                         for (hash, id, state) in documents {
                             writer.push(hash, id, &state, &mut emit)?;
@@ -189,25 +194,17 @@ fn write_docs(
     Ok(bytes)
 }
 
-/// The sketches of `contents`' postings (which are aligned with them) aligned with its
-/// documents instead: each sketched posting's document is found by its id's hash, as the
-/// documents are ordered.
-fn sketches_by_document<'a>(contents: &RunContents<'a>) -> Vec<Option<&'a [u8]>> {
-    let mut sketched: Vec<(u64, &str, &[u8])> = (contents.postings.iter())
-        .zip(contents.sketches)
-        .filter_map(|(&(_, id, _), sketch)| Some((id_hash(id.as_bytes()), id, (*sketch)?)))
+/// The postings of `contents` that have a sketch (its sketches are aligned with its postings)
+/// in its documents' order: `(id hash, posting index)`, sorted by `(id hash, id)`. Memory:
+/// 16 bytes a sketch.
+fn sketched_in_document_order(contents: &RunContents<'_>) -> Vec<(u64, usize)> {
+    let mut sketched: Vec<(u64, usize)> = (contents.sketches.iter().enumerate())
+        .filter(|(_, sketch)| sketch.is_some())
+        .map(|(i, _)| (id_hash(contents.postings[i].1.as_bytes()), i))
         .collect();
-    sketched.par_sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let mut sketched = sketched.into_iter().peekable();
-    let by_document: Vec<Option<&[u8]>> = (contents.documents.iter())
-        .map(|&(hash, id, _)| {
-            sketched
-                .next_if(|&(h, other, _)| (h, other) == (hash, id))
-                .map(|(_, _, sketch)| sketch)
-        })
-        .collect();
-    debug_assert!(sketched.next().is_none(), "every sketch has its document");
-    by_document
+    let id = |i: usize| contents.postings[i].1;
+    sketched.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1))));
+    sketched
 }
 
 /// Writes the postings table without sketches; returns its block bytes.

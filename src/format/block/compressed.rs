@@ -61,8 +61,9 @@ impl Squeezer {
     }
 
     /// The bytes that replace the entries area `raw` (LEB128 of its length, then its zstd
-    /// frame), if they are at most seven eighths of it.
-    pub(super) fn squeeze(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
+    /// frame), if they save at least an eighth of its bytes but its `passengers` (bytes that
+    /// do not compress: see [`super::entries::Payload::passenger_bytes`]).
+    pub(super) fn squeeze(&mut self, raw: &[u8], passengers: usize) -> Option<Vec<u8>> {
         if raw.len() > MOST_RAW_BYTES {
             return None;
         }
@@ -70,7 +71,8 @@ impl Squeezer {
         let mut out = Vec::with_capacity(frame.len() + varint::MAX_BYTES);
         varint::encode(raw.len() as u64, &mut out);
         out.extend_from_slice(&frame);
-        (out.len() <= raw.len() - raw.len() / 8).then_some(out)
+        let counted = raw.len().saturating_sub(passengers);
+        (out.len() + counted / 8 <= raw.len()).then_some(out)
     }
 }
 

@@ -63,6 +63,12 @@ impl Payload for SketchedDoc {
             sketch: sketch.map(<[u8]>::to_vec),
         })
     }
+
+    /// A sketch is random bits: a block of documents with sketches holds as many ids as one
+    /// without, and compresses where they do.
+    fn passenger_bytes(&self) -> usize {
+        self.sketch.as_ref().map_or(0, Vec::len)
+    }
 }
 
 /// A docs entry's payload as some reader or writer needs it: its state, at least.
@@ -221,6 +227,71 @@ mod tests {
                 .collect();
             assert_eq!(plain, want, "flags {flags}");
         }
+    }
+
+    /// Sketches count toward neither whether compressing a block pays nor its ratio: blocks
+    /// of documents with random sketches are compressed where their ids compress, and cut
+    /// to about a redb page once stored.
+    #[test]
+    fn sketches_ride_along_in_compressed_blocks() {
+        let mut docs: Vec<(u64, String)> = (0..3000)
+            .map(|i| format!("https://www.example.com/news/world/{i:06}.html"))
+            .map(|id| (id_hash(id.as_bytes()), id))
+            .collect();
+        docs.sort();
+        let mut bits = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = || {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            bits as u8
+        };
+        let blocks = |sketched: bool, random: &mut dyn FnMut() -> u8| {
+            let mut writer = EntryWriter::new(Keys::IdHashes).compressed();
+            if sketched {
+                writer = writer.with_sketch_flags();
+            }
+            let mut blocks: Vec<Vec<u8>> = Vec::new();
+            let mut emit = |_: &[u8], block: &[u8]| {
+                blocks.push(block.to_vec());
+                Ok(())
+            };
+            for (i, (hash, id)) in docs.iter().enumerate() {
+                let state = DocState::Live {
+                    fingerprint: i as u64,
+                    batch: 1,
+                };
+                if sketched {
+                    let sketch = Some((0..128).map(|_| random()).collect());
+                    let payload = SketchedDoc { state, sketch };
+                    writer.push(*hash, id.as_bytes(), &payload, &mut emit)
+                } else {
+                    writer.push(*hash, id.as_bytes(), &state, &mut emit)
+                }
+                .unwrap();
+            }
+            writer.finish(&mut emit).unwrap();
+            blocks
+        };
+        let (plain, sketched) = (blocks(false, &mut random), blocks(true, &mut random));
+        let compressed = |b: &&Vec<u8>| b[5] & 0x10 != 0;
+        assert!(plain.iter().all(|b| compressed(&b)));
+        // The first block, cut before any ratio is known, may be stored as it is.
+        let squeezed = sketched.iter().filter(compressed).count();
+        assert!(
+            squeezed + 1 >= sketched.len(),
+            "{squeezed} of {}",
+            sketched.len()
+        );
+        let most = sketched.iter().map(Vec::len).max().unwrap();
+        assert!(
+            most <= super::super::TARGET_BYTES + 300,
+            "a block of {most} bytes"
+        );
+        // Compressed, they store less than their documents' sketches and ids take raw.
+        let stored: usize = sketched.iter().map(Vec::len).sum();
+        let raw: usize = docs.iter().map(|(_, id)| id.len() + 12 + 130).sum();
+        assert!(stored < raw - raw / 10, "{stored} bytes stored of {raw}");
     }
 
     /// docs/format.md's example of a docs block with sketch flags, byte for byte.

@@ -54,6 +54,12 @@ pub trait Payload: Sized {
     fn encode(&self, out: &mut Vec<u8>);
     /// Reads the payload back.
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self>;
+    /// Bytes of the encoded payload that neither compress nor count toward where a block is
+    /// cut or whether compressing it pays (a document's sketch: random bits), so that a
+    /// block holds as many ids with them as without.
+    fn passenger_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// The part of a block reader a payload may use.
@@ -113,6 +119,12 @@ pub struct EntryWriter {
     /// block's ratio says will compress to half of that.
     cut_at: usize,
     block: Vec<u8>,
+    /// The passenger bytes (see [`Payload::passenger_bytes`]) of the block's entries.
+    passengers: usize,
+    /// The last block's ratio of stored to uncompressed bytes, passengers left out (1 for a
+    /// block stored as it was): what a block with passengers is cut by, so that it fills
+    /// about [`TARGET_BYTES`] once stored, one redb page.
+    ratio: f64,
     count: u16,
     prev_key: u64,
     /// Where the last entry's id is in `block`: its block key needs it.
@@ -131,6 +143,8 @@ impl EntryWriter {
             squeezer: None,
             cut_at: TARGET_BYTES,
             block,
+            passengers: 0,
+            ratio: 1.0,
             count: 0,
             prev_key: 0,
             last_id: 0..0,
@@ -176,11 +190,19 @@ impl EntryWriter {
         };
         let end = self.block.len();
         let mut id_at = encode_entry(delta, id, payload, &mut self.block);
-        if self.count > 0 && (self.block.len() > self.cut_at || self.count == MOST_ENTRIES) {
+        let passengers = payload.passenger_bytes();
+        let counted = self.block.len() - self.passengers - passengers;
+        // Passengers do not compress: a block that has some is cut where it would pass the
+        // target once stored, at the last block's ratio.
+        let passengers = self.passengers + passengers;
+        let stored = passengers as f64 + counted as f64 * self.ratio;
+        let full = counted > self.cut_at || (passengers > 0 && stored > TARGET_BYTES as f64);
+        if self.count > 0 && (full || self.count == MOST_ENTRIES) {
             self.block.truncate(end);
             self.emit_block(emit)?;
             id_at = encode_entry(delta.map(|_| key), id, payload, &mut self.block);
         }
+        self.passengers += payload.passenger_bytes();
         self.count += 1;
         self.prev_key = key;
         self.last_id = id_at..id_at + id.len();
@@ -204,14 +226,17 @@ impl EntryWriter {
             n |= SKETCH_FLAGS;
         }
         let key = block_key(self.prev_key, &self.block[self.last_id.clone()]);
-        let squeezed =
-            (self.squeezer.as_mut()).and_then(|s| s.squeeze(&self.block[CRC_BYTES + 2..]));
+        let passengers = self.passengers;
+        let squeezed = (self.squeezer.as_mut())
+            .and_then(|s| s.squeeze(&self.block[CRC_BYTES + 2..], passengers));
         if self.squeezer.is_some() {
-            // Whole blocks' bytes, as the cut compares them.
+            // Whole blocks' bytes but the passengers', as the cut compares them.
             let stored = squeezed
                 .as_ref()
-                .map(|entries| CRC_BYTES + 2 + entries.len());
-            self.cut_at = compressed::next_cut(self.block.len(), stored);
+                .map(|entries| (CRC_BYTES + 2 + entries.len()).saturating_sub(passengers));
+            let raw = self.block.len() - passengers;
+            self.cut_at = compressed::next_cut(raw, stored);
+            self.ratio = stored.map_or(1.0, |stored| stored as f64 / raw.max(1) as f64);
         }
         if let Some(entries) = squeezed {
             n |= COMPRESSED;
@@ -223,6 +248,7 @@ impl EntryWriter {
         emit(&key, &self.block)?;
         self.block.clear();
         self.block.extend_from_slice(&[0; CRC_BYTES + 2]);
+        self.passengers = 0;
         self.count = 0;
         self.prev_key = 0;
         Ok(())

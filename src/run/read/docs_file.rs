@@ -25,7 +25,8 @@ pub struct DocsFile {
     pub(super) path: PathBuf,
     pub(super) docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
     pub(super) postings: EntryTable,
-    /// Whether the postings name their documents (format 8) instead of holding their ids.
+    /// Whether the postings name their documents (format 8 without sketches, format 9)
+    /// instead of holding their ids.
     named: bool,
     pub(super) sketches: SketchesAt,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.

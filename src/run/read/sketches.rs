@@ -61,13 +61,7 @@ impl DocsFile {
         /// Documents per parallel lookup task.
         const CHUNK: usize = 1 << 12;
         if self.sketches_in_docs() {
-            return documents
-                .par_chunks(CHUNK)
-                .zip(rows.par_chunks_mut(CHUNK * stride))
-                .zip(found.par_chunks_mut(CHUNK))
-                .try_for_each(|((documents, rows), found)| {
-                    self.sketches_in_docs_of(documents, rows, (stride, bytes), found)
-                });
+            return self.sketches_in_docs_of(documents, rows, (stride, bytes), found);
         }
         let Some((table, name)) = self.sketch_table() else {
             return Ok(());
@@ -171,8 +165,11 @@ impl DocsFile {
         Ok(())
     }
 
-    /// [`DocsFile::sketches_sorted`] of one chunk where the docs entries hold the sketches
-    /// (format 9): the documents not found yet looked up by id hash, as the docs are ordered.
+    /// [`DocsFile::sketches_sorted`] where the docs entries hold the sketches (format 9): the
+    /// documents not found yet, sorted by id hash as the docs are, looked up in chunks in
+    /// parallel (each block read once per chunk that needs it, which a sort by id hash makes
+    /// once in all), each chunk's sketches then copied to their rows. Memory: the documents
+    /// sorted (32 bytes each) and the sketches found.
     fn sketches_in_docs_of(
         &self,
         documents: &[(u64, &str, u64)],
@@ -180,11 +177,36 @@ impl DocsFile {
         (stride, bytes): (usize, usize),
         found: &mut [bool],
     ) -> Result<()> {
+        /// Documents per parallel lookup task.
+        const CHUNK: usize = 1 << 12;
         let mut by_hash: Vec<(u64, &str, usize)> = (documents.iter().enumerate())
             .filter(|&(i, _)| !found[i])
             .map(|(i, &(_, id, _))| (id_hash(id.as_bytes()), id, i))
             .collect();
-        by_hash.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        by_hash.par_sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        // Each chunk's (document, where its sketch is in the chunk's bytes).
+        let parts: Vec<(Vec<usize>, Vec<u8>)> = by_hash
+            .par_chunks(CHUNK)
+            .map(|chunk| self.sketches_by_hash(chunk, documents, bytes))
+            .collect::<Result<_>>()?;
+        for (indices, sketches) in parts {
+            for (i, sketch) in indices.into_iter().zip(sketches.chunks_exact(bytes)) {
+                rows[i * stride..][..bytes].copy_from_slice(sketch);
+                found[i] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sketches of `by_hash`'s documents (`(id hash, id, index in documents)`, sorted)
+    /// that this run's docs entries hold with the documents' fingerprints and batches: their
+    /// indices, and their sketches of `bytes` bytes one after another.
+    fn sketches_by_hash(
+        &self,
+        by_hash: &[(u64, &str, usize)],
+        documents: &[(u64, &str, u64)],
+        bytes: usize,
+    ) -> Result<(Vec<usize>, Vec<u8>)> {
         // Each id once; `starts[k]..starts[k + 1]` are id k's documents in `by_hash`.
         let (mut keys, mut starts) = (Vec::new(), Vec::new());
         for (at, &(hash, id, _)) in by_hash.iter().enumerate() {
@@ -199,6 +221,7 @@ impl DocsFile {
             None => (0..keys.len()).collect(),
         };
         let wanted: Vec<(u64, &str)> = candidates.iter().map(|&k| keys[k]).collect();
+        let (mut indices, mut sketches) = (Vec::new(), Vec::new());
         self.entries_sorted(&wanted, |c, state, sketch| {
             let (DocState::Live { fingerprint, batch }, Some(sketch)) = (state, sketch) else {
                 return Ok(());
@@ -207,12 +230,13 @@ impl DocsFile {
             for &(_, _, i) in &by_hash[starts[k]..starts[k + 1]] {
                 if (documents[i].0, documents[i].2) == (fingerprint, batch) {
                     sketches::check_size(sketch, bytes)?;
-                    rows[i * stride..][..bytes].copy_from_slice(sketch);
-                    found[i] = true;
+                    indices.push(i);
+                    sketches.extend_from_slice(sketch);
                 }
             }
             Ok(())
-        })
+        })?;
+        Ok((indices, sketches))
     }
 
     /// [`DocsFile::sketched_documents_of`] where the docs entries hold the sketches (format
