@@ -341,39 +341,33 @@ fn id_filters(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// Whether each docs block of the newest run of the store at `dir` leaves its keys out (bit
 /// 15 of its entry count, format 6): docs/format.md, "Entry blocks".
 fn docs_keys_hashed(dir: &Path) -> Vec<bool> {
-    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let runs = run_dirs(dir, true);
-    let db = redb::Database::open(runs[0].join("docs.redb")).unwrap();
-    let txn = db.begin_read().unwrap();
-    let table = txn
-        .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))
-        .unwrap();
-    let hashed: Vec<bool> = table
-        .iter()
-        .unwrap()
-        .map(|block| block.unwrap().1.value()[5] & 0x80 != 0)
-        .collect();
-    assert!(!hashed.is_empty());
-    hashed
+    count_flags(dir, true, "docs", |high| high & 0x80 != 0)
 }
 
 /// Whether each docs block of every run of the store at `dir` is compressed (bit 12 of its
 /// entry count, format 8): docs/format.md, "Entry blocks".
 fn docs_compressed(dir: &Path) -> Vec<bool> {
+    count_flags(dir, false, "docs", |high| high & 0x10 != 0)
+}
+
+/// `flag(b)` of each block of entry table `table` in the newest run (or every run) of the store
+/// at `dir`, b the high byte of the block's entry count (its flags: docs/format.md, "Entry
+/// blocks").
+fn count_flags(dir: &Path, newest_only: bool, table: &str, flag: impl Fn(u8) -> bool) -> Vec<bool> {
     use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let mut compressed = Vec::new();
-    for run in run_dirs(dir, false) {
+    let mut flags = Vec::new();
+    for run in run_dirs(dir, newest_only) {
         let db = redb::Database::open(run.join("docs.redb")).unwrap();
         let txn = db.begin_read().unwrap();
         let table = txn
-            .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))
+            .open_table(TableDefinition::<&[u8], &[u8]>::new(table))
             .unwrap();
         for block in table.iter().unwrap() {
-            compressed.push(block.unwrap().1.value()[5] & 0x10 != 0);
+            flags.push(flag(block.unwrap().1.value()[5]));
         }
     }
-    assert!(!compressed.is_empty());
-    compressed
+    assert!(!flags.is_empty());
+    flags
 }
 
 /// Whether the docs file of the newest run (or of every run) of the store at `dir` has a
@@ -395,40 +389,14 @@ fn sketch_tables(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// sketch flags (bit 14 of its entry count, formats 7 and 8 in a store with sketches):
 /// docs/format.md, "Entry blocks".
 fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
-    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let mut flagged = Vec::new();
-    for run in run_dirs(dir, newest_only) {
-        let db = redb::Database::open(run.join("docs.redb")).unwrap();
-        let txn = db.begin_read().unwrap();
-        let table = txn
-            .open_table(TableDefinition::<&[u8], &[u8]>::new("postings"))
-            .unwrap();
-        for block in table.iter().unwrap() {
-            flagged.push(block.unwrap().1.value()[5] & 0x40 != 0);
-        }
-    }
-    assert!(!flagged.is_empty());
-    flagged
+    count_flags(dir, newest_only, "postings", |high| high & 0x40 != 0)
 }
 
 /// Whether each docs block of the newest run (or of every run) of the store at `dir` has
 /// sketch flags (bit 14 of its entry count, format 9 in a store with sketches):
 /// docs/format.md, "Entry blocks".
 fn docs_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
-    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let mut flagged = Vec::new();
-    for run in run_dirs(dir, newest_only) {
-        let db = redb::Database::open(run.join("docs.redb")).unwrap();
-        let txn = db.begin_read().unwrap();
-        let table = txn
-            .open_table(TableDefinition::<&[u8], &[u8]>::new("docs"))
-            .unwrap();
-        for block in table.iter().unwrap() {
-            flagged.push(block.unwrap().1.value()[5] & 0x40 != 0);
-        }
-    }
-    assert!(!flagged.is_empty());
-    flagged
+    count_flags(dir, newest_only, "docs", |high| high & 0x40 != 0)
 }
 
 /// Whether each postings block of the newest run (or of every run) of the store at `dir`
@@ -436,20 +404,7 @@ fn docs_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// on in every store):
 /// docs/format.md, "Named postings".
 fn postings_named(dir: &Path, newest_only: bool) -> Vec<bool> {
-    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
-    let mut named = Vec::new();
-    for run in run_dirs(dir, newest_only) {
-        let db = redb::Database::open(run.join("docs.redb")).unwrap();
-        let txn = db.begin_read().unwrap();
-        let table = txn
-            .open_table(TableDefinition::<&[u8], &[u8]>::new("postings"))
-            .unwrap();
-        for block in table.iter().unwrap() {
-            named.push(block.unwrap().1.value()[5] & 0xe0 == 0x20);
-        }
-    }
-    assert!(!named.is_empty());
-    named
+    count_flags(dir, newest_only, "postings", |high| high & 0xe0 == 0x20)
 }
 
 /// The stores without sketches of format 8 on (each fixture's `plain`, whose postings name

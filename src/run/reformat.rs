@@ -315,10 +315,7 @@ pub(crate) fn named_postings(
         }
         writer.finish(&mut counted)
     })?;
-    copy_id_filter(&file, docs)?;
-    let postings_bytes = append_named_postings(&file, docs)?;
-    file.finish()?;
-    layout::sync_dir(run_dir)?;
+    let postings_bytes = finish_named(file, docs, run_dir)?;
     Ok(RunMeta {
         id,
         docs_bytes,
@@ -407,10 +404,7 @@ pub(crate) fn sketches_into_docs(
         ))
         .in_file(&layout::docs_file(old_dir)));
     }
-    copy_id_filter(&file, docs)?;
-    let postings_bytes = append_named_postings(&file, docs)?;
-    file.finish()?;
-    layout::sync_dir(run_dir)?;
+    let postings_bytes = finish_named(file, docs, run_dir)?;
     Ok(RunMeta {
         id,
         docs_bytes,
@@ -419,6 +413,17 @@ pub(crate) fn sketches_into_docs(
         sketches_bytes: 0,
         ..meta.clone()
     })
+}
+
+/// Ends a new docs file `file` (of a run in `run_dir`) whose docs blocks are written: the id
+/// filter blocks of the old run's `docs` copied, its postings written again as named
+/// postings, the file and directory made durable; returns the postings' block bytes.
+fn finish_named(file: RunFile, docs: &DocsFile, run_dir: &Path) -> Result<u64> {
+    copy_id_filter(&file, docs)?;
+    let postings_bytes = append_named_postings(&file, docs)?;
+    file.finish()?;
+    layout::sync_dir(run_dir)?;
+    Ok(postings_bytes)
 }
 
 /// Copies the id filter blocks of `docs` into `file` as they are.

@@ -377,8 +377,8 @@ pub(super) fn check_sketches(
     Ok(())
 }
 
-/// The sketches in the postings of one run (formats 7 and 8): the catalog's count and bytes, and each
-/// of the store's size. Each belongs to its posting by where it is; the blocks and the
+/// The sketches in the postings of one run (formats 7 and 8): the catalog's count and bytes, and
+/// each of the store's size. Each belongs to its posting by where it is; the blocks and the
 /// postings themselves are [`check_docs`]' to check.
 fn check_sketches_in_postings(
     run: &RunReader,
@@ -386,38 +386,20 @@ fn check_sketches_in_postings(
     sketch_bytes: u16,
     report: &mut Report,
 ) -> Result<()> {
-    let mut scan = run
+    let scan = run
         .docs()?
         .scan_postings_as::<SketchedPosting>(0, u64::MAX)?;
-    let (mut sketches, mut bytes, mut misfits) = (0u64, 0u64, 0u64);
-    let mut block = Vec::new();
-    loop {
-        match scan.next_block(&mut block) {
-            Ok(false) => break,
-            Ok(true) => {}
-            // A damaged block is check_docs' finding.
-            Err(_) => continue,
-        }
-        for sketch in block.iter().filter_map(|(_, _, p)| p.sketch.as_ref()) {
-            sketches += 1;
-            bytes += postings::sketch_bytes_in_posting(sketch.len());
-            if sketch.len() != usize::from(sketch_bytes) {
-                misfits += 1;
-            }
-        }
-    }
+    let found = sketches_of(scan, |p| p.sketch.as_deref(), sketch_bytes);
+    let bytes = found.bytes_in_postings;
     let meta = run.meta();
-    if (sketches, bytes) != (meta.sketches, meta.sketches_bytes) {
+    if (found.sketches, bytes) != (meta.sketches, meta.sketches_bytes) {
         let problem = format!(
-            "holds {sketches} sketches of {bytes} bytes; the catalog says {} of {}",
-            meta.sketches, meta.sketches_bytes
+            "holds {} sketches of {bytes} bytes; the catalog says {} of {}",
+            found.sketches, meta.sketches, meta.sketches_bytes
         );
         report.find(path, Some(POSTINGS_TABLE), problem);
     }
-    if misfits > 0 {
-        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
-        report.find(path, Some(POSTINGS_TABLE), problem);
-    }
+    found.report_misfits(path, POSTINGS_TABLE, sketch_bytes, report);
     Ok(())
 }
 
@@ -430,35 +412,64 @@ fn check_sketches_in_docs(
     sketch_bytes: u16,
     report: &mut Report,
 ) -> Result<()> {
-    let mut scan = run.docs()?.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
-    let (mut sketches, mut misfits) = (0u64, 0u64);
+    let scan = run.docs()?.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
+    let found = sketches_of(scan, |d| d.sketch.as_deref(), sketch_bytes);
+    let meta = run.meta();
+    if (found.sketches, 0) != (meta.sketches, meta.sketches_bytes) {
+        let problem = format!(
+            "holds {} sketches in its entries; the catalog says {} of {} bytes of their own",
+            found.sketches, meta.sketches, meta.sketches_bytes
+        );
+        report.find(path, Some(DOCS_TABLE), problem);
+    }
+    found.report_misfits(path, DOCS_TABLE, sketch_bytes, report);
+    Ok(())
+}
+
+/// What the sketches of an entry table hold.
+#[derive(Default)]
+struct SketchesFound {
+    sketches: u64,
+    /// The bytes they add to postings with sketch flags (formats 7 and 8).
+    bytes_in_postings: u64,
+    /// Those not of the store's size.
+    misfits: u64,
+}
+
+impl SketchesFound {
+    fn report_misfits(&self, path: &Path, table: &str, sketch_bytes: u16, report: &mut Report) {
+        if self.misfits > 0 {
+            let problem = format!(
+                "{} sketches are not of the store's {sketch_bytes} bytes",
+                self.misfits
+            );
+            report.find(path, Some(table), problem);
+        }
+    }
+}
+
+/// The sketches `sketch_of` finds in the entries `scan` reads, a block at a time; a damaged
+/// block is passed over ([`check_docs`] reports it).
+fn sketches_of<P: Payload>(
+    mut scan: EntryScan<P>,
+    sketch_of: impl Fn(&P) -> Option<&[u8]>,
+    sketch_bytes: u16,
+) -> SketchesFound {
+    let mut found = SketchesFound::default();
     let mut block = Vec::new();
     loop {
         match scan.next_block(&mut block) {
             Ok(false) => break,
             Ok(true) => {}
-            // A damaged block is check_docs' finding.
             Err(_) => continue,
         }
-        for sketch in block.iter().filter_map(|(_, _, d)| d.sketch.as_ref()) {
-            sketches += 1;
+        for sketch in block.iter().filter_map(|(_, _, p)| sketch_of(p)) {
+            found.sketches += 1;
+            found.bytes_in_postings += postings::sketch_bytes_in_posting(sketch.len());
             if sketch.len() != usize::from(sketch_bytes) {
-                misfits += 1;
+                found.misfits += 1;
             }
         }
     }
-    let meta = run.meta();
-    if (sketches, 0) != (meta.sketches, meta.sketches_bytes) {
-        let problem = format!(
-            "holds {sketches} sketches in its entries; the catalog says {} of {} bytes of \
-             their own",
-            meta.sketches, meta.sketches_bytes
-        );
-        report.find(path, Some(DOCS_TABLE), problem);
-    }
-    if misfits > 0 {
-        let problem = format!("{misfits} sketches are not of the store's {sketch_bytes} bytes");
-        report.find(path, Some(DOCS_TABLE), problem);
-    }
-    Ok(())
+    found
 }
