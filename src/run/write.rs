@@ -141,8 +141,6 @@ fn write_docs(
         }
         Ok((bits, ids.finish()?))
     };
-    // Format 9 keeps each document's sketch in its docs entry: how many have one.
-    let sketched = AtomicU64::new(0);
     let ((docs_bytes, ids), postings) = rayon::join(
         || {
             rayon::join(
@@ -152,7 +150,6 @@ fn write_docs(
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
                     if format.sketches_in_docs {
                         let order = sketched_in_document_order(contents);
-                        sketched.store(order.len() as u64, Ordering::Relaxed);
                         let mut next = order.iter().peekable();
                         let posted = |i: usize| contents.postings[i].1.as_bytes();
                         for (hash, id, state) in documents {
@@ -180,7 +177,8 @@ fn write_docs(
         // The sketches' bytes are the docs blocks', compressed with their entries.
         (Ok(docs), Ok((postings, sketches)), Ok(ids)) if format.sketches_in_docs => {
             debug_assert_eq!(sketches, (0, 0));
-            ((docs, postings, (sketched.into_inner(), 0)), ids)
+            let sketched = contents.sketches.iter().filter(|s| s.is_some()).count();
+            ((docs, postings, (sketched as u64, 0)), ids)
         }
         (Ok(docs), Ok((postings, sketches)), Ok(ids)) => ((docs, postings, sketches), ids),
         (docs, postings, ids) => {

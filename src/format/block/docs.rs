@@ -53,7 +53,14 @@ pub struct SketchedDoc {
 
 impl Payload for SketchedDoc {
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_sketched(self.state, self.sketch.as_deref(), out);
+        self.state.encode(out);
+        if let DocState::Live { .. } = self.state {
+            let sketch = self.sketch.as_deref().unwrap_or_default();
+            varint::encode(sketch.len() as u64, out);
+            out.extend_from_slice(sketch);
+        } else {
+            debug_assert!(self.sketch.is_none(), "a deletion has no sketch");
+        }
     }
 
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
@@ -94,18 +101,6 @@ impl DocPayload for SketchedDoc {
     }
     fn has_sketch(&self) -> bool {
         self.sketch.is_some()
-    }
-}
-
-/// Appends the payload of a docs entry with sketch flags.
-pub(crate) fn encode_sketched(state: DocState, sketch: Option<&[u8]>, out: &mut Vec<u8>) {
-    state.encode(out);
-    if let DocState::Live { .. } = state {
-        let sketch = sketch.unwrap_or_default();
-        varint::encode(sketch.len() as u64, out);
-        out.extend_from_slice(sketch);
-    } else {
-        debug_assert!(sketch.is_none(), "a deletion has no sketch");
     }
 }
 
@@ -298,50 +293,40 @@ mod tests {
     #[test]
     fn the_format_docs_example_is_what_is_written() {
         let sketch = vec![0x5a; 64];
+        let block = one_sketched_entry(b"a", 3, sketch.clone());
+        let mut want = vec![0x01, 0xc0, 0x01, 0x61, 0x06, 5, 0, 0, 0, 0, 0, 0, 0, 0x40];
+        want.extend_from_slice(&sketch);
+        assert_eq!(block[4..], want[..]);
+    }
+
+    /// An uncompressed docs block with sketch flags of one live entry: `id` of fingerprint 5
+    /// inserted by `batch`, with `sketch`.
+    fn one_sketched_entry(id: &[u8], batch: u64, sketch: Vec<u8>) -> Vec<u8> {
         let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_flags();
         let mut blocks = Vec::new();
         let mut emit = |_: &[u8], block: &[u8]| {
             blocks.push(block.to_vec());
             Ok(())
         };
-        let payload = SketchedDoc {
-            state: DocState::Live {
-                fingerprint: 5,
-                batch: 3,
-            },
-            sketch: Some(sketch.clone()),
+        let state = DocState::Live {
+            fingerprint: 5,
+            batch,
         };
-        writer
-            .push(id_hash(b"a"), b"a", &payload, &mut emit)
-            .unwrap();
+        let payload = SketchedDoc {
+            state,
+            sketch: Some(sketch),
+        };
+        writer.push(id_hash(id), id, &payload, &mut emit).unwrap();
         writer.finish(&mut emit).unwrap();
-        let mut want = vec![0x01, 0xc0, 0x01, 0x61, 0x06, 5, 0, 0, 0, 0, 0, 0, 0, 0x40];
-        want.extend_from_slice(&sketch);
-        assert_eq!(blocks[0][4..], want[..]);
+        blocks.pop().unwrap()
     }
 
-    /// A sketch length outside 1..MIN_BYTES or above MAX_BYTES is damage, named as such.
+    /// A sketch length of 1 to MIN_BYTES - 1, or above MAX_BYTES, is damage, named as such.
     #[test]
     fn a_sketch_of_a_wrong_length_is_refused() {
         for len in [1usize, 63, 1025] {
-            let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_flags();
-            let mut blocks = Vec::new();
-            let mut emit = |_: &[u8], block: &[u8]| {
-                blocks.push(block.to_vec());
-                Ok(())
-            };
-            let payload = SketchedDoc {
-                state: DocState::Live {
-                    fingerprint: 5,
-                    batch: 1,
-                },
-                sketch: Some(vec![1; len]),
-            };
-            writer
-                .push(id_hash(b"x"), b"x", &payload, &mut emit)
-                .unwrap();
-            writer.finish(&mut emit).unwrap();
-            let err = entries::decode::<DocState>(&blocks[0], |_, _, _| true).unwrap_err();
+            let block = one_sketched_entry(b"x", 1, vec![1; len]);
+            let err = entries::decode::<DocState>(&block, |_, _, _| true).unwrap_err();
             assert!(
                 err.to_string().contains(&format!("sketch of {len} bytes")),
                 "{err}"
