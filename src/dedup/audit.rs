@@ -100,9 +100,9 @@ impl Snapshot {
     /// [`Snapshot::near_duplicates_unverified`] verified with the store's sketches: the same answer as
     /// it followed by [`NearDuplicates::verify_sketches`]. Where every run keeps a sketch for
     /// each of its postings (a store made with `init --sketch` whose documents were inserted
-    /// as text), the candidates' ids and sketches are read in one pass over the sketches
-    /// tables (phase "reading ids and sketches") instead of the postings first and the
-    /// sketches after.
+    /// as text), the candidates' ids and sketches are read together in one pass (phase
+    /// "reading ids and sketches"; see [`Snapshot::live_documents_with_sketches`]) instead of
+    /// the postings first and the sketches after.
     pub(crate) fn near_duplicates_sketched(
         &self,
         distance: u32,
@@ -115,34 +115,21 @@ impl Snapshot {
             near.verify_sketches(self, min_jaccard, progress)?;
             return Ok(near);
         }
-        /// The fewest fingerprints per parallel reading task.
-        const CHUNK: usize = 1 << 12;
         let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
         let (mut near, rows) = guard_redb(self.dir(), || {
             let (pairs, distinct, wanted) = self.candidates(distance, progress)?;
             let reading = Phase::start(progress, "reading ids and sketches", wanted.len() as u64);
-            // Four tasks a thread, no more: where the docs entries hold the sketches (format
-            // 9), a task reads each docs block its documents are in once, so fewer, larger
-            // tasks read fewer blocks (every part is held until the end either way).
-            let chunk = (wanted.len() / (4 * rayon::current_num_threads())).max(CHUNK);
-            let parts: Vec<Sketched> = wanted
-                .par_chunks(chunk)
-                .map(|wanted| {
-                    let part = Sketched::read(self, wanted, bytes)?;
-                    progress.advance(wanted.len() as u64);
-                    Ok(part)
-                })
-                .collect::<Result<_>>()?;
+            let parts = self.live_documents_with_sketches(
+                &wanted,
+                || Sketched::new(bytes),
+                |part, fp, id, batch, sketch| {
+                    part.ids.push((fp, id.into(), batch));
+                    part.rows.push(sketch);
+                },
+                progress,
+            )?;
             drop(reading);
-            // Reserved at once: the table is the audit's largest allocation.
-            let documents = parts.iter().map(|part| part.ids.len()).sum();
-            let mut all = Sketched {
-                ids: Vec::with_capacity(documents),
-                rows: SketchRows::with_capacity(bytes, documents),
-            };
-            for part in parts {
-                all.append(part);
-            }
+            let all = Sketched::sorted(parts, bytes);
             let near =
                 NearDuplicates::from_sorted(self.documents(), distinct, all.ids, &pairs, progress);
             Ok((near, all.rows))
@@ -205,10 +192,12 @@ impl NearDuplicates {
     }
 }
 
-/// Live documents `(fingerprint, id, batch)` sorted by `(fingerprint, id)`, with their
-/// sketches: row i is document i's.
+/// A live document: `(fingerprint, id, batch)`.
+type Document = (u64, Box<str>, u64);
+
+/// Live documents sorted by `(fingerprint, id)`, with their sketches: row i is document i's.
 struct Sketched {
-    ids: Vec<(u64, Box<str>, u64)>,
+    ids: Vec<Document>,
     rows: SketchRows,
 }
 
@@ -220,25 +209,54 @@ impl Sketched {
         }
     }
 
-    /// The live documents under the fingerprints `wanted` (ascending) with their sketches of
-    /// `bytes` bytes, where every run keeps a sketch for each posting.
-    fn read(snapshot: &Snapshot, wanted: &[u64], bytes: usize) -> Result<Self> {
-        let mut read = Sketched::new(bytes);
-        snapshot.live_documents_with_sketches(wanted, |fp, id, batch, sketch| {
-            read.ids.push((fp, id.into(), batch));
-            read.rows.push(sketch);
-        })?;
-        if snapshot.runs().len() == 1 {
-            return Ok(read);
+    /// The documents of all `parts` in `(fingerprint, id)` order, with their sketches of
+    /// `bytes` bytes. Parts that follow one another in order are put together as they are;
+    /// else each document's row is copied to its place. Memory: the parts and the result
+    /// (each sketch twice at the end), and 8 bytes a document to sort them.
+    fn sorted(parts: Vec<Sketched>, bytes: usize) -> Sketched {
+        let documents = parts.iter().map(|part| part.ids.len()).sum();
+        let le = |a: &Document, b: &Document| (a.0, &a.1) <= (b.0, &b.1);
+        let in_order = parts.iter().all(|part| part.ids.is_sorted_by(le))
+            && parts
+                .iter()
+                .filter_map(|part| Some((part.ids.first()?, part.ids.last()?)))
+                .collect::<Vec<_>>()
+                .windows(2)
+                .all(|w| le(w[0].1, w[1].0));
+        // Reserved at once: the table is the audit's largest allocation.
+        let mut all = Sketched {
+            ids: Vec::with_capacity(documents),
+            rows: SketchRows::with_capacity(bytes, documents),
+        };
+        if in_order {
+            for part in parts {
+                all.append(part);
+            }
+            return all;
         }
-        // Each run's documents came in order: put them together.
-        let ids = &read.ids;
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_unstable_by(|&a, &b| (ids[a].0, &ids[a].1).cmp(&(ids[b].0, &ids[b].1)));
-        let rows = read.rows.permuted(&order);
-        let mut ids: Vec<Option<_>> = read.ids.into_iter().map(Some).collect();
-        let ids = order.iter().filter_map(|&i| ids[i].take()).collect();
-        Ok(Sketched { ids, rows })
+        // (part, row) of each document, in order.
+        let mut order: Vec<(u32, u32)> = (parts.iter().enumerate())
+            .flat_map(|(p, part)| (0..part.ids.len() as u32).map(move |i| (p as u32, i)))
+            .collect();
+        order.par_sort_unstable_by(|&(p, i), &(q, j)| {
+            let (a, b) = (
+                &parts[p as usize].ids[i as usize],
+                &parts[q as usize].ids[j as usize],
+            );
+            (a.0, &a.1).cmp(&(b.0, &b.1))
+        });
+        let mut ids: Vec<Vec<Option<Document>>> = Vec::with_capacity(parts.len());
+        let mut rows = Vec::with_capacity(parts.len());
+        for part in parts {
+            ids.push(part.ids.into_iter().map(Some).collect());
+            rows.push(part.rows);
+        }
+        for (p, i) in order {
+            let (p, i) = (p as usize, i as usize);
+            all.ids.push(ids[p][i].take().expect("each document once"));
+            all.rows.push(rows[p].row(i));
+        }
+        all
     }
 
     /// Adds `other`'s documents, all above these, after them.

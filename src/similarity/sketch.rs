@@ -478,13 +478,9 @@ impl SketchRows {
         self.data.extend_from_slice(&other.data);
     }
 
-    /// The rows in `order`: row i is this row `order[i]`.
-    pub(crate) fn permuted(&self, order: &[usize]) -> SketchRows {
-        let mut data = Vec::with_capacity(order.len() * self.stride);
-        for &i in order {
-            data.extend_from_slice(&self.data[i * self.stride..][..self.stride]);
-        }
-        SketchRows { data, ..*self }
+    /// Row `i`'s sketch.
+    pub(crate) fn row(&self, i: usize) -> &[u8] {
+        &self.data[i * self.stride..][..self.bytes]
     }
 
     /// The table of these rows.

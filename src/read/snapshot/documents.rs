@@ -62,13 +62,7 @@ impl Snapshot {
                 .filter(|&fp| run.may_list(fp))
                 .collect();
             let parts: Vec<Vec<(u64, Box<str>, u64)>> = if docs.names_documents() {
-                let names: Vec<Vec<(u32, u64)>> = listed
-                    .par_chunks(CHUNK)
-                    .map(|chunk| docs.names_of(chunk))
-                    .collect::<Result<_>>()?;
-                let mut names: Vec<(u32, u64)> = names.into_iter().flatten().collect();
-                names.par_sort_unstable();
-                names
+                docs.names_sorted(&listed)?
                     .par_chunks(CHUNK)
                     .map(|names| {
                         let mut found = Vec::new();

@@ -1,7 +1,10 @@
 //! The sketches a store keeps for its documents (a store made with `init --sketch`): read
 //! for a query's or an audit's candidates, checked for size and completeness.
 
+use rayon::prelude::*;
+
 use super::*;
+use crate::sys::progress::Progress;
 
 impl Snapshot {
     /// Bytes of each document's verification sketch, when the store keeps them (`init
@@ -80,31 +83,75 @@ impl Snapshot {
             })
     }
 
-    /// Calls `f(fingerprint, id, batch, sketch)` on every live document with a sketch under
-    /// one of the fingerprints `wanted` (ascending, distinct): run by run, each run's in
-    /// `(fingerprint, id)` order. Where [`Snapshot::sketches_complete`], these are all the
-    /// live documents under `wanted`, read in one pass over the sketches tables instead of a
-    /// postings lookup per fingerprint and a sketch lookup per document.
-    pub(crate) fn live_documents_with_sketches(
+    /// Every live document with a sketch under one of the fingerprints `wanted` (ascending,
+    /// distinct), read in parallel parts: `add(part, fingerprint, id, batch, sketch)` puts a
+    /// document in a part that `new_part` made. Where [`Snapshot::sketches_complete`], these
+    /// are all the live documents under `wanted`, read in one pass instead of a postings
+    /// lookup per fingerprint and a sketch lookup per document. A run that keeps its sketches
+    /// in its postings (formats 7 and 8) is read a chunk of `wanted` at a time, each part in
+    /// `(fingerprint, id)` order; one that keeps them in its docs entries (format 9) has its
+    /// postings' names sorted together and read a chunk of names at a time, each part in id
+    /// hash order, so that each docs block is read once in all. Parts are about a quarter
+    /// of a thread's share (fewer, larger tasks read fewer blocks twice). `progress`
+    /// advances by the fingerprints read.
+    pub(crate) fn live_documents_with_sketches<P: Send>(
         &self,
         wanted: &[u64],
-        mut f: impl FnMut(u64, &str, u64, &[u8]),
-    ) -> Result<()> {
+        new_part: impl Fn() -> P + Sync,
+        add: impl Fn(&mut P, u64, &str, u64, &[u8]) + Sync,
+        progress: &dyn Progress,
+    ) -> Result<Vec<P>> {
+        /// The fewest fingerprints, or names, per part.
+        const CHUNK: usize = 1 << 12;
+        let chunk_of = |len: usize| (len / (4 * rayon::current_num_threads())).max(CHUNK);
         let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
+        let runs = self.runs.len().max(1) as u64;
+        let mut parts = Vec::new();
         for (r, run) in self.runs.iter().enumerate() {
             if run.meta().sketches == 0 {
+                progress.advance(wanted.len() as u64 / runs);
                 continue;
             }
-            run.docs()?
-                .sketched_documents_of(wanted, |fp, id, batch, sketch| {
-                    check_size(sketch, bytes)?;
-                    if !self.named_after(r, id)? {
-                        f(fp, id, batch, sketch);
-                    }
-                    Ok(())
-                })?;
+            let docs = run.docs()?;
+            let keep = |part: &mut P, fp: u64, id: &str, batch: u64, sketch: &[u8]| {
+                check_size(sketch, bytes)?;
+                if !self.named_after(r, id)? {
+                    add(part, fp, id, batch, sketch);
+                }
+                Ok(())
+            };
+            let read: Vec<P> = if docs.sketches_in_docs() {
+                let names = docs.names_sorted(wanted)?;
+                names
+                    .par_chunks(chunk_of(names.len()))
+                    .map(|names| {
+                        let mut part = new_part();
+                        docs.sketched_documents_named_by(
+                            names,
+                            |fp, id, batch, sketch| match sketch {
+                                Some(sketch) => keep(&mut part, fp, id, batch, sketch),
+                                None => Ok(()),
+                            },
+                        )?;
+                        Ok(part)
+                    })
+                    .collect::<Result<_>>()?
+            } else {
+                wanted
+                    .par_chunks(chunk_of(wanted.len()))
+                    .map(|wanted| {
+                        let mut part = new_part();
+                        docs.sketched_documents_of(wanted, |fp, id, batch, sketch| {
+                            keep(&mut part, fp, id, batch, sketch)
+                        })?;
+                        Ok(part)
+                    })
+                    .collect::<Result<_>>()?
+            };
+            parts.extend(read);
+            progress.advance(wanted.len() as u64 / runs);
         }
-        Ok(())
+        Ok(parts)
     }
 
     /// Calls `f(id, fingerprint, batch, sketch)` on every live document, run by run, with its

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use redb::AccessGuard;
 
 use super::ascending_blocks::{split_block_key, AscendingBlocks};
@@ -146,6 +147,21 @@ impl DocsFile {
         Ok(names)
     }
 
+    /// [`DocsFile::names_of`] read a chunk of `wanted` at a time in parallel, all the names
+    /// then sorted (as the docs table is, by hash), so that a walk of the docs for a chunk of
+    /// them reads each block once in all. Memory: 12 bytes a name.
+    pub fn names_sorted(&self, wanted: &[u64]) -> Result<Vec<(u32, u64)>> {
+        /// Fingerprints per parallel task.
+        const CHUNK: usize = 1 << 12;
+        let names: Vec<Vec<(u32, u64)>> = wanted
+            .par_chunks(CHUNK)
+            .map(|chunk| self.names_of(chunk))
+            .collect::<Result<_>>()?;
+        let mut names: Vec<(u32, u64)> = names.into_iter().flatten().collect();
+        names.par_sort_unstable();
+        Ok(names)
+    }
+
     /// Calls `f(fingerprint, id, batch)` on every live document that one of the postings
     /// `names` (ascending) names, in hash order: the docs table walked once, each block read
     /// once for all the names it holds. A name that finds no document is damage.
@@ -154,15 +170,18 @@ impl DocsFile {
         names: &[(u32, u64)],
         mut f: impl FnMut(u64, &str, u64),
     ) -> Result<()> {
-        self.sketched_documents_named_by(names, |fp, id, batch, _| f(fp, id, batch))
+        self.sketched_documents_named_by(names, |fp, id, batch, _| {
+            f(fp, id, batch);
+            Ok(())
+        })
     }
 
     /// [`DocsFile::documents_named_by`] with each document's sketch, where its docs entry
-    /// holds one (format 9, a store with sketches).
-    pub(super) fn sketched_documents_named_by(
+    /// holds one (format 9, a store with sketches); the first error `f` returns ends the walk.
+    pub fn sketched_documents_named_by(
         &self,
         names: &[(u32, u64)],
-        mut f: impl FnMut(u64, &str, u64, Option<&[u8]>),
+        mut f: impl FnMut(u64, &str, u64, Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
         let mut found = vec![false; names.len()];
         let mut blocks = AscendingBlocks::new(&self.docs);
@@ -188,7 +207,7 @@ impl DocsFile {
                     while j < names.len() && names[j].0 == prefix {
                         if names[j].1 == fingerprint {
                             found[j] = true;
-                            f(fingerprint, id, batch, sketch);
+                            f(fingerprint, id, batch, sketch)?;
                         }
                         j += 1;
                     }

@@ -259,6 +259,7 @@ impl DocsFile {
                 sketches.extend_from_slice(sketch);
                 documents.push((fp, id.into(), batch, at..sketches.len()));
             }
+            Ok(())
         })?;
         documents.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         for (fp, id, batch, at) in documents {
