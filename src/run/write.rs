@@ -150,13 +150,11 @@ fn write_docs(
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
                     if format.sketches_in_docs {
                         let order = sketched_in_document_order(contents);
-                        let mut next = order.iter().peekable();
-                        let posted = |i: usize| contents.postings[i].1.as_bytes();
+                        let mut next = gather_sketched(&order, contents).peekable();
                         for (hash, id, state) in documents {
                             let sketch = next
-                                .next_if(|&&(h, i)| h == hash && posted(i) == id)
-                                .and_then(|&(_, i)| contents.sketches[i]);
-                            let sketch = sketch.map(<[u8]>::to_vec);
+                                .next_if(|&(h, posted, _)| h == hash && same(posted, id))
+                                .map(|(_, _, sketch)| sketch.to_vec());
                             writer.push(hash, id, &SketchedDoc { state, sketch }, &mut emit)?;
                         }
                         debug_assert!(next.next().is_none(), "every sketch has its document");
@@ -203,6 +201,35 @@ fn sketched_in_document_order(contents: &RunContents<'_>) -> Vec<(u64, usize)> {
     let id = |i: usize| contents.postings[i].1;
     sketched.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1))));
     sketched
+}
+
+/// Whether `posted` is the id `id`: most often the very bytes (a batch's postings and
+/// documents borrow its ids), which need no reading.
+fn same(posted: &str, id: &[u8]) -> bool {
+    std::ptr::eq(posted.as_bytes(), id) || posted.as_bytes() == id
+}
+
+/// `order`'s sketched postings in order (see [`sketched_in_document_order`]) as `(id hash,
+/// id, sketch)`. Each is a jump to a random posting, its slot in the sketches and the
+/// sketch's bytes: looked up a chunk at a time in a loop that does nothing else, the misses
+/// overlap, where the writing between them would keep them apart.
+fn gather_sketched<'a>(
+    order: &'a [(u64, usize)],
+    contents: &'a RunContents<'a>,
+) -> impl Iterator<Item = (u64, &'a str, &'a [u8])> + 'a {
+    /// Postings looked up together.
+    const CHUNK: usize = 256;
+    order.chunks(CHUNK).flat_map(|chunk| {
+        let gathered: Vec<(u64, &str, &[u8])> = chunk
+            .iter()
+            .filter_map(|&(hash, i)| {
+                let sketch = contents.sketches[i]?;
+                prefetch::slice(sketch);
+                Some((hash, contents.postings[i].1, sketch))
+            })
+            .collect();
+        gathered
+    })
 }
 
 /// Writes the postings table without sketches; returns its block bytes.
