@@ -1106,3 +1106,68 @@ fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
     }
     assert_eq!(kept, run.documents);
 }
+
+/// Format 8 keeps the sketches in the postings, where a verified query and a verified dedup
+/// look them up after the documents; format 9 keeps them in the docs entries, read with the
+/// documents. The same documents answer alike in both: the format 8 fixture's store with
+/// sketches, written to in its format (a page stored 2,000 times among them), then migrated.
+#[test]
+fn verified_lookups_answer_alike_in_formats_8_and_9() {
+    let scheme = scheme(64);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v8/store");
+    crate::compat::copy_dir(&fixture, &path);
+    let page = 0x5eed_u64.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut docs = damaged_sketch_documents();
+    docs.extend((0..2_000).map(|i| (format!("page-{i:04}"), page, Some(text_of(2, 0)))));
+    // Near copies of the page, a bit away: some verified, some not.
+    docs.extend((0..9).map(|e| (format!("near-{e}"), page ^ 1 << e, Some(text_of(2, e)))));
+    docs.push(("bare".to_string(), page ^ 1 << 20, None));
+    let mut store = Store::open(&path).unwrap();
+    store.insert(&batch_of(&docs, &scheme), None).unwrap();
+    drop(store);
+    // Queries and a dedup of new ids with every 23rd document's text and fingerprint.
+    let probes: Vec<Input> = (docs.iter().step_by(23))
+        .map(|(id, fp, text)| (format!("probe-{id}"), *fp, text.clone()))
+        .collect();
+    let answers = || {
+        let snapshot = Snapshot::open(&path).unwrap();
+        let queries: Vec<Query> = (probes.iter())
+            .map(|(_, fp, text)| Query {
+                sketch: text.as_deref().and_then(|t| scheme.sketch(t)),
+                ..Query::from(*fp)
+            })
+            .collect();
+        /// A match: distance, fingerprint, id, Jaccard (None: unverified).
+        type Found = (u32, u64, String, Option<f64>);
+        let matches: Vec<Vec<Found>> = (snapshot
+            .query_many(&queries, 3, Some(0.7))
+            .unwrap()
+            .into_iter())
+        .map(|found| {
+            (found.into_iter())
+                .map(|m| (m.distance, m.fingerprint, m.id, m.jaccard))
+                .collect()
+        })
+        .collect();
+        let verdicts = dedup_batch(&snapshot, &batch_of(&probes, &scheme), 3, Some(0.7)).unwrap();
+        let verdicts: Vec<Value> = (verdicts.iter())
+            .map(|v| serde_json::to_value(v).unwrap())
+            .collect();
+        (snapshot.format_version(), matches, verdicts)
+    };
+    let (version, matches, verdicts) = answers();
+    assert_eq!(version, 8);
+    let verified = matches.iter().flatten().filter(|m| m.3.is_some()).count();
+    assert!(verified > 2_000, "the page's copies verified: {verified}");
+    assert!(
+        verdicts.iter().any(|v| v["jaccard"].is_number()),
+        "{verdicts:?}"
+    );
+    assert_eq!(Store::migrate(&path).unwrap(), 8, "the version it was");
+    let (version, matches_9, verdicts_9) = answers();
+    assert_eq!(version, 9);
+    assert_eq!(matches_9, matches);
+    assert_eq!(verdicts_9, verdicts);
+}

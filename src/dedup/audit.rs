@@ -195,7 +195,8 @@ impl NearDuplicates {
 /// A live document: `(fingerprint, id, batch)`.
 type Document = (u64, Box<str>, u64);
 
-/// Live documents sorted by `(fingerprint, id)`, with their sketches: row i is document i's.
+/// Live documents with their sketches, row i document i's: sorted by `(fingerprint, id)` once
+/// [`Sketched::sorted`] has put the parts read together.
 struct Sketched {
     ids: Vec<Document>,
     rows: SketchRows,
@@ -236,7 +237,14 @@ impl Sketched {
         }
         // (part, row) of each document, in order.
         let mut order: Vec<(u32, u32)> = (parts.iter().enumerate())
-            .flat_map(|(p, part)| (0..part.ids.len() as u32).map(move |i| (p as u32, i)))
+            .flat_map(|(p, part)| {
+                let (p, rows) = (u32::try_from(p), u32::try_from(part.ids.len()));
+                let (p, rows) = (
+                    p.expect("parts fit u32"),
+                    rows.expect("a part's rows fit u32"),
+                );
+                (0..rows).map(move |i| (p, i))
+            })
             .collect();
         order.par_sort_unstable_by(|&(p, i), &(q, j)| {
             let (a, b) = (

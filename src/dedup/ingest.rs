@@ -441,25 +441,22 @@ fn duplicate(
 /// The live document of `fingerprint` a duplicate names: earliest batch, then smallest id,
 /// with its sketch when `sketched`; None when every document of it was replaced or deleted.
 fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Result<Representative> {
-    let mut best: Option<(u64, String)> = None;
-    snapshot.live_documents_of(fingerprint, |id, batch| {
+    let mut best: Option<(u64, String, Option<Vec<u8>>)> = None;
+    let mut consider = |id: &str, batch: u64, sketch: Option<&[u8]>| {
         let better = match &best {
             None => true,
-            Some((b, i)) => (batch, id) < (*b, i.as_str()),
+            Some((b, i, _)) => (batch, id) < (*b, i.as_str()),
         };
         if better {
-            best = Some((batch, id.to_string()));
+            best = Some((batch, id.to_string(), sketch.map(<[u8]>::to_vec)));
         }
-    })?;
-    let Some((batch, id)) = best else {
-        return Ok(None);
     };
-    let sketch = match sketched {
-        true => snapshot
-            .sketches_of(&[(fingerprint, &id, batch)])?
-            .pop()
-            .flatten(),
-        false => None,
+    match sketched {
+        true => snapshot.live_sketched_documents_of(fingerprint, consider)?,
+        false => snapshot.live_documents_of(fingerprint, |id, batch| consider(id, batch, None))?,
+    }
+    let Some((batch, id, sketch)) = best else {
+        return Ok(None);
     };
     Ok(Some((
         batch,

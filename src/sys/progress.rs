@@ -44,3 +44,11 @@ impl Drop for Phase<'_> {
         self.0.finish();
     }
 }
+
+/// Part `i` of `n` of `steps`: the parts of one total add up to it exactly, however it
+/// divides, so that a phase split into parts reports every step.
+pub(crate) fn share(steps: u64, i: usize, n: usize) -> u64 {
+    let n = n.max(1) as u128;
+    let at = |i: usize| (u128::from(steps) * i as u128 / n) as u64;
+    at(i + 1) - at(i)
+}

@@ -303,7 +303,7 @@ fn entries_area(block: &[u8]) -> Result<(u16, Cow<'_, [u8]>)> {
 }
 
 /// An entry block checked against its checksum and, when compressed, decompressed: what a
-/// reader keeps to walk again with neither repeated (see [`Expanded::decode`]). Walking its
+/// reader keeps to walk again with neither repeated (see [`Expanded::decode_each`]). Walking its
 /// entries again (hashing each id) took less time than a binary search of an index of their
 /// keys: the walk reads one buffer in order, the search three in no order.
 pub struct Expanded {
@@ -322,13 +322,8 @@ impl Expanded {
         })
     }
 
-    /// [`decode`] of the block, but for its checksum and decompression, done once by
+    /// [`decode_each`] of the block, but for its checksum and decompression, done once by
     /// [`Expanded::of`].
-    pub fn decode<P: Payload>(&self, mut f: impl FnMut(u64, &str, P) -> bool) -> Result<()> {
-        self.decode_each(|key, id, reader| Ok(f(key, id, P::decode(reader)?)))
-    }
-
-    /// [`decode_each`] of the block, as [`Expanded::decode`].
     pub fn decode_each(
         &self,
         mut read: impl for<'a> FnMut(u64, &'a str, &mut PayloadReader<'_, 'a>) -> Result<bool>,

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::*;
-use crate::sys::progress::Progress;
+use crate::sys::progress::{share, Progress};
 
 impl Snapshot {
     /// Calls `f` on every live id of `fingerprint`: an id listed under it in run r is live
@@ -98,7 +98,7 @@ impl Snapshot {
                 })
                 .collect::<Result<_>>()?;
             all.extend(parts.into_iter().flatten());
-            progress.advance(wanted.len() as u64 / self.runs.len().max(1) as u64);
+            progress.advance(share(wanted.len() as u64, r, self.runs.len()));
         }
         Ok(all)
     }

@@ -66,25 +66,20 @@ impl Snapshot {
         sketch: Option<&[u8]>,
         min_jaccard: f64,
     ) -> Result<Vec<Match>> {
-        let mut found: Vec<(u64, String, u64, u32)> = Vec::new();
+        // (fingerprint, id, distance, sketch)
+        let mut found: Vec<(u64, String, u32, Option<Vec<u8>>)> = Vec::new();
         for (fp, d) in close {
-            self.live_documents_of(fp, |id, batch| found.push((fp, id.to_string(), batch, d)))?;
-        }
-        found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        let sketches = match sketch {
-            None => vec![None; found.len()],
-            Some(_) => {
-                let keys: Vec<(u64, &str, u64)> = found
-                    .iter()
-                    .map(|(fp, id, batch, _)| (*fp, id.as_str(), *batch))
-                    .collect();
-                self.sketches_of(&keys)?
+            let mut add = |id: &str, theirs: Option<&[u8]>| {
+                found.push((fp, id.to_string(), d, theirs.map(<[u8]>::to_vec)))
+            };
+            match sketch {
+                Some(_) => self.live_sketched_documents_of(fp, |id, _, s| add(id, s))?,
+                None => self.live_documents_of(fp, |id, _| add(id, None))?,
             }
-        };
+        }
         let mut matches: Vec<Match> = found
             .into_iter()
-            .zip(sketches)
-            .filter_map(|((fingerprint, id, _, distance), theirs)| {
+            .filter_map(|(fingerprint, id, distance, theirs)| {
                 let jaccard = match (sketch, theirs) {
                     (Some(ours), Some(theirs)) => {
                         let j = crate::similarity::sketch::estimate(ours, &theirs);

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::*;
-use crate::sys::progress::Progress;
+use crate::sys::progress::{share, Progress};
 
 impl Snapshot {
     /// Bytes of each document's verification sketch, when the store keeps them (`init
@@ -83,17 +83,70 @@ impl Snapshot {
             })
     }
 
+    /// Calls `f(id, batch, sketch)` on every live document with `fingerprint`, as
+    /// [`Snapshot::live_documents_of`] does, with its sketch (None where it has none: inserted
+    /// as a bare fingerprint, or in a store without sketches). A run whose docs entries hold
+    /// the sketches (format 9) gives each with its document; the other runs' documents are
+    /// looked up in their sketches after. Memory: the fingerprint's documents, with their
+    /// sketches.
+    pub(crate) fn live_sketched_documents_of(
+        &self,
+        fingerprint: u64,
+        mut f: impl FnMut(&str, u64, Option<&[u8]>),
+    ) -> Result<()> {
+        type Found = (String, u64, Option<Vec<u8>>);
+        let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
+        let mut elsewhere: Vec<(String, u64)> = Vec::new();
+        for (r, run) in self.runs.iter().enumerate() {
+            if !run.may_list(fingerprint) {
+                continue;
+            }
+            let docs = run.docs()?;
+            let mut found: Vec<Found> = Vec::new();
+            docs.sketched_ids_of(fingerprint, |id, batch, sketch| {
+                found.push((id.to_string(), batch, sketch.map(<[u8]>::to_vec)))
+            })?;
+            for (id, batch, sketch) in found {
+                if self.named_after(r, &id)? {
+                    continue;
+                }
+                if !docs.sketches_in_docs() {
+                    elsewhere.push((id, batch));
+                    continue;
+                }
+                if let Some(sketch) = &sketch {
+                    check_size(sketch, bytes)?;
+                }
+                f(&id, batch, sketch.as_deref());
+            }
+        }
+        if elsewhere.is_empty() {
+            return Ok(());
+        }
+        // All of one fingerprint: in `(fingerprint, id)` order once sorted by id.
+        elsewhere.sort_unstable();
+        let keys: Vec<(u64, &str, u64)> = (elsewhere.iter())
+            .map(|(id, batch)| (fingerprint, id.as_str(), *batch))
+            .collect();
+        for ((id, batch), sketch) in elsewhere.iter().zip(self.sketches_of(&keys)?) {
+            f(id, *batch, sketch.as_deref());
+        }
+        Ok(())
+    }
+
     /// Every live document with a sketch under one of the fingerprints `wanted` (ascending,
     /// distinct), read in parallel parts: `add(part, fingerprint, id, batch, sketch)` puts a
     /// document in a part that `new_part` made. Where [`Snapshot::sketches_complete`], these
     /// are all the live documents under `wanted`, read in one pass instead of a postings
     /// lookup per fingerprint and a sketch lookup per document. A run that keeps its sketches
-    /// in its postings (formats 7 and 8) is read a chunk of `wanted` at a time, each part in
-    /// `(fingerprint, id)` order; one that keeps them in its docs entries (format 9) has its
-    /// postings' names sorted together and read a chunk of names at a time, each part in id
-    /// hash order, so that each docs block is read once in all. Parts are about a quarter
-    /// of a thread's share (fewer, larger tasks read fewer blocks twice). `progress`
-    /// advances by the fingerprints read.
+    /// in a table of their own or in its postings (formats 4 to 8) is read a chunk of
+    /// `wanted` at a time, each part in `(fingerprint, id)` order; one that keeps them in its
+    /// docs entries (format 9) has its postings' names sorted together and read a chunk of
+    /// names at a time, each part in id hash order, so that each docs block is read once in
+    /// all. Parts are about a quarter of a thread's share (fewer, larger tasks read fewer
+    /// blocks twice). `progress` advances by `wanted.len()` in all, a share of it as each part
+    /// is read. Memory: the parts, and while a format 9 run is read, its names (16 bytes each,
+    /// twice while they are gathered).
     pub(crate) fn live_documents_with_sketches<P: Send>(
         &self,
         wanted: &[u64],
@@ -105,11 +158,11 @@ impl Snapshot {
         const CHUNK: usize = 1 << 12;
         let chunk_of = |len: usize| (len / (4 * rayon::current_num_threads())).max(CHUNK);
         let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
-        let runs = self.runs.len().max(1) as u64;
         let mut parts = Vec::new();
         for (r, run) in self.runs.iter().enumerate() {
+            let steps = share(wanted.len() as u64, r, self.runs.len());
             if run.meta().sketches == 0 {
-                progress.advance(wanted.len() as u64 / runs);
+                progress.advance(steps);
                 continue;
             }
             let docs = run.docs()?;
@@ -122,9 +175,9 @@ impl Snapshot {
             };
             let read: Vec<P> = if docs.sketches_in_docs() {
                 let names = docs.names_sorted(wanted)?;
-                names
-                    .par_chunks(chunk_of(names.len()))
-                    .map(|names| {
+                let chunks: Vec<&[(u32, u64)]> = names.chunks(chunk_of(names.len())).collect();
+                (chunks.par_iter().enumerate())
+                    .map(|(k, names)| {
                         let mut part = new_part();
                         docs.sketched_documents_named_by(
                             names,
@@ -133,23 +186,27 @@ impl Snapshot {
                                 None => Ok(()),
                             },
                         )?;
+                        progress.advance(share(steps, k, chunks.len()));
                         Ok(part)
                     })
                     .collect::<Result<_>>()?
             } else {
-                wanted
-                    .par_chunks(chunk_of(wanted.len()))
-                    .map(|wanted| {
+                let chunks: Vec<&[u64]> = wanted.chunks(chunk_of(wanted.len())).collect();
+                (chunks.par_iter().enumerate())
+                    .map(|(k, wanted)| {
                         let mut part = new_part();
                         docs.sketched_documents_of(wanted, |fp, id, batch, sketch| {
                             keep(&mut part, fp, id, batch, sketch)
                         })?;
+                        progress.advance(share(steps, k, chunks.len()));
                         Ok(part)
                     })
                     .collect::<Result<_>>()?
             };
+            if read.is_empty() {
+                progress.advance(steps);
+            }
             parts.extend(read);
-            progress.advance(wanted.len() as u64 / runs);
         }
         Ok(parts)
     }

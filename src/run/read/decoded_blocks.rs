@@ -240,7 +240,7 @@ impl<B: Decoded> DecodedBlocks<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::block::docs::{id_hash, DocState};
+    use crate::format::block::docs::{self, id_hash, DocState};
     use crate::format::block::entries::{EntryWriter, Expanded, Keys};
 
     /// The stored docs blocks of documents `ids` (fingerprint i for the i-th), with their keys,
@@ -294,11 +294,12 @@ mod tests {
     /// Adds the entries of `block` within `lo..=hi` to `found`.
     fn walk(block: &Expanded, lo: u64, hi: u64, found: &mut Found) {
         block
-            .decode::<DocState>(|hash, id, state| {
+            .decode_each(|hash, id, reader| {
+                let (state, _) = docs::read_borrowed(reader)?;
                 if (lo..=hi).contains(&hash) {
                     found.push((hash, id.to_string(), state));
                 }
-                hash <= hi
+                Ok(hash <= hi)
             })
             .unwrap();
     }

@@ -166,7 +166,7 @@ impl DocsFile {
     /// Calls `f(id, batch)` on every document this run lists under `fingerprint`.
     pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str, u64)) -> Result<()> {
         if self.named {
-            return self.named_ids_of(fingerprint, f);
+            return self.named_ids_of(fingerprint, |id, batch, _| f(id, batch));
         }
         let from = fingerprint.to_be_bytes();
         self.walk_from(&self.postings, POSTINGS_TABLE, fingerprint, |key, block| {

@@ -5,7 +5,7 @@ use super::decoded_blocks::{self, Before, Decoded, DecodedBlocks};
 use super::docs_file::EntryTable;
 use super::DocsFile;
 use crate::error::{Error, Result};
-use crate::format::block::docs::DocState;
+use crate::format::block::docs::{self, DocState};
 use crate::format::block::entries::{self, Expanded};
 use crate::run::DOCS_TABLE;
 
@@ -19,15 +19,27 @@ impl DocsFile {
         hi: u64,
         mut f: impl FnMut(u64, &str, DocState),
     ) -> Result<()> {
+        self.sketched_entries_in(lo, hi, |hash, id, state, _| f(hash, id, state))
+    }
+
+    /// [`DocsFile::entries_in`] with each entry's sketch, where the docs entries hold them
+    /// (format 9; None for an entry without one, and in every other docs block).
+    pub(super) fn sketched_entries_in(
+        &self,
+        lo: u64,
+        hi: u64,
+        mut f: impl FnMut(u64, &str, DocState, Option<&[u8]>),
+    ) -> Result<()> {
         let Some(decoded) = &self.decoded_docs else {
             return self.entries_in_file(lo, hi, f);
         };
         self.decoded_in(&self.docs, DOCS_TABLE, decoded, lo, hi, |b: &Expanded| {
-            b.decode::<DocState>(|hash, id, state| {
+            b.decode_each(|hash, id, reader| {
+                let (state, sketch) = docs::read_borrowed(reader)?;
                 if hash >= lo && hash <= hi {
-                    f(hash, id, state);
+                    f(hash, id, state, sketch);
                 }
-                hash <= hi
+                Ok(hash <= hi)
             })
         })
     }
@@ -68,22 +80,23 @@ impl DocsFile {
         Ok(())
     }
 
-    /// [`DocsFile::entries_in`] read from the file alone, each block walked only as far as
-    /// the range.
+    /// [`DocsFile::sketched_entries_in`] read from the file alone, each block walked only as
+    /// far as the range.
     fn entries_in_file(
         &self,
         lo: u64,
         hi: u64,
-        mut f: impl FnMut(u64, &str, DocState),
+        mut f: impl FnMut(u64, &str, DocState, Option<&[u8]>),
     ) -> Result<()> {
         self.walk_from(&self.docs, DOCS_TABLE, lo, |_, block| {
             let mut past = false;
-            entries::decode::<DocState>(block, |hash, id, state| {
+            entries::decode_each(block, |hash, id, reader| {
+                let (state, sketch) = docs::read_borrowed(reader)?;
                 past = hash > hi;
                 if hash >= lo && !past {
-                    f(hash, id, state);
+                    f(hash, id, state, sketch);
                 }
-                !past
+                Ok(!past)
             })?;
             Ok(past)
         })

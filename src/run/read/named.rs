@@ -38,12 +38,13 @@ impl DocsFile {
         Ok(())
     }
 
-    /// Calls `f(id, batch)` on every live document of `fingerprint`: the docs entries its
-    /// postings name.
+    /// Calls `f(id, batch, sketch)` on every live document of `fingerprint`: the docs entries
+    /// its postings name, with the sketch each holds (format 9, a store with sketches; else
+    /// None).
     pub(super) fn named_ids_of(
         &self,
         fingerprint: u64,
-        mut f: impl FnMut(&str, u64),
+        mut f: impl FnMut(&str, u64, Option<&[u8]>),
     ) -> Result<()> {
         let mut prefixes = Vec::new();
         if let Some(decoded) = &self.decoded_postings {
@@ -75,18 +76,18 @@ impl DocsFile {
         Ok(())
     }
 
-    /// Calls `f(id, batch)` on every live docs entry whose id hash starts with `prefix` and
-    /// whose fingerprint is `fingerprint`. A posting without one is damage: the run's
-    /// postings and docs disagree.
+    /// Calls `f(id, batch, sketch)` on every live docs entry whose id hash starts with
+    /// `prefix` and whose fingerprint is `fingerprint`. A posting without one is damage: the
+    /// run's postings and docs disagree.
     fn documents_named(
         &self,
         fingerprint: u64,
         prefix: u32,
-        f: &mut impl FnMut(&str, u64),
+        f: &mut impl FnMut(&str, u64, Option<&[u8]>),
     ) -> Result<()> {
         let (lo, hi) = named_postings::hash_range(prefix);
         let mut found = false;
-        self.entries_in(lo, hi, |_, id, state| {
+        self.sketched_entries_in(lo, hi, |_, id, state, sketch| {
             if let DocState::Live {
                 fingerprint: fp,
                 batch,
@@ -94,7 +95,7 @@ impl DocsFile {
             {
                 if fp == fingerprint {
                     found = true;
-                    f(id, batch);
+                    f(id, batch, sketch);
                 }
             }
         })?;
@@ -149,7 +150,8 @@ impl DocsFile {
 
     /// [`DocsFile::names_of`] read a chunk of `wanted` at a time in parallel, all the names
     /// then sorted (as the docs table is, by hash), so that a walk of the docs for a chunk of
-    /// them reads each block once in all. Memory: 12 bytes a name.
+    /// them reads each block once in all. Memory: 16 bytes a name, twice while they are
+    /// gathered.
     pub fn names_sorted(&self, wanted: &[u64]) -> Result<Vec<(u32, u64)>> {
         /// Fingerprints per parallel task.
         const CHUNK: usize = 1 << 12;

@@ -36,6 +36,20 @@ impl DocsFile {
         matches!(self.sketches, SketchesAt::Docs)
     }
 
+    /// Calls `f(id, batch, sketch)` on every document this run lists under `fingerprint`, as
+    /// [`DocsFile::ids_of`] does, with the sketch its docs entry holds where the entries hold
+    /// them ([`DocsFile::sketches_in_docs`]; else always None).
+    pub fn sketched_ids_of(
+        &self,
+        fingerprint: u64,
+        mut f: impl FnMut(&str, u64, Option<&[u8]>),
+    ) -> Result<()> {
+        if self.sketches_in_docs() {
+            return self.named_ids_of(fingerprint, f);
+        }
+        self.ids_of(fingerprint, |id, batch| f(id, batch, None))
+    }
+
     /// The table of entries ordered by `(fingerprint, id)` that holds the run's sketches and
     /// its name, if any (none where the docs entries hold them).
     fn sketch_table(&self) -> Option<(&EntryTable, &'static str)> {
@@ -117,22 +131,23 @@ impl DocsFile {
     }
 
     /// Calls `f(fingerprint, id, batch, sketch)` on every sketch of this run under one of the
-    /// fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order. Each block
-    /// is read once; a run whose catalog entry counts sketches must have them (else an
-    /// error). Where the run keeps a sketch for each of its postings (its
-    /// `sketches` equal its `documents`), these are its postings under `wanted`, with their
-    /// sketches: one pass instead of two.
+    /// fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order, where the
+    /// run keeps its sketches in a table ordered by `(fingerprint, id)` (a sketches table or
+    /// its postings, formats 4 to 8; format 9's docs entries are read with the documents
+    /// their postings name, [`DocsFile::sketched_documents_named_by`]). Each block is read
+    /// once; a run whose catalog entry counts sketches must have them (else an error). Where
+    /// the run keeps a sketch for each of its postings (its `sketches` equal its
+    /// `documents`), these are its postings under `wanted`, with their sketches: one pass
+    /// instead of two.
     pub fn sketched_documents_of(
         &self,
         wanted: &[u64],
         mut f: impl FnMut(u64, &str, u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        if self.sketches_in_docs() {
-            return self.sketched_documents_named(wanted, f);
-        }
         let Some((table, name)) = self.sketch_table() else {
             return Err(Error::corrupt(
-                "the catalog counts sketches in this run, but its docs file has no sketches table",
+                "the catalog counts sketches in this run, but its docs file keeps none in a \
+                 sketches table or its postings",
             )
             .in_file(&self.path));
         };
@@ -237,35 +252,6 @@ impl DocsFile {
             Ok(())
         })?;
         Ok((indices, sketches))
-    }
-
-    /// [`DocsFile::sketched_documents_of`] where the docs entries hold the sketches (format
-    /// 9): the postings of `wanted` give the names, the docs entries of those names the
-    /// documents and their sketches, which are then put in `(fingerprint, id)` order.
-    /// Memory: the documents found and their sketches.
-    fn sketched_documents_named(
-        &self,
-        wanted: &[u64],
-        mut f: impl FnMut(u64, &str, u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let mut names = self.names_of(wanted)?;
-        names.sort_unstable();
-        // (fingerprint, id, batch, where its sketch is in `sketches`)
-        let mut documents: Vec<(u64, Box<str>, u64, std::ops::Range<usize>)> = Vec::new();
-        let mut sketches: Vec<u8> = Vec::new();
-        self.sketched_documents_named_by(&names, |fp, id, batch, sketch| {
-            if let Some(sketch) = sketch {
-                let at = sketches.len();
-                sketches.extend_from_slice(sketch);
-                documents.push((fp, id.into(), batch, at..sketches.len()));
-            }
-            Ok(())
-        })?;
-        documents.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        for (fp, id, batch, at) in documents {
-            f(fp, &id, batch, &sketches[at])?;
-        }
-        Ok(())
     }
 }
 
