@@ -1120,15 +1120,39 @@ fn verified_lookups_answer_alike_in_formats_8_and_9() {
     crate::compat::copy_dir(&fixture, &path);
     let page = 0x5eed_u64.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut docs = damaged_sketch_documents();
-    docs.extend((0..2_000).map(|i| (format!("page-{i:04}"), page, Some(text_of(2, 0)))));
+    // The page's copies differ in a word or two: a sketch given to another copy's id shows.
+    docs.extend((1..2_000u32).map(|i| {
+        (
+            format!("page-{i:04}"),
+            page,
+            Some(text_of(2, (i % 3) as u8)),
+        )
+    }));
     // Near copies of the page, a bit away: some verified, some not.
     docs.extend((0..9).map(|e| (format!("near-{e}"), page ^ 1 << e, Some(text_of(2, e)))));
     docs.push(("bare".to_string(), page ^ 1 << 20, None));
     let mut store = Store::open(&path).unwrap();
     store.insert(&batch_of(&docs, &scheme), None).unwrap();
+    // A later batch: a copy with the smallest id (not the earliest batch), copies moved to
+    // another fingerprint, copies deleted.
+    let later: Vec<Input> = [("page-0000", page, text_of(2, 2))]
+        .into_iter()
+        .chain((1..40).map(|i| ("moved", page ^ 1 << 30, text_of(3, i % 9))))
+        .enumerate()
+        .map(|(i, (id, fp, text))| match id {
+            "moved" => (format!("page-{:04}", 3 * i + 1), fp, Some(text)),
+            _ => (id.to_string(), fp, Some(text)),
+        })
+        .collect();
+    store.insert(&batch_of(&later, &scheme), None).unwrap();
+    let deleted: Vec<String> = (0..30).map(|i| format!("page-{:04}", 3 * i + 2)).collect();
+    store.delete(deleted.iter().map(String::as_str)).unwrap();
     drop(store);
-    // Queries and a dedup of new ids with every 23rd document's text and fingerprint.
+    // Queries and a dedup of new ids with the texts and fingerprints of every 23rd document,
+    // the two documents of doc-123's fingerprint and the page's.
     let probes: Vec<Input> = (docs.iter().step_by(23))
+        .chain(docs.iter().filter(|d| d.0.starts_with("doc-123")))
+        .chain(docs.iter().filter(|d| d.0 == "page-0003"))
         .map(|(id, fp, text)| (format!("probe-{id}"), *fp, text.clone()))
         .collect();
     let answers = || {
@@ -1165,6 +1189,11 @@ fn verified_lookups_answer_alike_in_formats_8_and_9() {
         verdicts.iter().any(|v| v["jaccard"].is_number()),
         "{verdicts:?}"
     );
+    // The page's stored representative: its earliest batch, then its smallest id.
+    let page_probe = (verdicts.iter())
+        .find(|v| v["id"] == "probe-page-0003")
+        .unwrap();
+    assert_eq!(page_probe["duplicate_of"], "page-0001", "{page_probe:?}");
     assert_eq!(Store::migrate(&path).unwrap(), 8, "the version it was");
     let (version, matches_9, verdicts_9) = answers();
     assert_eq!(version, 9);

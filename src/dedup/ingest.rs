@@ -359,7 +359,7 @@ fn nearest_stored<'r>(
     if min_jaccard.is_some() {
         let found: Vec<(u64, Representative)> = unknown
             .into_par_iter()
-            .map(|fp| Ok((fp, representative(snapshot, fp, true)?)))
+            .map(|fp| Ok((fp, representative(snapshot, fp)?)))
             .collect::<Result<_>>()?;
         representatives.extend(found);
     } else {
@@ -438,9 +438,9 @@ fn duplicate(
     }
 }
 
-/// The live document of `fingerprint` a duplicate names: earliest batch, then smallest id,
-/// with its sketch when `sketched`; None when every document of it was replaced or deleted.
-fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Result<Representative> {
+/// The live document of `fingerprint` a duplicate names, with its sketch: earliest batch,
+/// then smallest id; None when every document of it was replaced or deleted.
+fn representative(snapshot: &Snapshot, fingerprint: u64) -> Result<Representative> {
     let mut best: Option<(u64, String, Option<Vec<u8>>)> = None;
     let mut consider = |id: &str, batch: u64, sketch: Option<&[u8]>| {
         let better = match &best {
@@ -451,9 +451,20 @@ fn representative(snapshot: &Snapshot, fingerprint: u64, sketched: bool) -> Resu
             best = Some((batch, id.to_string(), sketch.map(<[u8]>::to_vec)));
         }
     };
-    match sketched {
-        true => snapshot.live_sketched_documents_of(fingerprint, consider)?,
-        false => snapshot.live_documents_of(fingerprint, |id, batch| consider(id, batch, None))?,
+    if snapshot.sketches_in_docs() {
+        snapshot.live_sketched_documents_of(&[fingerprint], |_, id, batch, sketch| {
+            consider(id, batch, sketch)
+        })?;
+    } else {
+        // Only the chosen document's sketch is looked up: a page stored a million times is
+        // one lookup, not a million.
+        snapshot.live_documents_of(fingerprint, |id, batch| consider(id, batch, None))?;
+        if let Some((batch, id, sketch)) = &mut best {
+            *sketch = snapshot
+                .sketches_of(&[(fingerprint, id, *batch)])?
+                .pop()
+                .flatten();
+        }
     }
     let Some((batch, id, sketch)) = best else {
         return Ok(None);

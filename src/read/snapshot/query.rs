@@ -66,33 +66,22 @@ impl Snapshot {
         sketch: Option<&[u8]>,
         min_jaccard: f64,
     ) -> Result<Vec<Match>> {
-        // (fingerprint, id, distance, sketch)
-        let mut found: Vec<(u64, String, u32, Option<Vec<u8>>)> = Vec::new();
-        for (fp, d) in close {
-            let mut add = |id: &str, theirs: Option<&[u8]>| {
-                found.push((fp, id.to_string(), d, theirs.map(<[u8]>::to_vec)))
-            };
-            match sketch {
-                Some(_) => self.live_sketched_documents_of(fp, |id, _, s| add(id, s))?,
-                None => self.live_documents_of(fp, |id, _| add(id, None))?,
+        let Some(ours) = sketch else {
+            return Ok(self
+                .matches_of(close)?
+                .into_iter()
+                .map(|m| m.verified(None))
+                .collect());
+        };
+        let mut matches = Vec::new();
+        let distances: std::collections::HashMap<u64, u32> = close.iter().copied().collect();
+        let fingerprints: Vec<u64> = close.iter().map(|&(fp, _)| fp).collect();
+        self.live_sketched_documents_of(&fingerprints, |fp, id, _, theirs| {
+            let jaccard = theirs.map(|theirs| crate::similarity::sketch::estimate(ours, theirs));
+            if jaccard.is_none_or(|j| j >= min_jaccard) {
+                matches.push(Match::new(distances[&fp], fp, id.to_string()).verified(jaccard));
             }
-        }
-        let mut matches: Vec<Match> = found
-            .into_iter()
-            .filter_map(|(fingerprint, id, distance, theirs)| {
-                let jaccard = match (sketch, theirs) {
-                    (Some(ours), Some(theirs)) => {
-                        let j = crate::similarity::sketch::estimate(ours, &theirs);
-                        if j < min_jaccard {
-                            return None;
-                        }
-                        Some(j)
-                    }
-                    _ => None,
-                };
-                Some(Match::new(distance, fingerprint, id).verified(jaccard))
-            })
-            .collect();
+        })?;
         matches.sort_unstable();
         Ok(matches)
     }

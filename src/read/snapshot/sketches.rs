@@ -13,6 +13,12 @@ impl Snapshot {
         (self.catalog.sketch_bytes > 0).then_some(self.catalog.sketch_bytes)
     }
 
+    /// Whether this store's docs entries hold its sketches (format 9, `init --sketch`), so
+    /// that a document's sketch comes with its entry.
+    pub(crate) fn sketches_in_docs(&self) -> bool {
+        self.catalog.run_format().sketches_in_docs
+    }
+
     /// Whether `--min-jaccard J` can be verified with this store's sketches: J within 0..=1
     /// and a store that keeps sketches (else an error that says how to get them). Clients
     /// check before they read input or write output.
@@ -83,53 +89,45 @@ impl Snapshot {
             })
     }
 
-    /// Calls `f(id, batch, sketch)` on every live document with `fingerprint`, as
-    /// [`Snapshot::live_documents_of`] does, with its sketch (None where it has none: inserted
-    /// as a bare fingerprint, or in a store without sketches). A run whose docs entries hold
-    /// the sketches (format 9) gives each with its document; the other runs' documents are
-    /// looked up in their sketches after. Memory: the fingerprint's documents, with their
-    /// sketches.
+    /// Calls `f(fingerprint, id, batch, sketch)` on every live document with one of the
+    /// `fingerprints`, as [`Snapshot::live_documents_of`] does for each, with its sketch (None
+    /// where it has none: inserted as a bare fingerprint, or in a store without sketches). A
+    /// run whose docs entries hold the sketches (format 9) gives each with its document, lent
+    /// as it is read; the other runs' documents are looked up in their sketches after, all
+    /// together. Memory: the ids of those other runs' documents, and their sketches.
     pub(crate) fn live_sketched_documents_of(
         &self,
-        fingerprint: u64,
-        mut f: impl FnMut(&str, u64, Option<&[u8]>),
+        fingerprints: &[u64],
+        mut f: impl FnMut(u64, &str, u64, Option<&[u8]>),
     ) -> Result<()> {
-        type Found = (String, u64, Option<Vec<u8>>);
         let bytes = usize::from(self.sketch_bytes().unwrap_or(0));
-        let mut elsewhere: Vec<(String, u64)> = Vec::new();
+        let mut elsewhere: Vec<(u64, String, u64)> = Vec::new();
         for (r, run) in self.runs.iter().enumerate() {
-            if !run.may_list(fingerprint) {
-                continue;
-            }
             let docs = run.docs()?;
-            let mut found: Vec<Found> = Vec::new();
-            docs.sketched_ids_of(fingerprint, |id, batch, sketch| {
-                found.push((id.to_string(), batch, sketch.map(<[u8]>::to_vec)))
-            })?;
-            for (id, batch, sketch) in found {
-                if self.named_after(r, &id)? {
+            for &fp in fingerprints {
+                if !run.may_list(fp) {
                     continue;
                 }
-                if !docs.sketches_in_docs() {
-                    elsewhere.push((id, batch));
-                    continue;
-                }
-                if let Some(sketch) = &sketch {
-                    check_size(sketch, bytes)?;
-                }
-                f(&id, batch, sketch.as_deref());
+                docs.sketched_ids_of(fp, bytes, |id, batch, sketch| {
+                    if !self.named_after(r, id)? {
+                        match docs.sketches_in_docs() {
+                            true => f(fp, id, batch, sketch),
+                            false => elsewhere.push((fp, id.to_string(), batch)),
+                        }
+                    }
+                    Ok(())
+                })?;
             }
         }
         if elsewhere.is_empty() {
             return Ok(());
         }
-        // All of one fingerprint: in `(fingerprint, id)` order once sorted by id.
         elsewhere.sort_unstable();
         let keys: Vec<(u64, &str, u64)> = (elsewhere.iter())
-            .map(|(id, batch)| (fingerprint, id.as_str(), *batch))
+            .map(|(fp, id, batch)| (*fp, id.as_str(), *batch))
             .collect();
-        for ((id, batch), sketch) in elsewhere.iter().zip(self.sketches_of(&keys)?) {
-            f(id, *batch, sketch.as_deref());
+        for ((fp, id, batch), sketch) in elsewhere.iter().zip(self.sketches_of(&keys)?) {
+            f(*fp, id, *batch, sketch.as_deref());
         }
         Ok(())
     }

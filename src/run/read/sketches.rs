@@ -12,7 +12,7 @@ use crate::format::block::docs::{id_hash, DocState};
 use crate::format::block::entries::{self, block_key, PayloadReader};
 use crate::format::block::postings;
 use crate::format::block::sketches::{self, SketchEntry};
-use crate::run::{EntryScan, POSTINGS_TABLE, SKETCHES_TABLE};
+use crate::run::{EntryScan, DOCS_TABLE, POSTINGS_TABLE, SKETCHES_TABLE};
 
 impl DocsFile {
     /// The entries of the sketches table within `lo..=hi`, a block at a time; None when the
@@ -38,16 +38,28 @@ impl DocsFile {
 
     /// Calls `f(id, batch, sketch)` on every document this run lists under `fingerprint`, as
     /// [`DocsFile::ids_of`] does, with the sketch its docs entry holds where the entries hold
-    /// them ([`DocsFile::sketches_in_docs`]; else always None).
+    /// them ([`DocsFile::sketches_in_docs`]; else always None), which must have `bytes`
+    /// bytes (else an error naming the docs table). The first error `f` returns ends it.
     pub fn sketched_ids_of(
         &self,
         fingerprint: u64,
-        mut f: impl FnMut(&str, u64, Option<&[u8]>),
+        bytes: usize,
+        mut f: impl FnMut(&str, u64, Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
-        if self.sketches_in_docs() {
-            return self.named_ids_of(fingerprint, f);
+        let mut failure = None;
+        let mut call = |id: &str, batch: u64, sketch: Option<&[u8]>| {
+            if failure.is_none() {
+                failure = (sketch.map_or(Ok(()), |s| sketches::check_size(s, bytes)))
+                    .map_err(|e| e.at(&self.path, DOCS_TABLE, None))
+                    .and_then(|()| f(id, batch, sketch))
+                    .err();
+            }
+        };
+        match self.sketches_in_docs() {
+            true => self.named_ids_of(fingerprint, &mut call)?,
+            false => self.ids_of(fingerprint, |id, batch| call(id, batch, None))?,
         }
-        self.ids_of(fingerprint, |id, batch| f(id, batch, None))
+        failure.map_or(Ok(()), Err)
     }
 
     /// The table of entries ordered by `(fingerprint, id)` that holds the run's sketches and
