@@ -908,6 +908,13 @@ fn damaged_sketch_documents() -> Vec<Input> {
         .collect()
 }
 
+/// A copy at `path` of the format 8 fixture's store with sketches (64 bytes), which the
+/// library goes on writing in its format.
+fn copy_v8_fixture(path: &Path) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v8/store");
+    crate::compat::copy_dir(&fixture, path);
+}
+
 /// The docs file of the newest run of the store at `path`.
 fn newest_docs_file(path: &Path) -> std::path::PathBuf {
     let mut runs: Vec<_> = std::fs::read_dir(path.join("runs"))
@@ -927,8 +934,7 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     let scheme = scheme(64);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v8/store");
-    crate::compat::copy_dir(&fixture, &path);
+    copy_v8_fixture(&path);
     let mut store = Store::open(&path).unwrap();
     let docs = damaged_sketch_documents();
     store.insert(&batch_of(&docs, &scheme), None).unwrap();
@@ -1116,8 +1122,7 @@ fn verified_lookups_answer_alike_in_formats_8_and_9() {
     let scheme = scheme(64);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v8/store");
-    crate::compat::copy_dir(&fixture, &path);
+    copy_v8_fixture(&path);
     let page = 0x5eed_u64.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut docs = damaged_sketch_documents();
     // The page's copies differ in a word or two: a sketch given to another copy's id shows.

@@ -104,13 +104,14 @@ impl Snapshot {
         let mut elsewhere: Vec<(u64, String, u64)> = Vec::new();
         for (r, run) in self.runs.iter().enumerate() {
             let docs = run.docs()?;
+            let in_docs = docs.sketches_in_docs();
             for &fp in fingerprints {
                 if !run.may_list(fp) {
                     continue;
                 }
                 docs.sketched_ids_of(fp, bytes, |id, batch, sketch| {
                     if !self.named_after(r, id)? {
-                        match docs.sketches_in_docs() {
+                        match in_docs {
                             true => f(fp, id, batch, sketch),
                             false => elsewhere.push((fp, id.to_string(), batch)),
                         }
