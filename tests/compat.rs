@@ -180,7 +180,7 @@ fn every_format_version_opens_with_its_contents() {
             assert!(id_filters(&store, true).iter().all(|&f| f == filtered));
             assert!(docs_keys_hashed(&store).iter().all(|&h| h == filtered));
             // Formats 4 to 6 keep sketches in a table of their own; 7 and 8 in the postings;
-            // 9 in the docs entries.
+            // 9 in the docs entries; 10 in the sketch area the docs entries name.
             let own_table = (4..7).contains(&version);
             assert!(sketch_tables(&store, true).iter().all(|&t| t == own_table));
             assert!(postings_flagged(&store, true)
@@ -189,6 +189,9 @@ fn every_format_version_opens_with_its_contents() {
             assert!(docs_flagged(&store, true)
                 .iter()
                 .all(|&f| f == (version >= 9)));
+            assert!(docs_in_area(&store, true)
+                .iter()
+                .all(|&f| f == (version >= 10)));
             assert_verifies(&store, version);
             model.insert(kept, 0x0123_4567_89ab_cdef);
         }
@@ -201,9 +204,9 @@ fn every_format_version_opens_with_its_contents() {
         );
         assert_verifies(&store, version);
         // Every run's key blocks were rewritten, every run has an id filter, and every
-        // sketch is in its docs entry (format 9): no run has a sketches table, a store with
-        // sketches (format 4 on) has every docs block flagged, and every store has postings
-        // that name their documents.
+        // sketch is in the sketch area its docs entry names (format 10): no run has a
+        // sketches table, a store with sketches (format 4 on) has every docs block flagged
+        // so, and every store has postings that name their documents.
         assert!(key_blocks(&store, false).iter().all(|&ef| ef), "v{version}");
         assert!(id_filters(&store, false).iter().all(|&f| f), "v{version}");
         assert!(
@@ -212,6 +215,8 @@ fn every_format_version_opens_with_its_contents() {
         );
         let flagged = docs_flagged(&store, false);
         assert!(flagged.iter().all(|&f| f == (version >= 4)), "v{version}");
+        let in_area = docs_in_area(&store, false);
+        assert!(in_area.iter().all(|&f| f == (version >= 4)), "v{version}");
         assert!(
             !postings_flagged(&store, false).iter().any(|&f| f),
             "v{version}"
@@ -397,6 +402,13 @@ fn postings_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
 /// docs/format.md, "Entry blocks".
 fn docs_flagged(dir: &Path, newest_only: bool) -> Vec<bool> {
     count_flags(dir, newest_only, "docs", |high| high & 0x40 != 0)
+}
+
+/// Whether each docs block of the newest run (or of every run) of the store at `dir` keeps
+/// its sketches in the run's sketch area (bits 13 and 14 of its entry count, format 10 in a
+/// store with sketches): docs/format.md, "Entry blocks".
+fn docs_in_area(dir: &Path, newest_only: bool) -> Vec<bool> {
+    count_flags(dir, newest_only, "docs", |high| high & 0x60 == 0x60)
 }
 
 /// Whether each postings block of the newest run (or of every run) of the store at `dir`

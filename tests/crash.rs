@@ -295,8 +295,9 @@ fn sigkill_during_migrate_leaves_the_old_or_the_new_version() {
     // then add id filters as 5 does, then (with sketches) move them into the postings as 6
     // does; a store without sketches (1, 3) then has its postings name their documents (the
     // step from 7), one with sketches (4 to 8) its sketches moved into the docs entries and
-    // its postings named (the step from 8).
-    for version in [1u64, 3, 4, 5, 6, 7, 8] {
+    // its postings named (the step from 8), then its sketches moved into the sketch area (the
+    // step from 9).
+    for version in [1u64, 3, 4, 5, 6, 7, 8, 9] {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/format-v{version}"));
         let documents = std::fs::read_to_string(fixture.join("documents.tsv")).unwrap();

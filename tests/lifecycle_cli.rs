@@ -185,7 +185,7 @@ fn migrate_upgrades_the_v1_fixture_once() {
     );
     let out = simhashdb(&["migrate", s], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("from format version 1 to 9"));
+    assert!(text(&out.stderr).contains("from format version 1 to 10"));
     let out = simhashdb(&["migrate", s], "");
     assert!(text(&out.stderr).contains("nothing to do"));
     assert_eq!(simhashdb(&["verify", s], "").status.code(), Some(0));

@@ -798,7 +798,7 @@ fn the_cli_verifies_with_sketches_and_flags_what_it_cannot() {
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["sketch_bytes"], Value::from(256));
     assert_eq!(stats["sketches"], Value::from(3));
-    assert_eq!(stats["format_version"], Value::from(9));
+    assert_eq!(stats["format_version"], Value::from(10));
     let out = simhashdb(&["export", s, "--format", "jsonl", "--sketch"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let copy = dir.path().join("copy");
@@ -1025,10 +1025,11 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     );
 }
 
-/// A damaged sketch where the docs entries hold the sketches (format 9) is a damaged docs
-/// block: verify names the docs table, reads of the sketch and the audit fail naming it
-/// instead of answering wrongly, and repair rebuilds the run without the block's documents,
-/// which it counts as lost; every other document keeps its sketch.
+/// A damaged docs block of a store with sketches (their place in the sketch area, format 10,
+/// or the sketches themselves, format 9) loses its documents: verify names the docs table,
+/// reads of the sketch and the audit fail naming it instead of answering wrongly, and repair
+/// rebuilds the run without the block's documents, which it counts as lost; every other
+/// document keeps its sketch.
 #[test]
 fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
     let scheme = scheme(128);
@@ -1113,12 +1114,95 @@ fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
     assert_eq!(kept, run.documents);
 }
 
+/// A damaged block of the sketch area (format 10) loses sketches, not documents: verify names
+/// the table, reads of a sketch it held and the verified audit fail naming it instead of
+/// answering wrongly, and repair keeps every document, those of the block without their
+/// sketches (counted and listed), every other with its own.
+#[test]
+fn a_damaged_block_of_the_sketch_area_loses_only_its_sketches_to_repair() {
+    let scheme = scheme(128);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let settings = Settings {
+        blocks: 5,
+        distance: 3,
+        shards: 1,
+    };
+    let mut store = create(&path, 128, settings);
+    let docs = damaged_sketch_documents();
+    store.insert(&batch_of(&docs, &scheme), None).unwrap();
+    drop(store);
+    let victim = "doc-123";
+    let file = newest_docs_file(&path);
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    let flip = |at: usize| {
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[at] ^= 0x10;
+        std::fs::write(&file, bytes).unwrap();
+    };
+    let damaged = (0..len).step_by(61).find(|&at| {
+        flip(at);
+        let unreadable = Snapshot::open(&path).is_ok_and(|s| {
+            s.sketch(victim)
+                .is_err_and(|e| e.to_string().contains("table sketch_area"))
+        });
+        if !unreadable {
+            flip(at);
+        }
+        unreadable
+    });
+    assert!(damaged.is_some(), "no byte of the victim's sketch found");
+
+    let report = Store::verify(&path, false, &()).unwrap();
+    assert!(
+        (report.findings.iter()).any(|f| f.table.as_deref() == Some("sketch_area")),
+        "{:?}",
+        report.findings
+    );
+    let snapshot = Snapshot::open(&path).unwrap();
+    let err = snapshot
+        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("sketch_area") && err.contains("docs.redb"),
+        "{err}"
+    );
+    // Its fingerprint still answers: the ids do not need the sketches.
+    assert!(snapshot.get(victim).unwrap().is_some());
+    drop(snapshot);
+
+    let report = Store::open(&path).unwrap().repair().unwrap();
+    assert!(report.committed);
+    let run = &report.runs[0];
+    assert_eq!((run.documents, run.documents_lost), (401, 0), "{run:?}");
+    assert!(run.sketches_lost >= 1, "{run:?}");
+    assert!(run.ids_sketch_lost.iter().any(|id| id == victim), "{run:?}");
+    assert!(Store::verify(&path, false, &())
+        .unwrap()
+        .findings
+        .is_empty());
+    let snapshot = Snapshot::open(&path).unwrap();
+    let mut without = 0;
+    for (id, fp, text) in &docs {
+        assert_eq!(snapshot.get(id).unwrap(), Some(*fp), "{id}");
+        let want = text.as_deref().and_then(|t| scheme.sketch(t));
+        match snapshot.sketch(id).unwrap() {
+            None if want.is_some() => without += 1,
+            got => assert_eq!(got, want, "{id}"),
+        }
+    }
+    assert_eq!(without, run.sketches_lost, "{run:?}");
+    assert_eq!(snapshot.sketch(victim).unwrap(), None);
+}
+
 /// Format 8 keeps the sketches in the postings, where a verified query and a verified dedup
 /// look them up after the documents; format 9 keeps them in the docs entries, read with the
-/// documents. The same documents answer alike in both: the format 8 fixture's store with
-/// sketches, written to in its format (a page stored 2,000 times among them), then migrated.
+/// documents, and format 10 in the sketch area its docs entries name. The same documents
+/// answer alike in formats 8 and 10: the format 8 fixture's store with sketches, written to
+/// in its format (a page stored 2,000 times among them), then migrated (through 9).
 #[test]
-fn verified_lookups_answer_alike_in_formats_8_and_9() {
+fn verified_lookups_answer_alike_in_formats_8_and_10() {
     let scheme = scheme(64);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
@@ -1200,8 +1284,8 @@ fn verified_lookups_answer_alike_in_formats_8_and_9() {
         .unwrap();
     assert_eq!(page_probe["duplicate_of"], "page-0001", "{page_probe:?}");
     assert_eq!(Store::migrate(&path).unwrap(), 8, "the version it was");
-    let (version, matches_9, verdicts_9) = answers();
-    assert_eq!(version, 9);
-    assert_eq!(matches_9, matches);
-    assert_eq!(verdicts_9, verdicts);
+    let (version, matches_10, verdicts_10) = answers();
+    assert_eq!(version, 10);
+    assert_eq!(matches_10, matches);
+    assert_eq!(verdicts_10, verdicts);
 }

@@ -345,6 +345,6 @@ fn migrate_waits_for_the_lock_when_asked() {
     release.join().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(started.elapsed() >= Duration::from_millis(400));
-    assert!(text(&out.stderr).contains("from format version 2 to 9"));
+    assert!(text(&out.stderr).contains("from format version 2 to 10"));
     assert_eq!(simhashdb(&["verify", s], "").status.code(), Some(0));
 }

@@ -29,7 +29,7 @@ use crate::write::commit::PendingCommit;
 use crate::write::store::Store;
 
 impl Store {
-    /// Upgrades the store at `dir` from format 1 to 8 to format 9, taking the writer lock,
+    /// Upgrades the store at `dir` from format 1 to 9 to format 10, taking the writer lock,
     /// and returns the version it had. A store of format 1 or 2 gets no sketches (the text
     /// they would be made from is not in the store). A step that changes run files writes
     /// every run anew, as a compaction does (from format 3 or 4, each run's key blocks in
@@ -38,7 +38,9 @@ impl Store {
     /// into its postings; from format 7 in a store without sketches, each run's docs file
     /// with postings that name their documents; from format 8 in a store with sketches, each
     /// run's docs file with its sketches moved into its docs entries and postings that name
-    /// their documents), so it needs free disk for what it rewrites until its commit.
+    /// their documents; from format 9 in a store with sketches, each run's docs file with its
+    /// sketches moved into its sketch area), so it needs free disk for what it rewrites until
+    /// its commit.
     pub fn migrate(dir: &Path) -> Result<u32> {
         migrate(dir, Duration::ZERO)
     }
@@ -121,6 +123,19 @@ fn migrate(dir: &Path, wait: Duration) -> Result<u32> {
                 } else {
                     rewrite_runs(dir, catalog, 9, |old, old_dir, run_dir, id| {
                         reformat::sketches_into_docs(old, old_dir, run_dir, id, sketch_bytes)
+                    })?;
+                }
+            }
+            9 => {
+                let catalog = Catalog::decode_version(version, payload)?;
+                check_settings(&catalog.settings, dir)?;
+                let sketch_bytes = catalog.sketch_bytes;
+                if sketch_bytes == 0 {
+                    // Without sketches, a run of format 9 is one of format 10.
+                    commit_bytes(dir, &catalog.encode_as(10))?;
+                } else {
+                    rewrite_runs(dir, catalog, 10, |old, old_dir, run_dir, id| {
+                        reformat::sketches_into_area(old, old_dir, run_dir, id, sketch_bytes)
                     })?;
                 }
             }

@@ -30,7 +30,8 @@ pub struct Stats {
     pub fingerprints: u64,
     /// Per permuted table: its entries and block bytes.
     pub per_table: Vec<TableStats>,
-    /// Block bytes of the documents (in format 9, with the sketches, compressed with them).
+    /// Block bytes of the documents (in format 9, with the sketches, compressed with them;
+    /// format 10 keeps them apart).
     pub docs_bytes: u64,
     /// Block bytes of the postings (in formats 7 and 8, less the sketches' bytes in them).
     pub postings_bytes: u64,
@@ -43,7 +44,7 @@ pub struct Stats {
     /// Block bytes of the sketches: in formats 7 and 8 the bytes they add to the postings
     /// blocks; before, the sketches tables' blocks, their ids and batches included; in
     /// format 9, 0, since they are in the docs blocks, compressed with the entries (which
-    /// `docs_bytes` counts).
+    /// `docs_bytes` counts); in format 10 the blocks of the sketch areas.
     pub sketches_block_bytes: u64,
     /// sketches_block_bytes / sketches: what a sketch costs on disk before redb's pages (0
     /// in format 9).

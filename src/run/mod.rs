@@ -2,7 +2,8 @@
 //! reads and merges them.
 //!
 //! A run holds a docs file (tables "docs", "postings" and, with sketches, "sketches": entry
-//! blocks; from format 6 "ids", the id filter: key blocks) and shard files
+//! blocks; from format 6 "ids", the id filter: key blocks; from format 10, with sketches,
+//! "sketch_area": the sketches, raw) and shard files
 //! (tables "t000".."tNNN": key blocks of the permuted keys whose leading log2(S) bits fall in
 //! the file's shards); [`crate::format::layout`] names them. Every table maps a block's last key to the
 //! block (see [`crate::format::block`]). A run is never modified after it is written, so readers need
@@ -43,6 +44,12 @@ pub(crate) const POSTINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new(
 /// run holds none).
 pub(crate) const SKETCHES_TABLE: &str = "sketches";
 pub(crate) const SKETCHES: TableDefinition<&[u8], &[u8]> = TableDefinition::new(SKETCHES_TABLE);
+
+/// The redb table of a docs file that holds its sketch area (format 10, a run with
+/// sketches; see [`crate::format::block::sketch_area`]).
+pub(crate) const SKETCH_AREA_TABLE: &str = "sketch_area";
+pub(crate) const SKETCH_AREA: TableDefinition<&[u8], &[u8]> =
+    TableDefinition::new(SKETCH_AREA_TABLE);
 
 /// The redb key table of a docs file that holds the run's id filter (format 6; see
 /// [`crate::format::block::id_filter`]).

@@ -225,6 +225,20 @@ impl EncodedBlocks {
         })
     }
 
+    /// Calls `f` on each block, which it may change but not resize.
+    pub(crate) fn for_each_block_mut(
+        &mut self,
+        mut f: impl FnMut(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut start = 0;
+        for &(key_end, end) in &self.ends {
+            f(&mut self.bytes[key_end..end])?;
+            start = end;
+        }
+        debug_assert_eq!(start, self.bytes.len());
+        Ok(())
+    }
+
     fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();

@@ -9,12 +9,16 @@ use std::path::Path;
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
+use std::cell::{Cell, RefCell};
+
+use super::read::SketchArea;
 use super::{
     table_name, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCHES_TABLE,
+    SKETCH_AREA, SKETCH_AREA_TABLE,
 };
 use crate::error::{guard_redb, Error, Result};
 use crate::format::block::docs::{DocState, SketchedDoc};
-use crate::format::block::entries::{self, Payload};
+use crate::format::block::entries::{self, Payload, SketchSource};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::named_postings::{self, NamedPosting};
@@ -40,10 +44,12 @@ pub(crate) struct Salvaged {
     pub lost_documents: Vec<(u64, u64)>,
     /// The sketches `(fingerprint, id, entry)` of intact blocks, ordered by `(fingerprint,
     /// id)` (format 4 on; formats 7 and 8 from their postings, format 9 from its docs
-    /// entries).
+    /// entries, format 10 from the sketch area its docs entries name).
     pub sketches: Vec<(u64, String, SketchEntry)>,
     /// Fingerprint ranges (inclusive) of the sketches table (formats 7 and 8: the postings)
-    /// whose entries were lost (format 9: none, its sketches are lost with their documents).
+    /// whose entries were lost (format 9: none, its sketches are lost with their documents;
+    /// format 10: the fingerprints of documents whose sketches were in damaged blocks of the
+    /// sketch area).
     pub lost_sketches: Vec<(u64, u64)>,
     /// What is damaged, one line per place.
     pub damage: Vec<String>,
@@ -71,31 +77,47 @@ pub(crate) fn salvage(
         Some(db) => {
             // The distinct id-hash prefixes of the intact docs entries, for the filter's check.
             let mut prefixes = Sequence::default();
+            let area = format
+                .sketch_area
+                .then(|| LenientArea::open(&db, &docs_path, format));
+            // Documents whose sketches were in damaged blocks of the sketch area (format 10).
+            let mut sketches_lost = Vec::new();
             out.lost_documents = guarded(&docs_path, DOCS_TABLE, &mut out, |out| {
                 entries_of::<SketchedDoc>(
                     &db,
-                    (DOCS, DOCS_TABLE),
+                    (DOCS, DOCS_TABLE, area.as_ref()),
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, doc| {
+                    |out, k, id, doc, sketch_lost| {
                         if meta.id_bits > 0 {
                             prefixes.add_distinct(id_filter::prefix(k, meta.id_bits));
                         }
                         let (Some(id), Some(doc)) = (id, doc) else {
                             return;
                         };
-                        // Format 9 keeps the sketches in the docs entries.
+                        // Format 9 keeps the sketches in the docs entries, format 10 reaches
+                        // them through them.
                         if let (DocState::Live { fingerprint, batch }, Some(sketch)) =
                             (doc.state, doc.sketch)
                         {
-                            let entry = SketchEntry { batch, sketch };
-                            out.sketches.push((fingerprint, id.clone(), entry));
+                            if sketch_lost {
+                                sketches_lost.push((fingerprint, fingerprint));
+                            } else {
+                                let entry = SketchEntry { batch, sketch };
+                                out.sketches.push((fingerprint, id.clone(), entry));
+                            }
                         }
                         out.documents.push((k, id, doc.state));
                     },
                 )
             });
+            if let Some(area) = area {
+                out.damage.extend(area.damage.into_inner());
+                sketches_lost.sort_unstable();
+                sketches_lost.dedup();
+                out.lost_sketches = sketches_lost;
+            }
             // Sketches are listed in (fingerprint, id) order, as their tables hold them. One
             // lost with its docs entry has no document left to miss it.
             out.sketches
@@ -110,11 +132,11 @@ pub(crate) fn salvage(
                 }
                 entries_of::<SketchedPosting>(
                     &db,
-                    (POSTINGS, POSTINGS_TABLE),
+                    (POSTINGS, POSTINGS_TABLE, None),
                     &docs_path,
                     keep,
                     out,
-                    |out, k, id, posting| {
+                    |out, k, id, posting, _| {
                         if let (Some(id), Some(posting)) = (id, posting) {
                             let batch = posting.batch;
                             if let Some(sketch) = posting.sketch {
@@ -152,11 +174,11 @@ pub(crate) fn salvage(
                 out.lost_sketches = guarded(&docs_path, SKETCHES_TABLE, &mut out, |out| {
                     entries_of::<SketchEntry>(
                         &db,
-                        (SKETCHES, SKETCHES_TABLE),
+                        (SKETCHES, SKETCHES_TABLE, None),
                         &docs_path,
                         keep,
                         out,
-                        |out, k, id, entry| {
+                        |out, k, id, entry, _| {
                             if let (Some(id), Some(entry)) = (id, entry) {
                                 out.sketches.push((k, id, entry));
                             }
@@ -299,15 +321,86 @@ impl Sequence {
     }
 }
 
+/// A run's sketch area (format 10) as salvage reads it: a damaged block loses the sketches of
+/// the docs blocks that name it, not their documents.
+struct LenientArea {
+    area: Option<SketchArea>,
+    /// Whether the last read failed (its sketches were filled with zeros).
+    failed: Cell<bool>,
+    damage: RefCell<Vec<String>>,
+}
+
+impl LenientArea {
+    fn open(db: &ReadOnlyDatabase, path: &Path, format: RunFormat) -> Self {
+        let damage = RefCell::new(Vec::new());
+        let table = db.begin_read().map_err(|e| e.to_string()).and_then(|txn| {
+            match txn.open_table(SKETCH_AREA) {
+                Ok(table) => Ok(Some(table)),
+                Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+        let area = match table {
+            Ok(table) => Some(SketchArea::new(
+                path,
+                table,
+                usize::from(format.sketch_bytes),
+            )),
+            Err(why) => {
+                let table = SKETCH_AREA_TABLE;
+                damage.borrow_mut().push(format!(
+                    "{} table {table}: unreadable: {why}",
+                    path.display()
+                ));
+                None
+            }
+        };
+        LenientArea {
+            area,
+            failed: Cell::new(false),
+            damage,
+        }
+    }
+
+    /// Whether a read failed since the last call.
+    fn take_failed(&self) -> bool {
+        self.failed.replace(false)
+    }
+}
+
+impl SketchSource for LenientArea {
+    fn read(&self, first: u64, count: usize, out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
+        let read = match &self.area {
+            Some(area) => area.read(first, count, out),
+            None => Err(Error::corrupt("the sketch area is unreadable")),
+        };
+        if let Err(e) = read {
+            if count > 0 && self.area.is_some() {
+                self.damage.borrow_mut().push(e.to_string());
+            }
+            self.failed.set(count > 0);
+            out.truncate(start);
+            out.resize(start + count * self.sketch_bytes(), 0);
+        }
+        Ok(())
+    }
+
+    fn sketch_bytes(&self) -> usize {
+        self.area.as_ref().map_or(1, SketchArea::sketch_bytes)
+    }
+}
+
 /// Reads the intact blocks of an entry table, handing each entry's key to `push`, with its id
-/// and payload when `keep`; returns the key-hash ranges whose entries were lost.
+/// and payload when `keep`, and whether its sketch in `area` (format 10's docs) was lost;
+/// returns the key-hash ranges whose entries were lost.
 fn entries_of<P: Payload>(
     db: &ReadOnlyDatabase,
-    (def, name): (TableDefinition<&[u8], &[u8]>, &str),
+    (def, name, area): (TableDefinition<&[u8], &[u8]>, &str, Option<&LenientArea>),
     path: &Path,
     keep: bool,
     out: &mut Salvaged,
-    mut push: impl FnMut(&mut Salvaged, u64, Option<String>, Option<P>),
+    mut push: impl FnMut(&mut Salvaged, u64, Option<String>, Option<P>, bool),
 ) -> Vec<(u64, u64)> {
     let place = format!("{} table {name}", path.display());
     let mut lost = Vec::new();
@@ -343,10 +436,12 @@ fn entries_of<P: Payload>(
             u64::from_be_bytes(b.try_into().expect("8 bytes"))
         });
         block_entries.clear();
-        let decoded = entries::decode::<P>(block.value(), |k, id, payload| {
+        let source = area.map(|a| a as &dyn SketchSource);
+        let decoded = entries::decode_from::<P>(block.value(), source, |k, id, payload| {
             block_entries.push((k, id.to_string(), payload));
             true
         });
+        let sketches_lost = area.is_some_and(LenientArea::take_failed);
         // A block filed under a key that is not its last entry's is misplaced: its entries are
         // intact (their checksum held) but the run must be rebuilt to file them right.
         let misfiled = block_entries
@@ -360,12 +455,12 @@ fn entries_of<P: Payload>(
         match decoded {
             Ok(()) if keep => {
                 for (k, id, payload) in block_entries.drain(..) {
-                    push(out, k, Some(id), Some(payload));
+                    push(out, k, Some(id), Some(payload), sketches_lost);
                 }
             }
             Ok(()) => {
                 for (k, _, _) in block_entries.drain(..) {
-                    push(out, k, None, None);
+                    push(out, k, None, None, sketches_lost);
                 }
             }
             Err(e) => {

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use redb::{AccessGuard, Key, Range, ReadOnlyTable};
 
 use crate::error::{Error, Result};
-use crate::format::block::entries::{self, Payload};
+use crate::format::block::entries::{self, Payload, SketchSource};
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::named_postings::{self, NamedPosting};
+use crate::run::read::SketchArea;
 use crate::run::POSTINGS_TABLE;
+use std::sync::Arc;
 
 /// The keys of one permuted table of one shard file within `lo..=hi`, in order.
 pub struct KeyScan {
@@ -111,6 +113,9 @@ pub struct EntryScan<P> {
     hi: u64,
     /// Bytes of the blocks read so far.
     pub bytes: u64,
+    /// Where the docs blocks of a sketch area find their sketches (format 10), read for a
+    /// payload that carries them.
+    area: Option<Arc<SketchArea>>,
     _payload: PhantomData<P>,
 }
 
@@ -135,8 +140,15 @@ impl<P: Payload> EntryScan<P> {
             lo,
             hi,
             bytes: 0,
+            area: None,
             _payload: PhantomData,
         })
+    }
+
+    /// The scan with the sketches of docs blocks that keep them in `area` read from it.
+    pub(crate) fn with_sketch_area(mut self, area: Option<Arc<SketchArea>>) -> Self {
+        self.area = area.filter(|_| P::READS_SKETCHES);
+        self
     }
 
     /// Replaces `out` with the next block's entries in range (some blocks may add none);
@@ -150,7 +162,8 @@ impl<P: Payload> EntryScan<P> {
         };
         self.bytes += block.value().len() as u64;
         let mut filled = 0;
-        let decoded = entries::decode::<P>(block.value(), |key, id, payload| {
+        let area = self.area.as_deref().map(|a| a as &dyn SketchSource);
+        let decoded = entries::decode_from::<P>(block.value(), area, |key, id, payload| {
             match out.get_mut(filled) {
                 Some(entry) => {
                     entry.0 = key;

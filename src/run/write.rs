@@ -10,17 +10,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use redb::TableDefinition;
 
-use super::run_file::{KeyStream, RunFile};
-use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES};
+use super::run_file::{Appender, KeyStream, RunFile};
+use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES, SKETCH_AREA};
 use crate::error::{all_or_cause, Result};
 use crate::format::block::docs::SketchedDoc;
-use crate::format::block::entries::{EntryWriter, Keys};
+use crate::format::block::entries::{self, Keys};
+use crate::format::block::entry_writer::{self, EntryWriter};
+use crate::format::block::id_filter;
 use crate::format::block::id_hash::id_hash;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::named_postings::{self, NamedWriter};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
+use crate::format::block::sketch_area::AreaWriter;
 use crate::format::block::sketches::SketchEntry;
-use crate::format::block::{entries, id_filter};
 use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
 use crate::sys::prefetch;
@@ -98,8 +100,8 @@ pub(crate) fn write_run(
 type DocsWritten = ((u64, u64, (u64, u64)), (u8, u64));
 
 /// Writes docs.redb. Documents, postings, sketches and the id filter (where `format` has one)
-/// are tables of one file, written at once from several threads. Sketches go into the docs
-/// entries (format 9) or the postings (formats 7 and 8) where `format` says so, else into a
+/// are tables of one file, written at once from several threads. Sketches go into the sketch
+/// area (format 10), the docs entries (format 9) or the postings (formats 7 and 8) where `format` says so, else into a
 /// sketches table, which a run without sketches does not have.
 fn write_docs(
     run_dir: &Path,
@@ -148,6 +150,7 @@ fn write_docs(
                     let mut appender = file.entries(DOCS);
                     let mut writer = format.docs_writer();
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
+                    let mut area = AreaOut::new(&file, format);
                     if format.sketches_in_docs {
                         let order = sketched_in_document_order(contents);
                         let mut next = gather_sketched(&order, contents).peekable();
@@ -156,6 +159,9 @@ fn write_docs(
                                 .next_if(|&(h, posted, _)| h == hash && same(posted, id))
                                 .map(|(_, _, sketch)| sketch.to_vec());
                             writer.push(hash, id, &SketchedDoc { state, sketch }, &mut emit)?;
+                            if writer.undrained_sketch_bytes() >= AREA_CHUNK_BYTES {
+                                area.take(&mut writer)?;
+                            }
                         }
                         debug_assert!(next.next().is_none(), "every sketch has its document");
                     } else {
@@ -163,8 +169,9 @@ fn write_docs(
                             writer.push(hash, id, &state, &mut emit)?;
                         }
                     }
+                    area.take(&mut writer)?;
                     writer.finish(&mut emit)?;
-                    appender.finish()
+                    Ok((appender.finish()?, area.finish()?))
                 },
                 write_ids,
             )
@@ -172,13 +179,14 @@ fn write_docs(
         write_postings,
     );
     let bytes = match (docs_bytes, postings, ids) {
-        // The sketches' bytes are the docs blocks', compressed with their entries.
-        (Ok(docs), Ok((postings, sketches)), Ok(ids)) if format.sketches_in_docs => {
+        // The sketches' bytes are the sketch area's (format 10), else the docs blocks',
+        // compressed with their entries.
+        (Ok((docs, area_bytes)), Ok((postings, sketches)), Ok(ids)) if format.sketches_in_docs => {
             debug_assert_eq!(sketches, (0, 0));
             let sketched = contents.sketches.iter().filter(|s| s.is_some()).count();
-            ((docs, postings, (sketched as u64, 0)), ids)
+            ((docs, postings, (sketched as u64, area_bytes)), ids)
         }
-        (Ok(docs), Ok((postings, sketches)), Ok(ids)) => ((docs, postings, sketches), ids),
+        (Ok((docs, _)), Ok((postings, sketches)), Ok(ids)) => ((docs, postings, sketches), ids),
         (docs, postings, ids) => {
             return Err(
                 all_or_cause(vec![docs.map(drop), postings.map(drop), ids.map(drop)])
@@ -188,6 +196,43 @@ fn write_docs(
     };
     file.finish()?;
     Ok(bytes)
+}
+
+/// Sketch bytes a docs writer gathers before they go to the sketch area.
+const AREA_CHUNK_BYTES: usize = 64 << 10;
+
+/// Where a run's sketches go when its docs entries keep them in the sketch area (format 10).
+struct AreaOut<'f> {
+    out: Option<(Appender<'f>, AreaWriter)>,
+}
+
+impl<'f> AreaOut<'f> {
+    fn new(file: &'f RunFile, format: RunFormat) -> Self {
+        let out = format.sketch_area.then(|| {
+            let writer = AreaWriter::new(usize::from(format.sketch_bytes));
+            (file.entries(SKETCH_AREA), writer)
+        });
+        AreaOut { out }
+    }
+
+    /// Writes the sketches `docs` has gathered.
+    fn take(&mut self, docs: &mut EntryWriter) -> Result<()> {
+        let Some((appender, area)) = self.out.as_mut() else {
+            return Ok(());
+        };
+        docs.drain_sketches(|sketches| {
+            area.push(sketches, &mut |key, block| appender.push(key, block))
+        })
+    }
+
+    /// The sketch area's block bytes.
+    fn finish(self) -> Result<u64> {
+        let Some((mut appender, area)) = self.out else {
+            return Ok(0);
+        };
+        area.finish(&mut |key, block| appender.push(key, block))?;
+        appender.finish()
+    }
 }
 
 /// The postings of `contents` that have a sketch (its sketches are aligned with its postings)
@@ -320,7 +365,7 @@ fn append_all_entries<'e, P: entries::Payload + 'e>(
     entries: impl IntoIterator<Item = (u64, &'e [u8], P)>,
 ) -> Result<u64> {
     let mut appender = file.entries(def);
-    entries::encode(keys, entries, |key, block| appender.push(key, block))?;
+    entry_writer::encode(keys, entries, |key, block| appender.push(key, block))?;
     appender.finish()
 }
 

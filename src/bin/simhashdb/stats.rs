@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<()> {
             writeln!(out, "sketch bytes per document\t{bytes}")?;
             writeln!(out, "sketches\t{}", s.sketches)?;
             // Format 9 keeps them in the docs blocks, compressed with the entries.
-            if s.format_version < 9 {
+            if s.format_version != 9 {
                 writeln!(
                     out,
                     "sketch block bytes per sketch\t{:.2}",

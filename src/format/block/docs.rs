@@ -37,7 +37,7 @@ impl Payload for DocState {
     }
 
     fn decode(reader: &mut PayloadReader<'_, '_>) -> Result<Self> {
-        Ok(read_borrowed(reader)?.0)
+        read_state(reader)
     }
 }
 
@@ -52,6 +52,8 @@ pub struct SketchedDoc {
 }
 
 impl Payload for SketchedDoc {
+    const READS_SKETCHES: bool = true;
+
     fn encode(&self, out: &mut Vec<u8>) {
         self.state.encode(out);
         if let DocState::Live { .. } = self.state {
@@ -75,6 +77,19 @@ impl Payload for SketchedDoc {
     /// without, and compresses where they do.
     fn passenger_bytes(&self) -> usize {
         self.sketch.as_ref().map_or(0, Vec::len)
+    }
+
+    fn area_sketch(&self) -> Option<&[u8]> {
+        self.sketch.as_deref()
+    }
+
+    /// Format 10: a live entry's fingerprint is followed by `LEB128(1)` when its sketch is
+    /// the next in the sketch area, `LEB128(0)` when it has none.
+    fn encode_in_area(&self, out: &mut Vec<u8>) {
+        self.state.encode(out);
+        if let DocState::Live { .. } = self.state {
+            varint::encode(u64::from(self.sketch.is_some()), out);
+        }
     }
 }
 
@@ -105,10 +120,27 @@ impl DocPayload for SketchedDoc {
 }
 
 /// A docs entry's payload `(state, sketch)` in any docs block, the sketch borrowed from the
-/// block: None in a block without sketch flags, for a deletion, or for a document without
-/// one.
+/// block (or from the sketches read for it from the sketch area, format 10): None in a block
+/// without sketch flags, for a deletion, or for a document without one. A block whose
+/// sketches are in the sketch area must be decoded with them read (see
+/// [`super::entries::decode_each_from`]).
 pub fn read_borrowed<'a>(
     reader: &mut PayloadReader<'_, 'a>,
+) -> Result<(DocState, Option<&'a [u8]>)> {
+    read_entry(reader, true)
+}
+
+/// A docs entry's state in any docs block, its sketch passed over (and the sketch area's
+/// left unread).
+pub fn read_state(reader: &mut PayloadReader<'_, '_>) -> Result<DocState> {
+    Ok(read_entry(reader, false)?.0)
+}
+
+/// [`read_borrowed`] where `want`, else [`read_state`] with the sketch the entry holds
+/// itself, if it does (format 9).
+pub fn read_entry<'a>(
+    reader: &mut PayloadReader<'_, 'a>,
+    want: bool,
 ) -> Result<(DocState, Option<&'a [u8]>)> {
     let tag = reader.varint()?;
     let batch = tag >> 1;
@@ -121,6 +153,21 @@ pub fn read_borrowed<'a>(
     };
     if !reader.sketch_flags() {
         return Ok((state, None));
+    }
+    if reader.in_area() {
+        return match reader.varint()? {
+            0 => Ok((state, None)),
+            1 => match reader.area_sketch()? {
+                Some(sketch) => Ok((state, Some(sketch))),
+                None if want => Err(Error::corrupt(
+                    "docs block of a sketch area read without its sketches (a bug)",
+                )),
+                None => Ok((state, None)),
+            },
+            mark => Err(Error::corrupt(format!(
+                "docs entry with sketch mark {mark} (0: no sketch, 1: one in the sketch area)"
+            ))),
+        };
     }
     match reader.varint()? {
         0 => Ok((state, None)),
@@ -136,7 +183,8 @@ pub fn read_borrowed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::block::entries::{self, EntryWriter, Keys};
+    use crate::format::block::entries::{self, Keys};
+    use crate::format::block::entry_writer::EntryWriter;
 
     /// Docs entries written with sketch flags read back with their sketches, and as plain
     /// states; a block without flags reads as entries without sketches. Compressed or not.
@@ -319,6 +367,160 @@ mod tests {
         writer.push(id_hash(id), id, &payload, &mut emit).unwrap();
         writer.finish(&mut emit).unwrap();
         blocks.pop().unwrap()
+    }
+
+    /// A source of sketches that holds ordinals `first..` of an area, for the tests.
+    struct Area {
+        first: u64,
+        sketches: Vec<Vec<u8>>,
+    }
+
+    impl entries::SketchSource for Area {
+        fn read(&self, first: u64, count: usize, out: &mut Vec<u8>) -> Result<()> {
+            let at = (first - self.first) as usize;
+            for sketch in &self.sketches[at..at + count] {
+                out.extend_from_slice(sketch);
+            }
+            Ok(())
+        }
+        fn sketch_bytes(&self) -> usize {
+            self.sketches[0].len()
+        }
+    }
+
+    /// Docs blocks of a sketch area (format 10) hold their sketches' place, not their bytes:
+    /// written in pieces (each writer counting from 0, a merge shifting the later ones), they
+    /// read back with the sketches the area holds, as states without it, and a read that
+    /// wants the sketches without the area is refused.
+    #[test]
+    fn blocks_of_a_sketch_area_read_back_their_sketches() {
+        let docs: Vec<(u64, String, SketchedDoc)> = {
+            let mut docs: Vec<(u64, String, SketchedDoc)> = (0..3000u64)
+                .map(|i| {
+                    let id = format!("https://example.com/{i}");
+                    let state = match i % 7 {
+                        6 => DocState::Deleted { batch: i },
+                        _ => DocState::Live {
+                            fingerprint: i * 31,
+                            batch: i % 5,
+                        },
+                    };
+                    let sketch = (i % 3 != 0 && i % 7 != 6).then(|| vec![(i % 251) as u8; 64]);
+                    (id_hash(id.as_bytes()), id, SketchedDoc { state, sketch })
+                })
+                .collect();
+            docs.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            docs
+        };
+        let (mut blocks, mut area) = (Vec::new(), Vec::new());
+        for part in docs.chunks(1000) {
+            let mut writer = EntryWriter::new(Keys::IdHashes)
+                .with_sketch_area()
+                .compressed();
+            let before = area.len() as u64;
+            let first_block = blocks.len();
+            let mut emit = |_: &[u8], block: &[u8]| {
+                blocks.push(block.to_vec());
+                Ok(())
+            };
+            for (hash, id, doc) in part {
+                writer.push(*hash, id.as_bytes(), doc, &mut emit).unwrap();
+            }
+            writer
+                .drain_sketches(|s| {
+                    area.extend(s.chunks(64).map(<[u8]>::to_vec));
+                    Ok(())
+                })
+                .unwrap();
+            writer.finish(&mut emit).unwrap();
+            for block in &mut blocks[first_block..] {
+                crate::format::block::entry_writer::shift_area(block, before).unwrap();
+            }
+        }
+        assert!(blocks.len() > 3);
+        let source = Area {
+            first: 0,
+            sketches: area,
+        };
+        let (mut sketched, mut states) = (Vec::new(), Vec::new());
+        for block in &blocks {
+            entries::decode_from::<SketchedDoc>(block, Some(&source), |_, id, doc| {
+                sketched.push((id.to_string(), doc));
+                true
+            })
+            .unwrap();
+            entries::decode::<DocState>(block, |_, _, state| {
+                states.push(state);
+                true
+            })
+            .unwrap();
+            let err = entries::decode::<SketchedDoc>(block, |_, _, _| true);
+            let marked = entries::sketch_area_of(block).unwrap().unwrap().1 > 0;
+            assert_eq!(err.is_err(), marked, "{err:?}");
+        }
+        let want: Vec<(String, SketchedDoc)> = docs
+            .iter()
+            .map(|(_, id, d)| (id.clone(), d.clone()))
+            .collect();
+        assert_eq!(sketched, want);
+        let want: Vec<DocState> = docs.iter().map(|(_, _, d)| d.state).collect();
+        assert_eq!(states, want);
+    }
+
+    /// docs/format.md's example of a docs block of a sketch area, byte for byte, and a mark
+    /// other than 0 and 1, or a count of sketches the entries do not mark, is damage.
+    #[test]
+    fn a_block_of_a_sketch_area_is_as_the_format_says() {
+        let write = |sketch: Option<Vec<u8>>| {
+            let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_area();
+            let mut blocks = Vec::new();
+            let mut emit = |_: &[u8], block: &[u8]| {
+                blocks.push(block.to_vec());
+                Ok(())
+            };
+            let state = DocState::Live {
+                fingerprint: 5,
+                batch: 3,
+            };
+            let payload = SketchedDoc { state, sketch };
+            writer
+                .push(id_hash(b"a"), b"a", &payload, &mut emit)
+                .unwrap();
+            writer.finish(&mut emit).unwrap();
+            let mut block = blocks.pop().unwrap();
+            crate::format::block::entry_writer::shift_area(&mut block, 7).unwrap();
+            block
+        };
+        let block = write(Some(vec![0x5a; 64]));
+        let mut want = vec![0x01, 0xe0, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+        want.extend_from_slice(&[0x01, 0x61, 0x06, 5, 0, 0, 0, 0, 0, 0, 0, 0x01]);
+        assert_eq!(block[4..], want[..]);
+        let source = Area {
+            first: 7,
+            sketches: vec![vec![0x5a; 64]],
+        };
+        let reseal = |mut block: Vec<u8>| {
+            let crc = crc32fast::hash(&block[4..]);
+            block[..4].copy_from_slice(&crc.to_le_bytes());
+            block
+        };
+        let decode = |block: &[u8]| {
+            entries::decode_from::<SketchedDoc>(block, Some(&source), |_, _, _| true)
+        };
+        assert!(decode(&block).is_ok());
+        let mut bad_mark = block.clone();
+        *bad_mark.last_mut().unwrap() = 2;
+        let err = decode(&reseal(bad_mark)).unwrap_err();
+        assert!(err.to_string().contains("sketch mark 2"), "{err}");
+        // k says 0 where the entry is marked; k says 1 where it is not.
+        let mut none_counted = block.clone();
+        none_counted[14] = 0;
+        assert!(decode(&reseal(none_counted)).is_err());
+        let unmarked = write(None);
+        let mut one_counted = unmarked.clone();
+        one_counted[14] = 1;
+        assert!(decode(&reseal(one_counted)).is_err());
+        assert!(decode(&unmarked).is_ok());
     }
 
     /// A sketch length of 1 to MIN_BYTES - 1, or above MAX_BYTES, is damage, named as such.

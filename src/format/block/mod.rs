@@ -9,11 +9,13 @@
 mod compressed;
 pub mod docs;
 pub mod entries;
+pub mod entry_writer;
 pub mod id_filter;
 pub mod id_hash;
 pub mod keys;
 pub mod named_postings;
 pub mod postings;
+pub mod sketch_area;
 pub mod sketches;
 pub mod varint;
 

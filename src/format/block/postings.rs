@@ -97,7 +97,8 @@ pub fn read_borrowed<'a>(reader: &mut PayloadReader<'_, 'a>) -> Result<(u64, Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::block::entries::{self, EntryWriter, Keys};
+    use crate::format::block::entries::{self, Keys};
+    use crate::format::block::entry_writer::EntryWriter;
 
     /// Postings written with sketch flags read back with their sketches, and as plain
     /// postings with their batches; a block without flags reads as postings without sketches.

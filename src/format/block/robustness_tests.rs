@@ -80,7 +80,7 @@ fn docs_block(mut ids: Vec<(u64, String)>, hashed: bool) -> Vec<u8> {
         };
         (*k, id.as_bytes(), state)
     });
-    entries::encode(keys, entries, |_, block| {
+    super::entry_writer::encode(keys, entries, |_, block| {
         first.get_or_insert_with(|| block.to_vec());
         Ok(())
     })

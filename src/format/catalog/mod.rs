@@ -19,7 +19,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::block::entries::{EntryWriter, Keys};
+use crate::format::block::entries::Keys;
+use crate::format::block::entry_writer::EntryWriter;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::sketches::{
     MAX_BYTES as MAX_SKETCH_BYTES, MIN_BYTES as MIN_SKETCH_BYTES,
@@ -34,15 +35,15 @@ mod v4;
 
 /// The format version this build writes: new stores are created in it, and `migrate`
 /// upgrades older ones to it. See migrations/ for the history.
-pub(crate) const FORMAT_VERSION: u32 = 9;
+pub(crate) const FORMAT_VERSION: u32 = 10;
 
 /// The versions this build opens as they are, and keeps writing in their own format so that
 /// the builds that wrote them keep opening them.
-const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, 7, 8, FORMAT_VERSION];
+const OPENABLE_VERSIONS: &[u32] = &[3, 4, 5, 6, 7, 8, 9, FORMAT_VERSION];
 
 /// Older versions this build can upgrade from, with `simhashdb migrate` (see [`crate::migrate`]):
-/// 1 and 2 must be upgraded before they open; 3 to 7 open as they are.
-pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
+/// 1 and 2 must be upgraded before they open; 3 to 9 open as they are.
+pub const UPGRADABLE_VERSIONS: &[u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 const MAGIC: &[u8; 8] = b"SIMHASHD";
 const HEADER_BYTES: usize = 16;
@@ -92,8 +93,15 @@ pub(crate) struct RunFormat {
     /// sketches), rather than in a sketches table of their own.
     pub sketches_in_postings: bool,
     /// Whether sketches are kept in the docs entries (format 9 on, in a store with sketches;
-    /// see [`crate::format::block::docs::SketchedDoc`]).
+    /// see [`crate::format::block::docs::SketchedDoc`]), or from format 10 on reached through
+    /// them: then they are read with the docs entries.
     pub sketches_in_docs: bool,
+    /// Whether the docs entries keep their sketches in the run's sketch area (format 10 on,
+    /// in a store with sketches; see [`crate::format::block::sketch_area`]) rather than in
+    /// themselves.
+    pub sketch_area: bool,
+    /// The bytes of each sketch, in a store with sketches; else 0.
+    pub sketch_bytes: u16,
     /// Whether postings name their documents by id-hash prefix instead of holding their ids
     /// (format 8 in a store without sketches, format 9 on in every store; see
     /// [`crate::format::block::named_postings`]).
@@ -107,7 +115,9 @@ impl RunFormat {
     /// The writer of this format's docs blocks.
     pub(crate) fn docs_writer(&self) -> EntryWriter {
         let mut writer = EntryWriter::new(self.doc_keys);
-        if self.sketches_in_docs {
+        if self.sketch_area {
+            writer = writer.with_sketch_area();
+        } else if self.sketches_in_docs {
             writer = writer.with_sketch_flags();
         }
         if self.compressed_docs {
@@ -127,6 +137,8 @@ impl RunFormat {
         doc_keys: Keys::IdHashes,
         sketches_in_postings: false,
         sketches_in_docs: false,
+        sketch_area: false,
+        sketch_bytes: 0,
         named_postings: true,
         compressed_docs: true,
     };
@@ -151,17 +163,17 @@ pub(crate) struct RunMeta {
     /// Block bytes written per permuted table.
     pub table_bytes: Vec<u64>,
     /// Block bytes of the docs table (format 9, in a store with sketches: the sketches
-    /// included, compressed with the entries).
+    /// included, compressed with the entries; format 10 keeps them apart).
     pub docs_bytes: u64,
     /// Block bytes of the postings table (formats 7 and 8, in a store with sketches: less the
     /// sketches' bytes in it, which `sketches_bytes` counts).
     pub postings_bytes: u64,
     /// Sketches the run keeps (format 4 on): entries of its sketches table, postings with a
-    /// sketch (formats 7 and 8), or docs entries with one (format 9).
+    /// sketch (formats 7 and 8), or docs entries with one (format 9 on).
     pub sketches: u64,
     /// Bytes of the run's sketches: block bytes of its sketches table (formats 4 to 6), the
-    /// bytes sketches add to its postings blocks (formats 7 and 8), or 0 (format 9, where
-    /// `docs_bytes` counts them).
+    /// bytes sketches add to its postings blocks (formats 7 and 8), 0 (format 9, where
+    /// `docs_bytes` counts them), or block bytes of its sketch area (format 10).
     pub sketches_bytes: u64,
     /// Bits of each id-hash prefix in the run's id filter (format 6; see
     /// [`crate::format::block::id_filter`]), or 0 when the run has no filter.
@@ -302,9 +314,9 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The catalog of a payload of `version` 2 to 9 (versions 2 and 3 share their structs,
+    /// The catalog of a payload of `version` 2 to 10 (versions 2 and 3 share their structs,
     /// which are version 4's without sketches; version 5's are version 4's; version 6's add
-    /// each run's id filter; versions 7 to 9 have version 6's).
+    /// each run's id filter; versions 7 to 10 have version 6's).
     pub(crate) fn decode_version(version: u32, payload: &[u8]) -> Result<Catalog> {
         if version < 4 {
             return decode_payload::<v3::Catalog>(payload).map(|c| c.with_format(version));
@@ -353,6 +365,8 @@ impl Catalog {
             },
             sketches_in_postings: (7..=8).contains(&self.format) && self.sketch_bytes > 0,
             sketches_in_docs: self.format >= 9 && self.sketch_bytes > 0,
+            sketch_area: self.format >= 10 && self.sketch_bytes > 0,
+            sketch_bytes: self.sketch_bytes,
             named_postings: self.format >= 9 || (self.format == 8 && self.sketch_bytes == 0),
             compressed_docs: self.format >= 8,
         }
@@ -485,7 +499,7 @@ pub(crate) fn commit_bytes(dir: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Whether this build opens stores of format `version` as they are (3 to 9).
+/// Whether this build opens stores of format `version` as they are (3 to 10).
 pub(crate) fn is_current(version: u32) -> bool {
     OPENABLE_VERSIONS.contains(&version)
 }
@@ -590,14 +604,21 @@ mod tests {
             sketch_bytes: 128,
             ..catalog.clone()
         };
-        let (v9, v8) = (
+        let (v10, v9, v8) = (
             sketched.run_format(),
+            Catalog {
+                format: 9,
+                ..sketched.clone()
+            }
+            .run_format(),
             Catalog {
                 format: 8,
                 ..sketched.clone()
             },
         );
+        assert!(v10.sketches_in_docs && v10.sketch_area && v10.named_postings);
         assert!(v9.sketches_in_docs && v9.named_postings && !v9.sketches_in_postings);
+        assert!(!v9.sketch_area && !RunFormat::CURRENT.sketch_area);
         let v8 = v8.run_format();
         assert!(v8.sketches_in_postings && !v8.named_postings && !v8.sketches_in_docs);
         let v6 = Catalog::decode(&sketched.encode_as(6), dir).unwrap();

@@ -8,14 +8,16 @@ use super::digest::{document_hash, Digest};
 use super::report::Report;
 use crate::error::Result;
 use crate::format::block::docs::{DocState, SketchedDoc};
-use crate::format::block::entries::Payload;
+use crate::format::block::entries::{self, Payload};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::named_postings::{self, NamedPosting};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
+use crate::format::block::sketch_area;
 use crate::format::layout::docs_file;
 use crate::run::{
     EntryScan, NamedScan, RunReader, DOCS_TABLE, IDS, POSTINGS_TABLE, SKETCHES_TABLE,
+    SKETCH_AREA_TABLE,
 };
 
 /// Walks every block of entry table `table` of `file`: checks each block and the
@@ -412,10 +414,17 @@ fn check_sketches_in_docs(
     sketch_bytes: u16,
     report: &mut Report,
 ) -> Result<()> {
-    let scan = run.docs()?.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
+    let docs = run.docs()?;
+    let scan = docs.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
     let found = sketches_of(scan, |d| d.sketch.as_deref(), sketch_bytes);
     let meta = run.meta();
-    if (found.sketches, 0) != (meta.sketches, meta.sketches_bytes) {
+    // Format 10's sketches have bytes of their own, which the area's check counts.
+    let own_bytes = if docs.has_sketch_area() {
+        meta.sketches_bytes
+    } else {
+        0
+    };
+    if (found.sketches, own_bytes) != (meta.sketches, meta.sketches_bytes) {
         let problem = format!(
             "holds {} sketches in its entries; the catalog says {} of {} bytes of their own",
             found.sketches, meta.sketches, meta.sketches_bytes
@@ -423,6 +432,85 @@ fn check_sketches_in_docs(
         report.find(path, Some(DOCS_TABLE), problem);
     }
     found.report_misfits(path, DOCS_TABLE, sketch_bytes, report);
+    if docs.has_sketch_area() {
+        check_sketch_area(run, path, sketch_bytes, report)?;
+    }
+    Ok(())
+}
+
+/// The sketch area of one run (format 10): its blocks numbered from 0, each intact and full
+/// but the last, holding the catalog's count and bytes of sketches; and each docs block's
+/// first sketch where the blocks before it end. That a docs block marks as many entries as it
+/// says it has sketches is checked as its sketches are read (above).
+fn check_sketch_area(
+    run: &RunReader,
+    path: &Path,
+    sketch_bytes: u16,
+    report: &mut Report,
+) -> Result<()> {
+    let docs = run.docs()?;
+    let each = usize::from(sketch_bytes);
+    let per_block = sketch_area::per_block(each);
+    let (mut sketches, mut bytes, mut next) = (0u64, 0u64, 0u64);
+    let mut short: Option<u64> = None;
+    let mut problems = Vec::new();
+    docs.for_each_sketch_area_block(|key, block| {
+        bytes += block.len() as u64;
+        let number = key.try_into().map_or(u64::MAX, u64::from_be_bytes);
+        if number != next {
+            problems.push(format!("block {number} is where block {next} belongs"));
+        }
+        if let Some(short) = short.take() {
+            problems.push(format!(
+                "block {short} holds fewer sketches than a block does and is not the last"
+            ));
+        }
+        match sketch_area::decode(key, block, each) {
+            Ok(held) => {
+                let held = held.len() / each;
+                sketches += held as u64;
+                short = (held < per_block).then_some(number);
+            }
+            Err(e) => {
+                problems.push(format!("block {number}: {e}"));
+                sketches += per_block as u64;
+            }
+        }
+        next = number.saturating_add(1);
+        Ok(())
+    })?;
+    let meta = run.meta();
+    if (sketches, bytes) != (meta.sketches, meta.sketches_bytes) {
+        problems.push(format!(
+            "holds {sketches} sketches in {bytes} bytes; the catalog says {} in {}",
+            meta.sketches, meta.sketches_bytes
+        ));
+    }
+    for problem in problems {
+        report.find(path, Some(SKETCH_AREA_TABLE), problem);
+    }
+    // Each docs block's sketches start where the last intact block's end (a damaged block is
+    // check_docs' finding: the next intact one is taken as it is).
+    let mut expected = Some(0u64);
+    let mut misplaced = 0u64;
+    docs.for_each_docs_block(|_, block| {
+        match entries::sketch_area_of(block) {
+            Ok(Some((first, count))) => {
+                misplaced += u64::from(expected.is_some_and(|e| e != first));
+                expected = first.checked_add(u64::from(count));
+            }
+            Ok(None) => misplaced += 1,
+            Err(_) => expected = None,
+        }
+        Ok(())
+    })?;
+    if misplaced > 0 {
+        let problem = format!(
+            "{misplaced} blocks do not start their sketches in the sketch area where the \
+             blocks before them end"
+        );
+        report.find(path, Some(DOCS_TABLE), problem);
+    }
     Ok(())
 }
 

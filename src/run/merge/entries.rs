@@ -8,7 +8,8 @@ use super::cursor::{smallest, Cursor};
 use super::dead::{Dead, MulHasher};
 use crate::error::Result;
 use crate::format::block::docs::{DocPayload, DocState, SketchedDoc};
-use crate::format::block::entries::{EntryWriter, Keys, Payload};
+use crate::format::block::entries::{Keys, Payload};
+use crate::format::block::entry_writer::EntryWriter;
 use crate::format::block::id_filter;
 use crate::format::block::keys;
 use crate::format::block::named_postings;
@@ -73,13 +74,24 @@ impl<'e, 'a> EntrySink<'e, 'a> {
     }
 
     fn finish(self) -> Result<EntryCounts> {
+        Ok(self.finish_with_sketches()?.0)
+    }
+
+    /// [`EntrySink::finish`], and the sketches its writer keeps for the sketch area (docs,
+    /// format 10), in order.
+    fn finish_with_sketches(mut self) -> Result<(EntryCounts, Vec<u8>)> {
+        let mut sketches = Vec::new();
+        self.writer.drain_sketches(|s| {
+            sketches.extend_from_slice(s);
+            Ok(())
+        })?;
         let mut counts = self.counts;
         let emit = self.emit;
         self.writer.finish(&mut |k, block| {
             counts.bytes += block.len() as u64;
             emit(k, block)
         })?;
-        Ok(counts)
+        Ok((counts, sketches))
     }
 }
 
@@ -143,9 +155,9 @@ pub(super) const PART_ENTRIES: u64 = 1 << 17;
 
 /// Merges an entry table in `parts` equal ranges of the u64 key space (ids are hashed and
 /// fingerprints are hashes, so the ranges hold about as many entries each), in parallel, and
-/// hands each range's blocks to `out` in key order and its other result to `each`, in the
-/// same order, on the calling thread while the ranges after it are being merged. That thread
-/// sets the pace; appending groups of ranges in turn with merging the next group left the
+/// hands each range's blocks to `out` in key order, after `each` has seen them with its
+/// other result (in the same order, on the calling thread, while the ranges after it are
+/// being merged; it may change the blocks, not their sizes). That thread sets the pace; appending groups of ranges in turn with merging the next group left the
 /// cores waiting for each group's slowest range.
 ///
 /// With `align` > 0, each range starts at a multiple of 2^`align` (so that each prefix of an
@@ -154,7 +166,7 @@ pub(super) fn merge_in_parts<T: Send>(
     (parts, align): (u64, u32),
     merge_part: impl Fn((u64, u64), &mut Emit<'_>) -> Result<(EntryCounts, T)> + Sync,
     out: &mut Appender<'_>,
-    mut each: impl FnMut(T) -> Result<()>,
+    mut each: impl FnMut(&mut EncodedBlocks, T) -> Result<()>,
 ) -> Result<EntryCounts> {
     let merge = |i: usize| -> Result<(EncodedBlocks, EntryCounts, T)> {
         let mut blocks = EncodedBlocks::default();
@@ -171,10 +183,11 @@ pub(super) fn merge_in_parts<T: Send>(
     // whose threads yield to queries).
     let ahead = 2 * rayon::current_num_threads();
     ordered::in_order(parts as usize, ahead, merge, |merged| {
-        let (blocks, counts, extra) = merged?;
+        let (mut blocks, counts, extra) = merged?;
+        each(&mut blocks, extra)?;
         out.push_all(blocks)?;
         total.add(&counts);
-        each(extra)
+        Ok(())
     })?;
     Ok(total)
 }
@@ -209,9 +222,11 @@ pub(super) fn merge_documents(
 }
 
 /// What the merge of a range of the documents learned besides its blocks: the changes the
-/// postings' merge needs, the id filter's blocks, and the sketches kept in the docs entries
-/// (format 9; `written` of [`EntryCounts`]: their bytes are the docs blocks').
-pub(super) type DocsPart = (Changes, EncodedBlocks, EntryCounts);
+/// postings' merge needs, the id filter's blocks, and the sketches reached through the docs
+/// entries (format 9 on; `written` of [`EntryCounts`], their bytes the docs blocks' in format
+/// 9) with, for the sketch area (format 10), their bytes in order: the range's docs blocks
+/// count their ordinals from 0.
+pub(super) type DocsPart = (Changes, EncodedBlocks, (EntryCounts, Vec<u8>));
 
 /// [`merge_documents`] read and written as payload `P`, which carries what the output's docs
 /// entries hold.
@@ -276,7 +291,8 @@ fn merge_documents_as<P: DocPayload>(
             Ok(())
         })?;
     }
-    Ok((sink.finish()?, (changes, ids, sketches)))
+    let (counts, area) = sink.finish_with_sketches()?;
+    Ok((counts, (changes, ids, (sketches, area))))
 }
 
 /// Writes the live postings of fingerprints within `lo..=hi`; returns their counts, the

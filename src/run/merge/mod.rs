@@ -26,8 +26,10 @@ use rayon::prelude::*;
 
 use super::run_file::{Appender, RunFile};
 use super::write::shard_file_count;
-use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES};
+use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES, SKETCH_AREA};
 use crate::error::{Error, Result};
+use crate::format::block::entry_writer::shift_area;
+use crate::format::block::sketch_area::AreaWriter;
 use crate::format::block::{id_filter, named_postings};
 use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
@@ -97,6 +99,12 @@ pub(crate) fn merge_runs(
     let mut changed = Changes::default();
     let mut sketches_in_docs = EntryCounts::default();
     let mut appender = docs_file.entries(DOCS);
+    let mut area = format.sketch_area.then(|| {
+        (
+            docs_file.entries(SKETCH_AREA),
+            AreaWriter::new(usize::from(format.sketch_bytes)),
+        )
+    });
     let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
         (parts, align),
@@ -105,7 +113,14 @@ pub(crate) fn merge_runs(
             merge_documents(inputs, full, keys, filter, emit)
         },
         &mut appender,
-        |(part_changed, part_ids, part_sketches)| {
+        |blocks, (part_changed, part_ids, (part_sketches, part_area))| {
+            if let Some((out, writer)) = area.as_mut() {
+                // The range's docs blocks count their sketches from 0: shift them to the
+                // sketches of the ranges before it.
+                let before = sketches_in_docs.written;
+                blocks.for_each_block_mut(|block| shift_area(block, before))?;
+                writer.push(&part_area, &mut |key, block| out.push(key, block))?;
+            }
             changed.extend(part_changed);
             sketches_in_docs.add(&part_sketches);
             if let Some(out) = ids_out.as_mut() {
@@ -115,6 +130,13 @@ pub(crate) fn merge_runs(
         },
     )?;
     appender.finish()?;
+    let area_bytes = area.map(|(mut out, writer)| {
+        writer.finish(&mut |key, block| out.push(key, block))?;
+        out.finish()
+    });
+    if let Some(bytes) = area_bytes.transpose()? {
+        sketches_in_docs.bytes = bytes;
+    }
     let ids_bytes = ids_out.map(Appender::finish).transpose()?.unwrap_or(0);
     let mut dead = Vec::new();
     // Sketches are merged with the documents they belong to, in their docs entries (format
@@ -139,7 +161,7 @@ pub(crate) fn merge_runs(
             merge_postings(inputs, &changed.ids, sketches, keys, emit)
         },
         &mut postings_out,
-        |(part_dead, part_sketches): (Vec<u64>, SketchPart)| {
+        |_, (part_dead, part_sketches): (Vec<u64>, SketchPart)| {
             dead.extend(part_dead);
             if let Some(out) = sketches_out.as_mut() {
                 out.push_all(part_sketches.blocks)?;

@@ -241,7 +241,8 @@ impl<B: Decoded> DecodedBlocks<B> {
 mod tests {
     use super::*;
     use crate::format::block::docs::{self, id_hash, DocState};
-    use crate::format::block::entries::{EntryWriter, Expanded, Keys};
+    use crate::format::block::entries::{Expanded, Keys};
+    use crate::format::block::entry_writer::EntryWriter;
 
     /// The stored docs blocks of documents `ids` (fingerprint i for the i-th), with their keys,
     /// compressed as format 8 writes them.
@@ -294,8 +295,8 @@ mod tests {
     /// Adds the entries of `block` within `lo..=hi` to `found`.
     fn walk(block: &Expanded, lo: u64, hi: u64, found: &mut Found) {
         block
-            .decode_each(|hash, id, reader| {
-                let (state, _) = docs::read_borrowed(reader)?;
+            .decode_each_from(None, |hash, id, reader| {
+                let state = docs::read_state(reader)?;
                 if (lo..=hi).contains(&hash) {
                     found.push((hash, id.to_string(), state));
                 }

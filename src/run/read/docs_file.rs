@@ -8,17 +8,22 @@ use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, T
 
 use super::ascending_blocks::{split_block_key, AscendingBlocks};
 use super::decoded_blocks::DecodedBlocks;
+use super::sketch_area::SketchArea;
 use super::FileCaches;
 use crate::error::{Error, Result};
 use crate::format::block::docs::{self, id_hash, DocState};
 use crate::format::block::entries::Expanded;
+use crate::format::block::entries::SketchSource;
 use crate::format::block::entries::{self, block_key};
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyBlock;
 use crate::format::block::named_postings;
 use crate::format::block::postings::Posting;
 use crate::format::catalog::RunFormat;
-use crate::run::{EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES};
+use crate::run::{
+    EntryScan, DOCS, DOCS_TABLE, IDS, POSTINGS, POSTINGS_TABLE, SKETCHES, SKETCH_AREA,
+};
+use std::sync::Arc;
 
 /// One open docs file of a run.
 pub struct DocsFile {
@@ -29,6 +34,8 @@ pub struct DocsFile {
     /// instead of holding their ids.
     named: bool,
     pub(super) sketches: SketchesAt,
+    /// The sketch area (format 10, a run with sketches), which its docs entries name.
+    pub(super) area: Option<Arc<SketchArea>>,
     /// The id filter and its prefix bits (format 6); None in a run of an earlier format.
     ids: Option<(ReadOnlyTable<u64, &'static [u8]>, u8)>,
     /// Docs blocks kept decoded, for a long-lived reader's lookups.
@@ -39,7 +46,7 @@ pub struct DocsFile {
 }
 
 /// A table of entry blocks.
-pub(super) type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
+pub(crate) type EntryTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
 /// Where a run's sketches are.
 pub(super) enum SketchesAt {
@@ -49,7 +56,8 @@ pub(super) enum SketchesAt {
     Table(EntryTable),
     /// In its postings (formats 7 and 8).
     Postings,
-    /// In its docs entries (format 9).
+    /// In its docs entries (format 9), or reached through them, in its sketch area (format
+    /// 10).
     Docs,
 }
 
@@ -74,6 +82,17 @@ impl DocsFile {
             Err(TableError::TableDoesNotExist(_)) => SketchesAt::Nowhere,
             Err(e) => return Err(Error::redb(path, e)),
         };
+        let area = format.sketch_area.then(|| {
+            let table = match txn.open_table(SKETCH_AREA) {
+                Ok(table) => Some(table),
+                // A run whose documents have no sketch has no area.
+                Err(TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(Error::redb(path, e)),
+            };
+            let bytes = usize::from(format.sketch_bytes);
+            Ok(Arc::new(SketchArea::new(path, table, bytes)))
+        });
+        let area = area.transpose()?;
         let ids = match id_bits {
             0 => None,
             bits => match txn.open_table(TableDefinition::<u64, &[u8]>::new(IDS)) {
@@ -93,6 +112,7 @@ impl DocsFile {
             postings: open(POSTINGS)?,
             named: format.named_postings,
             sketches,
+            area,
             ids,
             decoded_docs: DecodedBlocks::new(caches.decoded_docs),
             decoded_postings: DecodedBlocks::new(caches.decoded_postings),
@@ -118,7 +138,17 @@ impl DocsFile {
         lo: u64,
         hi: u64,
     ) -> Result<EntryScan<P>> {
-        EntryScan::new(self.path.clone(), DOCS_TABLE, &self.docs, lo, hi)
+        let scan = EntryScan::new(self.path.clone(), DOCS_TABLE, &self.docs, lo, hi)?;
+        Ok(scan.with_sketch_area(self.area.clone()))
+    }
+
+    /// Where a decode of docs blocks finds the sketches of their entries in the sketch area
+    /// (format 10), when it `wants` them.
+    pub(super) fn area_source(&self, wants: bool) -> Option<&dyn SketchSource> {
+        match &self.area {
+            Some(area) if wants => Some(area.as_ref()),
+            _ => None,
+        }
     }
 
     /// Whether the postings name their documents by id-hash prefix (format 8; see
@@ -150,10 +180,26 @@ impl DocsFile {
     /// Calls `f(redb_key, block)` on every block of the docs table, in order, as stored.
     pub(crate) fn for_each_docs_block(
         &self,
+        f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_block(&self.docs, f)
+    }
+
+    /// Calls `f(redb key, block)` on every postings block, in order, unchecked: for a
+    /// migration that copies them.
+    pub(crate) fn for_each_postings_block(
+        &self,
+        f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_block(&self.postings, f)
+    }
+
+    fn for_each_block(
+        &self,
+        table: &EntryTable,
         mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let range = self
-            .docs
+        let range = table
             .range::<&[u8]>(..)
             .map_err(|e| Error::redb(&self.path, e))?;
         for item in range {
@@ -166,7 +212,7 @@ impl DocsFile {
     /// Calls `f(id, batch)` on every document this run lists under `fingerprint`.
     pub fn ids_of(&self, fingerprint: u64, mut f: impl FnMut(&str, u64)) -> Result<()> {
         if self.named {
-            return self.named_ids_of(fingerprint, |id, batch, _| f(id, batch));
+            return self.named_ids_of(fingerprint, false, |id, batch, _| f(id, batch));
         }
         let from = fingerprint.to_be_bytes();
         self.walk_from(&self.postings, POSTINGS_TABLE, fingerprint, |key, block| {
@@ -380,7 +426,7 @@ impl DocsFile {
         documents: &[(u64, &str)],
         states: &mut [Option<DocState>],
     ) -> Result<()> {
-        self.entries_sorted(documents, |j, state, _| {
+        self.entries_sorted(documents, false, |j, state, _| {
             states[j].get_or_insert(state);
             Ok(())
         })
@@ -388,10 +434,12 @@ impl DocsFile {
 
     /// For documents ordered by `(id_hash, id)`, calls `f(i, state, sketch)` with document
     /// i's docs entry in this run, if it has one: each block is read once and merged with
-    /// the documents it covers, with no copy of its entries.
+    /// the documents it covers, with no copy of its entries. The sketch is read where the
+    /// entries hold one and, from the sketch area (format 10), where `sketches` asks for it.
     pub(super) fn entries_sorted(
         &self,
         documents: &[(u64, &str)],
+        sketches: bool,
         mut f: impl FnMut(usize, DocState, Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
         let mut blocks = AscendingBlocks::new(&self.docs);
@@ -411,17 +459,21 @@ impl DocsFile {
             let end = i + documents[i..]
                 .partition_point(|&(h, id)| (h, id.as_bytes()) <= (last.0, last.1));
             let mut j = i;
-            entries::decode_each(block.value(), |h, other, reader| {
-                let (state, sketch) = docs::read_borrowed(reader)?;
-                while j < end && (documents[j].0, documents[j].1) < (h, other) {
-                    j += 1;
-                }
-                if j < end && (documents[j].0, documents[j].1) == (h, other) {
-                    f(j, state, sketch)?;
-                    j += 1;
-                }
-                Ok(j < end)
-            })
+            entries::decode_each_from(
+                block.value(),
+                self.area_source(sketches),
+                |h, other, reader| {
+                    let (state, sketch) = docs::read_entry(reader, sketches)?;
+                    while j < end && (documents[j].0, documents[j].1) < (h, other) {
+                        j += 1;
+                    }
+                    if j < end && (documents[j].0, documents[j].1) == (h, other) {
+                        f(j, state, sketch)?;
+                        j += 1;
+                    }
+                    Ok(j < end)
+                },
+            )
             .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
             i = end.max(i + 1);
         }

@@ -19,23 +19,26 @@ impl DocsFile {
         hi: u64,
         mut f: impl FnMut(u64, &str, DocState),
     ) -> Result<()> {
-        self.sketched_entries_in(lo, hi, |hash, id, state, _| f(hash, id, state))
+        self.sketched_entries_in(lo, hi, false, |hash, id, state, _| f(hash, id, state))
     }
 
     /// [`DocsFile::entries_in`] with each entry's sketch, where the docs entries hold them
-    /// (format 9; None for an entry without one, and in every other docs block).
+    /// (format 9; None for an entry without one, and in every other docs block) or, where
+    /// `sketches` asks for them, name them in the sketch area (format 10).
     pub(super) fn sketched_entries_in(
         &self,
         lo: u64,
         hi: u64,
+        sketches: bool,
         mut f: impl FnMut(u64, &str, DocState, Option<&[u8]>),
     ) -> Result<()> {
         let Some(decoded) = &self.decoded_docs else {
-            return self.entries_in_file(lo, hi, f);
+            return self.entries_in_file(lo, hi, sketches, f);
         };
+        let area = self.area_source(sketches);
         self.decoded_in(&self.docs, DOCS_TABLE, decoded, lo, hi, |b: &Expanded| {
-            b.decode_each(|hash, id, reader| {
-                let (state, sketch) = docs::read_borrowed(reader)?;
+            b.decode_each_from(area, |hash, id, reader| {
+                let (state, sketch) = docs::read_entry(reader, sketches)?;
                 if hash >= lo && hash <= hi {
                     f(hash, id, state, sketch);
                 }
@@ -86,12 +89,14 @@ impl DocsFile {
         &self,
         lo: u64,
         hi: u64,
+        sketches: bool,
         mut f: impl FnMut(u64, &str, DocState, Option<&[u8]>),
     ) -> Result<()> {
+        let area = self.area_source(sketches);
         self.walk_from(&self.docs, DOCS_TABLE, lo, |_, block| {
             let mut past = false;
-            entries::decode_each(block, |hash, id, reader| {
-                let (state, sketch) = docs::read_borrowed(reader)?;
+            entries::decode_each_from(block, area, |hash, id, reader| {
+                let (state, sketch) = docs::read_entry(reader, sketches)?;
                 past = hash > hi;
                 if hash >= lo && !past {
                     f(hash, id, state, sketch);

@@ -24,10 +24,12 @@ mod docs_file;
 mod lookups;
 mod named;
 mod shard_file;
+mod sketch_area;
 mod sketches;
 
 pub(crate) use docs_file::DocsFile;
 pub(crate) use shard_file::ShardFile;
+pub(crate) use sketch_area::SketchArea;
 
 /// Read access to one committed run.
 ///

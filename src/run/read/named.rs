@@ -44,6 +44,7 @@ impl DocsFile {
     pub(super) fn named_ids_of(
         &self,
         fingerprint: u64,
+        sketches: bool,
         mut f: impl FnMut(&str, u64, Option<&[u8]>),
     ) -> Result<()> {
         let mut prefixes = Vec::new();
@@ -71,7 +72,7 @@ impl DocsFile {
             })?;
         }
         for prefix in prefixes {
-            self.documents_named(fingerprint, prefix, &mut f)?;
+            self.documents_named(fingerprint, prefix, sketches, &mut f)?;
         }
         Ok(())
     }
@@ -83,11 +84,12 @@ impl DocsFile {
         &self,
         fingerprint: u64,
         prefix: u32,
+        sketches: bool,
         f: &mut impl FnMut(&str, u64, Option<&[u8]>),
     ) -> Result<()> {
         let (lo, hi) = named_postings::hash_range(prefix);
         let mut found = false;
-        self.sketched_entries_in(lo, hi, |_, id, state, sketch| {
+        self.sketched_entries_in(lo, hi, sketches, |_, id, state, sketch| {
             if let DocState::Live {
                 fingerprint: fp,
                 batch,
@@ -172,7 +174,7 @@ impl DocsFile {
         names: &[(u32, u64)],
         mut f: impl FnMut(u64, &str, u64),
     ) -> Result<()> {
-        self.sketched_documents_named_by(names, |fp, id, batch, _| {
+        self.walk_named(names, false, |fp, id, batch, _| {
             f(fp, id, batch);
             Ok(())
         })
@@ -183,8 +185,20 @@ impl DocsFile {
     pub fn sketched_documents_named_by(
         &self,
         names: &[(u32, u64)],
+        f: impl FnMut(u64, &str, u64, Option<&[u8]>) -> Result<()>,
+    ) -> Result<()> {
+        self.walk_named(names, true, f)
+    }
+
+    /// [`DocsFile::sketched_documents_named_by`], the sketches in the sketch area (format 10)
+    /// read only where `sketches` asks for them.
+    fn walk_named(
+        &self,
+        names: &[(u32, u64)],
+        sketches: bool,
         mut f: impl FnMut(u64, &str, u64, Option<&[u8]>) -> Result<()>,
     ) -> Result<()> {
+        let area = self.area_source(sketches);
         let mut found = vec![false; names.len()];
         let mut blocks = AscendingBlocks::new(&self.docs);
         let mut i = 0; // names[i] is the first name whose prefix is not passed
@@ -199,7 +213,7 @@ impl DocsFile {
             // The block's last hash: past it, no entry of the block is named.
             let last_hash = split_block_key(&last).map_or(u64::MAX, |k| k.0);
             let mut walk = |hash: u64, id: &str, reader: &mut PayloadReader<'_, '_>| {
-                let (state, sketch) = docs::read_borrowed(reader)?;
+                let (state, sketch) = docs::read_entry(reader, sketches)?;
                 let prefix = named_postings::prefix_of(hash);
                 while i < names.len() && names[i].0 < prefix {
                     i += 1;
@@ -219,8 +233,8 @@ impl DocsFile {
                     .is_some_and(|n| named_postings::hash_range(n.0).0 <= last_hash))
             };
             match block {
-                Block::Kept(kept) => kept.decode_each(&mut walk),
-                Block::Stored(block) => entries::decode_each(block.value(), &mut walk),
+                Block::Kept(kept) => kept.decode_each_from(area, &mut walk),
+                Block::Stored(block) => entries::decode_each_from(block.value(), area, &mut walk),
             }
             .map_err(|e| e.at(&self.path, DOCS_TABLE, None))?;
             after = last;

@@ -1,6 +1,7 @@
 //! Where a run keeps its documents' sketches (a sketches table, formats 4 to 6; its
-//! postings, formats 7 and 8; its docs entries, format 9) and reading them: for chosen
-//! documents, or for every document under chosen fingerprints.
+//! postings, formats 7 and 8; its docs entries, format 9; its sketch area, which its docs
+//! entries name, format 10) and reading them: for chosen documents, or for every document
+//! under chosen fingerprints.
 
 use rayon::prelude::*;
 
@@ -31,9 +32,27 @@ impl DocsFile {
         matches!(self.sketches, SketchesAt::Postings)
     }
 
-    /// Whether the run's sketches are in its docs entries (format 9).
+    /// Whether the run's sketches are in its docs entries (format 9), or reached through
+    /// them (format 10).
     pub fn sketches_in_docs(&self) -> bool {
         matches!(self.sketches, SketchesAt::Docs)
+    }
+
+    /// Whether the run's docs entries keep their sketches in its sketch area (format 10).
+    pub fn has_sketch_area(&self) -> bool {
+        self.area.is_some()
+    }
+
+    /// Calls `f(redb key, block)` on every block of the sketch area (format 10), in order,
+    /// unchecked; none where the run has no area.
+    pub(crate) fn for_each_sketch_area_block(
+        &self,
+        f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        match &self.area {
+            Some(area) => area.for_each_block(f),
+            None => Ok(()),
+        }
     }
 
     /// Calls `f(id, batch, sketch)` on every document this run lists under `fingerprint`, as
@@ -56,7 +75,7 @@ impl DocsFile {
             }
         };
         match self.sketches_in_docs() {
-            true => self.named_ids_of(fingerprint, &mut call)?,
+            true => self.named_ids_of(fingerprint, true, &mut call)?,
             false => self.ids_of(fingerprint, |id, batch| call(id, batch, None))?,
         }
         failure.map_or(Ok(()), Err)
@@ -249,7 +268,7 @@ impl DocsFile {
         };
         let wanted: Vec<(u64, &str)> = candidates.iter().map(|&k| keys[k]).collect();
         let (mut indices, mut sketches) = (Vec::new(), Vec::new());
-        self.entries_sorted(&wanted, |c, state, sketch| {
+        self.entries_sorted(&wanted, true, |c, state, sketch| {
             let (DocState::Live { fingerprint, batch }, Some(sketch)) = (state, sketch) else {
                 return Ok(());
             };

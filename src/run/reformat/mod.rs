@@ -20,7 +20,12 @@
 //! Each makes a new run whose shard files are hard links to the old ones and whose docs file
 //! holds the old id filter blocks as they were, the postings written again and the docs
 //! blocks copied (7) or written again (8, 9), each read a block at a time (9: the sketches of
-//! a chunk of documents at a time).
+//! a chunk of documents at a time). Format 10 (with sketches) moves the sketches out of the
+//! docs entries into the sketch area: see [`sketch_area`].
+
+mod sketch_area;
+
+pub(crate) use sketch_area::sketches_into_area;
 
 use std::path::Path;
 
@@ -33,7 +38,8 @@ use super::{RunReader, DOCS, DOCS_TABLE, IDS, POSTINGS};
 
 use crate::error::{all_or_cause, Error, Result};
 use crate::format::block::docs::{id_hash, DocState, SketchedDoc};
-use crate::format::block::entries::{EntryWriter, Keys, Payload, PayloadReader};
+use crate::format::block::entries::{Keys, Payload, PayloadReader};
+use crate::format::block::entry_writer::EntryWriter;
 use crate::format::block::id_filter;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::named_postings::{self, NamedWriter};
