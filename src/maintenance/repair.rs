@@ -452,7 +452,7 @@ fn sketches_of_postings(
             let found = salvaged
                 .next_if(|(k, i, e)| (*k, i.as_str(), e.batch) == (*fp, id.as_str(), *batch))
                 .map(|(_, _, e)| e.sketch);
-            if found.is_none() && lost.iter().any(|&(lo, hi)| (lo..=hi).contains(fp)) {
+            if found.is_none() && in_lost(lost, *fp) {
                 count += 1;
                 if ids.len() < LISTED_IDS {
                     ids.push(id.clone());
@@ -462,6 +462,12 @@ fn sketches_of_postings(
         })
         .collect();
     (sketches, count, ids)
+}
+
+/// Whether `fp` is in one of the `lost` ranges, which ascend and do not overlap.
+fn in_lost(lost: &[(u64, u64)], fp: u64) -> bool {
+    let after = lost.partition_point(|&(lo, _)| lo <= fp);
+    after > 0 && lost[after - 1].1 >= fp
 }
 
 /// Puts every posted fingerprint that no run's tables hold (its every copy was in damaged

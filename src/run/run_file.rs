@@ -14,9 +14,11 @@ use std::sync::Mutex;
 
 use redb::{Database, TableDefinition};
 
-use super::table_name;
+use super::{table_name, SKETCH_AREA};
 use crate::error::{Error, Result};
+use crate::format::block::entry_writer::EntryWriter;
 use crate::format::block::keys::{self, KeyCodec};
+use crate::format::block::sketch_area::AreaWriter;
 use crate::sys::writeback::Cached;
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
@@ -378,6 +380,47 @@ impl<'f> KeyStream<'f> {
             self.flush()?;
         }
         self.appender.finish()
+    }
+}
+
+/// The sketch area (format 10) of a docs file being written: sketches cut into its blocks in
+/// order, as they come from the docs entries' writers.
+pub(crate) struct AreaAppender<'f> {
+    out: Appender<'f>,
+    writer: AreaWriter,
+}
+
+impl<'f> AreaAppender<'f> {
+    /// The sketch area of `file`, of `sketch_bytes`-byte sketches.
+    pub(crate) fn new(file: &'f RunFile, sketch_bytes: usize) -> Self {
+        AreaAppender {
+            out: file.entries(SKETCH_AREA),
+            writer: AreaWriter::new(sketch_bytes),
+        }
+    }
+
+    /// Appends `sketches`, whole sketches one after another.
+    pub(crate) fn push(&mut self, sketches: &[u8]) -> Result<()> {
+        let out = &mut self.out;
+        self.writer
+            .push(sketches, &mut |key, block| out.push(key, block))
+    }
+
+    /// Appends the sketches `docs` has gathered.
+    pub(crate) fn take(&mut self, docs: &mut EntryWriter) -> Result<()> {
+        docs.drain_sketches(|sketches| self.push(sketches))
+    }
+
+    /// The sketches appended so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.writer.written()
+    }
+
+    /// Writes the last block; returns the area's block bytes.
+    pub(crate) fn finish(mut self) -> Result<u64> {
+        let out = &mut self.out;
+        self.writer.finish(&mut |key, block| out.push(key, block))?;
+        self.out.finish()
     }
 }
 

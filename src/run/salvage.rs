@@ -5,7 +5,7 @@
 //! to its end, and a file that is missing or that redb refuses to open counts as wholly lost.
 //! Nothing is written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, TableDefinition};
 
@@ -325,6 +325,8 @@ impl Sequence {
 /// the docs blocks that name it, not their documents.
 struct LenientArea {
     area: Option<SketchArea>,
+    path: PathBuf,
+    sketch_bytes: usize,
     /// Whether the last read failed (its sketches were filled with zeros).
     failed: Cell<bool>,
     damage: RefCell<Vec<String>>,
@@ -357,6 +359,8 @@ impl LenientArea {
         };
         LenientArea {
             area,
+            path: path.to_path_buf(),
+            sketch_bytes: usize::from(format.sketch_bytes),
             failed: Cell::new(false),
             damage,
         }
@@ -371,13 +375,17 @@ impl LenientArea {
 impl SketchSource for LenientArea {
     fn read(&self, first: u64, count: usize, out: &mut Vec<u8>) -> Result<()> {
         let start = out.len();
+        // A panic of redb on a damaged page loses this read's sketches, not the docs table.
         let read = match &self.area {
-            Some(area) => area.read(first, count, out),
+            Some(area) => guard_redb(&self.path, || area.read(first, count, out)),
             None => Err(Error::corrupt("the sketch area is unreadable")),
         };
         if let Err(e) = read {
-            if count > 0 && self.area.is_some() {
-                self.damage.borrow_mut().push(e.to_string());
+            // One line per damaged place, however many docs blocks in a row name it.
+            let mut damage = self.damage.borrow_mut();
+            let line = e.to_string();
+            if count > 0 && self.area.is_some() && damage.last() != Some(&line) {
+                damage.push(line);
             }
             self.failed.set(count > 0);
             out.truncate(start);
@@ -387,7 +395,7 @@ impl SketchSource for LenientArea {
     }
 
     fn sketch_bytes(&self) -> usize {
-        self.area.as_ref().map_or(1, SketchArea::sketch_bytes)
+        self.sketch_bytes
     }
 }
 

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use redb::TableDefinition;
 
-use super::run_file::{Appender, KeyStream, RunFile};
-use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES, SKETCH_AREA};
+use super::run_file::{AreaAppender, KeyStream, RunFile};
+use super::{RunContents, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{all_or_cause, Result};
 use crate::format::block::docs::SketchedDoc;
 use crate::format::block::entries::{self, Keys};
@@ -21,7 +21,6 @@ use crate::format::block::id_hash::id_hash;
 use crate::format::block::keys::KeyCodec;
 use crate::format::block::named_postings::{self, NamedWriter};
 use crate::format::block::postings::{self, Posting, SketchedPosting};
-use crate::format::block::sketch_area::AreaWriter;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
@@ -150,7 +149,8 @@ fn write_docs(
                     let mut appender = file.entries(DOCS);
                     let mut writer = format.docs_writer();
                     let mut emit = |key: &[u8], block: &[u8]| appender.push(key, block);
-                    let mut area = AreaOut::new(&file, format);
+                    let mut area = (format.sketch_area)
+                        .then(|| AreaAppender::new(&file, usize::from(format.sketch_bytes)));
                     if format.sketches_in_docs {
                         let order = sketched_in_document_order(contents);
                         let mut next = gather_sketched(&order, contents).peekable();
@@ -159,8 +159,10 @@ fn write_docs(
                                 .next_if(|&(h, posted, _)| h == hash && same(posted, id))
                                 .map(|(_, _, sketch)| sketch.to_vec());
                             writer.push(hash, id, &SketchedDoc { state, sketch }, &mut emit)?;
-                            if writer.undrained_sketch_bytes() >= AREA_CHUNK_BYTES {
-                                area.take(&mut writer)?;
+                            if let Some(area) = area.as_mut() {
+                                if writer.undrained_sketch_bytes() >= AREA_CHUNK_BYTES {
+                                    area.take(&mut writer)?;
+                                }
                             }
                         }
                         debug_assert!(next.next().is_none(), "every sketch has its document");
@@ -169,9 +171,15 @@ fn write_docs(
                             writer.push(hash, id, &state, &mut emit)?;
                         }
                     }
-                    area.take(&mut writer)?;
+                    let area_bytes = match area {
+                        Some(mut area) => {
+                            area.take(&mut writer)?;
+                            area.finish()?
+                        }
+                        None => 0,
+                    };
                     writer.finish(&mut emit)?;
-                    Ok((appender.finish()?, area.finish()?))
+                    Ok((appender.finish()?, area_bytes))
                 },
                 write_ids,
             )
@@ -200,40 +208,6 @@ fn write_docs(
 
 /// Sketch bytes a docs writer gathers before they go to the sketch area.
 const AREA_CHUNK_BYTES: usize = 64 << 10;
-
-/// Where a run's sketches go when its docs entries keep them in the sketch area (format 10).
-struct AreaOut<'f> {
-    out: Option<(Appender<'f>, AreaWriter)>,
-}
-
-impl<'f> AreaOut<'f> {
-    fn new(file: &'f RunFile, format: RunFormat) -> Self {
-        let out = format.sketch_area.then(|| {
-            let writer = AreaWriter::new(usize::from(format.sketch_bytes));
-            (file.entries(SKETCH_AREA), writer)
-        });
-        AreaOut { out }
-    }
-
-    /// Writes the sketches `docs` has gathered.
-    fn take(&mut self, docs: &mut EntryWriter) -> Result<()> {
-        let Some((appender, area)) = self.out.as_mut() else {
-            return Ok(());
-        };
-        docs.drain_sketches(|sketches| {
-            area.push(sketches, &mut |key, block| appender.push(key, block))
-        })
-    }
-
-    /// The sketch area's block bytes.
-    fn finish(self) -> Result<u64> {
-        let Some((mut appender, area)) = self.out else {
-            return Ok(0);
-        };
-        area.finish(&mut |key, block| appender.push(key, block))?;
-        appender.finish()
-    }
-}
 
 /// The postings of `contents` that have a sketch (its sketches are aligned with its postings)
 /// in its documents' order: `(id hash, posting index)`, sorted by `(id hash, id)`. Memory:

@@ -7,7 +7,10 @@
 //! In a store with sketches, format 9 writes its docs blocks with sketch flags (bit 14 of the
 //! entry count): a live entry's fingerprint is followed by `LEB128(n)` and the document's n
 //! sketch bytes, n = 0 for a document without a sketch. The sketch lives with the only copy of
-//! its id, so postings can name documents instead of holding their ids.
+//! its id, so postings can name documents instead of holding their ids. Format 10 keeps the
+//! sketch in the run's sketch area instead (bits 14 and 13): the entry says only whether it
+//! has one (`LEB128(1)` or `LEB128(0)`), and the block where its first is (see
+//! [`super::sketch_area`]).
 
 use super::entries::{Payload, PayloadReader};
 pub use super::id_hash::id_hash;
@@ -42,9 +45,11 @@ impl Payload for DocState {
 }
 
 /// A docs entry with its document's sketch, where it has one: the payload of docs blocks
-/// with sketch flags (format 9, a store with sketches), which it must be written into (see
-/// [`super::entries::EntryWriter::with_sketch_flags`]). It reads any docs block (one without
-/// flags has no sketches). A deletion has no sketch.
+/// with sketch flags (format 9, a store with sketches) or of a sketch area (format 10), which
+/// it must be written into (see [`super::entry_writer::EntryWriter::with_sketch_flags`] and
+/// [`super::entry_writer::EntryWriter::with_sketch_area`]). It reads any docs block (one
+/// without flags has no sketches; one of a sketch area must be read with it, see
+/// [`super::entries::decode_from`]). A deletion has no sketch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SketchedDoc {
     pub state: DocState,
@@ -80,7 +85,10 @@ impl Payload for SketchedDoc {
     }
 
     fn area_sketch(&self) -> Option<&[u8]> {
-        self.sketch.as_deref()
+        match self.state {
+            DocState::Live { .. } => self.sketch.as_deref(),
+            DocState::Deleted { .. } => None,
+        }
     }
 
     /// Format 10: a live entry's fingerprint is followed by `LEB128(1)` when its sketch is
@@ -415,7 +423,7 @@ mod tests {
         let (mut blocks, mut area) = (Vec::new(), Vec::new());
         for part in docs.chunks(1000) {
             let mut writer = EntryWriter::new(Keys::IdHashes)
-                .with_sketch_area()
+                .with_sketch_area(64)
                 .compressed();
             let before = area.len() as u64;
             let first_block = blocks.len();
@@ -472,7 +480,7 @@ mod tests {
     #[test]
     fn a_block_of_a_sketch_area_is_as_the_format_says() {
         let write = |sketch: Option<Vec<u8>>| {
-            let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_area();
+            let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_area(64);
             let mut blocks = Vec::new();
             let mut emit = |_: &[u8], block: &[u8]| {
                 blocks.push(block.to_vec());

@@ -7,7 +7,7 @@
 //! 4       2     n: number of entries (u16 LE), >= 1, in the low 12 bits; bit 15 set
 //!               (format 6): the keys are not stored, each key is the id's hash; bit 14 set
 //!               (format 7 on): each payload says whether a sketch follows (postings of
-//!               formats 7 and 8, docs of format 9, in a store with sketches);
+//!               formats 7 and 8, docs of format 9 on, in a store with sketches);
 //!               bit 13 clear (set: named postings, not entries; set with bit 14, format 10:
 //!               docs whose sketches are in the run's sketch area); bit 12 set (format 8):
 //!               the entries that follow are compressed (see [`super::compressed`])
@@ -215,6 +215,12 @@ impl Head {
         let (Some((first, count)), Some(source)) = (self.area, source) else {
             return Ok(None);
         };
+        if count > self.count & MOST_ENTRIES {
+            return Err(Error::corrupt(format!(
+                "docs block counts {count} sketches in the sketch area for {} entries",
+                self.count & MOST_ENTRIES
+            )));
+        }
         let each = source.sketch_bytes();
         let mut out = Vec::with_capacity(usize::from(count) * each);
         source.read(first, usize::from(count), &mut out)?;

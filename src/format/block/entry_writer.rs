@@ -8,7 +8,7 @@ use super::entries::{
 };
 use super::id_hash::id_hash;
 use super::{seal, unseal, varint, Reader, CRC_BYTES, TARGET_BYTES};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Cuts entries, which must be strictly increasing by `(key, id)`, into blocks whose keys are
 /// as `keys` says and hands each to `emit(block_key, block)`.
@@ -60,6 +60,8 @@ struct AreaOut {
     before: u64,
     /// Those of the running block's entries.
     in_block: u16,
+    /// The bytes of each.
+    sketch_bytes: usize,
 }
 
 impl EntryWriter {
@@ -98,9 +100,12 @@ impl EntryWriter {
     /// [`super::docs::SketchedDoc`]): each block holds which of its entries have one, and the
     /// ordinal of its first, counted from 0 at this writer's first; the sketches themselves
     /// are taken with [`EntryWriter::drain_sketches`], for a [`super::sketch_area::AreaWriter`].
-    pub fn with_sketch_area(mut self) -> Self {
+    pub fn with_sketch_area(mut self, sketch_bytes: usize) -> Self {
         self.sketch_flags = true;
-        self.area = Some(AreaOut::default());
+        self.area = Some(AreaOut {
+            sketch_bytes,
+            ..AreaOut::default()
+        });
         self.header = CRC_BYTES + 2 + AREA_HEADER_BYTES;
         self.block.resize(self.header, 0);
         self
@@ -174,6 +179,14 @@ impl EntryWriter {
         }
         self.passengers += own;
         if let (Some(area), Some(sketch)) = (self.area.as_mut(), payload.area_sketch()) {
+            // A sketch of another size would move every later one from its ordinal.
+            if sketch.len() != area.sketch_bytes {
+                return Err(Error::corrupt(format!(
+                    "a sketch of {} bytes for the sketch area of {}-byte sketches",
+                    sketch.len(),
+                    area.sketch_bytes
+                )));
+            }
             area.sketches.extend_from_slice(sketch);
             area.in_block += 1;
         }
@@ -271,8 +284,10 @@ pub fn shift_area(block: &mut [u8], by: u64) -> Result<()> {
         return Ok(());
     }
     let at = CRC_BYTES + 2;
-    let first = u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"));
-    block[at..at + 8].copy_from_slice(&(first + by).to_le_bytes());
+    let first = (block.get(at..at + 8))
+        .and_then(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")).checked_add(by))
+        .ok_or_else(|| Error::corrupt("docs block of a sketch area with no room for its place"))?;
+    block[at..at + 8].copy_from_slice(&first.to_le_bytes());
     seal(block);
     Ok(())
 }

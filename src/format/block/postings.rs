@@ -35,7 +35,7 @@ impl Payload for Posting {
 
 /// A posting with its document's sketch, where it has one: the payload of postings blocks
 /// with sketch flags (format 7), which it must be written into (see
-/// [`super::entries::EntryWriter::with_sketch_flags`]). It reads any postings block (one
+/// [`super::entry_writer::EntryWriter::with_sketch_flags`]). It reads any postings block (one
 /// without flags has no sketches).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SketchedPosting {

@@ -64,7 +64,13 @@ impl AreaWriter {
         sketches: &[u8],
         emit: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        debug_assert_eq!(sketches.len() % self.sketch_bytes, 0, "whole sketches");
+        if !sketches.len().is_multiple_of(self.sketch_bytes) {
+            return Err(Error::corrupt(format!(
+                "{} bytes for the sketch area are no whole number of {}-byte sketches",
+                sketches.len(),
+                self.sketch_bytes
+            )));
+        }
         let full = CRC_BYTES + self.per_block * self.sketch_bytes;
         let mut rest = sketches;
         while !rest.is_empty() {
@@ -77,6 +83,11 @@ impl AreaWriter {
         }
         self.written += (sketches.len() / self.sketch_bytes) as u64;
         Ok(())
+    }
+
+    /// How many sketches were pushed.
+    pub fn written(&self) -> u64 {
+        self.written
     }
 
     /// Emits the last block, if it holds any sketch; returns how many sketches were pushed.
@@ -102,6 +113,7 @@ pub fn decode<'a>(key: &[u8], block: &'a [u8], sketch_bytes: usize) -> Result<&'
     let sketches = unseal(block)?;
     let count = sketches.len() / sketch_bytes.max(1);
     if key.len() != 8
+        || sketch_bytes == 0
         || sketches.is_empty()
         || sketches.len() % sketch_bytes != 0
         || count > per_block(sketch_bytes)

@@ -107,7 +107,7 @@ pub(crate) struct RunFormat {
     /// [`crate::format::block::named_postings`]).
     pub named_postings: bool,
     /// Whether docs blocks are written compressed where that pays (format 8 on; see
-    /// [`crate::format::block::entries::EntryWriter::compressed`]).
+    /// [`crate::format::block::entry_writer::EntryWriter::compressed`]).
     pub compressed_docs: bool,
 }
 
@@ -116,7 +116,7 @@ impl RunFormat {
     pub(crate) fn docs_writer(&self) -> EntryWriter {
         let mut writer = EntryWriter::new(self.doc_keys);
         if self.sketch_area {
-            writer = writer.with_sketch_area();
+            writer = writer.with_sketch_area(usize::from(self.sketch_bytes));
         } else if self.sketches_in_docs {
             writer = writer.with_sketch_flags();
         }

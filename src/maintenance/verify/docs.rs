@@ -433,6 +433,15 @@ fn check_sketches_in_docs(
     }
     found.report_misfits(path, DOCS_TABLE, sketch_bytes, report);
     if docs.has_sketch_area() {
+        // A docs block whose sketches cannot be read (its own damage is check_docs' finding
+        // too): their area's blocks, or its marks and count, disagree.
+        if let Some(first) = &found.first_unreadable {
+            let problem = format!(
+                "the sketches of {} blocks cannot be read (the first: {first})",
+                found.unreadable
+            );
+            report.find(path, Some(DOCS_TABLE), problem);
+        }
         check_sketch_area(run, path, sketch_bytes, report)?;
     }
     Ok(())
@@ -441,7 +450,7 @@ fn check_sketches_in_docs(
 /// The sketch area of one run (format 10): its blocks numbered from 0, each intact and full
 /// but the last, holding the catalog's count and bytes of sketches; and each docs block's
 /// first sketch where the blocks before it end. That a docs block marks as many entries as it
-/// says it has sketches is checked as its sketches are read (above).
+/// says it has sketches is checked where they are read with it ([`check_sketches_in_docs`]).
 fn check_sketch_area(
     run: &RunReader,
     path: &Path,
@@ -522,6 +531,9 @@ struct SketchesFound {
     bytes_in_postings: u64,
     /// Those not of the store's size.
     misfits: u64,
+    /// Blocks that could not be read, and the first's error.
+    unreadable: u64,
+    first_unreadable: Option<String>,
 }
 
 impl SketchesFound {
@@ -549,7 +561,11 @@ fn sketches_of<P: Payload>(
         match scan.next_block(&mut block) {
             Ok(false) => break,
             Ok(true) => {}
-            Err(_) => continue,
+            Err(e) => {
+                found.unreadable += 1;
+                found.first_unreadable.get_or_insert_with(|| e.to_string());
+                continue;
+            }
         }
         for sketch in block.iter().filter_map(|(_, _, p)| sketch_of(p)) {
             found.sketches += 1;

@@ -13,8 +13,8 @@ impl Snapshot {
         (self.catalog.sketch_bytes > 0).then_some(self.catalog.sketch_bytes)
     }
 
-    /// Whether this store's docs entries hold its sketches (format 9, `init --sketch`), so
-    /// that a document's sketch comes with its entry.
+    /// Whether this store's docs entries hold its sketches or name them in the sketch area
+    /// (format 9 on, `init --sketch`), so that a document's sketch comes with its entry.
     pub(crate) fn sketches_in_docs(&self) -> bool {
         self.catalog.run_format().sketches_in_docs
     }
@@ -140,11 +140,11 @@ impl Snapshot {
     /// lookup per fingerprint and a sketch lookup per document. A run that keeps its sketches
     /// in a table of their own or in its postings (formats 4 to 8) is read a chunk of
     /// `wanted` at a time, each part in `(fingerprint, id)` order; one that keeps them in its
-    /// docs entries (format 9) has its postings' names sorted together and read a chunk of
+    /// docs entries (format 9 on) has its postings' names sorted together and read a chunk of
     /// names at a time, each part in id hash order, so that each docs block is read once in
     /// all. Parts are about a quarter of a thread's share (fewer, larger tasks read fewer
     /// blocks twice). `progress` advances by `wanted.len()` in all, a share of it as each part
-    /// is read. Memory: the parts, and while a format 9 run is read, its names (16 bytes each,
+    /// is read. Memory: the parts, and while a format 9 or 10 run is read, its names (16 bytes each,
     /// twice while they are gathered).
     pub(crate) fn live_documents_with_sketches<P: Send>(
         &self,

@@ -24,12 +24,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::run_file::{Appender, RunFile};
+use super::run_file::{Appender, AreaAppender, RunFile};
 use super::write::shard_file_count;
-use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES, SKETCH_AREA};
+use super::{RunReader, DOCS, IDS, POSTINGS, SKETCHES};
 use crate::error::{Error, Result};
 use crate::format::block::entry_writer::shift_area;
-use crate::format::block::sketch_area::AreaWriter;
 use crate::format::block::{id_filter, named_postings};
 use crate::format::catalog::{RunFormat, RunMeta};
 use crate::format::layout::{self, sync_dir};
@@ -99,12 +98,8 @@ pub(crate) fn merge_runs(
     let mut changed = Changes::default();
     let mut sketches_in_docs = EntryCounts::default();
     let mut appender = docs_file.entries(DOCS);
-    let mut area = format.sketch_area.then(|| {
-        (
-            docs_file.entries(SKETCH_AREA),
-            AreaWriter::new(usize::from(format.sketch_bytes)),
-        )
-    });
+    let mut area = (format.sketch_area)
+        .then(|| AreaAppender::new(&docs_file, usize::from(format.sketch_bytes)));
     let mut ids_out = id_bits.map(|_| docs_file.keys(IDS));
     let docs = merge_in_parts(
         (parts, align),
@@ -114,12 +109,12 @@ pub(crate) fn merge_runs(
         },
         &mut appender,
         |blocks, (part_changed, part_ids, (part_sketches, part_area))| {
-            if let Some((out, writer)) = area.as_mut() {
+            if let Some(area) = area.as_mut() {
                 // The range's docs blocks count their sketches from 0: shift them to the
                 // sketches of the ranges before it.
-                let before = sketches_in_docs.written;
+                let before = area.written();
                 blocks.for_each_block_mut(|block| shift_area(block, before))?;
-                writer.push(&part_area, &mut |key, block| out.push(key, block))?;
+                area.push(&part_area)?;
             }
             changed.extend(part_changed);
             sketches_in_docs.add(&part_sketches);
@@ -130,11 +125,7 @@ pub(crate) fn merge_runs(
         },
     )?;
     appender.finish()?;
-    let area_bytes = area.map(|(mut out, writer)| {
-        writer.finish(&mut |key, block| out.push(key, block))?;
-        out.finish()
-    });
-    if let Some(bytes) = area_bytes.transpose()? {
+    if let Some(bytes) = area.map(AreaAppender::finish).transpose()? {
         sketches_in_docs.bytes = bytes;
     }
     let ids_bytes = ids_out.map(Appender::finish).transpose()?.unwrap_or(0);

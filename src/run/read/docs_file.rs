@@ -30,7 +30,7 @@ pub struct DocsFile {
     pub(super) path: PathBuf,
     pub(super) docs: ReadOnlyTable<&'static [u8], &'static [u8]>,
     pub(super) postings: EntryTable,
-    /// Whether the postings name their documents (format 8 without sketches, format 9)
+    /// Whether the postings name their documents (format 8 without sketches, format 9 on)
     /// instead of holding their ids.
     named: bool,
     pub(super) sketches: SketchesAt,
@@ -64,8 +64,9 @@ pub(super) enum SketchesAt {
 impl DocsFile {
     /// The docs file at `path`, open in `db`: its docs and postings tables (laid out as
     /// `format` says), its sketches table where it has one (in formats 7 and 8 the postings
-    /// hold them, in format 9 the docs entries), and its id filter of `id_bits` bits where the run has one (`id_bits` > 0);
-    /// lookups keep as many blocks decoded as `caches` says.
+    /// hold them, in format 9 the docs entries, in format 10 the sketch area they name), and
+    /// its id filter of `id_bits` bits where the run has one (`id_bits` > 0); lookups keep as
+    /// many blocks decoded as `caches` says.
     pub(super) fn open(
         path: &Path,
         db: ReadOnlyDatabase,
@@ -85,7 +86,8 @@ impl DocsFile {
         let area = format.sketch_area.then(|| {
             let table = match txn.open_table(SKETCH_AREA) {
                 Ok(table) => Some(table),
-                // A run whose documents have no sketch has no area.
+                // Tolerated: a run whose documents have no sketch needs no area (the writer
+                // leaves an empty one).
                 Err(TableError::TableDoesNotExist(_)) => None,
                 Err(e) => return Err(Error::redb(path, e)),
             };

@@ -39,8 +39,8 @@ impl DocsFile {
     }
 
     /// Calls `f(id, batch, sketch)` on every live document of `fingerprint`: the docs entries
-    /// its postings name, with the sketch each holds (format 9, a store with sketches; else
-    /// None).
+    /// its postings name, with the sketch each has (format 9 on, a store with sketches; else
+    /// None), read from the sketch area (format 10) where `sketches` asks for it.
     pub(super) fn named_ids_of(
         &self,
         fingerprint: u64,
@@ -181,7 +181,7 @@ impl DocsFile {
     }
 
     /// [`DocsFile::documents_named_by`] with each document's sketch, where its docs entry
-    /// holds one (format 9, a store with sketches); the first error `f` returns ends the walk.
+    /// has one (format 9 on, a store with sketches); the first error `f` returns ends the walk.
     pub fn sketched_documents_named_by(
         &self,
         names: &[(u32, u64)],

@@ -164,7 +164,7 @@ impl DocsFile {
     /// Calls `f(fingerprint, id, batch, sketch)` on every sketch of this run under one of the
     /// fingerprints `wanted` (ascending, distinct), in `(fingerprint, id)` order, where the
     /// run keeps its sketches in a table ordered by `(fingerprint, id)` (a sketches table or
-    /// its postings, formats 4 to 8; format 9's docs entries are read with the documents
+    /// its postings, formats 4 to 8; format 9's and 10's docs entries are read with the documents
     /// their postings name, [`DocsFile::sketched_documents_named_by`]). Each block is read
     /// once; a run whose catalog entry counts sketches must have them (else an error). Where
     /// the run keeps a sketch for each of its postings (its `sketches` equal its

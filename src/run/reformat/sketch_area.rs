@@ -9,11 +9,10 @@ use crate::error::{Error, Result};
 use crate::format::block::docs::SketchedDoc;
 use crate::format::block::entries::Keys;
 use crate::format::block::entry_writer::EntryWriter;
-use crate::format::block::sketch_area::AreaWriter;
 use crate::format::catalog::RunMeta;
 use crate::format::layout;
-use crate::run::run_file::RunFile;
-use crate::run::{RunReader, DOCS, POSTINGS, SKETCH_AREA};
+use crate::run::run_file::{AreaAppender, RunFile};
+use crate::run::{RunReader, DOCS, POSTINGS};
 use crate::sys::writeback::Cached;
 
 /// Writes `old`, a format 9 run of a store with sketches (whose docs entries hold them) stored
@@ -32,12 +31,11 @@ pub(crate) fn sketches_into_area(
     link_shard_files(meta, old_dir, run_dir)?;
     let file = RunFile::create(&layout::docs_file(run_dir), Cached::Keep)?;
     let docs = old.docs()?;
-    let mut area_out = file.entries(SKETCH_AREA);
-    let mut area = AreaWriter::new(usize::from(sketch_bytes));
+    let mut area = AreaAppender::new(&file, usize::from(sketch_bytes));
     let mut sketches = 0u64;
     let docs_bytes = append_counted(&file, DOCS, |mut counted| {
         let mut writer = EntryWriter::new(Keys::IdHashes)
-            .with_sketch_area()
+            .with_sketch_area(usize::from(sketch_bytes))
             .compressed();
         let mut scan = docs.scan_documents_as::<SketchedDoc>(0, u64::MAX)?;
         let mut block = Vec::new();
@@ -46,12 +44,11 @@ pub(crate) fn sketches_into_area(
                 sketches += u64::from(doc.sketch.is_some());
                 writer.push(*hash, id.as_bytes(), doc, &mut counted)?;
             }
-            writer.drain_sketches(|s| area.push(s, &mut |k, b| area_out.push(k, b)))?;
+            area.take(&mut writer)?;
         }
         writer.finish(&mut counted)
     })?;
-    area.finish(&mut |k, b| area_out.push(k, b))?;
-    let sketches_bytes = area_out.finish()?;
+    let sketches_bytes = area.finish()?;
     if sketches != meta.sketches {
         return Err(Error::corrupt(format!(
             "run {} holds {sketches} sketches of its documents; the catalog says {}",
