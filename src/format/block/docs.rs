@@ -144,6 +144,35 @@ pub fn read_state(reader: &mut PayloadReader<'_, '_>) -> Result<DocState> {
     Ok(read_entry(reader, false)?.0)
 }
 
+/// A docs entry's state in a block of a sketch area (format 10), and whether its document has
+/// a sketch there; the sketches are not read.
+pub fn read_mark(reader: &mut PayloadReader<'_, '_>) -> Result<(DocState, bool)> {
+    let tag = reader.varint()?;
+    let batch = tag >> 1;
+    if tag & 1 == 1 {
+        return Ok((DocState::Deleted { batch }, false));
+    }
+    let fingerprint = reader.u64()?;
+    let state = DocState::Live { fingerprint, batch };
+    if !reader.in_area() {
+        return Err(Error::corrupt(
+            "a docs block read for sketch marks has none",
+        ));
+    }
+    Ok((state, area_mark(reader)?))
+}
+
+/// A live entry's mark in a block of a sketch area: whether it has a sketch there.
+fn area_mark(reader: &mut PayloadReader<'_, '_>) -> Result<bool> {
+    match reader.varint()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        mark => Err(Error::corrupt(format!(
+            "docs entry with sketch mark {mark} (0: no sketch, 1: one in the sketch area)"
+        ))),
+    }
+}
+
 /// [`read_borrowed`] where `want`, else [`read_state`] with the sketch the entry holds
 /// itself, if it does (format 9).
 pub fn read_entry<'a>(
@@ -163,18 +192,15 @@ pub fn read_entry<'a>(
         return Ok((state, None));
     }
     if reader.in_area() {
-        return match reader.varint()? {
-            0 => Ok((state, None)),
-            1 => match reader.area_sketch()? {
-                Some(sketch) => Ok((state, Some(sketch))),
-                None if want => Err(Error::corrupt(
-                    "docs block of a sketch area read without its sketches (a bug)",
-                )),
-                None => Ok((state, None)),
-            },
-            mark => Err(Error::corrupt(format!(
-                "docs entry with sketch mark {mark} (0: no sketch, 1: one in the sketch area)"
-            ))),
+        if !area_mark(reader)? {
+            return Ok((state, None));
+        }
+        return match reader.area_sketch()? {
+            Some(sketch) => Ok((state, Some(sketch))),
+            None if want => Err(Error::corrupt(
+                "a docs block of a sketch area was read without its sketches",
+            )),
+            None => Ok((state, None)),
         };
     }
     match reader.varint()? {

@@ -298,6 +298,11 @@ impl Expanded {
     pub fn bytes(&self) -> usize {
         self.entries.capacity()
     }
+
+    /// Where its sketches are in the sketch area, as [`sketch_area_of`] says.
+    pub fn sketch_area(&self) -> Option<(u64, u16)> {
+        self.head.area
+    }
 }
 
 /// Decodes the `n` (with the block's flags) entries `reader` holds, as [`decode_each`].

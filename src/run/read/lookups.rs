@@ -6,7 +6,10 @@ use super::docs_file::EntryTable;
 use super::DocsFile;
 use crate::error::{Error, Result};
 use crate::format::block::docs::{self, DocState};
-use crate::format::block::entries::{self, Expanded};
+use crate::format::block::entries::{self, Expanded, PayloadReader, SketchSource};
+
+/// What a walk of a docs block's entries calls on each.
+type Walk<'w> = dyn for<'a> FnMut(u64, &'a str, &mut PayloadReader<'_, 'a>) -> Result<bool> + 'w;
 use crate::run::DOCS_TABLE;
 
 impl DocsFile {
@@ -37,6 +40,12 @@ impl DocsFile {
         };
         let area = self.area_source(sketches);
         self.decoded_in(&self.docs, DOCS_TABLE, decoded, lo, hi, |b: &Expanded| {
+            if let (Some(_), Some((first, _))) = (area, b.sketch_area()) {
+                let walk = |read: &mut Walk<'_>| b.decode_each_from(None, read);
+                return self
+                    .area_entries_in((lo, hi), first, walk, &mut f)
+                    .map(drop);
+            }
             b.decode_each_from(area, |hash, id, reader| {
                 let (state, sketch) = docs::read_entry(reader, sketches)?;
                 if hash >= lo && hash <= hi {
@@ -94,6 +103,10 @@ impl DocsFile {
     ) -> Result<()> {
         let area = self.area_source(sketches);
         self.walk_from(&self.docs, DOCS_TABLE, lo, |_, block| {
+            if let (Some(_), Some((first, _))) = (area, entries::sketch_area_of(block)?) {
+                let walk = |read: &mut Walk<'_>| entries::decode_each(block, read);
+                return self.area_entries_in((lo, hi), first, walk, &mut f);
+            }
             let mut past = false;
             entries::decode_each_from(block, area, |hash, id, reader| {
                 let (state, sketch) = docs::read_entry(reader, sketches)?;
@@ -105,6 +118,52 @@ impl DocsFile {
             })?;
             Ok(past)
         })
+    }
+
+    /// [`DocsFile::sketched_entries_in`] of one docs block whose sketches are in the sketch
+    /// area (format 10), which `walk` decodes: the entries within `lo..=hi` gathered first,
+    /// then only their sketches read from the area (a lookup wants one or two of a block's
+    /// hundred), from ordinal `first` on. Returns whether the block reaches past `hi`.
+    fn area_entries_in(
+        &self,
+        (lo, hi): (u64, u64),
+        first: u64,
+        walk: impl FnOnce(&mut Walk<'_>) -> Result<()>,
+        f: &mut impl FnMut(u64, &str, DocState, Option<&[u8]>),
+    ) -> Result<bool> {
+        let Some(area) = self.area.as_deref() else {
+            return Err(Error::corrupt(
+                "a docs block of a sketch area in a run without one",
+            ));
+        };
+        // The entries in range, each with its sketch's place among the block's.
+        let mut found: Vec<(u64, String, DocState, Option<u64>)> = Vec::new();
+        let (mut marked, mut past) = (0u64, false);
+        walk(&mut |hash, id, reader| {
+            let (state, has) = docs::read_mark(reader)?;
+            past = hash > hi;
+            if hash >= lo && !past {
+                found.push((hash, id.to_string(), state, has.then_some(marked)));
+            }
+            marked += u64::from(has);
+            Ok(!past)
+        })?;
+        let places = found.iter().filter_map(|e| e.3);
+        let (from, to) = (places.clone().min(), places.max());
+        let mut sketches = Vec::new();
+        if let (Some(from), Some(to)) = (from, to) {
+            let start = first
+                .checked_add(from)
+                .ok_or_else(|| Error::corrupt("docs block names sketches past 2^64"))?;
+            area.read(start, (to - from + 1) as usize, &mut sketches)?;
+        }
+        let each = area.sketch_bytes();
+        for (hash, id, state, place) in &found {
+            let sketch =
+                place.map(|p| &sketches[(p - from.unwrap_or(0)) as usize * each..][..each]);
+            f(*hash, id, *state, sketch);
+        }
+        Ok(past)
     }
 
     /// Calls `visit(key, block)` on the blocks of `table` in order, from the first whose redb
