@@ -1025,6 +1025,47 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     );
 }
 
+/// A store at `path` of [`damaged_sketch_documents`] with 128-byte sketches, in one run, whose
+/// docs file then has bytes flipped, one at a time (every 61st), until `damaged` holds of
+/// a snapshot of it: that byte is left flipped (`what` names the damage sought, should none
+/// be found). Returns the documents. Asserts that "doc-123" had its sketch before.
+fn damaged_sketch_store(
+    path: &Path,
+    scheme: &Scheme,
+    what: &str,
+    damaged: impl Fn(&Snapshot) -> bool,
+) -> Vec<Input> {
+    let settings = Settings {
+        blocks: 5,
+        distance: 3,
+        shards: 1,
+    };
+    let mut store = create(path, 128, settings);
+    let docs = damaged_sketch_documents();
+    store.insert(&batch_of(&docs, scheme), None).unwrap();
+    drop(store);
+    let before = Snapshot::open(path).unwrap();
+    assert!(before.sketch("doc-123").unwrap().is_some());
+    drop(before);
+    let file = newest_docs_file(path);
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    let flip = |at: usize| {
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[at] ^= 0x10;
+        std::fs::write(&file, bytes).unwrap();
+    };
+    let found = (0..len).step_by(61).any(|at| {
+        flip(at);
+        let hit = Snapshot::open(path).is_ok_and(|s| damaged(&s));
+        if !hit {
+            flip(at);
+        }
+        hit
+    });
+    assert!(found, "no byte of {what} found");
+    docs
+}
+
 /// A damaged docs block of a store with sketches (their place in the sketch area, format 10,
 /// or the sketches themselves, format 9) loses its documents: verify names the docs table,
 /// reads of the sketch and the audit fail naming it instead of answering wrongly, and repair
@@ -1035,44 +1076,12 @@ fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
     let scheme = scheme(128);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let settings = Settings {
-        blocks: 5,
-        distance: 3,
-        shards: 1,
-    };
-    let mut store = create(&path, 128, settings);
-    let docs = damaged_sketch_documents();
-    store.insert(&batch_of(&docs, &scheme), None).unwrap();
-    drop(store);
     let victim = "doc-123";
-    assert!(Snapshot::open(&path)
-        .unwrap()
-        .sketch(victim)
-        .unwrap()
-        .is_some());
-    let file = newest_docs_file(&path);
-    // Damage bytes of the file, one at a time, until the victim's sketch cannot be read.
-    let len = std::fs::metadata(&file).unwrap().len() as usize;
-    let flip = |at: usize| {
-        let mut bytes = std::fs::read(&file).unwrap();
-        bytes[at] ^= 0x10;
-        std::fs::write(&file, bytes).unwrap();
-    };
-    let damaged = (0..len).step_by(61).find(|&at| {
-        flip(at);
-        let unreadable = Snapshot::open(&path).is_ok_and(|s| {
-            s.sketch(victim)
-                .is_err_and(|e| e.to_string().contains("table docs"))
-        });
-        if !unreadable {
-            flip(at);
-        }
-        unreadable
+    // Damaged until the victim's sketch cannot be read, its docs block named.
+    let docs = damaged_sketch_store(&path, &scheme, "the victim's docs block", |s| {
+        s.sketch(victim)
+            .is_err_and(|e| e.to_string().contains("table docs"))
     });
-    assert!(
-        damaged.is_some(),
-        "no byte of the victim's docs block found"
-    );
 
     let report = Store::verify(&path, false, &()).unwrap();
     assert!(
@@ -1123,35 +1132,11 @@ fn a_damaged_block_of_the_sketch_area_loses_only_its_sketches_to_repair() {
     let scheme = scheme(128);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let settings = Settings {
-        blocks: 5,
-        distance: 3,
-        shards: 1,
-    };
-    let mut store = create(&path, 128, settings);
-    let docs = damaged_sketch_documents();
-    store.insert(&batch_of(&docs, &scheme), None).unwrap();
-    drop(store);
     let victim = "doc-123";
-    let file = newest_docs_file(&path);
-    let len = std::fs::metadata(&file).unwrap().len() as usize;
-    let flip = |at: usize| {
-        let mut bytes = std::fs::read(&file).unwrap();
-        bytes[at] ^= 0x10;
-        std::fs::write(&file, bytes).unwrap();
-    };
-    let damaged = (0..len).step_by(61).find(|&at| {
-        flip(at);
-        let unreadable = Snapshot::open(&path).is_ok_and(|s| {
-            s.sketch(victim)
-                .is_err_and(|e| e.to_string().contains("table sketch_area"))
-        });
-        if !unreadable {
-            flip(at);
-        }
-        unreadable
+    let docs = damaged_sketch_store(&path, &scheme, "the victim's sketch", |s| {
+        s.sketch(victim)
+            .is_err_and(|e| e.to_string().contains("table sketch_area"))
     });
-    assert!(damaged.is_some(), "no byte of the victim's sketch found");
 
     let report = Store::verify(&path, false, &()).unwrap();
     assert!(
