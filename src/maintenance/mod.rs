@@ -6,6 +6,7 @@
 
 #[cfg(test)]
 mod fault_tests;
+mod lost_ranges;
 pub(crate) mod migrate;
 pub(crate) mod repair;
 pub(crate) mod verify;

@@ -30,6 +30,7 @@ use crate::format::block::named_postings;
 use crate::format::block::sketches::SketchEntry;
 use crate::format::catalog::Catalog;
 use crate::format::layout::{self, sync_dir};
+use crate::maintenance::lost_ranges::LostRanges;
 use crate::read::snapshot::{Snapshot, SCAN_CACHE_BYTES};
 use crate::run::salvage::{salvage, Salvaged};
 use crate::run::{write_run, RunContents};
@@ -438,6 +439,7 @@ fn sketches_of_postings(
     if salvaged.is_empty() && lost.is_empty() {
         return (Vec::new(), 0, Vec::new());
     }
+    let lost = LostRanges::new(lost);
     let mut salvaged = salvaged.into_iter().peekable();
     let (mut count, mut ids) = (0u64, Vec::new());
     let sketches = postings
@@ -452,7 +454,7 @@ fn sketches_of_postings(
             let found = salvaged
                 .next_if(|(k, i, e)| (*k, i.as_str(), e.batch) == (*fp, id.as_str(), *batch))
                 .map(|(_, _, e)| e.sketch);
-            if found.is_none() && in_lost(lost, *fp) {
+            if found.is_none() && lost.contains(*fp) {
                 count += 1;
                 if ids.len() < LISTED_IDS {
                     ids.push(id.clone());
@@ -462,12 +464,6 @@ fn sketches_of_postings(
         })
         .collect();
     (sketches, count, ids)
-}
-
-/// Whether `fp` is in one of the `lost` ranges, which ascend and do not overlap.
-fn in_lost(lost: &[(u64, u64)], fp: u64) -> bool {
-    let after = lost.partition_point(|&(lo, _)| lo <= fp);
-    after > 0 && lost[after - 1].1 >= fp
 }
 
 /// Puts every posted fingerprint that no run's tables hold (its every copy was in damaged

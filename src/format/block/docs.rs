@@ -122,8 +122,9 @@ impl DocPayload for SketchedDoc {
     fn state(&self) -> DocState {
         self.state
     }
+    /// As [`Payload::area_sketch`]: a deletion has none.
     fn has_sketch(&self) -> bool {
-        self.sketch.is_some()
+        self.area_sketch().is_some()
     }
 }
 
@@ -555,6 +556,30 @@ mod tests {
         one_counted[14] = 1;
         assert!(decode(&reseal(one_counted)).is_err());
         assert!(decode(&unmarked).is_ok());
+    }
+
+    /// A writer with a sketch area refuses a sketch of another size than the area's: it
+    /// would move every later one from its ordinal.
+    #[test]
+    fn a_sketch_of_another_size_is_refused() {
+        let mut writer = EntryWriter::new(Keys::IdHashes).with_sketch_area(64);
+        let mut emit = |_: &[u8], _: &[u8]| Ok(());
+        let doc = |len: usize| SketchedDoc {
+            state: DocState::Live {
+                fingerprint: 1,
+                batch: 0,
+            },
+            sketch: Some(vec![1; len]),
+        };
+        let (a, b) = (b"a", b"b");
+        let ((ha, a), (hb, b)) = if id_hash(a) < id_hash(b) {
+            ((id_hash(a), a), (id_hash(b), b))
+        } else {
+            ((id_hash(b), b), (id_hash(a), a))
+        };
+        writer.push(ha, a, &doc(64), &mut emit).unwrap();
+        let err = writer.push(hb, b, &doc(128), &mut emit).unwrap_err();
+        assert!(err.to_string().contains("a sketch of 128 bytes"), "{err}");
     }
 
     /// A sketch length of 1 to MIN_BYTES - 1, or above MAX_BYTES, is damage, named as such.

@@ -548,8 +548,9 @@ impl SketchesFound {
     }
 }
 
-/// The sketches `sketch_of` finds in the entries `scan` reads, a block at a time; a damaged
-/// block is passed over ([`check_docs`] reports it).
+/// The sketches `sketch_of` finds in the entries `scan` reads, a block at a time; a block
+/// that cannot be read is counted and passed over (a damaged one is [`check_docs`]' finding
+/// too).
 fn sketches_of<P: Payload>(
     mut scan: EntryScan<P>,
     sketch_of: impl Fn(&P) -> Option<&[u8]>,

@@ -40,10 +40,10 @@ impl DocsFile {
         };
         let area = self.area_source(sketches);
         self.decoded_in(&self.docs, DOCS_TABLE, decoded, lo, hi, |b: &Expanded| {
-            if let (Some(_), Some((first, _))) = (area, b.sketch_area()) {
+            if let (Some(_), Some(place)) = (area, b.sketch_area()) {
                 let walk = |read: &mut Walk<'_>| b.decode_each_from(None, read);
                 return self
-                    .area_entries_in((lo, hi), first, walk, &mut f)
+                    .area_entries_in((lo, hi), place, walk, &mut f)
                     .map(drop);
             }
             b.decode_each_from(area, |hash, id, reader| {
@@ -103,9 +103,9 @@ impl DocsFile {
     ) -> Result<()> {
         let area = self.area_source(sketches);
         self.walk_from(&self.docs, DOCS_TABLE, lo, |_, block| {
-            if let (Some(_), Some((first, _))) = (area, entries::sketch_area_of(block)?) {
+            if let (Some(_), Some(place)) = (area, entries::sketch_area_of(block)?) {
                 let walk = |read: &mut Walk<'_>| entries::decode_each(block, read);
-                return self.area_entries_in((lo, hi), first, walk, &mut f);
+                return self.area_entries_in((lo, hi), place, walk, &mut f);
             }
             let mut past = false;
             entries::decode_each_from(block, area, |hash, id, reader| {
@@ -123,11 +123,12 @@ impl DocsFile {
     /// [`DocsFile::sketched_entries_in`] of one docs block whose sketches are in the sketch
     /// area (format 10), which `walk` decodes: the entries within `lo..=hi` gathered first,
     /// then only their sketches read from the area (a lookup wants one or two of a block's
-    /// hundred), from ordinal `first` on. Returns whether the block reaches past `hi`.
+    /// hundred): the block's `count` sketches are from ordinal `first` on. Returns whether
+    /// the block reaches past `hi`.
     fn area_entries_in(
         &self,
         (lo, hi): (u64, u64),
-        first: u64,
+        (first, count): (u64, u16),
         walk: impl FnOnce(&mut Walk<'_>) -> Result<()>,
         f: &mut impl FnMut(u64, &str, DocState, Option<&[u8]>),
     ) -> Result<bool> {
@@ -150,6 +151,11 @@ impl DocsFile {
         })?;
         let places = found.iter().filter_map(|e| e.3);
         let (from, to) = (places.clone().min(), places.max());
+        if to.is_some_and(|to| to >= u64::from(count)) {
+            return Err(Error::corrupt(format!(
+                "docs block marks more entries than its {count} sketches in the sketch area"
+            )));
+        }
         let mut sketches = Vec::new();
         if let (Some(from), Some(to)) = (from, to) {
             let start = first

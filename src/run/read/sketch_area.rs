@@ -75,7 +75,7 @@ impl SketchSource for SketchArea {
                 .map_err(|e| Error::redb(&self.path, e))?
                 .ok_or_else(|| {
                     at(Error::corrupt(format!(
-                        "the sketch area has no block {number}, which holds sketch {next}"
+                        "the sketch area has no block {number}, which the docs name"
                     )))
                 })?;
             let sketches = sketch_area::decode(&key, block.value(), each)
@@ -86,9 +86,8 @@ impl SketchSource for SketchArea {
             );
             if sketches.len() < upto * each {
                 return Err(at(Error::corrupt(format!(
-                    "sketch area block {number} holds {} sketches, and the docs name sketch {}",
-                    sketches.len() / each,
-                    number * per + upto as u64 - 1
+                    "sketch area block {number} holds {} sketches, fewer than the docs name",
+                    sketches.len() / each
                 ))));
             }
             out.extend_from_slice(&sketches[from * each..upto * each]);
