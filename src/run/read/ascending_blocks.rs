@@ -1,8 +1,29 @@
-//! The blocks of a table (entry blocks or key blocks) for keys asked for in ascending order.
+//! The blocks of a table (entry blocks or key blocks) in order: all of them, or those for keys
+//! asked for in ascending order.
 
 use std::borrow::Borrow;
+use std::path::Path;
 
 use redb::{AccessGuard, ReadOnlyTable};
+
+use crate::error::{Error, Result};
+
+/// Calls `f(redb key, block)` on every block of `table` (of the redb file at `path`), in
+/// order, unchecked.
+pub(super) fn for_each_block<K: redb::Key + 'static>(
+    path: &Path,
+    table: &ReadOnlyTable<K, &'static [u8]>,
+    mut f: impl FnMut(K::SelfType<'_>, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let range = table
+        .range::<K::SelfType<'_>>(..)
+        .map_err(|e| Error::redb(path, e))?;
+    for item in range {
+        let (key, block) = item.map_err(|e| Error::redb(path, e))?;
+        f(key.value(), block.value())?;
+    }
+    Ok(())
+}
 
 /// The blocks of a table, found for keys asked for in ascending order: a key's block is the
 /// first whose redb key (its last entry's) is at least it. Each is looked for among the few

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
-use super::ascending_blocks::{split_block_key, AscendingBlocks};
+use super::ascending_blocks::{for_each_block, split_block_key, AscendingBlocks};
 use super::decoded_blocks::DecodedBlocks;
 use super::sketch_area::SketchArea;
 use super::FileCaches;
@@ -184,7 +184,7 @@ impl DocsFile {
         &self,
         f: impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        self.for_each_block(&self.docs, f)
+        for_each_block(&self.path, &self.docs, f)
     }
 
     /// Calls `f(redb key, block)` on every postings block, in order, unchecked: for a
@@ -193,22 +193,7 @@ impl DocsFile {
         &self,
         f: impl FnMut(&[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        self.for_each_block(&self.postings, f)
-    }
-
-    fn for_each_block(
-        &self,
-        table: &EntryTable,
-        mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let range = table
-            .range::<&[u8]>(..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            f(key.value(), block.value())?;
-        }
-        Ok(())
+        for_each_block(&self.path, &self.postings, f)
     }
 
     /// Calls `f(id, batch)` on every document this run lists under `fingerprint`.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{ReadOnlyDatabase, ReadOnlyTable, ReadableDatabase, TableDefinition, TableError};
 
-use super::ascending_blocks::AscendingBlocks;
+use super::ascending_blocks::{for_each_block, AscendingBlocks};
 use crate::error::{Error, Result};
 use crate::format::block::keys::KeyBlock;
 use crate::run::{table_name, KeyScan};
@@ -119,17 +119,11 @@ impl ShardFile {
         let Some(table) = &self.tables[t] else {
             return Ok(());
         };
-        let range = table
-            .range::<u64>(..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (last, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            let last = last.value();
-            KeyBlock::parse(block.value())
+        for_each_block(&self.path, table, |last, block| {
+            KeyBlock::parse(block)
                 .map_err(|e| e.at(&self.path, &table_name(t), Some(format!("{last:016x}"))))?;
-            f(last, block.value())?;
-        }
-        Ok(())
+            f(last, block)
+        })
     }
 
     /// For fingerprints ascending, marks in `found` those present in table 0 (whose keys are

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use redb::ReadOnlyTable;
 
+use super::ascending_blocks::for_each_block;
 use crate::error::{Error, Result};
 use crate::format::block::entries::SketchSource;
 use crate::format::block::sketch_area;
@@ -32,21 +33,11 @@ impl SketchArea {
     }
 
     /// Calls `f(redb key, block)` on every block, in order, unchecked.
-    pub(crate) fn for_each_block(
-        &self,
-        mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let Some(table) = &self.table else {
-            return Ok(());
-        };
-        let range = table
-            .range::<&[u8]>(..)
-            .map_err(|e| Error::redb(&self.path, e))?;
-        for item in range {
-            let (key, block) = item.map_err(|e| Error::redb(&self.path, e))?;
-            f(key.value(), block.value())?;
+    pub(crate) fn for_each_block(&self, f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        match &self.table {
+            Some(table) => for_each_block(&self.path, table, f),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
