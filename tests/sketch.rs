@@ -501,23 +501,32 @@ proptest! {
             prop_assert_eq!(library_clusters(&snapshot, d, min, one_pass), clusters.clone());
             let near = verified(&snapshot, d, min, one_pass);
             prop_assert_eq!(audit_duplicates(&near), replayed_duplicates(&model, d, min, bytes));
+            // Queries one at a time, then all together (read in one pass where every stored
+            // document has a sketch).
+            let (mut queries, mut expected) = (Vec::new(), Vec::new());
             for (id, doc) in model.iter().take(8) {
                 prop_assert_eq!(snapshot.sketch(id).unwrap(), doc.2.clone(), "{}", id);
                 for sketch in [doc.2.as_deref(), None] {
-                    let query = Query { sketch: sketch.map(<[u8]>::to_vec), ..Query::from(doc.0) };
-                    let got: Vec<_> = snapshot
-                        .query_many(&[query], d, Some(min))
-                        .unwrap()
-                        .remove(0)
-                        .into_iter()
-                        .map(|m| {
-                            assert_eq!(m.unverified, m.jaccard.is_none());
-                            (m.distance, m.fingerprint, m.id, m.jaccard)
-                        })
-                        .collect();
-                    prop_assert_eq!(got, model_query(&model, doc.0, sketch, d, min));
+                    queries.push(Query { sketch: sketch.map(<[u8]>::to_vec), ..Query::from(doc.0) });
+                    expected.push(model_query(&model, doc.0, sketch, d, min));
                 }
             }
+            let as_tuples = |matches: Vec<simhashdb::Match>| -> Vec<_> {
+                matches
+                    .into_iter()
+                    .map(|m| {
+                        assert_eq!(m.unverified, m.jaccard.is_none());
+                        (m.distance, m.fingerprint, m.id, m.jaccard)
+                    })
+                    .collect()
+            };
+            for (query, expected) in queries.iter().zip(&expected) {
+                let got = snapshot.query_many(std::slice::from_ref(query), d, Some(min)).unwrap();
+                prop_assert_eq!(&as_tuples(got.into_iter().next().unwrap()), expected);
+            }
+            let together = snapshot.query_many(&queries, d, Some(min)).unwrap();
+            let together: Vec<_> = together.into_iter().map(as_tuples).collect();
+            prop_assert_eq!(&together, &expected);
             let verdicts = dedup_batch(&snapshot, &batch_of(&input, &scheme), d, Some(min)).unwrap();
             let verdicts: Vec<Value> =
                 verdicts.iter().map(|v| serde_json::to_value(v).unwrap()).collect();
@@ -665,6 +674,30 @@ fn a_skewed_store_of_texts_is_audited_in_one_pass() {
         assert!(pairs.len() > 2000 * 1999 / 2, "{}", pairs.len());
         assert!(pairs == expected, "round {round}");
         assert_eq!(library_clusters(&snapshot, 3, 0.8, true), clusters);
+        // Verified queries, together: the hot page's thousands of copies read once.
+        let probes = [
+            (hot, Some(text_of(0, 0))),
+            (hot ^ 1, Some(text_of(0, 2))),
+            (hot ^ spread(2), None),
+            (hot, Some(text_of(3, 0))),
+        ];
+        let queries: Vec<Query> = (probes.iter())
+            .map(|(fp, t)| Query {
+                sketch: t.as_deref().and_then(|t| scheme.sketch(t)),
+                ..Query::from(*fp)
+            })
+            .collect();
+        let answers = snapshot.query_many(&queries, 3, Some(0.8)).unwrap();
+        for (query, matches) in queries.iter().zip(answers) {
+            let got: Vec<_> = (matches.into_iter())
+                .map(|m| (m.distance, m.fingerprint, m.id, m.jaccard))
+                .collect();
+            let sketch = query.sketch.as_deref();
+            assert!(got == model_query(&model, query.fingerprint, sketch, 3, 0.8));
+        }
+        // Another text near the page: verification drops its copies.
+        let unverified = model_query(&model, hot, None, 3, 0.8).len();
+        assert!(model_query(&model, hot, queries[3].sketch.as_deref(), 3, 0.8).len() < unverified);
         drop(snapshot);
         store.compact().unwrap();
     }

@@ -48,8 +48,16 @@ impl Snapshot {
         let close = guard_redb(self.dir(), || {
             self.close_fingerprints_many(&fingerprints, distance)
         })?;
-        if min_jaccard.is_none() {
-            return guard_redb(self.dir(), || self.matches_of_many(close));
+        match min_jaccard {
+            None => return guard_redb(self.dir(), || self.matches_of_many(close)),
+            Some(min) if self.sketches_complete() => {
+                let sketches: Vec<Option<&[u8]>> =
+                    queries.iter().map(|q| q.sketch.as_deref()).collect();
+                return guard_redb(self.dir(), || {
+                    self.verified_matches_of_many(close, &sketches, min)
+                });
+            }
+            Some(_) => {}
         }
         queries
             .par_iter()

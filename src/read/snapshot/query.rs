@@ -86,6 +86,53 @@ impl Snapshot {
         Ok(matches)
     }
 
+    /// [`Snapshot::verified_matches_of`] of many queries (`close[i]` is `queries[i]`'s close
+    /// fingerprints; `sketches[i]` its sketch), where every stored document has a sketch
+    /// ([`Snapshot::sketches_complete`]): the documents of every fingerprint close to some
+    /// query are read once, together with their sketches (see
+    /// [`Snapshot::live_documents_with_sketches`]), instead of a lookup per query and
+    /// fingerprint. Memory: those documents with their sketches.
+    pub(crate) fn verified_matches_of_many(
+        &self,
+        close: Vec<Vec<(u64, u32)>>,
+        sketches: &[Option<&[u8]>],
+        min_jaccard: f64,
+    ) -> Result<Vec<Vec<Match>>> {
+        debug_assert!(self.sketches_complete());
+        let mut wanted: Vec<u64> = close.iter().flatten().map(|&(fp, _)| fp).collect();
+        wanted.par_sort_unstable();
+        wanted.dedup();
+        type Part = Vec<(u64, Box<str>, Box<[u8]>)>;
+        let parts = self.live_documents_with_sketches(
+            &wanted,
+            Part::new,
+            |part: &mut Part, fp, id, _, sketch| part.push((fp, id.into(), sketch.into())),
+            &(),
+        )?;
+        let mut documents: Part = parts.into_iter().flatten().collect();
+        documents.par_sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        Ok(close
+            .into_par_iter()
+            .zip(sketches)
+            .with_min_len(64)
+            .map(|(close, ours)| {
+                let mut matches = Vec::new();
+                for (fp, d) in close {
+                    let from = documents.partition_point(|doc| doc.0 < fp);
+                    for (_, id, theirs) in documents[from..].iter().take_while(|doc| doc.0 == fp) {
+                        let jaccard =
+                            ours.map(|ours| crate::similarity::sketch::estimate(ours, theirs));
+                        if jaccard.is_none_or(|j| j >= min_jaccard) {
+                            matches.push(Match::new(d, fp, id.to_string()).verified(jaccard));
+                        }
+                    }
+                }
+                matches.sort_unstable();
+                matches
+            })
+            .collect())
+    }
+
     /// Every fingerprint in the tables within `distance` bits of `query`, with its distance,
     /// in no set order; fingerprints whose documents were all replaced are included.
     pub(crate) fn close_fingerprints(&self, query: u64, distance: u32) -> Result<Vec<(u64, u32)>> {
