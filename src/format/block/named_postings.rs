@@ -182,57 +182,24 @@ pub fn decode(block: &[u8], f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
     decode_body(unseal(block)?, f)
 }
 
-/// A block of named postings checked (its checksum, count and order) and decoded into arrays:
-/// what a reader keeps to find a fingerprint's postings again by a binary search, with no
-/// varint decoded and only the cache lines of the search and the postings read.
-pub struct Checked {
-    fingerprints: Box<[u64]>,
-    /// Each posting's name as stored: its prefix, then the shared bit.
-    names: Box<[u32]>,
-}
+/// A block of named postings checked against its checksum: what a reader keeps to walk again
+/// without checking it again (see [`Checked::decode`]).
+pub struct Checked(Box<[u8]>);
 
 impl Checked {
-    /// The stored block `block`, checked and decoded.
+    /// The stored block `block`, its checksum checked.
     pub fn of(block: &[u8]) -> Result<Self> {
-        let body = unseal(block)?;
-        let count = body
-            .get(..2)
-            .map_or(0, |n| u16::from_le_bytes([n[0], n[1]]) & MOST_POSTINGS);
-        let (mut fingerprints, mut names) = (
-            Vec::with_capacity(usize::from(count)),
-            Vec::with_capacity(usize::from(count)),
-        );
-        decode_body(body, |p| {
-            fingerprints.push(p.fingerprint);
-            names.push(p.name());
-            true
-        })?;
-        Ok(Checked {
-            fingerprints: fingerprints.into(),
-            names: names.into(),
-        })
+        Ok(Checked(unseal(block)?.into()))
     }
 
-    /// Calls `f` on the block's postings in order, from the first whose fingerprint is at
-    /// least `from`, until it returns false: what [`decode`] would call it on past those
-    /// below `from`.
-    pub fn decode_from(&self, from: u64, mut f: impl FnMut(NamedPosting) -> bool) {
-        let start = self.fingerprints.partition_point(|&fp| fp < from);
-        for (&fingerprint, &name) in self.fingerprints[start..].iter().zip(&self.names[start..]) {
-            let posting = NamedPosting {
-                fingerprint,
-                prefix: name >> 1,
-                shared: name & 1 == 1,
-            };
-            if !f(posting) {
-                return;
-            }
-        }
+    /// [`decode`] of the block, but for its checksum, checked by [`Checked::of`].
+    pub fn decode(&self, f: impl FnMut(NamedPosting) -> bool) -> Result<()> {
+        decode_body(&self.0, f)
     }
 
     /// The bytes it holds.
     pub fn bytes(&self) -> usize {
-        self.fingerprints.len() * (8 + 4)
+        self.0.len()
     }
 }
 
@@ -307,26 +274,13 @@ mod tests {
         blocks
     }
 
-    /// How many postings a block holds.
-    fn count_of(block: &[u8]) -> usize {
-        let mut n = 0;
-        decode(block, |_| {
-            n += 1;
-            true
-        })
-        .unwrap();
-        n
-    }
-
     proptest! {
         /// Blocks decode to the postings pushed, each filed under its last posting, within
-        /// the target size; kept ([`Checked`]), from any fingerprint, to those from it on.
+        /// the target size.
         #[test]
         fn decodes_what_it_encodes(
             documents in proptest::collection::vec((0u64..64, any::<u64>()), 0..3000),
             spread: bool,
-            pick in any::<usize>(),
-            from in any::<u64>(),
         ) {
             let mut documents: Vec<(u64, u64)> = documents
                 .into_iter()
@@ -346,18 +300,6 @@ mod tests {
                 })
                 .unwrap();
                 prop_assert_eq!(split_block_key(key), last);
-                let kept = Checked::of(block).unwrap();
-                let mine: Vec<NamedPosting> = decoded[decoded.len() - count_of(block)..].to_vec();
-                for from in [from, mine[pick % mine.len()].fingerprint, 0] {
-                    let mut walked = Vec::new();
-                    kept.decode_from(from, |p| {
-                        walked.push(p);
-                        true
-                    });
-                    let expected: Vec<NamedPosting> =
-                        mine.iter().copied().filter(|p| p.fingerprint >= from).collect();
-                    prop_assert_eq!(walked, expected);
-                }
             }
             prop_assert_eq!(decoded, postings);
         }

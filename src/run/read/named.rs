@@ -51,13 +51,12 @@ impl DocsFile {
         if let Some(decoded) = &self.decoded_postings {
             let (table, fp) = (&self.postings, fingerprint);
             self.decoded_in(table, POSTINGS_TABLE, decoded, fp, fp, |b: &Checked| {
-                b.decode_from(fp, |p| {
+                b.decode(|p| {
                     if p.fingerprint == fp {
                         prefixes.push(p.prefix);
                     }
                     p.fingerprint <= fp
-                });
-                Ok(())
+                })
             })?;
         } else {
             self.walk_from(&self.postings, POSTINGS_TABLE, fingerprint, |_, block| {
@@ -131,7 +130,6 @@ impl DocsFile {
             };
             // The block's last fingerprint: past it, no posting of the block is wanted.
             let last_fingerprint = split_block_key(&last).map_or(u64::MAX, |k| k.0);
-            let least = wanted[next];
             let mut walk = |p: NamedPosting| {
                 while next < wanted.len() && wanted[next] < p.fingerprint {
                     next += 1;
@@ -142,11 +140,10 @@ impl DocsFile {
                 wanted.get(next).is_some_and(|&w| w <= last_fingerprint)
             };
             match block {
-                // Its postings below wanted[next] are wanted by none.
-                Block::Kept(kept) => kept.decode_from(least, &mut walk),
-                Block::Stored(block) => named_postings::decode(block.value(), &mut walk)
-                    .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?,
+                Block::Kept(kept) => kept.decode(&mut walk),
+                Block::Stored(block) => named_postings::decode(block.value(), &mut walk),
             }
+            .map_err(|e| e.at(&self.path, POSTINGS_TABLE, None))?;
             after = last;
             after.push(0);
         }
