@@ -48,25 +48,32 @@ impl Snapshot {
         let close = guard_redb(self.dir(), || {
             self.close_fingerprints_many(&fingerprints, distance)
         })?;
-        match min_jaccard {
-            None => return guard_redb(self.dir(), || self.matches_of_many(close)),
-            Some(min) if self.sketches_complete() => {
-                let sketches: Vec<Option<&[u8]>> =
-                    queries.iter().map(|q| q.sketch.as_deref()).collect();
-                return guard_redb(self.dir(), || {
-                    self.verified_matches_of_many(close, &sketches, min)
-                });
-            }
-            Some(_) => {}
+        let Some(min) = min_jaccard else {
+            return guard_redb(self.dir(), || self.matches_of_many(close));
+        };
+        let sketches: Vec<Option<&[u8]>> = queries.iter().map(|q| q.sketch.as_deref()).collect();
+        if sketches.iter().all(Option::is_none) {
+            // No query can be verified: every match is kept, unverified, and no sketch read.
+            let matches = guard_redb(self.dir(), || self.matches_of_many(close))?;
+            return Ok(matches
+                .into_iter()
+                .map(|m| m.into_iter().map(|m| m.verified(None)).collect())
+                .collect());
+        }
+        // Batches read the documents of all their matches at once, with their sketches, where
+        // every stored document has one; a single query looks up its own.
+        if queries.len() > 1 && self.sketches_complete() {
+            return guard_redb(self.dir(), || {
+                self.verified_matches_of_many(close, &sketches, min)
+            });
         }
         queries
             .par_iter()
             .zip(close)
             .with_min_len(64)
             .map(|(q, close)| {
-                guard_redb(self.dir(), || match min_jaccard {
-                    None => self.matches_of(close),
-                    Some(min) => self.verified_matches_of(close, q.sketch.as_deref(), min),
+                guard_redb(self.dir(), || {
+                    self.verified_matches_of(close, q.sketch.as_deref(), min)
                 })
             })
             .collect()
