@@ -48,8 +48,7 @@ impl Snapshot {
             .map(|close| {
                 let mut matches = Vec::new();
                 for (fp, d) in close {
-                    let from = documents.partition_point(|doc| doc.0 < fp);
-                    for (_, id, _) in documents[from..].iter().take_while(|doc| doc.0 == fp) {
+                    for (_, id, _) in with_fingerprint(&documents, fp) {
                         matches.push(Match::new(d, fp, id.to_string()));
                     }
                 }
@@ -77,10 +76,8 @@ impl Snapshot {
         let distances: std::collections::HashMap<u64, u32> = close.iter().copied().collect();
         let fingerprints: Vec<u64> = close.iter().map(|&(fp, _)| fp).collect();
         self.live_sketched_documents_of(&fingerprints, |fp, id, _, theirs| {
-            let jaccard = theirs.map(|theirs| crate::similarity::sketch::estimate(ours, theirs));
-            if jaccard.is_none_or(|j| j >= min_jaccard) {
-                matches.push(Match::new(distances[&fp], fp, id.to_string()).verified(jaccard));
-            }
+            let d = distances[&fp];
+            matches.extend(verified_match(d, fp, id, Some(ours), theirs, min_jaccard));
         })?;
         matches.sort_unstable();
         Ok(matches)
@@ -118,13 +115,9 @@ impl Snapshot {
             .map(|(close, ours)| {
                 let mut matches = Vec::new();
                 for (fp, d) in close {
-                    let from = documents.partition_point(|doc| doc.0 < fp);
-                    for (_, id, theirs) in documents[from..].iter().take_while(|doc| doc.0 == fp) {
-                        let jaccard =
-                            ours.map(|ours| crate::similarity::sketch::estimate(ours, theirs));
-                        if jaccard.is_none_or(|j| j >= min_jaccard) {
-                            matches.push(Match::new(d, fp, id.to_string()).verified(jaccard));
-                        }
+                    for (_, id, theirs) in with_fingerprint(&documents, fp) {
+                        let theirs = Some(&theirs[..]);
+                        matches.extend(verified_match(d, fp, id, *ours, theirs, min_jaccard));
                     }
                 }
                 matches.sort_unstable();
@@ -324,4 +317,30 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The documents of `documents` (sorted by fingerprint) with fingerprint `fp`.
+fn with_fingerprint<T>(documents: &[(u64, Box<str>, T)], fp: u64) -> &[(u64, Box<str>, T)] {
+    let from = documents.partition_point(|doc| doc.0 < fp);
+    let len = documents[from..].partition_point(|doc| doc.0 == fp);
+    &documents[from..from + len]
+}
+
+/// The match of document `id` at distance `d`, verified: with the estimate where the query
+/// (`ours`) and the document (`theirs`) both have a sketch, None if it is below
+/// `min_jaccard`; unverified where either has none.
+fn verified_match(
+    d: u32,
+    fp: u64,
+    id: &str,
+    ours: Option<&[u8]>,
+    theirs: Option<&[u8]>,
+    min_jaccard: f64,
+) -> Option<Match> {
+    let jaccard = ours
+        .zip(theirs)
+        .map(|(ours, theirs)| crate::similarity::sketch::estimate(ours, theirs));
+    jaccard
+        .is_none_or(|j| j >= min_jaccard)
+        .then(|| Match::new(d, fp, id.to_string()).verified(jaccard))
 }
