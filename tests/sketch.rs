@@ -996,42 +996,18 @@ fn verify_and_repair_handle_a_damaged_sketch_block() {
     }
     std::fs::write(&file, bytes).unwrap();
 
-    // Formats 7 and 8 keep the sketches in the postings: the damage is in that table.
-    let report = Store::verify(&path, false, &()).unwrap();
-    assert!(
-        report
-            .findings
-            .iter()
-            .any(|f| format!("{f:?}").contains("postings")),
-        "{:?}",
-        report.findings
-    );
-    let snapshot = Snapshot::open(&path).unwrap();
-    let err = snapshot.sketch(victim).unwrap_err().to_string();
-    assert!(err.contains("postings"), "{err}");
-    // The audit reads ids and sketches in one pass: the damage is an error naming the table.
-    let err = snapshot
-        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("postings") && err.contains("docs.redb"),
-        "{err}"
-    );
-    drop(snapshot);
+    // Formats 7 and 8 keep the sketches in the postings: the damage is in that table (the
+    // audit reads ids and sketches in one pass, and fails naming it).
+    assert_damage_named(&path, "postings");
+    let err = Snapshot::open(&path).unwrap().sketch(victim).unwrap_err();
+    assert!(err.to_string().contains("postings"), "{err}");
 
-    let report = Store::open(&path).unwrap().repair().unwrap();
-    assert!(report.committed);
-    let run = &report.runs[0];
+    let run = repaired_run(&path);
     assert!(
         run.sketches_lost >= 1 && run.ids_sketch_lost.iter().any(|id| id == victim),
         "{run:?}"
     );
     assert_eq!(run.documents, 401);
-    assert!(Store::verify(&path, false, &())
-        .unwrap()
-        .findings
-        .is_empty());
     let snapshot = Snapshot::open(&path).unwrap();
     let lost: BTreeSet<&String> = run.ids_sketch_lost.iter().collect();
     for (id, fp, text) in &docs {
@@ -1100,6 +1076,31 @@ fn damaged_sketch_store(
     docs
 }
 
+/// The store at `path`, a table of whose docs file is damaged: verify names `table`, and the
+/// verified audit fails naming it and the file instead of answering.
+fn assert_damage_named(path: &Path, table: &str) {
+    let report = Store::verify(path, false, &()).unwrap();
+    assert!(
+        (report.findings.iter()).any(|f| f.table.as_deref() == Some(table)),
+        "{:?}",
+        report.findings
+    );
+    let err = (Snapshot::open(path).unwrap())
+        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(table) && err.contains("docs.redb"), "{err}");
+}
+
+/// Repairs the store of one run at `path`, after which verify finds nothing; returns what
+/// the repair says of the run.
+fn repaired_run(path: &Path) -> simhashdb::RunRepair {
+    let report = Store::open(path).unwrap().repair().unwrap();
+    assert!(report.committed);
+    assert!(Store::verify(path, false, &()).unwrap().findings.is_empty());
+    report.runs.into_iter().next().unwrap()
+}
+
 /// A damaged docs block of a store with sketches (their place in the sketch area, format 10,
 /// or the sketches themselves, format 9) loses its documents: verify names the docs table,
 /// reads of the sketch and the audit fail naming it instead of answering wrongly, and repair
@@ -1117,32 +1118,10 @@ fn a_damaged_sketch_in_a_docs_block_loses_that_blocks_documents_to_repair() {
             .is_err_and(|e| e.to_string().contains("table docs"))
     });
 
-    let report = Store::verify(&path, false, &()).unwrap();
-    assert!(
-        report
-            .findings
-            .iter()
-            .any(|f| f.table.as_deref() == Some("docs")),
-        "{:?}",
-        report.findings
-    );
-    let snapshot = Snapshot::open(&path).unwrap();
-    let err = snapshot
-        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("docs") && err.contains("docs.redb"), "{err}");
-    drop(snapshot);
-
-    let report = Store::open(&path).unwrap().repair().unwrap();
-    assert!(report.committed);
-    let run = &report.runs[0];
+    assert_damage_named(&path, "docs");
+    let run = repaired_run(&path);
     assert!(run.documents_lost >= 1 && run.documents < 401, "{run:?}");
     assert_eq!(run.documents + run.documents_lost, 401, "{run:?}");
-    assert!(Store::verify(&path, false, &())
-        .unwrap()
-        .findings
-        .is_empty());
     let snapshot = Snapshot::open(&path).unwrap();
     assert_eq!(snapshot.get(victim).unwrap(), None);
     let mut kept = 0;
@@ -1172,35 +1151,18 @@ fn a_damaged_block_of_the_sketch_area_loses_only_its_sketches_to_repair() {
             .is_err_and(|e| e.to_string().contains("table sketch_area"))
     });
 
-    let report = Store::verify(&path, false, &()).unwrap();
-    assert!(
-        (report.findings.iter()).any(|f| f.table.as_deref() == Some("sketch_area")),
-        "{:?}",
-        report.findings
-    );
-    let snapshot = Snapshot::open(&path).unwrap();
-    let err = snapshot
-        .near_duplicates(3, &Verification::Sketches { min_jaccard: 0.8 }, &())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("sketch_area") && err.contains("docs.redb"),
-        "{err}"
-    );
+    assert_damage_named(&path, "sketch_area");
     // Its fingerprint still answers: the ids do not need the sketches.
-    assert!(snapshot.get(victim).unwrap().is_some());
-    drop(snapshot);
+    assert!(Snapshot::open(&path)
+        .unwrap()
+        .get(victim)
+        .unwrap()
+        .is_some());
 
-    let report = Store::open(&path).unwrap().repair().unwrap();
-    assert!(report.committed);
-    let run = &report.runs[0];
+    let run = repaired_run(&path);
     assert_eq!((run.documents, run.documents_lost), (401, 0), "{run:?}");
     assert!(run.sketches_lost >= 1, "{run:?}");
     assert!(run.ids_sketch_lost.iter().any(|id| id == victim), "{run:?}");
-    assert!(Store::verify(&path, false, &())
-        .unwrap()
-        .findings
-        .is_empty());
     let snapshot = Snapshot::open(&path).unwrap();
     let mut without = 0;
     for (id, fp, text) in &docs {
