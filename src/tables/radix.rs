@@ -210,14 +210,82 @@ where
         parts.push(part);
         (rest, begin) = (tail, end);
     }
-    parts.into_par_iter().for_each(|part| {
-        if part.len() > n / 16 {
-            part.par_sort_unstable_by(&order);
-        } else {
-            part.sort_unstable_by(&order);
-        }
-    });
+    parts
+        .into_par_iter()
+        .for_each_init(Vec::new, |scratch, part| {
+            if part.len() > n / 16 {
+                part.par_sort_unstable_by(&order);
+            } else {
+                sort_bucket(part, bits, (&key, &order), scratch);
+            }
+        });
     sorted
+}
+
+/// Sorts by `order` a bucket of `items` whose keys share their leading `sorted_bits` bits:
+/// one counting pass on the key's next bits, as [`sort_group`] does, then each group of
+/// equal digits by `order`, which orders by key first, so that the groups are already in
+/// place. A group that equal keys make long is sorted by `order` whole. `scratch` is working
+/// space.
+fn sort_bucket<T: Copy>(
+    items: &mut [T],
+    sorted_bits: u32,
+    (key, order): (&impl Fn(&T) -> u64, &impl Fn(&T, &T) -> Ordering),
+    scratch: &mut Vec<T>,
+) {
+    let Some(&first) = items.first() else { return };
+    if items.len() <= SMALL || sorted_bits >= 64 {
+        insertion_sort_by(items, order);
+        return;
+    }
+    let wanted = usize::BITS - (items.len() * 4).leading_zeros();
+    let digit_bits = wanted.min(MAX_DIGIT_BITS).min(64 - sorted_bits);
+    let shift = 64 - sorted_bits - digit_bits;
+    let digit_mask = (1u64 << digit_bits) - 1;
+    let digit = |item: &T| ((key(item) >> shift) & digit_mask) as usize;
+
+    let mut starts = vec![0usize; 1 << digit_bits];
+    for item in items.iter() {
+        starts[digit(item)] += 1;
+    }
+    let mut total = 0;
+    for slot in starts.iter_mut() {
+        let count = *slot;
+        *slot = total;
+        total += count;
+    }
+    scratch.clear();
+    scratch.resize(items.len(), first);
+    for item in items.iter() {
+        let slot = &mut starts[digit(item)];
+        scratch[*slot] = *item;
+        *slot += 1;
+    }
+    items.copy_from_slice(scratch);
+    // After the scatter, starts[d] is where group d ends.
+    let mut begin = 0;
+    for &end in &starts {
+        let group = &mut items[begin..end];
+        if group.len() > SMALL {
+            group.sort_unstable_by(order);
+        } else {
+            insertion_sort_by(group, order);
+        }
+        begin = end;
+    }
+}
+
+/// Insertion-sorts `items` by `order`.
+fn insertion_sort_by<T: Copy>(items: &mut [T], order: &impl Fn(&T, &T) -> Ordering) {
+    for i in 1..items.len() {
+        let item = items[i];
+        let mut j = i;
+        while j > 0 && order(&items[j - 1], &item) == Ordering::Greater {
+            items[j] = items[j - 1];
+            j -= 1;
+        }
+        items[j] = item;
+    }
 }
 
 /// The buffer [`par_sorted_by_key_bits`] scatters into, written from several threads at

@@ -28,6 +28,7 @@ use crate::write::batch::{check_label, Batch, DocumentSink, ReadSummary};
 use crate::write::commit::PendingCommit;
 use crate::write::compaction::CompactSummary;
 use crate::write::store::Store;
+use crate::write::tally;
 
 /// What an insert did. Its JSON form is what every client answers an insert with (`insert
 /// --json`, `POST /v1/documents`, Python's `insert*`): these fields, the read's `lines` and
@@ -299,42 +300,12 @@ impl<'s> Insertion<'s> {
         let earlier = states_in(ours)?;
         drop(keys);
 
-        let live = |states: &[Option<DocState>], j: usize| match states.get(j) {
-            Some(Some(DocState::Live { fingerprint, .. })) => Some(*fingerprint),
-            _ => None,
-        };
         let inserted_before = summary.inserted;
-        // Tallied in parallel chunks, each with its own counts; then the documents to write
-        // are gathered in order. When all are written (a bulk load) the gathering is indexed,
-        // so rayon writes them straight into place instead of joining per-thread vectors.
-        let parts: Vec<(Counts, Vec<bool>)> = order
-            .par_chunks(TALLY_CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let mut counts = Counts::default();
-                let writes = chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &(_, i))| {
-                        let j = c * TALLY_CHUNK + k;
-                        if let Some(&(_, later)) = chunk.get(k + prefetch::AHEAD) {
-                            documents.prefetch(later as usize);
-                        }
-                        // Every document is asked for: asking only for those whose fingerprint
-                        // is read (ids a run holds) measured slower.
-                        let fingerprint = || documents.fingerprint(i as usize);
-                        let (before, earlier) = (live(&before, j), live(&earlier, j));
-                        tally(&mut counts, before, earlier, fingerprint)
-                    })
-                    .collect();
-                (counts, writes)
-            })
-            .collect();
-        let mut writes = Vec::with_capacity(order.len());
-        for (counts, part) in parts {
-            counts.add_to(summary);
-            writes.extend(part);
-        }
+        let (counts, writes) = tally::tally_batch(&order, documents, (&before, &earlier));
+        add_counts(summary, counts);
+        // The documents to write, gathered in order. When all are written (a bulk load) the
+        // gathering is indexed, so rayon writes them straight into place instead of joining
+        // per-thread vectors.
         let change = |(j, &(hash, i)): (usize, &(u64, u32))| {
             if let Some(&(_, later)) = order.get(j + prefetch::AHEAD) {
                 documents.prefetch(later as usize);
@@ -434,81 +405,17 @@ impl<'s> Insertion<'s> {
     }
 }
 
-/// Documents per parallel tally task.
-const TALLY_CHUNK: usize = 1 << 16;
-
-/// A part of the batch's counts. Signed: a part may take back what an earlier run counted.
-#[derive(Default)]
-struct Counts {
-    inserted: i64,
-    replaced: i64,
-    unchanged: i64,
-    superseded: i64,
-}
-
-impl Counts {
-    fn add_to(self, summary: &mut InsertSummary) {
-        let add = |total: &mut u64, part: i64| {
-            *total = total
-                .checked_add_signed(part)
-                .expect("a batch never takes back more than it counted");
-        };
-        add(&mut summary.inserted, self.inserted);
-        add(&mut summary.replaced, self.replaced);
-        add(&mut summary.unchanged, self.unchanged);
-        add(&mut summary.superseded, self.superseded);
-    }
-}
-
-/// Counts a document of the batch in `summary` by what it does to its id, and says whether it
-/// must be written. `before` is the id's fingerprint in the committed store, `earlier` the one
-/// an earlier run of this batch gave it (that run counted the id against `before`);
-/// `fingerprint` reads the document's, which an id no run holds does not need (read out of
-/// order, it is a cache miss).
-fn tally(
-    summary: &mut Counts,
-    before: Option<u64>,
-    earlier: Option<u64>,
-    fingerprint: impl FnOnce() -> u64,
-) -> bool {
-    let versus_before = |summary: &mut Counts, fp: u64, add: bool| {
-        let count = match before {
-            Some(b) if b == fp => &mut summary.unchanged,
-            Some(_) => &mut summary.replaced,
-            None => return,
-        };
-        if add {
-            *count += 1;
-        } else {
-            *count -= 1;
-        }
+/// Adds a run's counts to the batch's.
+fn add_counts(summary: &mut InsertSummary, counts: tally::Counts) {
+    let add = |total: &mut u64, part: i64| {
+        *total = total
+            .checked_add_signed(part)
+            .expect("a batch never takes back more than it counted");
     };
-    match (earlier, before) {
-        (None, None) => {
-            summary.inserted += 1;
-            true
-        }
-        // Superseded, as within one run; counted by what it now becomes instead of what it
-        // became then (the batch may change it back, or away again).
-        (Some(written), _) => {
-            summary.superseded += 1;
-            let fingerprint = fingerprint();
-            if written == fingerprint {
-                return false;
-            }
-            versus_before(summary, written, false);
-            versus_before(summary, fingerprint, true);
-            true
-        }
-        (None, Some(before)) if before == fingerprint() => {
-            summary.unchanged += 1;
-            false
-        }
-        (None, Some(_)) => {
-            summary.replaced += 1;
-            true
-        }
-    }
+    add(&mut summary.inserted, counts.inserted);
+    add(&mut summary.replaced, counts.replaced);
+    add(&mut summary.unchanged, counts.unchanged);
+    add(&mut summary.superseded, counts.superseded);
 }
 
 impl DocumentSink for Insertion<'_> {

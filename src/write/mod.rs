@@ -1,5 +1,5 @@
 //! Writing a store: the writer handle ([`store`]) and the batches it takes ([`batch`]); an
-//! insert ([`insertion`]), deletes and expiry ([`deletion`]), the merge of runs
+//! insert ([`insertion`]) and its [`tally`], deletes and expiry ([`deletion`]), the merge of runs
 //! ([`compaction`]) under a pure merge policy ([`policy`]), all committed by [`commit`].
 //!
 //! Depends on [`crate::read`] (a write reads the committed state it changes) and below.
@@ -13,3 +13,4 @@ pub(crate) mod policy;
 #[cfg(test)]
 mod scan_tests;
 pub(crate) mod store;
+mod tally;
