@@ -176,16 +176,28 @@ fn an_empty_input_is_refused_unless_allowed() {
     let store = new_store(dir.path());
     let empty = dir.path().join("empty.tsv");
     std::fs::write(&empty, "\n\n").unwrap();
-    for args in [
-        vec!["insert", &store, path_str(&empty)],
-        vec!["dedup", &store, path_str(&empty), "--insert"],
-    ] {
+    // Directories with nothing to read: none of their files, or only hidden ones.
+    let (bare, hidden) = (dir.path().join("bare"), dir.path().join("hidden"));
+    std::fs::create_dir_all(bare.join("sub")).unwrap();
+    std::fs::create_dir(&hidden).unwrap();
+    std::fs::write(hidden.join("_SUCCESS"), "").unwrap();
+    std::fs::write(hidden.join(".part-0.crc"), "a\t0000000000000001\n").unwrap();
+    let inputs = [
+        (&empty, "holds no documents"),
+        (&bare, "holds no files to read"),
+        (&hidden, "holds no files to read"),
+    ];
+    for (args, problem) in inputs.iter().flat_map(|&(input, problem)| {
+        [
+            (vec!["insert", &store, path_str(input)], problem),
+            (vec!["dedup", &store, path_str(input), "--insert"], problem),
+        ]
+    }) {
         let out = simhashdb(&args, "");
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let stderr = text(&out.stderr);
         assert!(
-            stderr.contains(&format!("{}: holds no documents", path_str(&empty)))
-                && stderr.contains("--allow-empty"),
+            stderr.contains(&format!("{}: {problem}", args[2])) && stderr.contains("--allow-empty"),
             "{stderr}"
         );
         let mut allowed = args.clone();
@@ -200,8 +212,10 @@ fn an_empty_input_is_refused_unless_allowed() {
     }
     assert_eq!(exported(&store), "");
     // A dedup that only reads takes an empty input.
-    let out = simhashdb(&["dedup", &store, path_str(&empty)], "");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    for input in [&empty, &bare] {
+        let out = simhashdb(&["dedup", &store, path_str(input)], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
 }
 
 #[test]

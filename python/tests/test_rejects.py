@@ -73,3 +73,9 @@ def test_past_max_skipped_nothing_is_stored(cli, tmp_path, server):  # noqa: F81
             warnings.simplefilter("always")
             store.insert_file(empty, allow_empty=True)
         assert any("holds no documents" in str(w.message) for w in caught)
+        bare = tmp_path / "bare"
+        bare.mkdir()
+        with pytest.raises(ValueError, match="holds no files to read"):
+            store.insert_file(bare)
+        with pytest.raises(ValueError, match="holds no files to read"):
+            store.dedup_file(bare, tmp_path / "kept.tsv", insert=True)

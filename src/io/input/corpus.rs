@@ -69,6 +69,8 @@ pub fn read_corpus_texts(
         Input::File {
             path, in_directory, ..
         } => read_file_texts(&path, in_directory, options, f),
+        // A corpus is looked up, not taken whole: an empty one answers nothing.
+        Input::EmptyDirectory(_) => Ok(()),
     })
 }
 

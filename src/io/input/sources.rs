@@ -50,6 +50,8 @@ pub(crate) enum Input {
         len: u64,
         in_directory: bool,
     },
+    /// A directory given that holds no file to read (none, or only hidden ones).
+    EmptyDirectory(PathBuf),
 }
 
 /// Calls `f` on each input of `inputs` (paths, `-` for stdin) in order, a directory expanded
@@ -70,6 +72,9 @@ pub(crate) fn for_each_input(
         if meta.is_dir() {
             let mut files = Vec::new();
             walk(input, &mut files)?;
+            if files.is_empty() {
+                f(Input::EmptyDirectory(input.clone()))?;
+            }
             files.sort();
             for (path, len) in files {
                 f(Input::File {
@@ -141,6 +146,14 @@ pub(crate) fn read_records(
             len,
             in_directory,
         } => reader.read_file(&path, len, in_directory),
+        Input::EmptyDirectory(path) => {
+            let mut summary = ReadSummary::default();
+            let name = path.display().to_string();
+            let problem = "holds no files to read (it is empty, or holds only hidden ones)";
+            reader.nothing_taken(&name, problem, &mut summary)?;
+            reader.summary.add(summary);
+            Ok(())
+        }
     })?;
     reader.flush_texts()?;
     rejects::check(
@@ -208,16 +221,23 @@ impl SourceReader<'_> {
         let mut summary = read_stream(reader, name, &options, self.sink, self.progress)?;
         if summary.lines == 0 {
             let problem = "holds no documents (it is empty, or only blank lines)";
-            if !self.options.allow_empty {
-                return Err(Error::input_at(
-                    name,
-                    None,
-                    format!("{problem}: nothing was taken (say --allow-empty to go on without it)"),
-                ));
-            }
-            summary.warnings.push(format!("warning: {name}: {problem}"));
+            self.nothing_taken(name, problem, &mut summary)?;
         }
         self.summary.add(summary);
+        Ok(())
+    }
+
+    /// Input `name` gave no documents because of `problem`: an error unless empty inputs
+    /// are allowed, then a warning in `summary`.
+    fn nothing_taken(&self, name: &str, problem: &str, summary: &mut ReadSummary) -> Result<()> {
+        if !self.options.allow_empty {
+            return Err(Error::input_at(
+                name,
+                None,
+                format!("{problem}: nothing was taken (say --allow-empty to go on without it)"),
+            ));
+        }
+        summary.warnings.push(format!("warning: {name}: {problem}"));
         Ok(())
     }
 
