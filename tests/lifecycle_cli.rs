@@ -84,6 +84,14 @@ fn delete_expire_and_batches_keep_their_columns() {
     let out = simhashdb(&["stats", &s, "--json"], "");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["documents"], 0);
+
+    // An integer id, which insert takes as its decimal text, deletes from the same line.
+    let line = "{\"id\": 7, \"fingerprint\": 5}\n";
+    let out = simhashdb(&["insert", &s, "--format", "jsonl"], line);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = simhashdb(&["delete", &s, "--input", "-"], line);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("deleted 1, not found 0 (batch "));
 }
 
 #[test]
@@ -110,7 +118,7 @@ fn lifecycle_commands_refuse_bad_input_by_name() {
         ),
         (
             &["delete", &s, "--input", "-"],
-            "ok\n{\"id\": 5}\n",
+            "ok\n{\"id\": 5.5}\n",
             "<stdin>:2",
         ),
         (&["delete", &s, "a\tb"], "", "tab"),

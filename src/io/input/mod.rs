@@ -511,7 +511,8 @@ fn parse_chunk(
 
 /// Reads ids to delete from `input` (a file, gzip or zstd too, or `-` for stdin), one per
 /// line (blank lines skipped): a bare id, the first column of a tab-separated line (so an
-/// `insert` file deletes what it inserted), or a JSON object with an "id" string.
+/// `insert` file deletes what it inserted), or a JSON object with an "id" (a string, or an
+/// integer taken as its decimal text, as `insert` takes it).
 pub(crate) fn read_ids(input: &Path) -> Result<Vec<String>> {
     let source = if input.as_os_str() == "-" {
         STDIN.to_string()
@@ -534,17 +535,14 @@ pub(crate) fn read_ids_from(reader: impl BufRead, source: &str) -> Result<Vec<St
             continue;
         }
         let id = if text.trim_start().starts_with('{') {
-            let value: serde_json::Value =
+            let object: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(text).map_err(|e| at(format!("invalid JSON: {e}")))?;
-            match value.get("id") {
-                Some(serde_json::Value::String(id)) => id.clone(),
-                Some(other) => return Err(at(format!("\"id\" must be a string, not {other}"))),
-                None => return Err(at("the object has no \"id\"".into())),
-            }
+            json_id(&object, "id")
         } else {
-            text.split('\t').next().unwrap_or(text).to_string()
+            let id = text.split('\t').next().unwrap_or(text).to_string();
+            check_id(&id).map(|()| id)
         };
-        check_id(&id).map_err(|e| at(problem_of(e)))?;
+        let id = id.map_err(|e| at(problem_of(e)))?;
         out.push(id);
     }
     Ok(out)
