@@ -452,6 +452,15 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         (r#"{"fingerprints": ["1"], "k": 2}"#, "unknown field `k`"),
         (r#"{"distance": 2}"#, "exactly one of"),
         (r#"{"texts": [""]}"#, "texts[0]"),
+        (r#"[["0123456789abcdef"], null, null, 2]"#, "a JSON object"),
+        (
+            r#"{"documents": [{"id": "", "text": "two words"}]}"#,
+            "documents[0].id: the id is empty",
+        ),
+        (
+            r#"{"documents": [{"id": "a", "text": "two words"}, {"id": "b\tc", "text": "x y"}]}"#,
+            "documents[1].id",
+        ),
     ] {
         expect(post("/v1/query", body), 400, says);
     }
@@ -517,6 +526,21 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         400,
         "format",
     );
+    // A label that is not UTF-8 once decoded would be stored changed: refused.
+    expect(
+        post("/v1/insert?label=%FF", "b\t0000000000000001\n"),
+        400,
+        "not UTF-8",
+    );
+    // A body that is not what its Content-Encoding says.
+    for encoding in ["gzip", "zstd"] {
+        let header = [key[0], ("Content-Encoding", encoding)];
+        expect(
+            server.post_with("/v1/insert", "b\t0000000000000001\n", &header),
+            400,
+            &format!("the body is not {encoding}"),
+        );
+    }
     expect(post("/v1/delete", r#"{"ids": "a"}"#), 400, "invalid type");
     expect(post("/v1/delete", r#"{"ids": [""]}"#), 400, "ids[0]");
 

@@ -59,12 +59,26 @@ pub(super) fn decompressed_body(
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
-    if let Some(encoding) = encoding.filter(|e| !matches!(e.as_str(), "identity" | "gzip" | "zstd"))
+    if let Some(encoding) =
+        (encoding.as_ref()).filter(|e| !matches!(e.as_str(), "identity" | "gzip" | "zstd"))
     {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("Content-Encoding {encoding:?} is not read: send gzip, zstd or identity"),
         ));
+    }
+    // A body that is not what its Content-Encoding says is refused, not read as it is.
+    let magic: Option<&[u8]> = match encoding.as_deref() {
+        Some("gzip") => Some(&[0x1f, 0x8b]),
+        Some("zstd") => Some(&[0x28, 0xb5, 0x2f, 0xfd]),
+        _ => None,
+    };
+    if let Some((magic, encoding)) = magic.zip(encoding.as_deref()) {
+        if !bytes.starts_with(magic) {
+            return Err(ApiError::bad_request(format!(
+                "the body is not {encoding}, as its Content-Encoding says"
+            )));
+        }
     }
     match simhashdb::Source::decompressed(&bytes, "request body", limit as u64) {
         Ok(std::borrow::Cow::Borrowed(_)) => Ok(bytes),
@@ -77,8 +91,14 @@ pub(super) fn decompressed_body(
     }
 }
 
-/// Parses a JSON body into `T`, naming what is wrong and where.
+/// Parses a JSON body, an object, into `T`, naming what is wrong and where. (A derived `T`
+/// would also take an array of its fields in order, which no request is documented to send.)
 pub(super) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.trim_ascii_start().first() == Some(&b'[') {
+        return Err(ApiError::bad_request(
+            "invalid JSON body: a JSON object is expected, not an array",
+        ));
+    }
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
 }

@@ -1,5 +1,5 @@
-//! The layers every request passes: the key check, request metrics, closing the connection after an
-//! error, and the answers to unknown paths and methods.
+//! The layers every request passes: the key check, the query string's encoding, request metrics,
+//! closing the connection after an error, and the answers to unknown paths and methods.
 
 use super::*;
 
@@ -16,6 +16,45 @@ pub(super) async fn close_after_errors(request: Request, next: Next) -> Response
         );
     }
     response
+}
+
+/// A query string whose percent-decoded bytes are not UTF-8 is a 400: read as the parameters'
+/// extractor reads it, each bad byte would become U+FFFD, and a label so changed would be
+/// stored, never to match again.
+pub(super) async fn refuse_undecodable_query(request: Request, next: Next) -> Response {
+    match request.uri().query() {
+        Some(query) if std::str::from_utf8(&percent_decoded(query)).is_err() => {
+            ApiError::bad_request("the query string is not UTF-8 once percent-decoded")
+                .into_response()
+        }
+        _ => next.run(request).await,
+    }
+}
+
+/// `query`'s bytes with each `%XX` decoded and `+` read as a space; a `%` not followed by two
+/// hex digits stays as it is.
+fn percent_decoded(query: &str) -> Vec<u8> {
+    let bytes = query.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b'+', ..) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Counts every answer and its latency by endpoint (the route, not the raw path, so ids and

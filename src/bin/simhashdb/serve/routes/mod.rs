@@ -61,6 +61,7 @@ pub fn router(service: Shared) -> Router {
         .merge(api)
         .fallback(no_such_endpoint)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(refuse_undecodable_query))
         // Every request, unknown paths and methods too (no probing), but the probes' GETs.
         .layer(middleware::from_fn_with_state(
             Arc::clone(&service),

@@ -70,8 +70,13 @@ pub(super) fn queries_of(
         (_, Some(documents)) => documents
             .iter()
             .enumerate()
-            .map(|(i, d)| (format!("documents[{i}]"), d.text.as_str()))
-            .collect(),
+            .map(|(i, d)| {
+                // The ids answer back, as `query --input`'s do: checked as stored ids are.
+                simhashdb::Batch::check_id(&d.id)
+                    .map_err(|e| ApiError::bad_request(format!("documents[{i}].id: {e}")))?;
+                Ok((format!("documents[{i}]"), d.text.as_str()))
+            })
+            .collect::<Result<_, ApiError>>()?,
         _ => unreachable!("one of the three is given"),
     };
     texts
