@@ -580,6 +580,33 @@ fn bad_input_inserts_nothing_and_leaves_no_file() {
             text(&out.stderr)
         );
     }
+    // Names that do not fit the kept records (TSV lines, written uncompressed): usage.
+    for (output, says) in [
+        (
+            "kept.jsonl",
+            "kept.jsonl names jsonl, but the kept records are TSV lines, as the input's are: \
+             give the output a name that fits them",
+        ),
+        (
+            "kept.tsv.gz",
+            "kept.tsv.gz names a compressed file, and the kept records are written \
+             uncompressed (TSV lines): name it without",
+        ),
+    ] {
+        let out = simhashdb(
+            &[
+                "dedup",
+                path_str(&path),
+                path_str(&input),
+                "--skip-invalid",
+                "--output",
+                output,
+            ],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
     // An output may not replace an input.
     let out = simhashdb(
         &[

@@ -417,12 +417,14 @@ impl<'w> KeptRecords<'w> {
             .is_some_and(|e| matches!(e.to_str(), Some("gz" | "zst" | "zstd")));
         let problem = if compressed {
             format!(
-                "{} names a compressed file, and the kept records are written uncompressed                  ({form}): name it without the compression's extension",
+                "{} names a compressed file, and the kept records are written uncompressed \
+                 ({form}): name it without the compression's extension",
                 path.display()
             )
         } else if named.is_some_and(|named| !fits(named)) {
             format!(
-                "{} names {}, but the kept records are {form}, as the input's are: give the                  output a name that fits them",
+                "{} names {}, but the kept records are {form}, as the input's are: give the \
+                 output a name that fits them",
                 path.display(),
                 named.map(InputFormat::name).unwrap_or_default()
             )
