@@ -211,10 +211,20 @@ fn an_empty_input_is_refused_unless_allowed() {
         );
     }
     assert_eq!(exported(&store), "");
-    // A dedup that only reads takes an empty input.
+    // Commands that only read take an empty input, with a warning.
     for input in [&empty, &bare] {
-        let out = simhashdb(&["dedup", &store, path_str(input)], "");
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        for args in [
+            vec!["dedup", &store, path_str(input)],
+            vec!["query", &store, "--input", path_str(input)],
+        ] {
+            let out = simhashdb(&args, "");
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let stderr = text(&out.stderr);
+            assert!(
+                stderr.contains("warning:") && stderr.contains("holds no"),
+                "{args:?}: {stderr}"
+            );
+        }
     }
 }
 

@@ -526,6 +526,16 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         400,
         "format",
     );
+    // An empty body stores nothing, and says so.
+    for path in ["/v1/insert", "/v1/dedup?insert=true"] {
+        let (status, body) = post(path, "");
+        assert_eq!(status, 200, "{body}");
+        let warning = body["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            warning.contains("request body: holds no documents"),
+            "{body}"
+        );
+    }
     // A label that is not UTF-8 once decoded would be stored changed: refused.
     expect(
         post("/v1/insert?label=%FF", "b\t0000000000000001\n"),

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::io::document::ReadOptions;
 use crate::io::input::{
-    decompressed, push_documents, read_documents, read_ids, read_ids_from, read_queries,
-    read_query_bytes, read_sources, Query,
+    decompressed, nothing_taken, push_documents, read_documents, read_ids, read_ids_from,
+    read_queries, read_query_bytes, read_sources, Query, NO_DOCUMENTS,
 };
 use crate::sys::progress::Progress;
 use crate::write::batch::{Batch, DocumentSink, ReadSummary};
@@ -61,7 +61,13 @@ impl Source<'_> {
     ) -> Result<ReadSummary> {
         match self {
             Source::Files(paths) => read_sources(paths, options, sink, progress),
-            Source::Bytes { bytes, name } => read_documents(bytes, name, options, sink, progress),
+            Source::Bytes { bytes, name } => {
+                let mut summary = read_documents(bytes, name, options, sink, progress)?;
+                if summary.lines == 0 {
+                    nothing_taken(name, NO_DOCUMENTS, options, &mut summary)?;
+                }
+                Ok(summary)
+            }
             Source::Documents(documents) => {
                 let given = documents.len() as u64;
                 sink.append(documents)?;

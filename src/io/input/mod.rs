@@ -45,8 +45,8 @@ pub(crate) use decode::decompressed;
 pub(crate) use queries::read_queries;
 pub use queries::Query;
 pub(crate) use queries::{push_documents, read_query_bytes};
-pub(crate) use sources::open_input;
 pub use sources::read_sources;
+pub(crate) use sources::{nothing_taken, open_input, NO_DOCUMENTS};
 
 /// A parsed document: id, fingerprint (an ambiguous one as hex, see [`notation`]), what its
 /// written form says of the input's notation, and the sketch of its text, if it was given as

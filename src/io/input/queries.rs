@@ -4,7 +4,9 @@ use std::io::Read;
 use std::path::Path;
 
 use super::columns::TsvColumns;
-use super::{open_input, parse_document, problem_of, read_documents, read_sources, STDIN};
+use super::{
+    open_input, parse_document, problem_of, read_documents, read_sources, NO_DOCUMENTS, STDIN,
+};
 use super::{read_parquet_input, InputFormat, ParquetInput, ReadOptions, ReadSummary};
 use crate::error::{Error, Result};
 use crate::io::notation::{self, Decider, Evidence, Kind, Notation};
@@ -83,7 +85,14 @@ pub fn read_queries(
     open_input(input)?
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(&name, e))?;
-    read_query_bytes(&bytes, &name, (!stdin).then_some(input), options, queries)
+    let mut summary = read_query_bytes(&bytes, &name, (!stdin).then_some(input), options, queries)?;
+    if summary.lines == 0 {
+        // Queries are read, never stored: an empty input is no query, with a warning.
+        summary
+            .warnings
+            .push(format!("warning: {name}: {NO_DOCUMENTS}"));
+    }
+    Ok(summary)
 }
 
 /// The queries of one input's `bytes` (named `name`, read from `path` if a file), in the

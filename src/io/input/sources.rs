@@ -150,7 +150,7 @@ pub(crate) fn read_records(
             let mut summary = ReadSummary::default();
             let name = path.display().to_string();
             let problem = "holds no files to read (it is empty, or holds only hidden ones)";
-            reader.nothing_taken(&name, problem, &mut summary)?;
+            nothing_taken(&name, problem, reader.options, &mut summary)?;
             reader.summary.add(summary);
             Ok(())
         }
@@ -220,24 +220,9 @@ impl SourceReader<'_> {
         };
         let mut summary = read_stream(reader, name, &options, self.sink, self.progress)?;
         if summary.lines == 0 {
-            let problem = "holds no documents (it is empty, or only blank lines)";
-            self.nothing_taken(name, problem, &mut summary)?;
+            nothing_taken(name, NO_DOCUMENTS, self.options, &mut summary)?;
         }
         self.summary.add(summary);
-        Ok(())
-    }
-
-    /// Input `name` gave no documents because of `problem`: an error unless empty inputs
-    /// are allowed, then a warning in `summary`.
-    fn nothing_taken(&self, name: &str, problem: &str, summary: &mut ReadSummary) -> Result<()> {
-        if !self.options.allow_empty {
-            return Err(Error::input_at(
-                name,
-                None,
-                format!("{problem}: nothing was taken (say --allow-empty to go on without it)"),
-            ));
-        }
-        summary.warnings.push(format!("warning: {name}: {problem}"));
         Ok(())
     }
 
@@ -263,6 +248,28 @@ impl SourceReader<'_> {
         }
         Ok(())
     }
+}
+
+/// Why an input that reads as nothing gave no documents.
+pub(crate) const NO_DOCUMENTS: &str = "holds no documents (it is empty, or only blank lines)";
+
+/// Input `name` gave no documents because of `problem`: an error unless `options` allow empty
+/// inputs, then a warning in `summary`.
+pub(crate) fn nothing_taken(
+    name: &str,
+    problem: &str,
+    options: &ReadOptions,
+    summary: &mut ReadSummary,
+) -> Result<()> {
+    if !options.allow_empty {
+        return Err(Error::input_at(
+            name,
+            None,
+            format!("{problem}: nothing was taken (say --allow-empty to go on without it)"),
+        ));
+    }
+    summary.warnings.push(format!("warning: {name}: {problem}"));
+    Ok(())
 }
 
 /// Whether the file at `path` starts with Parquet's magic bytes (false when unreadable: the
