@@ -71,7 +71,10 @@ class Audit:
 
     def summary(self) -> Dict[str, Any]:
         """The counts of ``audit --json``'s summary line: documents, distinct_fingerprints,
-        pairs, clusters, largest_cluster, duplicates, kept (pairs only)."""
+        pairs, clusters, largest_cluster, duplicates, kept (pairs only); docs/cli.md, "audit",
+        says what each counts (``kept`` and ``duplicates`` among the documents of clusters;
+        ``distinct_fingerprints`` those the postings list, replaced and deleted documents'
+        until a compaction)."""
         if self._pairs is None:
             raise ValueError("summary() is of a pairs audit: call Store.audit() without clusters")
         return json.loads(self._pairs.summary())
