@@ -521,11 +521,33 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         400,
         "label",
     );
-    expect(
-        post("/v1/insert?format=csv", "b\t0000000000000001\n"),
-        400,
-        "format",
-    );
+    // A body holds documents: tsv, jsonl or parquet, as the error says.
+    for (format, says) in [
+        ("csv", "unknown format (\"csv\"): use tsv, jsonl or parquet"),
+        ("text", "not one text (\"text\"): use tsv, jsonl or parquet"),
+        ("fingerprints", "not a list of queries"),
+    ] {
+        let path = format!("/v1/insert?format={format}");
+        expect(post(&path, "b\t0000000000000001\n"), 400, says);
+    }
+    // Past max_skipped nothing is stored, and the refusal lists every record skipped.
+    for path in ["/v1/insert", "/v1/dedup", "/v1/dedup?insert=true"] {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let body = "a\tzz\nb\tyy\nc\t0000000000000002\n";
+        let (status, answer) = post(&format!("{path}{sep}max_skipped=1"), body);
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("the rejects list every one"));
+        let lines: Vec<&Value> = answer["rejects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["line"])
+            .collect();
+        assert_eq!(lines, [&json!(1), &json!(2)], "{path}: {answer}");
+    }
     // An empty body stores nothing, and says so.
     for path in ["/v1/insert", "/v1/dedup?insert=true"] {
         let (status, body) = post(path, "");

@@ -55,6 +55,8 @@ def test_past_max_skipped_nothing_is_stored(cli, tmp_path, server):  # noqa: F81
     before = exported(cli, served)
     status, answer = http(base, "POST", "/v1/insert?format=tsv&max_skipped=9", TSV)
     assert status == 400 and "--max-skipped 9" in answer["error"], answer
+    # The refusal lists every record it skipped, as its message says.
+    assert [r["line"] for r in answer["rejects"]] == list(range(50, 501, 50)), answer
     status, answer = http(base, "POST", "/v1/insert?format=tsv&max_skipped=1.5", TSV)
     assert status == 400 and "max skipped" in answer["error"], answer
     assert exported(cli, served) == before

@@ -57,18 +57,25 @@ impl InputFormat {
         })
     }
 
-    /// The format of a body of documents sent over HTTP: `name` when given (a body holds
-    /// documents, so `text` is refused), else its media type (`content_type`, parameters
+    /// The format of a body of documents sent over HTTP: `name` when given (`tsv`, `jsonl` or
+    /// `parquet`: a body holds documents, not one text or a list of queries), else its media type (`content_type`, parameters
     /// ignored: JSON Lines or JSON as jsonl, `text/tab-separated-values` as tsv), else None:
     /// detected from its bytes.
     pub fn of_body(name: Option<&str>, content_type: Option<&str>) -> Result<Option<InputFormat>> {
         if let Some(name) = name {
-            return match InputFormat::parse(name)? {
-                InputFormat::Text => Err(Error::input(
-                    "a request body holds documents, not one text: use tsv, jsonl or parquet",
-                )),
-                format => Ok(Some(format)),
+            let not = match named(&Self::NAMES, name) {
+                Some(format @ (InputFormat::Tsv | InputFormat::Jsonl | InputFormat::Parquet)) => {
+                    return Ok(Some(format))
+                }
+                Some(InputFormat::Text) => "a request body holds documents, not one text",
+                Some(InputFormat::Fingerprints) => {
+                    "a request body holds documents, not a list of queries"
+                }
+                None => "unknown format",
             };
+            return Err(Error::input(format!(
+                "{not} ({name:?}): use tsv, jsonl or parquet"
+            )));
         }
         let media_type = content_type.map(|v| {
             v.split(';')

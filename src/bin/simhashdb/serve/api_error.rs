@@ -13,6 +13,8 @@ pub struct ApiError {
     pub message: String,
     /// The pid holding the store's writer lock, for 409.
     pub pid: Option<String>,
+    /// The records a refused read skipped, as a successful answer lists them.
+    pub rejects: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -21,6 +23,7 @@ impl ApiError {
             status,
             message: message.into(),
             pid: None,
+            rejects: None,
         }
     }
 
@@ -39,6 +42,9 @@ impl IntoResponse for ApiError {
                 Err(_) => pid.into(),
             };
         }
+        if let Some(rejects) = self.rejects {
+            body["rejects"] = rejects;
+        }
         (self.status, Json(body)).into_response()
     }
 }
@@ -56,6 +62,7 @@ impl From<Error> for ApiError {
             status,
             message: error.message(),
             pid,
+            rejects: None,
         }
     }
 }

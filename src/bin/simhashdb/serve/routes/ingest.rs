@@ -43,6 +43,7 @@ pub(super) async fn insert(
     let skips = Skips::of(params.skip_invalid, params.max_skipped.as_deref())?;
     let body = read_body(&service, &headers, body).await?;
     let compacting_before = service.compacting();
+    let refusals = skips.clone();
     let mut answer = service
         .write(move |store| {
             let options = skips.options(format, fingerprints);
@@ -58,7 +59,8 @@ pub(super) async fn insert(
             skips.answer(&mut answer);
             Ok(answer)
         })
-        .await?;
+        .await
+        .map_err(|e| refusals.refused(e))?;
     answer["compaction_started"] = json!(!compacting_before && service.compacting());
     Ok(Json(answer))
 }
@@ -121,7 +123,7 @@ pub(super) async fn dedup(
                     .dedup_from(source, &options, &read, &())
                     .map_err(not_stored)
             })
-            .await?
+            .await
     } else {
         let snapshot = service.database()?.current();
         blocking("the dedup", move || {
@@ -131,8 +133,9 @@ pub(super) async fn dedup(
             };
             Ok(snapshot.dedup_from(source, &options, &read, &())?)
         })
-        .await?
-    };
+        .await
+    }
+    .map_err(|e| skips.refused(e))?;
     let mut json = json_of(&answer)?;
     json["first_skipped"] = json!(answer.first_skipped);
     skips.answer(&mut json);

@@ -44,4 +44,12 @@ impl Skips {
         };
         answer["rejects"] = json!(rejects);
     }
+
+    /// `error` with `rejects` too when records were skipped: a body refused past
+    /// `max_skipped` lists every record it skipped, as its message says.
+    pub(super) fn refused(&self, mut error: ApiError) -> ApiError {
+        let rejects = self.options.rejects.as_ref().map(|r| json!(r));
+        error.rejects = rejects.filter(|r| r.as_array().is_some_and(|a| !a.is_empty()));
+        error
+    }
 }
