@@ -41,6 +41,26 @@ fn init_refuses_impossible_settings_and_existing_paths() {
     assert!(text(&out.stderr).contains("not empty"));
     let out = simhashdb(&["init", s, "--blocks", "nope"], "");
     assert_eq!(out.status.code(), Some(2), "clap usage errors exit 2");
+    // A file at the path, or at a directory it would be made in.
+    let file = store.join("x");
+    for (path, says) in [
+        (file.clone(), "it exists and is not a directory".to_string()),
+        (
+            file.join("sub"),
+            format!(
+                "{} is a file, not a directory to make it in",
+                file.display()
+            ),
+        ),
+    ] {
+        let out = simhashdb(&["init", path_str(&path)], "");
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!("{}: {says}", path.display())),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

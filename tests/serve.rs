@@ -523,9 +523,12 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     );
     // A body holds documents: tsv, jsonl or parquet, as the error says.
     for (format, says) in [
-        ("csv", "unknown format (\"csv\"): use tsv, jsonl or parquet"),
+        (
+            "csv",
+            "unknown format \"csv\": use tsv, jsonl, text, parquet or fingerprints",
+        ),
         ("text", "not one text (\"text\"): use tsv, jsonl or parquet"),
-        ("fingerprints", "not a list of queries"),
+        ("fingerprints", "not a list of queries (\"fingerprints\")"),
     ] {
         let path = format!("/v1/insert?format={format}");
         expect(post(&path, "b\t0000000000000001\n"), 400, says);
@@ -574,7 +577,11 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         );
     }
     expect(post("/v1/delete", r#"{"ids": "a"}"#), 400, "invalid type");
-    expect(post("/v1/delete", r#"{"ids": [""]}"#), 400, "ids[0]");
+    expect(
+        post("/v1/delete", r#"{"ids": [""]}"#),
+        400,
+        "ids[0]: the id is empty (nothing was changed)",
+    );
 
     // A slow client: the body does not arrive within --request-timeout.
     let mut slow = TcpStream::connect(server.host()).unwrap();

@@ -13,6 +13,9 @@ class CorruptionError(OSError):
 class StoreLockedError(OSError):
     """Another process holds the store's writer lock."""
 
+    pid: Union[int, str]
+    """The holder's pid (the lock file's text when that is not a number)."""
+
 def parse_fingerprints(texts: List[str], format: str = "auto") -> Tuple[List[int], Optional[str]]:
     """Fingerprints written as text, read as one input in ``format`` (``auto``: hex or decimal
     decided from all of them; ``hex``; ``decimal``), and a warning when either notation could

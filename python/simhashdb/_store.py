@@ -226,7 +226,7 @@ class Store:
             )
         native, notes = _native.NativeStore.create(
             os.fspath(path),
-            checked_int("distance", distance, 0, 255),
+            checked_int("distance", distance, 1, 255),
             optional("blocks", blocks, 0, 255),
             optional("expected_size", expected_size, 1, 10**15),
             optional("shards", shards, 0, 65535),

@@ -34,13 +34,27 @@ create_exception!(
 );
 
 /// `error` as the Python exception the library's table names for its kind
-/// ([`simhashdb::ErrorKind`]).
+/// ([`simhashdb::ErrorKind`]). A `StoreLockedError` carries the holder's `pid` (an int, or
+/// the lock file's text when that is not a number), as the server's 409 does.
 pub fn py_err(error: Error) -> PyErr {
     let message = error.message();
     match error.kind().python_exception() {
         "ValueError" => PyValueError::new_err(message),
         "CorruptionError" => CorruptionError::new_err(message),
-        "StoreLockedError" => StoreLockedError::new_err(message),
+        "StoreLockedError" => {
+            let err = StoreLockedError::new_err(message);
+            if let Error::Locked { pid, .. } = &error {
+                Python::attach(|py| {
+                    let value = err.value(py);
+                    let set = match pid.trim().parse::<u64>() {
+                        Ok(n) => value.setattr("pid", n),
+                        Err(_) => value.setattr("pid", pid.as_str()),
+                    };
+                    set.expect("an exception takes attributes");
+                });
+            }
+            err
+        }
         "RuntimeError" => PyRuntimeError::new_err(message),
         // OSError(errno, message) is created as the subclass for that errno
         // (FileNotFoundError, FileExistsError, PermissionError...).

@@ -207,8 +207,9 @@ def test_stores_shared_with_the_cli_both_ways(tmp_path, cli):
 
 def test_errors(tmp_path, cli):
     path = tmp_path / "s"
-    with pytest.raises(ValueError, match="distance"):
-        Store.create(path, distance=0)
+    for distance in (0, -1):
+        with pytest.raises(ValueError, match=f"distance {distance}: must be between 1 and 255"):
+            Store.create(path, distance=distance)
     with pytest.raises(ValueError, match="scheme"):
         Store.create(path, scheme="bogus")
     store = Store.create(path, expected_size=1000)
@@ -278,6 +279,7 @@ def test_errors(tmp_path, cli):
         with pytest.raises(StoreLockedError, match=f"pid {holder.pid}") as caught:
             store.insert(["c"], [3])
         assert isinstance(caught.value, OSError)
+        assert caught.value.pid == holder.pid  # as the server's 409 gives it
         assert store.query(1)[0][0] == "a"  # queries are not affected
         holder.communicate("c\t0000000000000003\n", timeout=30)
     finally:

@@ -63,18 +63,16 @@ impl InputFormat {
     /// detected from its bytes.
     pub fn of_body(name: Option<&str>, content_type: Option<&str>) -> Result<Option<InputFormat>> {
         if let Some(name) = name {
-            let not = match named(&Self::NAMES, name) {
-                Some(format @ (InputFormat::Tsv | InputFormat::Jsonl | InputFormat::Parquet)) => {
+            // An unknown name is refused as every client refuses it.
+            let not = match InputFormat::parse(name)? {
+                format @ (InputFormat::Tsv | InputFormat::Jsonl | InputFormat::Parquet) => {
                     return Ok(Some(format))
                 }
-                Some(InputFormat::Text) => "a request body holds documents, not one text",
-                Some(InputFormat::Fingerprints) => {
-                    "a request body holds documents, not a list of queries"
-                }
-                None => "unknown format",
+                InputFormat::Text => "one text",
+                InputFormat::Fingerprints => "a list of queries",
             };
             return Err(Error::input(format!(
-                "{not} ({name:?}): use tsv, jsonl or parquet"
+                "a request body holds documents, not {not} ({name:?}): use tsv, jsonl or parquet"
             )));
         }
         let media_type = content_type.map(|v| {

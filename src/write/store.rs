@@ -168,10 +168,19 @@ impl Store {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                // The path itself is a file, or one it would be made in is.
+                let file = dir.ancestors().find(|p| p.is_file()).unwrap_or(dir);
+                let why = match file == dir {
+                    true => "it exists and is not a directory".into(),
+                    false => format!(
+                        "{} is a file, not a directory to make it in",
+                        file.display()
+                    ),
+                };
                 return Err(Error::AlreadyExists {
                     path: dir.to_path_buf(),
-                    why: "it exists and is not a directory".into(),
-                })
+                    why,
+                });
             }
             Err(e) => return Err(Error::io(dir, e)),
         }

@@ -30,7 +30,7 @@ pub(super) async fn delete(
         let summary = blocking("the dry run", move || {
             snapshot
                 .preview_delete(body.ids.iter().map(String::as_str))
-                .map_err(not_stored)
+                .map_err(not_changed)
         })
         .await?;
         json_of(&summary)?
@@ -38,7 +38,7 @@ pub(super) async fn delete(
         service
             .write(move |store| {
                 let ids = body.ids.iter().map(String::as_str);
-                let summary = store.delete(ids).map_err(not_stored)?;
+                let summary = store.delete(ids).map_err(not_changed)?;
                 json_of(&summary)
             })
             .await?

@@ -46,12 +46,12 @@ pub(super) async fn expire(
         // answers it too).
         let snapshot = service.database()?.current();
         blocking("the dry run", move || {
-            snapshot.preview_expire(&selector).map_err(not_stored)
+            snapshot.preview_expire(&selector).map_err(not_changed)
         })
         .await?
     } else {
         service
-            .write(move |store| store.expire(&selector).map_err(not_stored))
+            .write(move |store| store.expire(&selector).map_err(not_changed))
             .await?
     };
     Ok(Json(json_of(&summary)?))

@@ -81,9 +81,18 @@ pub(super) fn json_of(value: &impl serde::Serialize) -> Result<Value, ApiError> 
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
-/// An error of a write that stored nothing, saying so.
+/// An error of an insert that stored nothing, saying so.
 pub(super) fn not_stored(error: simhashdb::Error) -> ApiError {
+    saying(error, "nothing was stored")
+}
+
+/// An error of a delete or an expiry that changed nothing, saying so.
+pub(super) fn not_changed(error: simhashdb::Error) -> ApiError {
+    saying(error, "nothing was changed")
+}
+
+fn saying(error: simhashdb::Error, what: &str) -> ApiError {
     let mut api = ApiError::from(error);
-    api.message = format!("{} (nothing was stored)", api.message);
+    api.message = format!("{} ({what})", api.message);
     api
 }
