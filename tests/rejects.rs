@@ -216,6 +216,7 @@ fn an_empty_input_is_refused_unless_allowed() {
         for args in [
             vec!["dedup", &store, path_str(input)],
             vec!["query", &store, "--input", path_str(input)],
+            vec!["find-all", path_str(input)],
         ] {
             let out = simhashdb(&args, "");
             assert!(out.status.success(), "{}", text(&out.stderr));

@@ -575,6 +575,13 @@ fn bad_requests_get_json_errors_and_change_nothing() {
             400,
             &format!("the body is not {encoding}"),
         );
+        // An empty one is no documents, whatever its encoding.
+        let (status, body) = server.post_with("/v1/insert", "", &header);
+        assert_eq!(status, 200, "{body}");
+        assert!(body["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("holds no documents"));
     }
     expect(post("/v1/delete", r#"{"ids": "a"}"#), 400, "invalid type");
     expect(

@@ -109,7 +109,8 @@ impl Source<'_> {
 
     /// Reads ids (to delete), one per line, blank lines skipped: a bare id, the first column
     /// of a tab-separated line (so an `insert` file deletes what it inserted), or a JSON
-    /// object with an "id" string. Files may be gzip or zstd.
+    /// object with an "id" (a string, or an integer as its decimal text, as `insert` takes
+    /// it). Files may be gzip or zstd.
     pub fn ids(self) -> Result<Vec<String>> {
         match self {
             Source::Files(paths) => {

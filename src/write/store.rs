@@ -168,18 +168,15 @@ impl Store {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                // The path itself is a file, or one it would be made in is.
-                let file = dir.ancestors().find(|p| p.is_file()).unwrap_or(dir);
-                let why = match file == dir {
-                    true => "it exists and is not a directory".into(),
-                    false => format!(
-                        "{} is a file, not a directory to make it in",
-                        file.display()
-                    ),
-                };
-                return Err(Error::AlreadyExists {
-                    path: dir.to_path_buf(),
-                    why,
+                // The path itself is taken by a file, or a directory it would be made in is
+                // not one (the error names that one).
+                let parent = dir.ancestors().skip(1).find(|p| p.exists() && !p.is_dir());
+                return Err(match parent {
+                    Some(parent) => Error::io(parent, e),
+                    None => Error::AlreadyExists {
+                        path: dir.to_path_buf(),
+                        why: "it exists and is not a directory".into(),
+                    },
                 });
             }
             Err(e) => return Err(Error::io(dir, e)),

@@ -57,7 +57,8 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut queries: Vec<Query> = Vec::new();
     for input in &inputs {
-        Source::Files(std::slice::from_ref(input)).queries(&options, &mut queries)?;
+        let summary = Source::Files(std::slice::from_ref(input)).queries(&options, &mut queries)?;
+        crate::documents::tell_read(&summary.first_skipped, &summary.warnings);
     }
     let documents = queries.iter().any(|q| q.id.is_some());
     let mut out = output::stdout();

@@ -555,6 +555,20 @@ mod tests {
     use crate::similarity::fingerprint::Scheme;
     use proptest::prelude::*;
 
+    #[test]
+    fn an_empty_input_of_queries_is_no_query_with_a_warning() {
+        for (bytes, format) in [(&b""[..], None), (b"\n \n", Some(InputFormat::Jsonl))] {
+            let options = ReadOptions {
+                format,
+                ..ReadOptions::default()
+            };
+            let mut queries = Vec::new();
+            let summary = read_query_bytes(bytes, "body", None, &options, &mut queries).unwrap();
+            assert!(queries.is_empty());
+            assert_eq!(summary.warnings, [format!("warning: body: {NO_DOCUMENTS}")]);
+        }
+    }
+
     fn read(text: &str, skip: bool) -> Result<(Batch, ReadSummary)> {
         let mut batch = Batch::new();
         let options = ReadOptions {

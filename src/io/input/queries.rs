@@ -85,7 +85,19 @@ pub fn read_queries(
     open_input(input)?
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(&name, e))?;
-    let mut summary = read_query_bytes(&bytes, &name, (!stdin).then_some(input), options, queries)?;
+    read_query_bytes(&bytes, &name, (!stdin).then_some(input), options, queries)
+}
+
+/// The queries of one input's `bytes` (named `name`, read from `path` if a file), in the
+/// format `options.format` gives or detection finds.
+pub(crate) fn read_query_bytes(
+    bytes: &[u8],
+    name: &str,
+    path: Option<&Path>,
+    options: &ReadOptions,
+    queries: &mut Vec<Query>,
+) -> Result<ReadSummary> {
+    let mut summary = query_bytes(bytes, name, path, options, queries)?;
     if summary.lines == 0 {
         // Queries are read, never stored: an empty input is no query, with a warning.
         summary
@@ -95,9 +107,8 @@ pub fn read_queries(
     Ok(summary)
 }
 
-/// The queries of one input's `bytes` (named `name`, read from `path` if a file), in the
-/// format `options.format` gives or detection finds.
-pub(crate) fn read_query_bytes(
+/// [`read_query_bytes`] but for the warning when there are none.
+fn query_bytes(
     bytes: &[u8],
     name: &str,
     path: Option<&Path>,

@@ -67,14 +67,15 @@ pub(super) fn decompressed_body(
             format!("Content-Encoding {encoding:?} is not read: send gzip, zstd or identity"),
         ));
     }
-    // A body that is not what its Content-Encoding says is refused, not read as it is.
+    // A body that is not what its Content-Encoding says is refused, not read as it is (an
+    // empty one is no documents, whatever its encoding).
     let magic: Option<&[u8]> = match encoding.as_deref() {
         Some("gzip") => Some(&[0x1f, 0x8b]),
         Some("zstd") => Some(&[0x28, 0xb5, 0x2f, 0xfd]),
         _ => None,
     };
     if let Some((magic, encoding)) = magic.zip(encoding.as_deref()) {
-        if !bytes.starts_with(magic) {
+        if !bytes.is_empty() && !bytes.starts_with(magic) {
             return Err(ApiError::bad_request(format!(
                 "the body is not {encoding}, as its Content-Encoding says"
             )));
