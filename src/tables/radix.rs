@@ -46,16 +46,38 @@ fn sort_group(group: &mut [u64], sorted_bits: u32, scratch: &mut Vec<u64>) {
         insertion_sort_within(group, usize::MAX);
         return;
     }
-    // About one key in four buckets, so that this one pass leaves few keys out of order.
-    let wanted = usize::BITS - (group.len() * 4).leading_zeros();
+    let (digit_bits, ends) = distribute(group, sorted_bits, |&k| k, scratch);
+    // Long buckets take another pass; one insertion pass then sorts all the short ones (it
+    // never moves a key out of its bucket, as every key of a later bucket is greater).
+    let mut begin = 0;
+    for &end in &ends {
+        if end - begin > SMALL {
+            sort_group(&mut group[begin..end], sorted_bits + digit_bits, scratch);
+        }
+        begin = end;
+    }
+    insertion_sort_within(group, usize::MAX);
+}
+
+/// One counting pass of most-significant-digit radix sort: `items`, whose keys share their
+/// leading `sorted_bits` bits (fewer than 64), put in order of the key's next bits (the
+/// digit), through `scratch`. Returns the digit's bits and where each digit's items end.
+fn distribute<T: Copy>(
+    items: &mut [T],
+    sorted_bits: u32,
+    key: impl Fn(&T) -> u64,
+    scratch: &mut Vec<T>,
+) -> (u32, Vec<usize>) {
+    // About one item in four digits, so that this one pass leaves few items out of order.
+    let wanted = usize::BITS - (items.len() * 4).leading_zeros();
     let digit_bits = wanted.min(MAX_DIGIT_BITS).min(64 - sorted_bits);
     let shift = 64 - sorted_bits - digit_bits;
     let digit_mask = (1u64 << digit_bits) - 1;
-    let digit = |k: u64| ((k >> shift) & digit_mask) as usize;
+    let digit = |item: &T| ((key(item) >> shift) & digit_mask) as usize;
 
     let mut starts = vec![0usize; 1 << digit_bits];
-    for &k in group.iter() {
-        starts[digit(k)] += 1;
+    for item in items.iter() {
+        starts[digit(item)] += 1;
     }
     let mut total = 0;
     for slot in starts.iter_mut() {
@@ -64,24 +86,17 @@ fn sort_group(group: &mut [u64], sorted_bits: u32, scratch: &mut Vec<u64>) {
         total += count;
     }
     scratch.clear();
-    scratch.resize(group.len(), 0);
-    for &k in group.iter() {
-        let slot = &mut starts[digit(k)];
-        scratch[*slot] = k;
+    if let Some(&first) = items.first() {
+        scratch.resize(items.len(), first);
+    }
+    for item in items.iter() {
+        let slot = &mut starts[digit(item)];
+        scratch[*slot] = *item;
         *slot += 1;
     }
-    group.copy_from_slice(scratch);
-    // After the scatter, starts[d] is where bucket d ends. Long buckets take another pass;
-    // one insertion pass then sorts all the short ones (it never moves a key out of its
-    // bucket, as every key of a later bucket is greater).
-    let mut begin = 0;
-    for &end in &starts {
-        if end - begin > SMALL {
-            sort_group(&mut group[begin..end], sorted_bits + digit_bits, scratch);
-        }
-        begin = end;
-    }
-    insertion_sort_within(group, usize::MAX);
+    items.copy_from_slice(scratch);
+    // After the scatter, starts[d] is where digit d's items end.
+    (digit_bits, starts)
 }
 
 /// Insertion-sorts `keys`, giving up (and returning false) before moving any key more than
@@ -223,48 +238,22 @@ where
 }
 
 /// Sorts by `order` a bucket of `items` whose keys share their leading `sorted_bits` bits:
-/// one counting pass on the key's next bits, as [`sort_group`] does, then each group of
-/// equal digits by `order`, which orders by key first, so that the groups are already in
-/// place. A group that equal keys make long is sorted by `order` whole. `scratch` is working
-/// space.
+/// one counting pass on the key's next bits ([`distribute`]), then each group of equal
+/// digits by `order`, which orders by key first, so that the groups are already in place. A
+/// group that equal keys make long is sorted by `order` whole. `scratch` is working space.
 fn sort_bucket<T: Copy>(
     items: &mut [T],
     sorted_bits: u32,
     (key, order): (&impl Fn(&T) -> u64, &impl Fn(&T, &T) -> Ordering),
     scratch: &mut Vec<T>,
 ) {
-    let Some(&first) = items.first() else { return };
     if items.len() <= SMALL || sorted_bits >= 64 {
         insertion_sort_by(items, order);
         return;
     }
-    let wanted = usize::BITS - (items.len() * 4).leading_zeros();
-    let digit_bits = wanted.min(MAX_DIGIT_BITS).min(64 - sorted_bits);
-    let shift = 64 - sorted_bits - digit_bits;
-    let digit_mask = (1u64 << digit_bits) - 1;
-    let digit = |item: &T| ((key(item) >> shift) & digit_mask) as usize;
-
-    let mut starts = vec![0usize; 1 << digit_bits];
-    for item in items.iter() {
-        starts[digit(item)] += 1;
-    }
-    let mut total = 0;
-    for slot in starts.iter_mut() {
-        let count = *slot;
-        *slot = total;
-        total += count;
-    }
-    scratch.clear();
-    scratch.resize(items.len(), first);
-    for item in items.iter() {
-        let slot = &mut starts[digit(item)];
-        scratch[*slot] = *item;
-        *slot += 1;
-    }
-    items.copy_from_slice(scratch);
-    // After the scatter, starts[d] is where group d ends.
+    let (_, ends) = distribute(items, sorted_bits, key, scratch);
     let mut begin = 0;
-    for &end in &starts {
+    for &end in &ends {
         let group = &mut items[begin..end];
         if group.len() > SMALL {
             group.sort_unstable_by(order);
