@@ -1,7 +1,8 @@
 //! The storage backend of every redb file the engine writes, and the faults tests inject in it.
 //!
-//! In normal builds [`Backend`] passes every call to redb's `FileBackend`, and starts the
-//! writeback of what it wrote every few MiB ([`crate::sys::writeback`]). Under `cfg(test)` a
+//! In normal builds [`Backend`] passes every call to redb's `FileBackend` but its writes,
+//! which it gathers and issues in offset order ([`crate::sys::gathered_writes`]), and starts
+//! the writeback of what it wrote every few MiB ([`crate::sys::writeback`]). Under `cfg(test)` a
 //! test can install a [`Plan`] that fails the Nth write or the Nth sync (counted over every
 //! file written, and the catalog's write and sync), or freezes the storage at the Nth sync:
 //! that sync and every later write or sync fails, as if the machine had lost power there.
@@ -9,55 +10,91 @@
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::Mutex;
 
 use redb::backends::FileBackend;
 use redb::StorageBackend;
 
 use crate::error::{Error, Result};
+use crate::sys::gathered_writes::Gathered;
 use crate::sys::writeback::{Cached, Writeback};
 
 /// A redb file being written (or read back) by the engine.
 #[derive(Debug)]
 pub(crate) struct Backend {
     inner: FileBackend,
+    /// The file `inner` writes, for the gathered writes.
+    file: File,
+    gathered: Mutex<Gathered>,
     writeback: Writeback,
 }
 
 /// The backend of a new run file, whose written pages `cached` says what to do with.
 pub(crate) fn backend(path: &Path, file: File, cached: Cached) -> Result<Backend> {
-    let writeback = Writeback::new(file.try_clone().map_err(|e| Error::io(path, e))?, cached);
+    let clone = || file.try_clone().map_err(|e| Error::io(path, e));
+    let writeback = Writeback::new(clone()?, cached);
     Ok(Backend {
+        file: clone()?,
         inner: FileBackend::new(file).map_err(|e| Error::redb(path, e))?,
+        gathered: Mutex::default(),
         writeback,
     })
 }
 
+impl Drop for Backend {
+    /// Issues what redb wrote after its last call that issues (it closes every file it
+    /// finishes, so only a file abandoned on an error has any), as the file held it before
+    /// writes were gathered. An error here has no caller to go to; the file is abandoned.
+    fn drop(&mut self) {
+        let _ = self.issue();
+    }
+}
+
+impl Backend {
+    /// Issues the gathered writes (see [`crate::sys::gathered_writes`]).
+    fn issue(&self) -> io::Result<()> {
+        let issued = self.gathered().issue(&self.file)?;
+        self.writeback.wrote(issued)
+    }
+
+    fn gathered(&self) -> std::sync::MutexGuard<'_, Gathered> {
+        self.gathered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl StorageBackend for Backend {
     fn len(&self) -> io::Result<u64> {
+        self.issue()?;
         self.inner.len()
     }
 
     fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        self.issue()?;
         self.inner.read(offset, out)
     }
 
+    // The gathered writes are issued before a fault is injected: they were writes that
+    // succeeded, so a simulated failure or power loss finds them in the file.
     fn set_len(&self, len: u64) -> io::Result<()> {
+        self.issue()?;
         injected(Op::Write)?;
         self.inner.set_len(len)
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        self.issue()?;
         injected(Op::Sync)?;
         self.inner.sync_data()
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         injected(Op::Write)?;
-        self.inner.write(offset, data)?;
-        self.writeback.wrote(data.len())
+        let issued = self.gathered().write(&self.file, offset, data)?;
+        self.writeback.wrote(issued)
     }
 
     fn close(&self) -> io::Result<()> {
+        self.issue()?;
         self.inner.close()
     }
 }

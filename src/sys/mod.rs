@@ -1,7 +1,8 @@
 //! The ground floor: what the engine asks of the operating system. The file backend every run
-//! file is written through (and the faults tests inject in it), writeback as files are written,
-//! the writer lock, a low-priority thread pool for work beside queries, parallel work consumed
-//! in order, UTC dates, the one way long work reports progress, and prefetching.
+//! file is written through (and the faults tests inject in it) with its gathered writes,
+//! writeback as files are written, the writer lock, a low-priority thread pool for work beside
+//! queries, parallel work consumed in order, UTC dates, the one way long work reports
+//! progress, and prefetching.
 //!
 //! Depends on nothing else in the crate but [`crate::error`].
 
@@ -9,6 +10,7 @@ pub mod background;
 pub(crate) mod dates;
 pub(crate) mod file_backend;
 pub(crate) mod free_space;
+pub(crate) mod gathered_writes;
 pub(crate) mod lock;
 pub(crate) mod memory;
 pub(crate) mod ordered;
