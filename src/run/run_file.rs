@@ -22,9 +22,9 @@ use crate::format::block::sketch_area::AreaWriter;
 use crate::sys::writeback::Cached;
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
-/// A larger cache writes no faster, and every page it keeps is fresh memory: the insert's
-/// peak grows with it (docs/benchmarks.md, "The writer's cache").
-const WRITER_CACHE_BYTES: usize = 32 << 20;
+/// Every page it keeps is fresh memory, so a larger cache made inserts and merges slower
+/// and their peak higher (docs/benchmarks.md, "The writer's cache").
+const WRITER_CACHE_BYTES: usize = 8 << 20;
 
 /// Creates a new redb file for writing a run, whose written pages `cached` says what to do
 /// with.
