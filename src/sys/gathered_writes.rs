@@ -60,11 +60,10 @@ impl Gathered {
     pub(crate) fn issue(&mut self, file: &File) -> io::Result<usize> {
         let writes = std::mem::take(&mut self.writes);
         let mut stretch: Vec<&[u8]> = Vec::new();
-        let mut stretch_offset = 0;
+        let (mut stretch_offset, mut stretch_end) = (0, 0);
         let mut result = Ok(());
         for (offset, (start, len)) in writes {
-            let next = stretch_offset + stretch.iter().map(|s| s.len() as u64).sum::<u64>();
-            if !stretch.is_empty() && (offset != next || stretch.len() == MAX_SLICES) {
+            if !stretch.is_empty() && (offset != stretch_end || stretch.len() == MAX_SLICES) {
                 result = result.and(write_slices_at(file, stretch_offset, &stretch));
                 stretch.clear();
             }
@@ -72,6 +71,7 @@ impl Gathered {
                 stretch_offset = offset;
             }
             stretch.push(&self.bytes[start..start + len]);
+            stretch_end = offset + len as u64;
         }
         if !stretch.is_empty() {
             result = result.and(write_slices_at(file, stretch_offset, &stretch));
