@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::format::block::entry_writer::EntryWriter;
 use crate::format::block::keys::{self, KeyCodec};
 use crate::format::block::sketch_area::AreaWriter;
+use crate::sys::file_backend::{self, DeferredSyncs};
 use crate::sys::writeback::Cached;
 
 /// Cache given to each redb file a writer creates: the write buffer spills at half of it.
@@ -28,12 +29,13 @@ const WRITER_CACHE_BYTES: usize = 8 << 20;
 
 /// Creates a new redb file for writing a run, whose written pages `cached` says what to do
 /// with.
-pub(crate) fn create_db(path: &Path, cached: Cached) -> Result<Database> {
-    open_db(path, cached, true)
+fn create_db(path: &Path, cached: Cached, syncs: DeferredSyncs) -> Result<Database> {
+    open_db(path, cached, true, syncs)
 }
 
-/// Opens a redb file for writing a run: a new one, or (`new` false) one a writer closed.
-fn open_db(path: &Path, cached: Cached, new: bool) -> Result<Database> {
+/// Opens a redb file for writing a run: a new one, or (`new` false) one a writer closed. Its
+/// syncs are skipped until `syncs` ends their deferral.
+fn open_db(path: &Path, cached: Cached, new: bool, syncs: DeferredSyncs) -> Result<Database> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -42,7 +44,7 @@ fn open_db(path: &Path, cached: Cached, new: bool) -> Result<Database> {
         .map_err(|e| Error::io(path, e))?;
     Database::builder()
         .set_cache_size(WRITER_CACHE_BYTES)
-        .create_with_backend(crate::sys::file_backend::backend(path, file, cached)?)
+        .create_with_backend(file_backend::backend(path, file, cached, syncs)?)
         .map_err(|e| Error::redb(path, e))
 }
 
@@ -66,25 +68,31 @@ pub(crate) struct RunFile {
     /// it; the others report a consequence).
     db: Mutex<Option<Option<Database>>>,
     cached: Cached,
+    /// Ended when the file is finished.
+    syncs: DeferredSyncs,
 }
 
 impl RunFile {
     /// The file at `path`, created now; its written pages are `cached` as it says.
     pub(crate) fn create(path: &Path, cached: Cached) -> Result<RunFile> {
+        let syncs = DeferredSyncs::default();
         Ok(RunFile {
             path: path.to_path_buf(),
-            db: Mutex::new(Some(Some(create_db(path, cached)?))),
+            db: Mutex::new(Some(Some(create_db(path, cached, syncs.clone())?))),
             cached,
+            syncs,
         })
     }
 
     /// The redb file at `path`, which a writer closed, opened to take more tables (a copy of
     /// a committed run's file, being made into a new run's).
     pub(crate) fn reopen(path: &Path, cached: Cached) -> Result<RunFile> {
+        let syncs = DeferredSyncs::default();
         Ok(RunFile {
             path: path.to_path_buf(),
-            db: Mutex::new(Some(Some(open_db(path, cached, false)?))),
+            db: Mutex::new(Some(Some(open_db(path, cached, false, syncs.clone())?))),
             cached,
+            syncs,
         })
     }
 
@@ -94,6 +102,7 @@ impl RunFile {
             path,
             db: Mutex::new(None),
             cached,
+            syncs: DeferredSyncs::default(),
         }
     }
 
@@ -138,7 +147,11 @@ impl RunFile {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         if db.is_none() {
             *db = Some(None); // what stays if creating it fails
-            *db = Some(Some(create_db(&self.path, self.cached)?));
+            *db = Some(Some(create_db(
+                &self.path,
+                self.cached,
+                self.syncs.clone(),
+            )?));
         }
         let Some(Some(db)) = db.as_ref() else {
             return Err(failed_before(&self.path));
@@ -162,7 +175,9 @@ impl RunFile {
     pub(crate) fn finish(self) -> Result<bool> {
         match self.db.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Some(db)) => {
-                // An empty transaction with immediate durability persists the ones before.
+                // An empty transaction with immediate durability persists the ones before:
+                // its sync is the first to reach the disk.
+                self.syncs.end();
                 let txn = db.begin_write().map_err(|e| Error::redb(&self.path, e))?;
                 txn.commit().map_err(|e| Error::redb(&self.path, e))?;
                 close_db(db, &self.path)?;
@@ -470,6 +485,23 @@ mod tests {
         assert!(second.follows_earlier_io_error(), "{second}");
         assert!(first.cause(second).to_string().contains("injected fault"));
         assert!(writer.finish().unwrap_err().follows_earlier_io_error());
+    }
+
+    /// The syncs redb makes while a run file is written (at its creation and each time it
+    /// grows) wait until it is finished, and finishing it syncs it.
+    #[test]
+    fn a_run_file_is_synced_once_finished_and_not_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = RunFile::when_written(layout::shard_file(dir.path(), 0), Cached::Keep);
+        let syncs = writer.syncs.clone();
+        // Enough keys for the file to grow many times (each growth syncs in redb).
+        let keys: Vec<u64> = (0..2_000_000u64).map(|k| k * 0x9E37_79B9).collect();
+        for t in 0..4 {
+            writer.append_keys(t, &keys, KeyCodec::EliasFano).unwrap();
+        }
+        assert_eq!(syncs.made(), 0);
+        assert!(writer.finish().unwrap());
+        assert!(syncs.made() >= 1);
     }
 
     /// Blocks handed over whole (committed as they are, or copied when blocks are pending

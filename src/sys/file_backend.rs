@@ -10,7 +10,8 @@
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use redb::backends::FileBackend;
 use redb::StorageBackend;
@@ -27,10 +28,17 @@ pub(crate) struct Backend {
     file: File,
     gathered: Mutex<Gathered>,
     writeback: Writeback,
+    syncs: DeferredSyncs,
 }
 
-/// The backend of a new run file, whose written pages `cached` says what to do with.
-pub(crate) fn backend(path: &Path, file: File, cached: Cached) -> Result<Backend> {
+/// The backend of a run file being written, whose written pages `cached` says what to do
+/// with, and whose syncs wait until `syncs` ends their deferral.
+pub(crate) fn backend(
+    path: &Path,
+    file: File,
+    cached: Cached,
+    syncs: DeferredSyncs,
+) -> Result<Backend> {
     let clone = || file.try_clone().map_err(|e| Error::io(path, e));
     let writeback = Writeback::new(clone()?, cached);
     Ok(Backend {
@@ -38,7 +46,46 @@ pub(crate) fn backend(path: &Path, file: File, cached: Cached) -> Result<Backend
         inner: FileBackend::new(file).map_err(|e| Error::redb(path, e))?,
         gathered: Mutex::default(),
         writeback,
+        syncs,
     })
+}
+
+/// Whether the syncs redb asks of a run file still being written are skipped. No one reads a
+/// run before the catalog names it, and the catalog names it only once it is finished, so
+/// the syncs redb makes while it is written (at each growth of the file, and at its creation)
+/// protect nothing; each waited for the disk. The writer ends the deferral before the
+/// commit that finishes the file: that commit's sync makes everything written before durable.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeferredSyncs(Arc<SyncState>);
+
+#[derive(Debug, Default)]
+struct SyncState {
+    ended: AtomicBool,
+    /// Syncs that reached the disk.
+    made: AtomicU64,
+}
+
+impl DeferredSyncs {
+    /// From now on every sync reaches the disk.
+    pub(crate) fn end(&self) {
+        self.0.ended.store(true, Ordering::Release);
+    }
+
+    /// The syncs that reached the disk so far.
+    #[cfg(test)]
+    pub(crate) fn made(&self) -> u64 {
+        self.0.made.load(Ordering::Acquire)
+    }
+
+    /// Syncs `file` unless syncs are still deferred.
+    fn sync(&self, file: &FileBackend) -> io::Result<()> {
+        if !self.0.ended.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        file.sync_data()?;
+        self.0.made.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
 }
 
 impl Drop for Backend {
@@ -81,10 +128,12 @@ impl StorageBackend for Backend {
         self.inner.set_len(len)
     }
 
+    // A deferred sync still counts for fault injection: the crash tests simulate a power loss
+    // at each sync redb asks for, deferred or not.
     fn sync_data(&self) -> io::Result<()> {
         self.issue()?;
         injected(Op::Sync)?;
-        self.inner.sync_data()
+        self.syncs.sync(&self.inner)
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
