@@ -358,16 +358,21 @@ fn write_tables(
         .collect();
     let bytes: Vec<AtomicU64> = perms.tables().iter().map(|_| AtomicU64::new(0)).collect();
     sorted_tables::for_each(perms, fingerprints, |t, keys| {
-        // Each shard file's slice of the ascending keys goes to that file.
+        // Each shard file's slice of the ascending keys goes to that file, the slices in
+        // parallel: the last tables to be sorted are written while no other work is left.
+        let mut slices = Vec::new();
         let mut start = 0;
         while start < keys.len() {
             let file = perms.shard_of(keys[start]) / shards_per_file;
             let end = start
                 + keys[start..].partition_point(|&k| perms.shard_of(k) / shards_per_file == file);
-            let written = writers[file].append_keys(t, &keys[start..end], codec)?;
-            bytes[t].fetch_add(written, Ordering::Relaxed);
+            slices.push((file, &keys[start..end]));
             start = end;
         }
+        let written: u64 = (slices.into_par_iter())
+            .map(|(file, keys)| writers[file].append_keys(t, keys, codec))
+            .try_reduce(|| 0, |a, b| Ok(a + b))?;
+        bytes[t].fetch_add(written, Ordering::Relaxed);
         progress.advance(1);
         Ok(())
     })?;
