@@ -825,6 +825,8 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
             "only /v1/compact",
         ),
         ("/v1/compact?dry_run=maybe", "", "dry_run"),
+        ("/v1/compact", r#"{"if_due": true}"#, "takes no body"),
+        ("/v1/compact?dry_run=true", "[]", "takes no body"),
     ] {
         let (status, body) = post(path, body);
         assert_eq!(status, 400, "{path}: {body}");
@@ -854,7 +856,8 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
         (300.into(), false.into())
     );
     assert_eq!(hits(0xabcd), 0);
-    let (status, due) = post("/v1/compact?if_due=true", "");
+    // An empty object is no body.
+    let (status, due) = post("/v1/compact?if_due=true", " {} ");
     assert_eq!(status, 200, "{due}");
     assert_eq!(
         due["merged_runs"], 0,

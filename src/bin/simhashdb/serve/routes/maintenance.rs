@@ -61,8 +61,19 @@ pub(super) async fn expire(
 pub(super) async fn compact(
     State(service): State<Shared>,
     params: Result<Query<DryRunParams>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let Query(params) = params?;
+    // Its options are in the query string: a body that says something (such as
+    // {"if_due": true}) would otherwise be ignored, and a full compaction run in its place.
+    let body = read_body(&service, &headers, body).await?;
+    if !matches!(body.trim_ascii(), b"" | b"{}") {
+        return Err(ApiError::bad_request(
+            "/v1/compact takes no body: give dry_run and if_due in the query string \
+             (such as /v1/compact?if_due=true)",
+        ));
+    }
     if params.dry_run {
         // Only reads: a read-only server answers it too.
         let snapshot = service.database()?.current();
