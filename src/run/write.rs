@@ -369,9 +369,11 @@ fn write_tables(
             slices.push((file, &keys[start..end]));
             start = end;
         }
-        let written: u64 = (slices.into_par_iter())
+        let written: Vec<Result<u64>> = (slices.into_par_iter())
             .map(|(file, keys)| writers[file].append_keys(t, keys, codec))
-            .try_reduce(|| 0, |a, b| Ok(a + b))?;
+            .collect();
+        // A file whose write failed fails the others as a consequence: report the cause.
+        let written: u64 = all_or_cause(written)?.into_iter().sum();
         bytes[t].fetch_add(written, Ordering::Relaxed);
         progress.advance(1);
         Ok(())

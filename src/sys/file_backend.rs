@@ -2,10 +2,14 @@
 //!
 //! In normal builds [`Backend`] passes every call to redb's `FileBackend` but its writes,
 //! which it gathers and issues in offset order ([`crate::sys::gathered_writes`]), and starts
-//! the writeback of what it wrote every few MiB ([`crate::sys::writeback`]). Under `cfg(test)` a
+//! the writeback of what it wrote every few MiB ([`crate::sys::writeback`]), and its syncs,
+//! which wait until the file is finished ([`DeferredSyncs`]). Under `cfg(test)` a
 //! test can install a [`Plan`] that fails the Nth write or the Nth sync (counted over every
 //! file written, and the catalog's write and sync), or freezes the storage at the Nth sync:
 //! that sync and every later write or sync fails, as if the machine had lost power there.
+//! A frozen file keeps the writes that were not synced (the page cache survives the
+//! simulated power loss), so that a run file's last sync is made is shown by its own test
+//! (`run_file.rs`), not by these.
 
 use std::fs::File;
 use std::io;
