@@ -857,7 +857,7 @@ fn batches_expire_and_compact_answer_as_the_cli_does_behind_the_key() {
     );
     assert_eq!(hits(0xabcd), 0);
     // An empty object is no body.
-    let (status, due) = post("/v1/compact?if_due=true", " {} ");
+    let (status, due) = post("/v1/compact?if_due=true", " { } ");
     assert_eq!(status, 200, "{due}");
     assert_eq!(
         due["merged_runs"], 0,

@@ -68,7 +68,11 @@ pub(super) async fn compact(
     // Its options are in the query string: a body that says something (such as
     // {"if_due": true}) would otherwise be ignored, and a full compaction run in its place.
     let body = read_body(&service, &headers, body).await?;
-    if !matches!(body.trim_ascii(), b"" | b"{}") {
+    let empty_object = || {
+        serde_json::from_slice::<Value>(&body)
+            .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()))
+    };
+    if !body.trim_ascii().is_empty() && !empty_object() {
         return Err(ApiError::bad_request(
             "/v1/compact takes no body: give dry_run and if_due in the query string \
              (such as /v1/compact?if_due=true)",
